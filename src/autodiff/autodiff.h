@@ -1,0 +1,30 @@
+// src/autodiff/autodiff.h — forward- and reverse-mode differentiation of IR functions.
+//
+// In: the derivative requests recorded by lowering (a stub with the derived signature and the
+// primal it derives from). Out: the stubs' bodies. Reverse mode recomputes the primal of each
+// region before reversing it ("recompute within region"), stores the carried state of every
+// loop iteration in a tape bounded by the loop's MaxIters, and sends gradients of tensor loads to
+// the tensors' gradient buffers. A tensor without a gradient buffer (not in the grad mask) gets
+// no gradient code at all.
+#pragma once
+
+#include <vector>
+
+#include "ir/ir.h"
+#include "ir/lower.h"
+
+namespace sg::autodiff {
+
+/// Fills every requested derivative stub (requests may be appended while this runs: derivative
+/// of functions that call bwd_diff themselves are not supported and reported as internal).
+void generate_derivatives(ir::Program& program, const std::vector<ir::DerivativeRequest>& requests);
+
+/// Builds the body of a backward stub from its primal (bwd_diff semantics of LANGUAGE.md).
+void reverse_mode(ir::Program& program, ir::Function& stub, ir::Function& primal);
+/// Builds the body of a forward stub from its primal (fwd_diff semantics of LANGUAGE.md).
+void forward_mode(ir::Program& program, ir::Function& stub, ir::Function& primal);
+
+/// Replaces every Detach by its operand (after differentiation the marker has done its job).
+void strip_detach(ir::Function& fn);
+
+}  // namespace sg::autodiff

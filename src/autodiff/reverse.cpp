@@ -1,0 +1,482 @@
+// src/autodiff/reverse.cpp — reverse-mode differentiation (bwd_diff).
+//
+// The backward function first recomputes the primal body (dropping its memory writes), then
+// walks the instructions backwards accumulating adjoints. Regions are handled by recomputation:
+// the reverse of `if c {A} else {B}` is `if c {recompute A; reverse A} else {...}`, which keeps
+// every primal value of a region in scope where its adjoint code needs it. Loops store the state
+// they carry at the start of each iteration in a tape of MaxIters+1 slots and are reversed
+// iteration by iteration from the tape. Adjoints of values defined outside a region flow in and
+// out of the reversed region as If results / loop-carried values, so the output stays SSA.
+#include <functional>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "autodiff/autodiff.h"
+#include "autodiff/rules.h"
+#include "ir/builder.h"
+#include "ir/passes.h"
+
+namespace sg::autodiff {
+
+using namespace ir;
+
+namespace {
+
+struct LoopTape {
+    std::vector<Value*> slots;  ///< one LocalAlloc per carried value
+    Value* count = nullptr;     ///< iterations recorded (int)
+};
+
+/// Primal values of the current recomputation context.
+struct Context {
+    std::unordered_map<const Value*, Value*> primal;
+    std::unordered_map<const Inst*, LoopTape> tapes;
+};
+
+using Adjoints = std::unordered_map<const Value*, Value*>;
+
+bool is_store(OpKind op) {
+    return op == OpKind::TensorStore || op == OpKind::TensorAtomicAdd || op == OpKind::TensorGradAdd ||
+           op == OpKind::TensorGradStore || op == OpKind::Trap;
+}
+
+class Reverse {
+public:
+    Reverse(Program& program, Function& stub, Function& primal)
+        : types_(*program.types), stub_(stub), primal_(primal), b_(stub, *program.types), a_(b_) {}
+
+    void run();
+
+private:
+    bool differentiable(const Value* v) const { return types_.is_differentiable(v->type) && !no_diff_.count(v); }
+    bool active(const Block& block) const;
+    bool active_inst(const Inst& inst) const;
+
+    Value* get(Context& ctx, const Value* v) {
+        auto it = ctx.primal.find(v);
+        SG_INTERNAL_ASSERT(it != ctx.primal.end(), "reverse mode: primal value %" + std::to_string(v->id) + " not recomputed");
+        return it->second;
+    }
+    void add_adjoint(Adjoints& adj, const Value* v, Value* contribution) {
+        if (!contribution || !differentiable(v)) return;
+        auto it = adj.find(v);
+        adj[v] = it == adj.end() ? contribution : a_.accumulate(it->second, contribution);
+    }
+
+    /// Re-emits `block` (except its terminator) into the builder's block, recording primal values
+    /// in `ctx`; returns the mapped terminator operands.
+    std::vector<Value*> emit_primal(const Block& block, Context& ctx);
+    void emit_primal_inst(const Inst& inst, Context& ctx);
+    void emit_primal_loop(const Inst& loop, Context& ctx);
+    void emit_primal_if(const Inst& iff, Context& ctx);
+
+    void reverse_block(const Block& block, Context& ctx, Adjoints& adj);
+    void reverse_inst(const Inst& inst, Context& ctx, Adjoints& adj);
+    void reverse_if(const Inst& iff, Context& ctx, Adjoints& adj);
+    void reverse_loop(const Inst& loop, Context& ctx, Adjoints& adj);
+    void reverse_tensor(const Inst& inst, Context& ctx, Adjoints& adj);
+    /// Differentiable values defined outside `inst` and used inside its regions.
+    std::vector<const Value*> free_values(const Inst& inst) const;
+
+    lang::TypeContext& types_;
+    Function& stub_;
+    Function& primal_;
+    Builder b_;
+    Arith a_;
+    std::unordered_set<const Value*> no_diff_;  ///< primal values of no_diff parameters
+};
+
+bool Reverse::active_inst(const Inst& inst) const {
+    for (const Value* r : inst.results)
+        if (types_.is_differentiable(r->type)) return true;
+    if ((inst.op == OpKind::TensorLoad || inst.op == OpKind::TensorStore) && inst.operands[0]->type->tensor.has_grad)
+        return true;
+    for (const auto& region : inst.regions)
+        if (active(*region)) return true;
+    return false;
+}
+
+bool Reverse::active(const Block& block) const {
+    for (const auto& inst : block.insts)
+        if (active_inst(*inst)) return true;
+    return false;
+}
+
+std::vector<Value*> Reverse::emit_primal(const Block& block, Context& ctx) {
+    for (const auto& inst : block.insts) {
+        if (inst->op == OpKind::Yield || inst->op == OpKind::Return) {
+            std::vector<Value*> out;
+            for (const Value* v : inst->operands) out.push_back(get(ctx, v));
+            return out;
+        }
+        emit_primal_inst(*inst, ctx);
+    }
+    return {};
+}
+
+void Reverse::emit_primal_inst(const Inst& inst, Context& ctx) {
+    if (is_store(inst.op)) return;  // the backward pass never repeats the primal's writes
+    if (inst.op == OpKind::Loop) return emit_primal_loop(inst, ctx);
+    if (inst.op == OpKind::If) return emit_primal_if(inst, ctx);
+    SG_INTERNAL_ASSERT(inst.regions.empty(), "reverse mode: unexpected region op");
+    SG_INTERNAL_ASSERT(inst.op != OpKind::Call || inst.callee->custom_backward,
+                       "reverse mode: call of @" + (inst.callee ? inst.callee->name : std::string("?")) + " not inlined");
+    auto copy = std::make_unique<Inst>();
+    copy->op = inst.op;
+    copy->loc = inst.loc;
+    copy->imm_int = inst.imm_int;
+    copy->imm_float = inst.imm_float;
+    copy->imm_list = inst.imm_list;
+    copy->callee = inst.callee;
+    for (const Value* o : inst.operands) copy->operands.push_back(get(ctx, o));
+    Inst* raw = b_.append(std::move(copy));
+    for (const Value* r : inst.results) {
+        Value* v = stub_.new_value(r->type, r->hint);
+        v->def = raw;
+        raw->results.push_back(v);
+        ctx.primal[r] = v;
+    }
+}
+
+void Reverse::emit_primal_if(const Inst& iff, Context& ctx) {
+    std::vector<const Type*> types;
+    for (const Value* r : iff.results) types.push_back(r->type);
+    Inst* copy = b_.if_(get(ctx, iff.operands[0]), types);
+    copy->loc = iff.loc;
+    Block* outer = b_.insert_block();
+    for (int r = 0; r < 2; ++r) {
+        b_.set_insert(copy->regions[size_t(r)].get());
+        Context inner = ctx;  // values of the branch stay inside it
+        b_.yield(emit_primal(*iff.regions[size_t(r)], inner));
+    }
+    b_.set_insert(outer);
+    for (size_t k = 0; k < iff.results.size(); ++k) ctx.primal[iff.results[k]] = copy->results[k];
+}
+
+void Reverse::emit_primal_loop(const Inst& loop, Context& ctx) {
+    bool taped = active(*loop.regions[0]);
+    int64_t capacity = std::max<int64_t>(loop.imm_int, 1) + 1;
+    SG_INTERNAL_ASSERT(!taped || loop.imm_int > 0, "reverse mode: differentiable loop without MaxIters");
+    LoopTape tape;
+    std::vector<Value*> init;
+    for (const Value* v : loop.operands) init.push_back(get(ctx, v));
+    if (taped) {
+        for (const Value* v : loop.operands) tape.slots.push_back(b_.local_alloc(v->type, capacity));
+        init.push_back(b_.const_int(types_.int32(), 0));
+    }
+    Inst* copy = b_.loop(init, loop.imm_int);
+    copy->loc = loop.loc;
+    Block* outer = b_.insert_block();
+    Block* body = copy->regions[0].get();
+    b_.set_insert(body);
+    Context inner = ctx;
+    const Block& src = *loop.regions[0];
+    for (size_t k = 0; k < src.params.size(); ++k) inner.primal[src.params[k]] = body->params[k];
+    Value* counter = nullptr;
+    if (taped) {
+        // The tape index is clamped: a loop running past MaxIters is the user's error (wrong
+        // gradients, reported in debug mode), never a write past the tape.
+        counter = body->params.back();
+        Value* last = b_.const_int(types_.int32(), capacity - 1);
+        Value* slot = b_.intrinsic(lang::IntrinsicId::Min, types_.int32(), {counter, last});
+        for (size_t k = 0; k < tape.slots.size(); ++k) b_.local_store(tape.slots[k], slot, body->params[k]);
+    }
+    std::vector<Value*> yields = emit_primal(src, inner);
+    if (taped) yields.push_back(b_.binary(OpKind::Add, counter, b_.const_int(types_.int32(), 1)));
+    b_.yield(yields);
+    b_.set_insert(outer);
+    for (size_t k = 0; k < loop.results.size(); ++k) ctx.primal[loop.results[k]] = copy->results[k];
+    if (taped) {
+        tape.count = b_.intrinsic(lang::IntrinsicId::Min, types_.int32(),
+                                  {copy->results.back(), b_.const_int(types_.int32(), capacity)});
+        ctx.tapes[&loop] = tape;
+    }
+}
+
+std::vector<const Value*> Reverse::free_values(const Inst& inst) const {
+    std::unordered_set<const Value*> defined;
+    std::vector<const Value*> out;
+    std::unordered_set<const Value*> seen;
+    std::function<void(const Block&)> visit = [&](const Block& b) {
+        for (const Value* p : b.params) defined.insert(p);
+        for (const auto& i : b.insts) {
+            for (const auto& r : i->regions) visit(*r);
+            for (const Value* r : i->results) defined.insert(r);
+        }
+    };
+    for (const auto& r : inst.regions) visit(*r);
+    std::function<void(const Block&)> uses = [&](const Block& b) {
+        for (const auto& i : b.insts) {
+            for (const Value* o : i->operands)
+                if (!defined.count(o) && differentiable(o) && seen.insert(o).second) out.push_back(o);
+            for (const auto& r : i->regions) uses(*r);
+        }
+    };
+    for (const auto& r : inst.regions) uses(*r);
+    return out;
+}
+
+void Reverse::reverse_block(const Block& block, Context& ctx, Adjoints& adj) {
+    for (size_t k = block.insts.size(); k-- > 0;) {
+        const Inst& inst = *block.insts[k];
+        if (inst.op == OpKind::Yield || inst.op == OpKind::Return) continue;
+        reverse_inst(inst, ctx, adj);
+    }
+}
+
+void Reverse::reverse_if(const Inst& iff, Context& ctx, Adjoints& adj) {
+    std::vector<const Value*> outer = free_values(iff);
+    std::vector<const Type*> types;
+    std::vector<Value*> incoming;
+    for (const Value* v : outer) {
+        auto it = adj.find(v);
+        incoming.push_back(it != adj.end() ? it->second : b_.zero(v->type));
+        types.push_back(v->type);
+    }
+    // Adjoints of the If's results, materialized before the reversed If so both branches see them.
+    std::vector<Value*> result_adj;
+    for (const Value* r : iff.results) {
+        auto it = adj.find(r);
+        result_adj.push_back(it != adj.end() ? it->second : nullptr);
+    }
+    Inst* rev = b_.if_(get(ctx, iff.operands[0]), types);
+    Block* saved = b_.insert_block();
+    for (int r = 0; r < 2; ++r) {
+        b_.set_insert(rev->regions[size_t(r)].get());
+        Context inner = ctx;
+        const Block& src = *iff.regions[size_t(r)];
+        emit_primal(src, inner);
+        Adjoints local;
+        for (size_t k = 0; k < outer.size(); ++k) local[outer[k]] = incoming[k];
+        const Inst* y = src.terminator();
+        for (size_t k = 0; k < iff.results.size(); ++k) add_adjoint(local, y->operands[k], result_adj[k]);
+        reverse_block(src, inner, local);
+        std::vector<Value*> out;
+        for (const Value* v : outer) out.push_back(local[v]);
+        b_.yield(out);
+    }
+    b_.set_insert(saved);
+    for (size_t k = 0; k < outer.size(); ++k) adj[outer[k]] = rev->results[k];
+}
+
+void Reverse::reverse_loop(const Inst& loop, Context& ctx, Adjoints& adj) {
+    auto tape_it = ctx.tapes.find(&loop);
+    SG_INTERNAL_ASSERT(tape_it != ctx.tapes.end(), "reverse mode: loop without a tape");
+    const LoopTape& tape = tape_it->second;
+    const Block& src = *loop.regions[0];
+    std::vector<const Value*> outer = free_values(loop);
+    // Carried state: iteration index, adjoints of the differentiable carried values, adjoints of
+    // the outer values the body uses.
+    std::vector<size_t> diff_carried;
+    for (size_t k = 0; k < loop.results.size(); ++k)
+        if (types_.is_differentiable(loop.results[k]->type)) diff_carried.push_back(k);
+    std::vector<Value*> init{b_.binary(OpKind::Sub, tape.count, b_.const_int(types_.int32(), 1))};
+    for (size_t k : diff_carried) {
+        auto it = adj.find(loop.results[k]);
+        init.push_back(it != adj.end() ? it->second : b_.zero(loop.results[k]->type));
+    }
+    for (const Value* v : outer) {
+        auto it = adj.find(v);
+        init.push_back(it != adj.end() ? it->second : b_.zero(v->type));
+    }
+    Inst* rev = b_.loop(init, loop.imm_int);
+    Block* saved = b_.insert_block();
+    Block* body = rev->regions[0].get();
+    b_.set_insert(body);
+    Value* it = body->params[0];
+    Context inner = ctx;
+    for (size_t k = 0; k < src.params.size(); ++k) inner.primal[src.params[k]] = b_.local_load(tape.slots[k], it);
+    std::vector<Value*> yields_primal = emit_primal(src, inner);
+    (void)yields_primal;
+    Adjoints local;
+    for (size_t k = 0; k < outer.size(); ++k) local[outer[k]] = body->params[1 + diff_carried.size() + k];
+    const Inst* y = src.terminator();
+    for (size_t j = 0; j < diff_carried.size(); ++j) add_adjoint(local, y->operands[1 + diff_carried[j]], body->params[1 + j]);
+    reverse_block(src, inner, local);
+    std::vector<Value*> next{b_.binary(OpKind::Gt, it, b_.const_int(types_.int32(), 0)),
+                             b_.binary(OpKind::Sub, it, b_.const_int(types_.int32(), 1))};
+    for (size_t k : diff_carried) {
+        auto f = local.find(src.params[k]);
+        next.push_back(f != local.end() ? f->second : b_.zero(src.params[k]->type));
+    }
+    for (const Value* v : outer) next.push_back(local[v]);
+    b_.yield(next);
+    b_.set_insert(saved);
+    for (size_t j = 0; j < diff_carried.size(); ++j) add_adjoint(adj, loop.operands[diff_carried[j]], rev->results[1 + j]);
+    for (size_t k = 0; k < outer.size(); ++k) adj[outer[k]] = rev->results[1 + diff_carried.size() + k];
+}
+
+void Reverse::reverse_tensor(const Inst& inst, Context& ctx, Adjoints& adj) {
+    const Value* t = inst.operands[0];
+    if (!t->type->tensor.has_grad) return;  // outside the grad mask: no gradient code at all
+    std::vector<Value*> index;
+    for (size_t k = 1; k <= size_t(t->type->rank); ++k) index.push_back(get(ctx, inst.operands[k]));
+    if (inst.op == OpKind::TensorLoad) {
+        // d(load t[i]) accumulates into grad(t)[i]
+        auto it = adj.find(inst.result());
+        if (it != adj.end()) b_.tensor_grad_add(get(ctx, t), index, it->second);
+    } else if (inst.op == OpKind::TensorStore) {
+        // store t[i] = v: v takes grad(t)[i]
+        add_adjoint(adj, inst.operands.back(), b_.tensor_grad_load(get(ctx, t), index));
+    }
+}
+
+void Reverse::reverse_inst(const Inst& inst, Context& ctx, Adjoints& adj) {
+    b_.set_loc(inst.loc);
+    if (!active_inst(inst)) return;
+    switch (inst.op) {
+    case OpKind::If: return reverse_if(inst, ctx, adj);
+    case OpKind::Loop: return reverse_loop(inst, ctx, adj);
+    case OpKind::TensorLoad:
+    case OpKind::TensorStore: return reverse_tensor(inst, ctx, adj);
+    default: break;
+    }
+    const Value* u = inst.result();
+    if (!u) return;
+    auto found = adj.find(u);
+    if (found == adj.end()) return;
+    Value* d = found->second;
+    auto P = [&](size_t k) { return get(ctx, inst.operands[k]); };
+    auto arg = [&](size_t k) { return inst.operands[k]; };
+    switch (inst.op) {
+    case OpKind::Add:
+        add_adjoint(adj, arg(0), d);
+        add_adjoint(adj, arg(1), d);
+        break;
+    case OpKind::Sub:
+        add_adjoint(adj, arg(0), d);
+        add_adjoint(adj, arg(1), a_.neg(d));
+        break;
+    case OpKind::Mul:  // d(ab) = b da + a db
+        add_adjoint(adj, arg(0), a_.mul(d, P(1)));
+        add_adjoint(adj, arg(1), a_.mul(d, P(0)));
+        break;
+    case OpKind::Div:  // d(a/b) = da/b - a db/b^2
+        add_adjoint(adj, arg(0), a_.div(d, P(1)));
+        add_adjoint(adj, arg(1), a_.neg(a_.div(a_.mul(d, get(ctx, u)), P(1))));
+        break;
+    case OpKind::Neg: add_adjoint(adj, arg(0), a_.neg(d)); break;
+    case OpKind::Rem: add_adjoint(adj, arg(0), d); break;  // fmod: d/dx = 1, d/dy = 0
+    case OpKind::Select: {
+        Value* z = b_.zero(d->type);
+        add_adjoint(adj, arg(1), b_.select(P(0), d, z));
+        add_adjoint(adj, arg(2), b_.select(P(0), z, d));
+        break;
+    }
+    case OpKind::Detach: break;
+    case OpKind::Convert:
+        if (lang::is_floating(arg(0)->type->scalar)) add_adjoint(adj, arg(0), b_.convert(d, arg(0)->type));
+        break;
+    case OpKind::Splat: add_adjoint(adj, arg(0), a_.sum(d)); break;
+    case OpKind::Construct:
+        for (size_t k = 0; k < inst.operands.size(); ++k) add_adjoint(adj, arg(k), b_.extract(d, int(k)));
+        break;
+    case OpKind::Extract: {
+        if (arg(0)->type->is_pair()) SG_INTERNAL_ASSERT(false, "reverse mode through a DifferentialPair (higher order)");
+        add_adjoint(adj, arg(0), b_.insert(b_.zero(arg(0)->type), int(inst.imm_int), d));
+        break;
+    }
+    case OpKind::Insert:
+        add_adjoint(adj, arg(1), b_.extract(d, int(inst.imm_int)));
+        add_adjoint(adj, arg(0), b_.insert(d, int(inst.imm_int), b_.zero(arg(1)->type)));
+        break;
+    case OpKind::ExtractDyn: add_adjoint(adj, arg(0), b_.insert_dyn(b_.zero(arg(0)->type), P(1), d)); break;
+    case OpKind::InsertDyn:
+        add_adjoint(adj, arg(2), b_.extract_dyn(d, P(1)));
+        add_adjoint(adj, arg(0), b_.insert_dyn(d, P(1), b_.zero(arg(2)->type)));
+        break;
+    case OpKind::Swizzle: {
+        Value* z = b_.zero(arg(0)->type);
+        for (size_t k = 0; k < inst.imm_list.size(); ++k) {
+            int c = inst.imm_list[k];
+            z = b_.insert(z, c, b_.binary(OpKind::Add, b_.extract(z, c), b_.extract(d, int(k))));
+        }
+        add_adjoint(adj, arg(0), z);
+        break;
+    }
+    case OpKind::Intrinsic: {
+        std::vector<Value*> args;
+        for (size_t k = 0; k < inst.operands.size(); ++k) args.push_back(P(k));
+        std::vector<Value*> grads = intrinsic_adjoints(a_, inst.intrinsic(), args, get(ctx, u), d);
+        for (size_t k = 0; k < grads.size(); ++k) add_adjoint(adj, arg(k), grads[k]);
+        break;
+    }
+    case OpKind::Call:
+        SG_INTERNAL_ASSERT(false, "reverse mode: calls with custom derivatives are not supported yet");
+    default: break;  // comparisons, integer ops, shapes, call indices: no derivative
+    }
+}
+
+void Reverse::run() {
+    Block* body = stub_.body.get();
+    b_.set_insert(body);
+    b_.set_loc(primal_.loc);
+    Context ctx;
+    // Map the stub's parameters onto the primal's.
+    std::vector<Value*> primal_args;
+    std::vector<Value*> seeds(primal_.result_types.size(), nullptr);
+    size_t stub_param = 0, stub_entry = 0;
+    std::vector<int> pair_param_of(primal_.params.size(), -1);  // stub body param holding the pair
+    auto diff = [&](const Param& p) { return !p.no_diff && types_.is_differentiable(p.type); };
+    size_t result_slot = primal_.return_type && !primal_.return_type->is_void() ? 1 : 0;
+    for (size_t k = 0; k < primal_.params.size(); ++k) {
+        const Param& p = primal_.params[k];
+        if (!diff(p) && p.dir == ParamDir::Out) continue;
+        Value* v = body->params[stub_entry++];
+        ++stub_param;
+        if (diff(p)) {
+            if (p.dir == ParamDir::Out) {
+                seeds[result_slot++] = v;
+                continue;
+            }
+            pair_param_of[k] = int(stub_entry - 1);
+            primal_args.push_back(b_.extract(v, 0));
+            if (p.dir == ParamDir::InOut) seeds[result_slot++] = b_.extract(v, 1);
+        } else {
+            primal_args.push_back(v);
+            if (p.dir == ParamDir::InOut) ++result_slot;
+        }
+    }
+    if (primal_.return_type && !primal_.return_type->is_void() && stub_entry < body->params.size())
+        seeds[0] = body->params[stub_entry];
+    const Block& src = *primal_.body;
+    for (size_t k = 0; k < src.params.size(); ++k) {
+        ctx.primal[src.params[k]] = primal_args[k];
+    }
+    // no_diff parameters never receive adjoints.
+    for (size_t k = 0, e = 0; k < primal_.params.size(); ++k) {
+        if (primal_.params[k].dir == ParamDir::Out) continue;
+        if (!diff(primal_.params[k])) no_diff_.insert(src.params[e]);
+        ++e;
+    }
+    emit_primal(src, ctx);
+    Adjoints adj;
+    const Inst* ret = src.terminator();
+    for (size_t k = 0; k < seeds.size(); ++k)
+        if (seeds[k]) add_adjoint(adj, ret->operands[k], seeds[k]);
+    reverse_block(src, ctx, adj);
+    // Results: the inout pairs with their new derivatives (the primal part is unchanged).
+    std::vector<Value*> results;
+    for (size_t k = 0, e = 0; k < primal_.params.size(); ++k) {
+        const Param& p = primal_.params[k];
+        if (p.dir == ParamDir::Out) continue;
+        const Value* pv = src.params[e++];
+        if (pair_param_of[k] < 0) continue;
+        Value* pair = body->params[size_t(pair_param_of[k])];
+        auto it = adj.find(pv);
+        Value* d = it != adj.end() ? it->second : b_.zero(types_.differential(p.type));
+        results.push_back(b_.construct(pair->type, {b_.extract(pair, 0), d}));
+    }
+    b_.ret(results);
+    (void)stub_param;
+}
+
+}  // namespace
+
+void reverse_mode(Program& program, Function& stub, Function& primal) {
+    inline_calls(primal);
+    Reverse(program, stub, primal).run();
+    after_pass(stub, "reverse_mode");
+}
+
+}  // namespace sg::autodiff

@@ -1,0 +1,35 @@
+// src/call/call_key.h — the call-plan cache key: the bytes of every fact that changes the
+// generated kernels or the autograd wiring. Built in one place (here) from ArgInfo, whichever
+// torch bridge filled it, so the two bridges cannot drift.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "call/arg_info.h"
+
+namespace sg::call {
+
+/// Extent classes: 1..4 are their own class (they decide broadcasting and small-vector element
+/// shapes); every other extent, 0 included, is class 0 ("many").
+inline uint8_t extent_class(int64_t extent) { return extent >= 1 && extent <= 4 ? uint8_t(extent) : 0; }
+
+struct CallKey {
+    std::string bytes;  ///< compared and hashed as a whole
+    bool operator==(const CallKey& o) const { return bytes == o.bytes; }
+};
+
+struct CallKeyHash {
+    size_t operator()(const CallKey& k) const noexcept;
+};
+
+/// Builds the key of a call of function `function_id` with `args`. `keyword_names` names the
+/// keyword arguments (args past the positional ones), in order.
+void build_call_key(CallKey& key, uint32_t function_id, const ArgInfo* args, size_t count,
+                    const std::vector<std::string>& keyword_names, bool grad_mode, uint32_t options);
+
+/// A readable rendering of a key, e.g. `fn#3 grad=1 opt=0 (grid[*,*], tensor f32 cpu [*,*] g1, float)`.
+std::string render_call_key(const CallKey& key);
+
+}  // namespace sg::call

@@ -1,0 +1,134 @@
+// src/call/call_plan.cpp — plan construction, parameter-block packing and CPU launch.
+#include "call/call_plan.h"
+
+#include <cstring>
+
+#include "call/errors.h"
+
+namespace sg::call {
+
+CallPlan::CallPlan(const UserModule& module, Binding binding, const CallKey& key, const codegen::CodegenOptions& options)
+    : module_(module), binding_(std::move(binding)), options_(options), key_text_(render_call_key(key)) {
+    for (size_t i = 0; i < binding_.params.size(); ++i)
+        if (binding_.params[i].requires_grad) grad_mask_ |= uint64_t(1) << i;
+    forward_glue_ = make_forward_glue(binding_);
+    forward_ = compile_cpu_kernel(module_, forward_glue_, options_);
+}
+
+static Binding masked(const Binding& b, uint64_t mask) {
+    Binding out = b;
+    for (size_t i = 0; i < out.params.size(); ++i) out.params[i].requires_grad = (mask >> i) & 1;
+    return out;
+}
+
+Glue CallPlan::backward_glue(uint64_t mask) const { return make_backward_glue(masked(binding_, mask)); }
+
+const CallPlan::Backward& CallPlan::backward(uint64_t mask) {
+    std::lock_guard<std::mutex> lock(backward_mutex_);
+    auto it = backwards_.find(mask);
+    if (it != backwards_.end()) return *it->second;
+    auto bw = std::make_unique<Backward>();
+    bw->binding = masked(binding_, mask);
+    bw->glue = make_backward_glue(bw->binding);
+    bw->kernel = compile_cpu_kernel(module_, bw->glue, options_);
+    return *backwards_.emplace(mask, std::move(bw)).first->second;
+}
+
+namespace {
+
+template <class T>
+void put(std::vector<uint8_t>& block, size_t offset, T value) {
+    std::memcpy(block.data() + offset, &value, sizeof(T));
+}
+
+/// Writes a tensor view: `dims` leading dims of `t` (with stride 0 for extent-1 dims when
+/// `broadcast_ones`), plus the inner strides of the element's trailing dims.
+void put_view(std::vector<uint8_t>& block, size_t data, size_t shape, size_t strides, size_t inner, const TensorInfo& t,
+              int dims, int elem_dims, bool broadcast_ones) {
+    put<const void*>(block, data, t.data);
+    for (int d = 0; d < dims; ++d) {
+        if (shape) put<int64_t>(block, shape + size_t(d) * 8, t.shape[d]);
+        int64_t stride = (broadcast_ones && t.shape[d] == 1) ? 0 : t.strides[d];
+        put<int64_t>(block, strides + size_t(d) * 8, stride);
+    }
+    int64_t in0 = elem_dims >= 1 ? t.strides[t.ndim - 1] : 0;
+    int64_t in1 = elem_dims >= 2 ? t.strides[t.ndim - 2] : 0;
+    put<int64_t>(block, inner, in0);
+    put<int64_t>(block, inner + 8, in1);
+}
+
+void put_uniform(std::vector<uint8_t>& block, size_t offset, const lang::Type* t, const ArgInfo& a) {
+    double v = a.kind == ArgKind::Int ? double(a.integer) : a.number;
+    switch (t->scalar) {
+    case lang::ScalarKind::Float: put<float>(block, offset, float(v)); break;
+    case lang::ScalarKind::Double: put<double>(block, offset, v); break;
+    case lang::ScalarKind::Bool: put<uint8_t>(block, offset, v != 0); break;
+    case lang::ScalarKind::Int8: put<int8_t>(block, offset, int8_t(a.integer)); break;
+    case lang::ScalarKind::Int16: put<int16_t>(block, offset, int16_t(a.integer)); break;
+    case lang::ScalarKind::Int32: put<int32_t>(block, offset, int32_t(a.kind == ArgKind::Int ? a.integer : int64_t(v))); break;
+    case lang::ScalarKind::Int64: put<int64_t>(block, offset, a.kind == ArgKind::Int ? a.integer : int64_t(v)); break;
+    case lang::ScalarKind::UInt8: put<uint8_t>(block, offset, uint8_t(a.integer)); break;
+    case lang::ScalarKind::UInt16: put<uint16_t>(block, offset, uint16_t(a.integer)); break;
+    case lang::ScalarKind::UInt32: put<uint32_t>(block, offset, uint32_t(a.integer)); break;
+    case lang::ScalarKind::UInt64: put<uint64_t>(block, offset, uint64_t(a.integer)); break;
+    case lang::ScalarKind::Half: SG_INTERNAL_ASSERT(false, "half uniforms are not supported");
+    }
+}
+
+}  // namespace
+
+void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Binding& b, const LaunchData& data,
+                    std::vector<uint8_t>& block) {
+    const codegen::ParamLayout& layout = kernel.generated.layout;
+    block.assign(layout.size, 0);
+    codegen::CallHeader header{};
+    int64_t total = 1;
+    for (int d = 0; d < 8; ++d) header.shape[d] = d < b.call_rank ? data.call_shape[d] : 1;
+    for (int d = 0; d < b.call_rank; ++d) total *= data.call_shape[d];
+    header.total = total;
+    header.rank = b.call_rank;
+    std::memcpy(block.data(), &header, sizeof(header));
+    SG_INTERNAL_ASSERT(layout.fields.size() == glue.params.size(), "glue/layout parameter count mismatch");
+    for (size_t k = 0; k < glue.params.size(); ++k) {
+        const GlueParam& g = glue.params[k];
+        const codegen::ParamField& f = layout.fields[k];
+        const codegen::TensorFieldLayout& tl = f.tensor;
+        switch (g.source) {
+        case ParamSource::Uniform: put_uniform(block, f.offset, f.type, data.args[b.params[size_t(g.binding)].arg]); break;
+        case ParamSource::Result:
+            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, *data.result, b.call_rank, b.result_elem_dims, false);
+            break;
+        case ParamSource::ResultGrad:
+            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, *data.result_grad, b.call_rank, b.result_elem_dims, false);
+            break;
+        case ParamSource::ArgTensor: {
+            const ParamBinding& p = b.params[size_t(g.binding)];
+            const TensorInfo& t = data.args[p.arg].tensor;
+            int dims = g.whole ? t.ndim - p.elem_dims : p.call_dims;
+            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, t, dims, p.elem_dims, !g.whole);
+            if (g.grad_view) {
+                const TensorInfo* grad = data.binding_grads ? data.binding_grads[g.binding] : nullptr;
+                SG_INTERNAL_ASSERT(grad != nullptr, "missing gradient buffer for '" + p.name + "'");
+                put_view(block, tl.grad_data, 0, tl.grad_strides, tl.grad_inner, *grad, dims, p.elem_dims, false);
+            }
+            break;
+        }
+        case ParamSource::ArgGrad: {
+            const ParamBinding& p = b.params[size_t(g.binding)];
+            const TensorInfo* grad = data.binding_grads ? data.binding_grads[g.binding] : nullptr;
+            SG_INTERNAL_ASSERT(grad != nullptr, "missing gradient buffer for '" + p.name + "'");
+            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, *grad, p.call_dims, p.elem_dims, true);
+            break;
+        }
+        }
+    }
+}
+
+void CallPlan::launch_cpu(const CompiledKernel& kernel, const std::vector<uint8_t>& block) {
+    codegen::CallHeader header;
+    std::memcpy(&header, block.data(), sizeof(header));
+    if (header.total == 0) return;
+    runtime::cpu_launch(kernel.cpu_entry, block.data(), header.total);
+}
+
+}  // namespace sg::call

@@ -1,0 +1,70 @@
+// src/call/call_plan.h — a cached call plan: the binding, the forward kernel, the backward
+// kernel for the key's grad mask (compiled on first backward), and the packing of a parameter
+// block from one call's tensors.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "call/binder.h"
+#include "call/call_key.h"
+#include "call/compile_kernel.h"
+#include "call/glue.h"
+
+namespace sg::call {
+
+/// The tensors of one launch, as described by the bridge.
+struct LaunchData {
+    const ArgInfo* args = nullptr;           ///< the call's arguments (bindings index into them)
+    const int64_t* call_shape = nullptr;     ///< call_rank extents
+    const TensorInfo* result = nullptr;      ///< result tensor (forward)
+    const TensorInfo* result_grad = nullptr; ///< incoming gradient of the result (backward)
+    /// Per binding: gradient buffer of an input in the mask, or incoming gradient of an output
+    /// tensor (backward); nullptr otherwise.
+    const TensorInfo* const* binding_grads = nullptr;
+};
+
+class CallPlan {
+public:
+    CallPlan(const UserModule& module, Binding binding, const CallKey& key, const codegen::CodegenOptions& options);
+
+    const Binding& binding() const { return binding_; }
+    const Glue& forward_glue() const { return forward_glue_; }
+    const CompiledKernel& forward() const { return forward_; }
+    /// The grad mask of this plan: bit i set when binding i requires grad.
+    uint64_t grad_mask() const { return grad_mask_; }
+    struct Backward {
+        Binding binding;   ///< the plan's binding with requires_grad set per mask
+        Glue glue;
+        CompiledKernel kernel;
+    };
+    /// The backward kernel for `mask` (normally grad_mask(); a subset when backward needs fewer
+    /// gradients than forward promised), compiled on first use. Thread-safe.
+    const Backward& backward(uint64_t mask);
+    /// Glue of the backward for `mask` without compiling (debug_code).
+    Glue backward_glue(uint64_t mask) const;
+    const std::string& key_text() const { return key_text_; }
+
+    /// Packs the parameter block of `kernel` (whose glue is `glue`) into `block`.
+    static void pack(const CompiledKernel& kernel, const Glue& glue, const Binding& binding, const LaunchData& data,
+                     std::vector<uint8_t>& block);
+    /// Runs a CPU kernel over the call shape.
+    static void launch_cpu(const CompiledKernel& kernel, const std::vector<uint8_t>& block);
+
+private:
+    const UserModule& module_;
+    Binding binding_;
+    codegen::CodegenOptions options_;
+    std::string key_text_;
+    Glue forward_glue_;
+    CompiledKernel forward_;
+    uint64_t grad_mask_ = 0;
+    std::mutex backward_mutex_;
+    std::map<uint64_t, std::unique_ptr<Backward>> backwards_;
+};
+
+}  // namespace sg::call

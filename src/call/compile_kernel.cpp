@@ -1,0 +1,54 @@
+// src/call/compile_kernel.cpp — the per-kernel compiler driver.
+#include "call/compile_kernel.h"
+
+#include "autodiff/autodiff.h"
+#include "ir/lower.h"
+#include "ir/passes.h"
+#include "lang/parser.h"
+
+namespace sg::call {
+
+CompiledKernel generate(const UserModule& module, const Glue& glue, codegen::Target target,
+                        const codegen::CodegenOptions& options) {
+    // A fresh compilation per kernel: the user module is re-checked beside the glue (cheap next
+    // to the backend compile, and it keeps every compilation's types and AST independent).
+    lang::SourceManager sources;
+    lang::AstContext ast;
+    lang::TypeContext types;
+    lang::Diagnostics diags;
+    std::string file = module.name();
+    if (file.find('.') == std::string::npos) file += ".slang";
+    lang::ModuleAst* user = lang::parse_module(sources.add(file, module.source()), ast, diags);
+    lang::ModuleAst* entry_module = lang::parse_module(sources.add("<glue>", glue.source), ast, diags);
+    diags.throw_if_errors();
+    lang::SemaResult sema = lang::analyze({user, entry_module}, ast, types, diags, /*allow_internal=*/true);
+    diags.throw_if_errors();
+    lang::FunctionDecl* entry = nullptr;
+    for (lang::FunctionDecl* f : sema.functions)
+        if (f->name == glue.entry) entry = f;
+    SG_INTERNAL_ASSERT(entry != nullptr, "glue entry " + glue.entry + " not found");
+
+    ir::Program program;
+    program.types = &types;
+    ir::Lowering lowering(program, diags);
+    ir::Function* kernel = lowering.instantiate(entry);
+    diags.throw_if_errors();
+    autodiff::generate_derivatives(program, lowering.derivative_requests());
+    ir::inline_calls(*kernel);
+    autodiff::strip_detach(*kernel);
+    ir::dead_code(*kernel);
+
+    CompiledKernel out;
+    out.ir_text = ir::print_function(*kernel);
+    out.generated = codegen::generate_kernel(program, *kernel, target, options);
+    return out;
+}
+
+CompiledKernel compile_cpu_kernel(const UserModule& module, const Glue& glue, const codegen::CodegenOptions& options) {
+    CompiledKernel k = generate(module, glue, codegen::Target::Cpu, options);
+    k.cpu_module = runtime::load_cpu_module(k.generated.source);
+    k.cpu_entry = reinterpret_cast<runtime::CpuKernelFn>(k.cpu_module->symbol(k.generated.entry.c_str()));
+    return k;
+}
+
+}  // namespace sg::call

@@ -1,0 +1,29 @@
+// src/call/compile_kernel.h — the compiler pipeline for one kernel, in a straight line:
+// parse (user module + glue) → sema → lower the glue entry → autodiff → inline → strip detach →
+// dead code → codegen → backend (CPU: host compiler + kernel cache).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "call/glue.h"
+#include "call/user_module.h"
+#include "codegen/codegen.h"
+#include "runtime/cpu_module.h"
+
+namespace sg::call {
+
+struct CompiledKernel {
+    codegen::GeneratedKernel generated;   ///< target source, entry name, parameter layout
+    std::string ir_text;                  ///< the kernel's final IR (debugging)
+    std::shared_ptr<runtime::CpuModule> cpu_module;
+    runtime::CpuKernelFn cpu_entry = nullptr;
+};
+
+/// Runs the front end and codegen; returns the generated kernel without loading it.
+CompiledKernel generate(const UserModule& module, const Glue& glue, codegen::Target target,
+                        const codegen::CodegenOptions& options);
+/// Generates and loads a CPU kernel (host compiler, kernel cache).
+CompiledKernel compile_cpu_kernel(const UserModule& module, const Glue& glue, const codegen::CodegenOptions& options);
+
+}  // namespace sg::call

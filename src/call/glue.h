@@ -1,0 +1,43 @@
+// src/call/glue.h — generation of the per-call kernel entry points as kernel-language source.
+//
+// The glue loads each argument for the current thread, calls the user function and stores the
+// result; the backward glue calls `bwd_diff(fn)` and writes the gradients of exactly the inputs
+// in the grad mask. It is compiled by the same front end as the user module and can be printed
+// for any call (fn.debug_code). Alongside the source, it records where each kernel parameter's
+// data comes from, which the launcher uses to pack the parameter block.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "call/binder.h"
+
+namespace sg::call {
+
+enum class ParamSource : uint8_t {
+    ArgTensor,   ///< the argument tensor of binding `binding` (view over its call or all dims)
+    ArgGrad,     ///< the gradient buffer of binding `binding` (elementwise inputs)
+    Uniform,     ///< the Python scalar of binding `binding`
+    Result,      ///< the result tensor
+    ResultGrad,  ///< the incoming gradient of the result
+};
+
+struct GlueParam {
+    std::string name;
+    ParamSource source;
+    int binding = -1;          ///< index into Binding::params (-1 for the result)
+    bool whole = false;        ///< view over all of the tensor's dims (WholeTensor) vs call dims
+    bool grad_view = false;    ///< the kernel type also carries a gradient view
+};
+
+struct Glue {
+    std::string source;        ///< kernel-language text
+    std::string entry;         ///< name of the [__sg_kernel] function
+    std::vector<GlueParam> params;
+};
+
+Glue make_forward_glue(const Binding& b);
+/// The backward entry for the binding's grad mask (Binding::params[i].requires_grad).
+Glue make_backward_glue(const Binding& b);
+
+}  // namespace sg::call

@@ -1,0 +1,105 @@
+// src/codegen/codegen.h — CPU C++ and CUDA C++ emission from the IR, and the parameter-block
+// layout of a kernel (the ABI between the call layer, which packs the block, and the generated
+// code, which reads it).
+//
+// In: a Program and one kernel Function (is_kernel: its params are the parameter-block fields,
+// it has no results, its body runs once per thread with CallIndex giving the thread's call
+// index), after inlining and autodiff. Out: self-contained source (the device prelude included,
+// no system headers for CUDA) exporting one entry point.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace sg::codegen {
+
+enum class Target : uint8_t { Cpu, Cuda };
+
+/// The fixed header at offset 0 of every parameter block.
+struct CallHeader {
+    int64_t shape[8];        ///< call shape (entries past rank are 1)
+    int64_t total;           ///< product of the call shape = number of threads
+    int32_t rank;            ///< call rank (0..8)
+    int32_t reserved;
+    uint32_t* error_flag;    ///< debug checks write a non-zero code here (nullable)
+};
+static_assert(sizeof(CallHeader) == 88, "CallHeader is part of the kernel ABI");
+
+/// Where the pieces of one tensor parameter live inside the parameter block (byte offsets from
+/// the start of the block). A tensor view is {data pointer, shape[D], strides[D] (in scalar
+/// elements), inner[2] (scalar-element strides between vector components / matrix columns and
+/// between matrix rows of one element)}; a tensor with a gradient has a second view (grad_*)
+/// of the same shape.
+struct TensorFieldLayout {
+    size_t data = 0, shape = 0, strides = 0, inner = 0;
+    size_t grad_data = 0, grad_strides = 0, grad_inner = 0;  ///< valid when has_grad
+};
+
+struct ParamField {
+    std::string name;
+    const lang::Type* type = nullptr;
+    size_t offset = 0;    ///< byte offset of the field in the block
+    size_t size = 0;
+    TensorFieldLayout tensor;  ///< for tensor-typed fields
+};
+
+struct ParamLayout {
+    std::vector<ParamField> fields;  ///< one per kernel parameter, in order
+    size_t size = 0;                 ///< total block size (multiple of 8)
+};
+
+/// Computes the parameter-block layout of a kernel. The generated code declares the same layout
+/// (and static_asserts the offsets), so the two cannot disagree. Layout: CallHeader at offset 0,
+/// the first field at 96 (88 rounded up to 16), then each field at its value_align; a tensor
+/// field is its view followed, when type->tensor.has_grad, by its gradient view.
+/// This overload has no TypeContext: it throws InternalError for struct- or pair-typed fields;
+/// use the overload below (generate_kernel does) when the kernel may have them.
+ParamLayout compute_param_layout(const ir::Function& kernel);
+ParamLayout compute_param_layout(const ir::Function& kernel, const lang::TypeContext& types);
+
+/// Byte size and alignment of a plain value type (scalar, vector, matrix, array, struct) as
+/// stored in the parameter block and in generated code: C layout with vectors and matrices
+/// aligned to their scalar (float3: 12 bytes, align 4; bool: 1 byte); tensor views align 8.
+size_t value_size(const lang::Type* t, const lang::TypeContext& types);
+size_t value_align(const lang::Type* t, const lang::TypeContext& types);
+
+struct CodegenOptions {
+    bool index_64bit = false;   ///< 64-bit offset arithmetic (needed when a tensor has >= 2^31 elements)
+    bool debug_checks = false;  ///< bounds-check every tensor index; report via error_flag
+};
+
+/// Codes written to CallHeader::error_flag (the first violation of a call wins). Trap
+/// instructions write their own code (imm_int) instead.
+inline constexpr uint32_t kErrorIndexOutOfBounds = 1;  ///< debug_checks: tensor/array/tape index
+
+struct GeneratedKernel {
+    std::string source;      ///< complete translation unit
+    std::string entry;       ///< exported symbol name
+    ParamLayout layout;
+    size_t body_begin = 0;   ///< offset in `source` where the kernel's own code starts (after the
+                             ///< prelude): what a user wants to read in debug output
+};
+
+/// Emits the kernel and every function it still calls (after inlining, only functions with a
+/// custom derivative remain). CPU entry: `extern "C" void ENTRY(const void* params, int64_t
+/// begin, int64_t end)` runs threads [begin, end). CUDA entry: `extern "C" __global__ void
+/// ENTRY(const __grid_constant__ Params params)` with one thread per call element (1-D grid).
+GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& kernel, Target target,
+                                const CodegenOptions& options);
+
+/// The device prelude shared by both targets (vectors, matrices, arrays, math, tensor views,
+/// atomics), guarded by SG_TARGET_CUDA. Compiles on its own under NVRTC (no system headers).
+/// Semantics fixed here for both targets: integer x / 0 and x % 0 are 0 (and INT_MIN / -1 wraps)
+/// instead of trapping; shift counts are masked to the bit width; float % is C fmod; a tensor
+/// stride of a struct-element tensor counts whole elements (scalar elements otherwise).
+const char* device_prelude();
+
+/// Emits a non-kernel function (for `shadegradc --emit cpp|cuda` on a plain function): the
+/// prelude plus the function and its callees as `SG_FN` functions.
+std::string generate_functions(const ir::Program& program, Target target);
+
+}  // namespace sg::codegen

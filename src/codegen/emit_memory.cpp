@@ -1,0 +1,115 @@
+// src/codegen/emit_memory.cpp — instructions that touch memory or the thread's identity: tensor
+// element access (primal and gradient views), tensor shapes, the call index, tapes (LocalAlloc)
+// and traps. Debug checks (CodegenOptions::debug_checks) guard every tensor index here.
+#include "codegen/emitter.h"
+
+namespace sg::codegen::detail {
+
+namespace {
+
+bool is_grad_op(OpKind op) {
+    return op == OpKind::TensorGradAdd || op == OpKind::TensorGradLoad || op == OpKind::TensorGradStore;
+}
+
+const char* prelude_function(OpKind op) {
+    switch (op) {
+    case OpKind::TensorLoad: return "sg_tensor_load";
+    case OpKind::TensorStore: return "sg_tensor_store";
+    case OpKind::TensorAtomicAdd: return "sg_tensor_atomic_add";
+    case OpKind::TensorGradAdd: return "sg_grad_add";  // accumulates atomically: threads may collide
+    case OpKind::TensorGradLoad: return "sg_grad_load";
+    case OpKind::TensorGradStore: return "sg_grad_store";
+    default: return nullptr;
+    }
+}
+
+}  // namespace
+
+void Emitter::emit_tensor(const Inst& inst) {
+    const Value* tensor = inst.operands[0];
+    const Type* tt = tensor->type;
+    const std::string t = ref(tensor);
+    if (inst.op == OpKind::TensorShape) {
+        define(inst.result(), "(uint)" + t + ".shape[" + std::to_string(inst.imm_int) + "]");
+        return;
+    }
+    const char* fn = prelude_function(inst.op);
+    SG_INTERNAL_ASSERT(fn != nullptr, std::string("codegen: unexpected op ") + ir::op_name(inst.op));
+    const int rank = tt->rank;
+    const bool loads = inst.op == OpKind::TensorLoad || inst.op == OpKind::TensorGradLoad;
+
+    // offset = sum of index_d * stride_d, in the index type of the options (32-bit unless a
+    // tensor may hold 2^31 elements or more). The gradient view has its own strides.
+    const std::string index_type = index_type_name();
+    const char* strides = is_grad_op(inst.op) ? ".grad_strides[" : ".strides[";
+    std::string offset;
+    for (int d = 0; d < rank; ++d) {
+        offset += d ? " + " : "";
+        offset += "(" + index_type + ")" + ref(inst.operands[size_t(1 + d)]) + " * (" + index_type + ")" + t + strides +
+                  std::to_string(d) + "]";
+    }
+    if (rank == 0) offset = "(" + index_type + ")0";
+    const std::string off = "off" + std::to_string(temp_counter_++);
+
+    std::string call = std::string(fn) + "(" + t + ", " + off;
+    if (!loads) call += ", " + ref(inst.operands.back());
+    call += ")";
+
+    if (!options_.debug_checks || rank == 0) {
+        line(index_type + " " + off + " = " + offset + ";");
+        if (loads) define(inst.result(), call);
+        else line(call + ";");
+        return;
+    }
+    // Debug: an index outside the shape records the error and skips the access (a load then
+    // yields zero).
+    std::string in_bounds;
+    for (int d = 0; d < rank; ++d)
+        in_bounds += std::string(d ? " && " : "") + "sg_in_range(" + ref(inst.operands[size_t(1 + d)]) + ", " + t +
+                     ".shape[" + std::to_string(d) + "])";
+    if (loads) {
+        line(type(inst.result()->type) + " " + local_name(inst.result()) + "{};");
+        bind(inst.result(), local_name(inst.result()));
+    }
+    open("if (" + in_bounds + ")");
+    line(index_type + " " + off + " = " + offset + ";");
+    line(loads ? local_name(inst.result()) + " = " + call + ";" : call + ";");
+    reopen("} else {");
+    line("sg_report_error(sg_error_flag, SG_ERROR_INDEX_OUT_OF_BOUNDS);");
+    close();
+}
+
+void Emitter::emit_local(const Inst& inst) {
+    switch (inst.op) {
+    case OpKind::LocalAlloc: {
+        // A plain C array: tapes are written slot by slot, never copied as a value.
+        const Value* r = inst.result();
+        line(type(r->type->element) + " " + local_name(r) + "[" + std::to_string(inst.imm_int) + "];");
+        bind(r, local_name(r));
+        return;
+    }
+    case OpKind::LocalLoad:
+    case OpKind::LocalStore: {
+        const Value* handle = inst.operands[0];
+        const std::string index = ref(inst.operands[1]);
+        if (options_.debug_checks)
+            line("sg_check_index(sg_error_flag, " + index + ", " + std::to_string(handle->type->count) + ");");
+        if (inst.op == OpKind::LocalLoad) define(inst.result(), "sg_local_load(" + ref(handle) + ", " + index + ")");
+        else line("sg_local_store(" + ref(handle) + ", " + index + ", " + ref(inst.operands[2]) + ");");
+        return;
+    }
+    default: SG_INTERNAL_ASSERT(false, std::string("codegen: unexpected op ") + ir::op_name(inst.op));
+    }
+}
+
+void Emitter::emit_call_index(const Inst& inst) {
+    SG_INTERNAL_ASSERT(in_kernel_, "call_index outside a kernel (in @" + current_->name + ")");
+    define(inst.result(), "sg_call_idx[" + std::to_string(inst.imm_int) + "]");
+}
+
+void Emitter::emit_trap(const Inst& inst) {
+    line("sg_report_error(sg_error_flag, " + std::to_string(uint32_t(inst.imm_int)) + "u);");
+    emit_return(nullptr);  // ends this thread's work (in a function: returns a zero result)
+}
+
+}  // namespace sg::codegen::detail

@@ -1,0 +1,158 @@
+// src/codegen/emitter.h — internal to src/codegen: the C++ emitter shared by the CPU and CUDA
+// backends. One Emitter turns IR functions into C++ on top of the device prelude; the targets
+// differ only in the entry point (emit_cpp.cpp) and inside the prelude.
+//
+// Emission rules (see codegen.h for the contract):
+//   * every SSA value is a C++ local `T vN_hint = ...;` (constants are inlined as literals);
+//   * If results are declared before the `if` and assigned from each region's Yield;
+//   * Loop carried values are mutable locals; the body's params and the Loop's results are
+//     names for them; the Yield updates them in parallel (through temporaries where needed);
+//   * user structs, user functions and the kernel live in `namespace sg_user`, so that user
+//     names cannot collide with the C library on the CPU side.
+// Files: emit_names.cpp (identifiers, literals, type spellings, struct definitions),
+// emit_inst.cpp (values: arithmetic, composites, intrinsics, calls), emit_memory.cpp (tensors,
+// tapes, call index, traps), emit_function.cpp (blocks, control flow, functions), emit_cpp.cpp
+// (translation units and entry points).
+#pragma once
+
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "codegen/codegen.h"
+
+namespace sg::codegen::detail {
+
+using ir::Block;
+using ir::Function;
+using ir::Inst;
+using ir::OpKind;
+using ir::Value;
+using lang::Type;
+
+/// A valid C++ identifier for `name` that cannot clash with a keyword, a prelude name (sg_*),
+/// a reserved name (_X, __x) or a macro of the C headers (all-uppercase names): such names get
+/// a `u_` prefix. Characters outside [A-Za-z0-9_] become '_'.
+std::string sanitize_identifier(const std::string& name);
+/// A C++ literal of scalar kind `kind` (int-like kinds, bool) for value.
+std::string int_literal(int64_t value, lang::ScalarKind kind);
+/// A C++ literal that round-trips `value` as float or double (shortest form; inf/nan via the
+/// prelude's SG_INF_F / SG_NAN_F / SG_INF / SG_NAN).
+std::string float_literal(double value, lang::ScalarKind kind);
+
+/// C++ spellings of types; registers user structs (and everything their fields need) as it
+/// meets them, so that their definitions can be emitted in dependency order afterwards.
+class TypeNames {
+public:
+    explicit TypeNames(const lang::TypeContext& types) : types_(types) {}
+
+    std::string name(const Type* t);
+    /// A sanitized name for a user-level entity (struct, function) that no other one has.
+    std::string reserve_name(const std::string& base);
+    /// Field names of a registered struct type, in order (sanitized, unique).
+    const std::vector<std::string>& field_names(const Type* t);
+    /// Definitions of every struct met so far, each after the structs it contains.
+    std::string struct_definitions() const;
+    const lang::TypeContext& types() const { return types_; }
+
+private:
+    struct StructInfo {
+        std::string name;
+        std::vector<std::string> fields;
+        std::string definition;
+    };
+    const StructInfo& register_struct(const Type* t);
+
+    const lang::TypeContext& types_;
+    std::map<const Type*, StructInfo> structs_;
+    std::vector<const Type*> order_;  // definition order (dependencies first)
+    std::set<std::string> used_names_;
+};
+
+class Emitter {
+public:
+    Emitter(const ir::Program& program, Target target, const CodegenOptions& options);
+
+    /// Emits `fn` and every function it calls (callees first). Returns the C++ name of `fn`.
+    std::string emit_function_tree(const Function& fn);
+    /// Emits the kernel's parameter struct (with layout static_asserts) and thread function.
+    /// Returns the names {params struct, thread function}.
+    std::pair<std::string, std::string> emit_kernel_body(const Function& kernel, const ParamLayout& layout);
+    /// Everything emitted so far inside `namespace sg_user`: structs, then functions.
+    std::string namespace_contents() const;
+    TypeNames& type_names() { return names_; }
+
+    // ---- used by the per-concept emit_*.cpp files
+    std::string type(const Type* t) { return names_.name(t); }
+    std::string ref(const Value* v) const;              ///< expression naming a defined value
+    std::string local_name(const Value* v) const;       ///< `v12_hint`
+    /// As above, with `fallback_hint` when the value has no hint (parameters).
+    std::string local_name(const Value* v, const std::string& fallback_hint) const;
+    void bind(const Value* v, std::string expr) { exprs_[v] = std::move(expr); }
+    /// Declares `T name = expr;` for `v` and binds it.
+    void define(const Value* v, const std::string& expr);
+    void line(const std::string& text);                 ///< one indented line of the body
+    void open(const std::string& head);                 ///< `head {` and indent
+    void close(const std::string& tail = "}");          ///< dedent and `tail`
+    void reopen(const std::string& text);               ///< `} else {`: dedent, text, indent
+    const CodegenOptions& options() const { return options_; }
+    Target target() const { return target_; }
+    /// The C++ type of tensor offset arithmetic (CodegenOptions::index_64bit).
+    std::string index_type_name() const { return options_.index_64bit ? "int64_t" : "int"; }
+
+    void emit_block(const Block& block);  ///< every instruction but the terminator
+    void emit_inst(const Inst& inst);
+
+    // emit_inst.cpp
+    void emit_arith(const Inst& inst);
+    void emit_composite(const Inst& inst);
+    void emit_intrinsic(const Inst& inst);
+    void emit_call(const Inst& inst);
+    // emit_memory.cpp
+    void emit_tensor(const Inst& inst);
+    void emit_local(const Inst& inst);
+    void emit_call_index(const Inst& inst);
+    void emit_trap(const Inst& inst);
+    // emit_function.cpp
+    void emit_if(const Inst& inst);
+    void emit_loop(const Inst& inst);
+    /// `return ...;` leaving the current function (Trap uses it with no values: a zero result).
+    void emit_return(const std::vector<Value*>* values);
+
+private:
+    struct FunctionInfo {
+        std::string name;
+        std::string result_struct;  ///< empty unless several results
+        std::vector<std::string> result_fields;
+    };
+    const FunctionInfo& function_info(const Function& fn);
+    void emit_function(const Function& fn);
+    void begin_function(const Function& fn, bool is_kernel);
+    void location_comment(const Inst& inst);
+
+    const ir::Program& program_;
+    Target target_;
+    CodegenOptions options_;
+    TypeNames names_;
+
+    std::map<const Function*, FunctionInfo> functions_;
+    std::set<const Function*> emitted_;
+    std::string result_structs_;
+    std::string function_code_;
+    std::string kernel_code_;
+
+    // per-function state
+    const Function* current_ = nullptr;
+    bool in_kernel_ = false;
+    std::ostringstream body_;
+    int indent_ = 0;
+    int temp_counter_ = 0;  ///< numbers helper locals (tensor offsets, loop temporaries)
+    std::unordered_map<const Value*, std::string> exprs_;
+    const lang::SourceFile* last_file_ = nullptr;
+    uint32_t last_line_ = 0;
+};
+
+}  // namespace sg::codegen::detail

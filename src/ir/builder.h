@@ -1,0 +1,96 @@
+// src/ir/builder.h — the only way to create IR instructions: factories that check invariants.
+//
+// A Builder appends instructions at the end of its insertion block. Each factory asserts its
+// operand types (a violation is an internal compiler error, never a user error: sema has already
+// rejected ill-typed programs) and computes the result type.
+#pragma once
+
+#include <vector>
+
+#include "ir/ir.h"
+
+namespace sg::ir {
+
+class Builder {
+public:
+    Builder(Function& fn, lang::TypeContext& types) : fn_(fn), types_(types) {}
+
+    Function& function() { return fn_; }
+    lang::TypeContext& types() { return types_; }
+    void set_insert(Block* block) { block_ = block; }
+    Block* insert_block() const { return block_; }
+    /// Location given to the instructions created from now on.
+    void set_loc(SourceLoc loc) { loc_ = loc; }
+    SourceLoc loc() const { return loc_; }
+
+    // ---- constants
+    Value* const_int(const Type* type, int64_t value);
+    Value* const_float(const Type* type, double value);
+    Value* const_bool(bool value);
+    /// A constant of any scalar/vector/matrix type with every component `value`.
+    Value* const_splat(const Type* type, double value);
+    Value* zero(const Type* type);  ///< zero of any differentiable/numeric type (structs, arrays too)
+    Value* undef(const Type* type);
+
+    // ---- arithmetic
+    /// Add..Shr, comparisons, LogicAnd/Or: operands must have equal types.
+    Value* binary(OpKind op, Value* a, Value* b);
+    /// Neg, BitNot, LogicNot.
+    Value* unary(OpKind op, Value* a);
+    Value* select(Value* cond, Value* a, Value* b);
+    /// x with a zero derivative (`detach(x)`, `no_diff` expressions and calls).
+    Value* detach(Value* x);
+    Value* convert(Value* x, const Type* to);  ///< no-op when already of type `to`
+    Value* splat(Value* scalar, const Type* to);
+
+    // ---- composites
+    Value* construct(const Type* type, const std::vector<Value*>& members);
+    Value* extract(Value* composite, int index);
+    Value* insert(Value* composite, int index, Value* value);
+    Value* extract_dyn(Value* composite, Value* index);
+    Value* insert_dyn(Value* composite, Value* index, Value* value);
+    Value* swizzle(Value* vec, const std::vector<int>& components);
+
+    // ---- intrinsics and calls
+    Value* intrinsic(lang::IntrinsicId id, const Type* result, const std::vector<Value*>& args);
+    std::vector<Value*> call(Function* callee, const std::vector<Value*>& args);
+
+    // ---- tensors
+    Value* tensor_load(Value* t, const std::vector<Value*>& index);
+    void tensor_store(Value* t, const std::vector<Value*>& index, Value* value);
+    void tensor_atomic_add(Value* t, const std::vector<Value*>& index, Value* value);
+    void tensor_grad_add(Value* t, const std::vector<Value*>& index, Value* value);
+    Value* tensor_grad_load(Value* t, const std::vector<Value*>& index);
+    void tensor_grad_store(Value* t, const std::vector<Value*>& index, Value* value);
+    Value* tensor_shape(Value* t, int dim);
+    Value* call_index(int dim);
+
+    // ---- local storage (tapes)
+    Value* local_alloc(const Type* element, int64_t count);
+    Value* local_load(Value* handle, Value* index);
+    void local_store(Value* handle, Value* index, Value* value);
+
+    // ---- control flow
+    /// Creates an If with empty then/else regions; fill them with set_insert + yield.
+    Inst* if_(Value* cond, const std::vector<const Type*>& result_types);
+    /// Creates a Loop carrying `init`; the body's params are the carried values. The body must
+    /// end with yield({continue_flag, next...}).
+    Inst* loop(const std::vector<Value*>& init, int64_t max_iters);
+    void yield(const std::vector<Value*>& values);
+    void ret(const std::vector<Value*>& values);
+    void trap(int64_t code);
+
+    /// Appends a raw instruction (used by clone); checks nothing beyond structure.
+    Inst* append(std::unique_ptr<Inst> inst);
+
+private:
+    Inst* make(OpKind op, std::vector<Value*> operands, std::vector<const Type*> result_types);
+    void check_tensor_index(Value* t, const std::vector<Value*>& index, const char* what);
+
+    Function& fn_;
+    lang::TypeContext& types_;
+    Block* block_ = nullptr;
+    SourceLoc loc_;
+};
+
+}  // namespace sg::ir

@@ -1,0 +1,122 @@
+// src/ir/ir.h — the IR: SSA values in structured regions, one op list (ir_ops.def).
+//
+// A Function has a body Block whose params are the function parameters and which ends with a
+// Return. Control flow is structured: If and Loop instructions own regions (Blocks) that end
+// with a Yield. Every value is defined once (SSA); a value defined in a block is visible in that
+// block after its definition and in every region nested there. Mutable state exists only in
+// tensors and in LocalAlloc slots (autodiff tapes).
+//
+// Instructions are created only through the Builder (builder.h), whose factories check operand
+// types. Passes are free functions, one per file (see passes.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lang/diagnostics.h"
+#include "lang/intrinsics.h"
+#include "lang/types.h"
+
+namespace sg::ir {
+
+using lang::SourceLoc;
+using lang::Type;
+
+enum class OpKind : uint16_t {
+#define SG_IR_OP(Name, text, results, regions) Name,
+#include "ir/ir_ops.def"
+#undef SG_IR_OP
+    Count
+};
+
+const char* op_name(OpKind op);
+/// Whether the op writes memory or ends control flow (never removed, never reordered).
+bool has_side_effects(OpKind op);
+
+struct Inst;
+struct Block;
+struct Function;
+
+/// An SSA value: an instruction result or a block parameter.
+struct Value {
+    const Type* type = nullptr;
+    uint32_t id = 0;          ///< unique within the function (printer and codegen names)
+    Inst* def = nullptr;      ///< defining instruction, or nullptr for a block parameter
+    Block* block = nullptr;   ///< for block parameters: the block
+    std::string hint;         ///< source name, for readable output
+};
+
+struct Inst {
+    OpKind op;
+    SourceLoc loc;
+    std::vector<Value*> operands;
+    std::vector<Value*> results;
+    std::vector<std::unique_ptr<Block>> regions;
+    int64_t imm_int = 0;
+    double imm_float = 0;
+    std::vector<int> imm_list;       ///< Swizzle component indices
+    Function* callee = nullptr;      ///< Call
+    Block* parent = nullptr;
+
+    Value* result() const { return results.empty() ? nullptr : results[0]; }
+    lang::IntrinsicId intrinsic() const { return lang::IntrinsicId(imm_int); }
+};
+
+struct Block {
+    std::vector<Value*> params;
+    std::vector<std::unique_ptr<Inst>> insts;
+    Inst* parent = nullptr;  ///< owning If/Loop, or nullptr for a function body
+
+    Inst* terminator() const { return insts.empty() ? nullptr : insts.back().get(); }
+};
+
+/// How a function parameter is passed.
+enum class ParamDir : uint8_t { In, Out, InOut };
+
+struct Param {
+    std::string name;
+    const Type* type;
+    ParamDir dir = ParamDir::In;
+    bool no_diff = false;
+};
+
+/// A function. Results are, in order: the return value (unless void), then the final value of
+/// every `out`/`inout` parameter in parameter order. Its body's params are the values of the
+/// `in`/`inout` parameters on entry (an `out` parameter has no entry value).
+struct Function {
+    std::string name;
+    SourceLoc loc;
+    std::vector<Param> params;
+    const Type* return_type = nullptr;   ///< the source-level return type (void allowed)
+    std::vector<const Type*> result_types;
+    bool differentiable = false;
+    bool return_no_diff = false;
+    bool is_kernel = false;              ///< a kernel entry (glue): params form the parameter block
+    Function* custom_backward = nullptr; ///< [BackwardDerivative]: calls are not inlined for AD
+    std::unique_ptr<Block> body;
+    uint32_t next_value_id = 0;
+    std::vector<std::unique_ptr<Value>> values;  ///< owns every value of the function
+
+    Value* new_value(const Type* type, std::string hint = {});
+    /// Index into body->params for a parameter that has an entry value; -1 for `out`.
+    int entry_param_index(size_t param) const;
+};
+
+/// A compiled program: functions plus the type context they use.
+struct Program {
+    lang::TypeContext* types = nullptr;
+    std::vector<std::unique_ptr<Function>> functions;
+
+    Function* find(const std::string& name) const;
+    Function* add(std::unique_ptr<Function> fn);
+};
+
+/// Deep-copies `src` into `dst`'s body region at its end, mapping src's body params to `args`;
+/// returns the values `src`'s terminator (Return or Yield) produced, mapped. Used by inlining and
+/// by autodiff to recompute primal code.
+std::vector<Value*> clone_block_into(Function& dst_fn, Block& dst, const Block& src,
+                                     const std::vector<Value*>& args, bool drop_side_effects = false);
+
+}  // namespace sg::ir

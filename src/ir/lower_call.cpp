@@ -1,0 +1,165 @@
+// src/ir/lower_call.cpp — lowering of calls: user functions (instantiated per concrete tensor
+// types), derivative calls, constructors, intrinsics and the tensor / pair built-ins.
+#include "ir/lower_internal.h"
+
+namespace sg::ir {
+
+using lang::BuiltinKind;
+using lang::RefKind;
+using Lower = Lowering::FunctionLowering;
+
+Value* Lower::lower_call(Expr* e) {
+    if (e->kind == ExprKind::TypeCtor) return lower_constructor(e, e->type_ref, 0);
+    Expr* callee = e->operands[0];
+    if (e->diff_target) {
+        const std::string& n = callee->operands[0]->name;
+        return lower_user_call(e, e->diff_target, true, n == "bwd_diff" || n == "__bwd_diff");
+    }
+    if (e->callee) return lower_user_call(e, e->callee, false, false);
+    if (callee->kind == ExprKind::Name && callee->ref == RefKind::Type) return lower_constructor(e, callee->type_ref, 1);
+    SG_INTERNAL_ASSERT(e->builtin != nullptr, "call without a resolved target");
+    auto arg = [&](size_t k) { return e->operands[k + 1]; };
+    switch (e->builtin->kind) {
+    case BuiltinKind::Intrinsic: return lower_intrinsic(e);
+    case BuiltinKind::DiffPair: {
+        const Type* pt = e->type;
+        Value* p = lower_expr_as(arg(0), pt->element);
+        const Type* dt = types_.differential(pt->element);
+        Value* d = e->operands.size() > 2 ? lower_expr_as(arg(1), dt) : b_.zero(dt);
+        return b_.construct(pt, {p, d});
+    }
+    case BuiltinKind::Detach: return b_.detach(lower_expr(arg(0)));
+    case BuiltinKind::PairGetPrimal: return b_.extract(lower_expr(callee->operands[0]), 0);
+    case BuiltinKind::PairGetDiff: return b_.extract(lower_expr(callee->operands[0]), 1);
+    case BuiltinKind::CallIndex: return b_.call_index(int(arg(0)->int_value));
+    case BuiltinKind::TensorLoad:
+    case BuiltinKind::TensorStore:
+    case BuiltinKind::TensorAdd: {
+        Value* t = lower_expr(callee->operands[0]);
+        std::vector<Expr*> idx(e->operands.begin() + 1, e->operands.end());
+        Expr* value_expr = nullptr;
+        if (e->builtin->kind != BuiltinKind::TensorLoad) {
+            value_expr = idx.back();
+            idx.pop_back();
+        }
+        std::vector<Value*> index;
+        lower_tensor_access(e, t, idx, &index);
+        if (!value_expr) return b_.tensor_load(t, index);
+        Value* v = lower_expr_as(value_expr, t->type->element);
+        b_.set_loc(e->loc);
+        if (e->builtin->kind == BuiltinKind::TensorStore) b_.tensor_store(t, index, v);
+        else b_.tensor_atomic_add(t, index, v);
+        return nullptr;
+    }
+    default: break;
+    }
+    SG_INTERNAL_ASSERT(false, std::string("builtin not handled by lowering: ") + e->builtin->name);
+}
+
+Value* Lower::lower_user_call(Expr* e, lang::FunctionDecl* callee, bool derivative, bool backward) {
+    std::vector<Expr*> args(e->operands.begin() + 1, e->operands.end());
+    // Instantiate the callee with the concrete tensor types of the arguments.
+    std::vector<const Type*> param_types;
+    for (VarDecl* p : callee->params) param_types.push_back(p->type);
+    if (!derivative) {
+        for (size_t k = 0; k < args.size(); ++k)
+            if (param_types[k]->is_tensor()) param_types[k] = args[k]->type;
+    } else {
+        auto sig = backward ? lang::backward_signature(types_, *callee) : lang::forward_signature(types_, *callee);
+        for (size_t k = 0; k < sig.size(); ++k)
+            if (sig[k].source_param >= 0 && param_types[size_t(sig[k].source_param)]->is_tensor())
+                param_types[size_t(sig[k].source_param)] = args[k]->type;
+    }
+    Function* primal = owner_.instantiate(callee, param_types);
+    Function* target = derivative ? owner_.derivative(primal, backward ? DerivativeKind::Backward : DerivativeKind::Forward)
+                                  : primal;
+    SG_INTERNAL_ASSERT(target->params.size() == args.size(), "call of " + target->name + ": argument count");
+    std::vector<Value*> values;
+    for (size_t k = 0; k < args.size(); ++k) {
+        const Param& p = target->params[k];
+        if (p.dir == ParamDir::Out) continue;
+        values.push_back(p.dir == ParamDir::In ? lower_expr_as(args[k], p.type) : lower_expr(args[k]));
+    }
+    b_.set_loc(e->loc);
+    std::vector<Value*> results = b_.call(target, values);
+    // A non-differentiable callee contributes no derivative to a differentiable caller.
+    bool detach = !derivative && fn_.differentiable && !callee->is_differentiable;
+    size_t r = target->return_type && !target->return_type->is_void() ? 1 : 0;
+    for (size_t k = 0; k < args.size(); ++k) {
+        if (target->params[k].dir == ParamDir::In) continue;
+        Value* v = results[r++];
+        assign(args[k], detach && types_.is_differentiable(v->type) ? b_.detach(v) : v);
+    }
+    if (target->return_type && !target->return_type->is_void()) {
+        Value* v = results[0];
+        return detach && types_.is_differentiable(v->type) ? b_.detach(v) : v;
+    }
+    return nullptr;
+}
+
+Value* Lower::lower_constructor(Expr* e, const Type* t, size_t first) {
+    std::vector<Value*> args;
+    for (size_t k = first; k < e->operands.size(); ++k) args.push_back(lower_expr(e->operands[k]));
+    b_.set_loc(e->loc);
+    if (t->is_scalar()) return b_.convert(args[0], t);
+    if (t->is_pair()) {
+        Value* p = convert(args[0], t->element);
+        const Type* dt = types_.differential(t->element);
+        Value* d = args.size() > 1 ? convert(args[1], dt) : b_.zero(dt);
+        return b_.construct(t, {p, d});
+    }
+    if (args.size() == 1 && args[0]->type->is_scalar()) return convert(args[0], t);  // splat
+    if (args.size() == 1 && args[0]->type->kind == t->kind && args[0]->type->rows == t->rows &&
+        args[0]->type->cols == t->cols)
+        return b_.convert(args[0], t);
+    // Concatenate the components of every argument.
+    const Type* st = types_.scalar_of(t);
+    std::vector<Value*> comps;
+    for (Value* a : args) {
+        if (a->type->is_scalar()) comps.push_back(b_.convert(a, st));
+        else
+            for (int c = 0; c < a->type->rows; ++c) comps.push_back(b_.convert(b_.extract(a, c), st));
+    }
+    if (t->is_vector()) return b_.construct(t, comps);
+    std::vector<Value*> rows;
+    const Type* row = types_.vector(t->scalar, t->cols);
+    for (int r = 0; r < t->rows; ++r)
+        rows.push_back(b_.construct(row, std::vector<Value*>(comps.begin() + r * t->cols, comps.begin() + (r + 1) * t->cols)));
+    return b_.construct(t, rows);
+}
+
+Value* Lower::lower_intrinsic(Expr* e) {
+    const lang::IntrinsicInfo& info = lang::intrinsic_info(e->builtin->intrinsic);
+    std::vector<Value*> args;
+    std::vector<const Type*> types;
+    for (size_t k = 1; k < e->operands.size(); ++k) {
+        args.push_back(lower_expr(e->operands[k]));
+        types.push_back(args.back()->type);
+    }
+    b_.set_loc(e->loc);
+    switch (info.rule) {
+    case lang::IntrinsicRule::Select: {
+        Value* c = convert(args[0], types_.with_scalar(args[0]->type, lang::ScalarKind::Bool));
+        return b_.intrinsic(info.id, e->type, {c, convert(args[1], e->type), convert(args[2], e->type)});
+    }
+    case lang::IntrinsicRule::Mul: {
+        if (args[0]->type->is_scalar() || args[1]->type->is_scalar())
+            return b_.binary(OpKind::Mul, convert(args[0], e->type), convert(args[1], e->type));
+        lang::ScalarKind k = e->type->scalar;
+        return b_.intrinsic(info.id, e->type,
+                            {b_.convert(args[0], types_.with_scalar(args[0]->type, k)),
+                             b_.convert(args[1], types_.with_scalar(args[1]->type, k))});
+    }
+    case lang::IntrinsicRule::Pred:
+    case lang::IntrinsicRule::AnyAll:
+    case lang::IntrinsicRule::BitCast:
+    case lang::IntrinsicRule::Transpose: return b_.intrinsic(info.id, e->type, args);
+    default: {
+        const Type* ot = lang::intrinsic_operand_type(types_, info.id, types);
+        for (Value*& a : args) a = convert(a, ot);
+        return b_.intrinsic(info.id, e->type, args);
+    }
+    }
+}
+
+}  // namespace sg::ir

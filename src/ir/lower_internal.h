@@ -1,0 +1,78 @@
+// src/ir/lower_internal.h — the per-function lowering state shared by lower.cpp (functions,
+// statements, control flow) and lower_expr.cpp (expressions).
+#pragma once
+
+#include <functional>
+#include <map>
+#include <set>
+
+#include "ir/builder.h"
+#include "ir/lower.h"
+#include "lang/sema.h"
+
+namespace sg::ir {
+
+using lang::Expr;
+using lang::ExprKind;
+using lang::Stmt;
+using lang::StmtKind;
+using lang::VarDecl;
+
+/// The current SSA value of every variable in scope. Flags for early exits are pseudo-variables
+/// (owned VarDecls) so that If merging and Loop carrying treat them like user variables.
+using Env = std::map<const VarDecl*, Value*>;
+
+class Lowering::FunctionLowering {
+public:
+    FunctionLowering(Lowering& owner, lang::FunctionDecl* decl, Function& fn);
+    void run();
+
+    // ---- statements (lower.cpp)
+    void lower_stmt(Stmt* s);
+    void lower_stmts(const std::vector<Stmt*>& stmts, size_t first);
+    void lower_loop(Stmt* s);
+    /// Builds an If on `cond` whose branches run `then_fn` / `else_fn` against copies of the
+    /// environment; variables either branch changed become If results. `results` are extra
+    /// values each branch returns (e.g. the value of a `?:`), with their types.
+    std::vector<Value*> lower_if(Value* cond, const std::function<std::vector<Value*>()>& then_fn,
+                                 const std::function<std::vector<Value*>()>& else_fn,
+                                 const std::vector<const Type*>& result_types);
+    Value* exited();  ///< bool: a return/break/continue flag is set (nullptr: cannot be)
+
+    // ---- expressions (lower_expr.cpp)
+    Value* lower_expr(Expr* e);
+    Value* lower_expr_as(Expr* e, const Type* to);
+    Value* convert(Value* v, const Type* to);
+    void assign(Expr* lhs, Value* v);
+    Value* lower_init_list(Expr* e, const Type* t);
+    Value* lower_call(Expr* e);
+    Value* lower_user_call(Expr* e, lang::FunctionDecl* callee, bool derivative, bool backward);
+    Value* lower_constructor(Expr* e, const Type* t, size_t first);
+    Value* lower_intrinsic(Expr* e);
+    Value* lower_tensor_access(Expr* at, Value* tensor, const std::vector<Expr*>& index, std::vector<Value*>* out_index);
+    Value* lower_binary(Expr* e);
+    Value* binary_op(lang::Op op, Value* a, Value* b, const Type* operand_type, lang::SourceLoc loc);
+    Value* lower_global(const VarDecl* g);
+
+    Lowering& owner_;
+    lang::FunctionDecl* decl_;
+    Function& fn_;
+    lang::TypeContext& types_;
+    Builder b_;
+    Env env_;
+    // Pseudo-variables for structured exits; `*_possible` says whether the function/loop uses them.
+    VarDecl ret_flag_, ret_value_;
+    std::vector<std::pair<VarDecl*, VarDecl*>> loop_flags_;  ///< (break, continue) per enclosing loop
+    std::vector<std::unique_ptr<VarDecl>> owned_flags_;
+    bool has_return_ = false;
+};
+
+/// Whether `s` contains a `return` (anywhere) or a break/continue that leaves the innermost
+/// enclosing loop of `s`'s position.
+bool stmt_may_return(const Stmt* s);
+bool stmt_may_break(const Stmt* s);  ///< break/continue not nested inside an inner loop
+/// Variables assigned anywhere inside `s` (roots of lvalues, out/inout arguments).
+void collect_assigned(const Stmt* s, std::set<const VarDecl*>& out);
+void collect_assigned_expr(const Expr* e, std::set<const VarDecl*>& out);
+
+}  // namespace sg::ir

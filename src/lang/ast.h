@@ -1,0 +1,241 @@
+// src/lang/ast.h — the abstract syntax tree of the kernel language.
+//
+// The parser builds it (every node with a SourceLoc); semantic analysis (sema.h) fills the
+// annotation fields marked "sema" (types, resolved declarations, implicit conversions); lowering
+// (ir/lower.h) reads the annotated tree. Nodes are owned by an AstContext arena and referenced by
+// raw pointers; they are inspected by their `kind` field, never with dynamic_cast.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "lang/diagnostics.h"
+
+namespace sg::lang {
+
+struct Type;
+struct Expr;
+struct Stmt;
+struct FunctionDecl;
+struct StructDecl;
+struct VarDecl;
+struct Builtin;
+
+/// `[Name(args...)]` before a declaration or statement.
+struct Attribute {
+    SourceLoc loc;
+    std::string name;
+    std::vector<Expr*> args;
+};
+
+/// A type as written: `float`, `float3`, `vector<float,3>`, `IDiffTensor<float, 2>`,
+/// `DifferentialPair<float>`, `T.Differential`, `float[5]`, `Particle`.
+struct TypeExpr {
+    SourceLoc loc;
+    std::string name;                  ///< base name ("float", "IDiffTensor", "Particle")
+    std::vector<TypeExpr*> type_args;  ///< generic type arguments (`<float, ...>`)
+    std::vector<Expr*> value_args;     ///< generic value arguments, in order among type_args:
+    std::vector<bool> arg_is_value;    ///< for each generic argument in order: value (true) or type
+    std::string member;                ///< `T.Differential` → member == "Differential"
+    std::vector<Expr*> array_dims;     ///< `float[5][3]` → {5, 3} (outermost first as written)
+    const Type* resolved = nullptr;    ///< sema
+};
+
+// ---------------------------------------------------------------- expressions
+
+enum class ExprKind : uint8_t {
+    IntLit,       ///< int_value, int_suffix
+    FloatLit,     ///< float_value, float_suffix
+    BoolLit,      ///< int_value (0/1)
+    Name,         ///< name
+    Unary,        ///< op, operands[0]
+    Postfix,      ///< op (Inc/Dec), operands[0]
+    Binary,       ///< op, operands[0..1]
+    Assign,       ///< op (Assign or compound: AddAssign ...), operands[0] lhs, [1] rhs
+    Conditional,  ///< operands[0] ? operands[1] : operands[2]
+    Call,         ///< operands[0] callee, operands[1..] arguments
+    TypeCtor,     ///< type_expr(operands...): `vector<float,3>(x)`, `float[2](a, b)`
+    Index,        ///< operands[0] base, operands[1..] indices (`t[i, j]` has two)
+    Member,       ///< operands[0] base, name (field, swizzle, `.shape`, `.p`, `.d`)
+    InitList,     ///< `{a, b, c}`: operands
+    Comma,        ///< operands[0], operands[1]
+    NoDiff,       ///< `no_diff expr`: operands[0]
+    Cast,         ///< `(float)x`: type_expr, operands[0] (tier 2; parsed, reported by sema)
+};
+
+enum class Op : uint8_t {
+    None,
+    // unary
+    Neg, Plus, Not, BitNot, PreInc, PreDec, Inc, Dec,
+    // binary
+    Mul, Div, Rem, Add, Sub, Shl, Shr, Lt, Gt, Le, Ge, Eq, Ne, BitAnd, BitXor, BitOr, LogAnd, LogOr,
+    // assignment
+    Assign, MulAssign, DivAssign, RemAssign, AddAssign, SubAssign, ShlAssign, ShrAssign,
+    AndAssign, XorAssign, OrAssign,
+};
+
+const char* op_spelling(Op op);
+
+/// What an Expr refers to after sema (for Name, Call and Member).
+enum class RefKind : uint8_t {
+    None,
+    Local,        ///< var_ref: a local variable or parameter
+    Global,       ///< var_ref: a `static const` global
+    Function,     ///< overloads: candidate functions (Name used as callee)
+    Builtin,      ///< builtin: an intrinsic or builtin function (sin, bwd_diff, diffPair, ...)
+    Type,         ///< type_ref: a type used as constructor (`float3(...)`)
+    Field,        ///< field_index: struct field
+    Swizzle,      ///< swizzle: component indices
+    TensorMember, ///< name: `shape`, `load`, `store`, `add`, `load_once`, `load_uniform`
+    PairMember,   ///< name: `p`, `d`, `getPrimal`, `getDifferential` of DifferentialPair
+};
+
+struct Expr {
+    ExprKind kind;
+    SourceLoc loc;
+    Op op = Op::None;
+    std::vector<Expr*> operands;
+    std::string name;
+    uint64_t int_value = 0;
+    double float_value = 0;
+    std::string suffix;            ///< literal suffix as written ("u", "ull", "f", "h", "l")
+    TypeExpr* type_expr = nullptr;
+
+    // ---- sema annotations
+    const Type* type = nullptr;        ///< type of the value
+    bool is_lvalue = false;
+    RefKind ref = RefKind::None;
+    VarDecl* var_ref = nullptr;
+    FunctionDecl* callee = nullptr;    ///< resolved user function for Call
+    const Builtin* builtin = nullptr;  ///< resolved builtin for Call / Name
+    const Type* type_ref = nullptr;    ///< constructor type for Call of a type name
+    std::vector<int> swizzle;          ///< component indices for RefKind::Swizzle
+    int field_index = -1;
+    /// For a Call: the function that bwd_diff/fwd_diff was applied to (`bwd_diff(f)(...)`).
+    FunctionDecl* diff_target = nullptr;
+};
+
+// ---------------------------------------------------------------- statements and declarations
+
+enum class StmtKind : uint8_t {
+    Block,     ///< body
+    Expr,      ///< expr
+    Decl,      ///< decls (one statement may declare several: `float a = 1, b;`)
+    If,        ///< cond, then_stmt, else_stmt (nullable)
+    For,       ///< init (nullable Stmt), cond (nullable), step (nullable), then_stmt = body
+    While,     ///< cond, then_stmt = body
+    DoWhile,   ///< then_stmt = body, cond (tier 2)
+    Break,
+    Continue,
+    Return,    ///< expr (nullable)
+    Empty,
+    Switch,    ///< tier 2: parsed only far enough to report it
+};
+
+struct Stmt {
+    StmtKind kind;
+    SourceLoc loc;
+    std::vector<Attribute> attrs;  ///< `[MaxIters(16)]`, `[ForceUnroll]`, `[unroll]`
+    std::vector<Stmt*> body;
+    std::vector<VarDecl*> decls;
+    Expr* expr = nullptr;
+    Expr* cond = nullptr;
+    Stmt* init = nullptr;
+    Expr* step = nullptr;
+    Stmt* then_stmt = nullptr;
+    Stmt* else_stmt = nullptr;
+};
+
+/// Parameter direction modifiers.
+enum class ParamDir : uint8_t { In, Out, InOut };
+
+/// A variable: local, parameter, struct field or global `static const`.
+struct VarDecl {
+    SourceLoc loc;
+    std::string name;
+    TypeExpr* type_expr = nullptr;  ///< nullptr for `var x = ...` / `let x = ...`
+    Expr* init = nullptr;
+    ParamDir dir = ParamDir::In;    ///< parameters only
+    bool is_no_diff = false;
+    bool is_const = false;          ///< `const`, `let`, `static const`
+    bool is_static = false;
+    bool is_param = false;
+    bool is_global = false;
+
+    const Type* type = nullptr;     ///< sema
+    int index = -1;                 ///< sema: parameter index or field index
+};
+
+struct FunctionDecl {
+    SourceLoc loc;
+    std::string name;
+    std::vector<Attribute> attrs;   ///< `[Differentiable]`, `[BackwardDerivative(f)]`, ...
+    TypeExpr* return_type = nullptr;
+    bool return_no_diff = false;
+    std::vector<VarDecl*> params;
+    Stmt* body = nullptr;           ///< nullptr for a declaration without body
+
+    // ---- sema annotations
+    const Type* result_type = nullptr;
+    bool is_differentiable = false;               ///< [Differentiable] / [BackwardDifferentiable]
+    FunctionDecl* custom_backward = nullptr;      ///< [BackwardDerivative(fn)]
+    FunctionDecl* custom_forward = nullptr;       ///< [ForwardDerivative(fn)]
+    bool is_glue_entry = false;                   ///< the generated kernel entry (glue only)
+};
+
+struct StructDecl {
+    SourceLoc loc;
+    std::string name;
+    std::vector<std::string> bases;  ///< `: IDifferentiable`
+    std::vector<VarDecl*> fields;
+
+    const Type* type = nullptr;      ///< sema
+};
+
+enum class DeclKind : uint8_t { Import, Function, Struct, GlobalVar, Unsupported };
+
+struct Decl {
+    DeclKind kind;
+    SourceLoc loc;
+    std::string import_name;             ///< Import: "slangpy"
+    FunctionDecl* function = nullptr;
+    StructDecl* structure = nullptr;
+    std::vector<VarDecl*> globals;       ///< GlobalVar (`static const float K[2] = {...};`)
+};
+
+/// One parsed source file.
+struct ModuleAst {
+    const SourceFile* file = nullptr;
+    std::vector<Decl*> decls;
+};
+
+/// Arena owning every AST node of one compilation.
+class AstContext {
+public:
+    template <class T, class... Args>
+    T* make(Args&&... args) {
+        auto node = std::make_unique<Holder<T>>(std::forward<Args>(args)...);
+        T* raw = &node->value;
+        nodes_.push_back(std::move(node));
+        return raw;
+    }
+
+private:
+    struct HolderBase {
+        virtual ~HolderBase() = default;
+    };
+    template <class T>
+    struct Holder : HolderBase {
+        template <class... Args>
+        explicit Holder(Args&&... args) : value{std::forward<Args>(args)...} {}
+        T value;
+    };
+    std::vector<std::unique_ptr<HolderBase>> nodes_;
+};
+
+/// Finds an attribute by name (case-sensitive); nullptr when absent.
+const Attribute* find_attribute(const std::vector<Attribute>& attrs, const char* name);
+
+}  // namespace sg::lang

@@ -1,0 +1,105 @@
+// src/lang/diagnostics.h — source files, locations and the diagnostic sink of the front end.
+//
+// Every token, AST node and IR instruction carries a SourceLoc. A Diagnostics object collects
+// user errors (mistakes in kernel source, reported as `file:line:col: error: message`, the
+// source line and a caret) separately from internal errors (compiler bugs, which say so).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sg::lang {
+
+/// One source text. Owned by a SourceManager; never moves once created.
+struct SourceFile {
+    std::string name;  ///< shown in diagnostics ("m.slang", "<glue>")
+    std::string text;
+    std::vector<uint32_t> line_starts;  ///< byte offset of each line start
+
+    SourceFile(std::string name, std::string text);
+    /// 1-based line and column of a byte offset.
+    std::pair<uint32_t, uint32_t> line_col(uint32_t offset) const;
+    std::string_view line_text(uint32_t line) const;
+};
+
+/// A position in a source file. file == nullptr means "no location" (synthesized code).
+struct SourceLoc {
+    const SourceFile* file = nullptr;
+    uint32_t offset = 0;
+
+    bool valid() const { return file != nullptr; }
+};
+
+/// Owns the source files of one compilation.
+class SourceManager {
+public:
+    const SourceFile* add(std::string name, std::string text);
+
+private:
+    std::vector<std::unique_ptr<SourceFile>> files_;
+};
+
+enum class Severity : uint8_t { Error, Warning, Note };
+
+struct Diagnostic {
+    Severity severity = Severity::Error;
+    int code = 0;  ///< Slang's diagnostic number where one exists (30510, 41022, ...), else 0
+    SourceLoc loc;
+    std::string message;
+};
+
+/// Thrown when compilation must stop (too many errors, a resource limit, or at the end of a
+/// phase that reported errors). Carries the rendered diagnostics.
+class CompileError : public std::runtime_error {
+public:
+    CompileError(std::string rendered, std::vector<Diagnostic> diags)
+        : std::runtime_error(std::move(rendered)), diagnostics(std::move(diags)) {}
+    std::vector<Diagnostic> diagnostics;
+};
+
+/// A compiler bug: an invariant of the compiler itself did not hold.
+class InternalError : public std::logic_error {
+public:
+    explicit InternalError(const std::string& what)
+        : std::logic_error("internal compiler error (a shadegrad bug; please report it): " + what) {}
+};
+
+class Diagnostics {
+public:
+    static constexpr size_t kMaxErrors = 100;
+
+    void error(SourceLoc loc, std::string message, int code = 0);
+    void warning(SourceLoc loc, std::string message, int code = 0);
+    void note(SourceLoc loc, std::string message);
+    /// "not supported yet" for a construct of a later tier.
+    void unsupported(SourceLoc loc, std::string_view construct);
+
+    bool has_errors() const { return error_count_ > 0; }
+    size_t error_count() const { return error_count_; }
+    const std::vector<Diagnostic>& all() const { return diags_; }
+
+    /// Renders every diagnostic: `file:line:col: error[E30510]: message`, source line, caret.
+    std::string render() const;
+    /// Throws CompileError with everything collected so far when there are errors.
+    void throw_if_errors() const;
+
+private:
+    std::vector<Diagnostic> diags_;
+    size_t error_count_ = 0;
+};
+
+/// Renders one diagnostic (with source line and caret when the location is known).
+std::string render_diagnostic(const Diagnostic& d);
+
+#define SG_INTERNAL_ASSERT(cond, msg)                                                   \
+    do {                                                                                \
+        if (!(cond)) [[unlikely]]                                                       \
+            throw ::sg::lang::InternalError(std::string(__FILE__) + ":" +               \
+                                            std::to_string(__LINE__) + ": " + (msg));   \
+    } while (0)
+
+}  // namespace sg::lang

@@ -1,0 +1,195 @@
+// src/lang/parser_internal.h — the recursive-descent Parser shared by parser*.cpp (private).
+//
+// The parser is split by concept: parser.cpp (cursor, recovery, top-level declarations),
+// parser_type.cpp (types and the speculative scanners that decide "declaration or
+// expression?"), parser_stmt.cpp (statements and variable declarators) and parser_expr.cpp
+// (expressions). Each parse function carries its grammar rule in a comment above it.
+//
+// Error handling: a syntax error is reported once and then thrown as SyntaxError, which unwinds
+// to the nearest recovery point (a statement list, a struct body or the top level); that point
+// skips to the next `;` or `}` and continues, so one run reports several independent errors
+// without cascades. Nesting depth is checked *before* each recursion (DepthGuard), so
+// pathological input (100,000 '(') is rejected with one diagnostic instead of a stack overflow;
+// the enclosing top-level declaration is then skipped as a whole.
+//
+// Locations: statements, types, attributes and prefix or primary expressions are located at
+// their first token; infix and postfix expressions at their operator token (Binary, Assign,
+// Comma, Conditional at '?', Index at '[', Postfix at '++'/'--', Member at the member name); a
+// Call or TypeCtor at the start of its callee or type; named declarations (VarDecl,
+// FunctionDecl, StructDecl) at their name, the Decl that wraps a top-level declaration at its
+// first token.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "lang/ast.h"
+#include "lang/lexer.h"
+#include "lang/parser.h"
+
+namespace sg::lang::detail {
+
+/// Thrown after a syntax error has been reported; caught at recovery points. Never escapes
+/// parse_module.
+struct SyntaxError {};
+
+/// Thrown after "nesting too deep" has been reported. Unlike SyntaxError it unwinds the whole
+/// top-level declaration, which is then skipped: resuming inside a 100,000-deep construct would
+/// only produce a cascade of follow-up errors.
+struct NestingTooDeep {};
+
+/// Modifiers written before a declaration (`static const`, `no_diff`, `in out`, ...).
+struct Modifiers {
+    SourceLoc first;  ///< location of the first modifier (invalid when there is none)
+    bool is_static = false;
+    bool is_const = false;
+    bool is_no_diff = false;
+    bool is_in = false;
+    bool is_out = false;
+    bool is_inout = false;
+    bool any() const { return first.valid(); }
+};
+
+class Parser {
+public:
+    Parser(const SourceFile* file, std::vector<Token> tokens, AstContext& ctx, Diagnostics& diags)
+        : file_(file), tokens_(std::move(tokens)), ctx_(ctx), diags_(diags) {}
+
+    ModuleAst* parse_module();
+
+    // ---- token cursor (parser.cpp)
+    const Token& tok() const { return tokens_[pos_]; }
+    TokenKind kind_at(size_t index) const {
+        return index < tokens_.size() ? tokens_[index].kind : TokenKind::EndOfFile;
+    }
+    TokenKind kind(size_t ahead = 0) const { return kind_at(pos_ + ahead); }
+    bool at(TokenKind k) const { return tok().kind == k; }
+    bool at_word(std::string_view word) const {
+        return at(TokenKind::Identifier) && text(tok()) == word;
+    }
+    bool match(TokenKind k);
+    Token advance();
+    Token expect(TokenKind k);
+    void expect_closing_angle();
+    std::string_view text(const Token& t) const {
+        return std::string_view(file_->text).substr(t.offset, t.length);
+    }
+    SourceLoc loc(const Token& t) const { return {file_, t.offset}; }
+    SourceLoc loc() const { return loc(tok()); }
+
+    // ---- diagnostics and recovery (parser.cpp)
+    void error(SourceLoc where, std::string message);
+    void unsupported(SourceLoc where, std::string_view construct);
+    [[noreturn]] void fail_expected(std::string_view what);
+    [[noreturn]] void fail(SourceLoc where, std::string message);
+    std::string describe(const Token& t) const;
+    void synchronize();
+    void enter_nesting();
+
+    /// Counts nesting levels for the lifetime of a parse function (and, with deepen(), the
+    /// left-deep chains built by loops such as `a + b + c` or `x[0][1].y`).
+    class DepthGuard {
+    public:
+        explicit DepthGuard(Parser& parser, int levels = 1) : parser_(parser) {
+            for (int i = 0; i < levels; ++i) deepen();
+        }
+        ~DepthGuard() { parser_.depth_ -= levels_; }
+        DepthGuard(const DepthGuard&) = delete;
+        DepthGuard& operator=(const DepthGuard&) = delete;
+        void deepen() {
+            parser_.enter_nesting();  // throws before counting when the limit is reached
+            ++levels_;
+        }
+
+    private:
+        Parser& parser_;
+        int levels_ = 0;
+    };
+
+    // ---- top-level declarations (parser.cpp)
+    void parse_top_level_decl(std::vector<Decl*>& out);
+    Decl* parse_import();
+    Decl* parse_struct(SourceLoc first);
+    void parse_struct_member(StructDecl* s);
+    Decl* parse_function_or_global(SourceLoc first, std::vector<Attribute> attrs);
+    void parse_function_rest(FunctionDecl* fn);
+    VarDecl* parse_param();
+    void parse_attributes(std::vector<Attribute>& out);
+    Modifiers parse_modifiers();
+    bool report_unsupported_declaration(std::vector<Decl*>* out);
+    Decl* make_decl(DeclKind kind, SourceLoc loc);
+
+    // ---- types and speculation (parser_type.cpp)
+    TypeExpr* parse_type();
+    void parse_generic_args(TypeExpr* type);
+    void parse_array_dims(std::vector<Expr*>& dims);
+    TypeExpr* parse_declarator_dims(TypeExpr* type);
+    size_t skip_balanced(size_t i, TokenKind open, TokenKind close) const;
+    size_t scan_generic_args(size_t i) const;
+    size_t scan_type(size_t i) const;
+    bool looks_like_declaration(size_t i) const;
+    bool at_declaration_statement() const;
+    bool looks_like_array_type_ctor() const;
+    bool looks_like_generic_type_ctor() const;
+
+    // ---- statements and declarators (parser_stmt.cpp)
+    Stmt* parse_block();
+    Stmt* parse_statement();
+    Stmt* parse_if(SourceLoc where);
+    Stmt* parse_for(SourceLoc where);
+    Stmt* parse_while(SourceLoc where);
+    Stmt* parse_do_while(SourceLoc where);
+    Stmt* parse_switch(SourceLoc where);
+    Stmt* parse_return(SourceLoc where);
+    Stmt* parse_decl_statement();
+    Stmt* parse_expression_statement();
+    void parse_declarators(TypeExpr* type, const VarDecl& proto, std::vector<VarDecl*>& out);
+    void parse_inferred_declarators(const VarDecl& proto, std::vector<VarDecl*>& out);
+    Stmt* make_stmt(StmtKind kind, SourceLoc loc);
+
+    // ---- expressions (parser_expr.cpp)
+    Expr* parse_expression();
+    Expr* parse_assignment();
+    Expr* parse_conditional();
+    Expr* parse_binary(int min_precedence);
+    Expr* parse_unary();
+    Expr* parse_postfix();
+    Expr* parse_primary();
+    Expr* parse_init_list();
+    Expr* parse_literal();
+    void parse_arguments(Expr* node, TokenKind close);
+    Expr* make_expr(ExprKind kind, SourceLoc loc);
+
+    /// Precedence of the additive level: generic value arguments (`vector<float, N + 1>`) are
+    /// parsed from here up, so that `>` and `>>` always close the argument list.
+    static constexpr int kAdditivePrecedence = 9;
+    /// Bound on speculative lookahead, so that scanning stays linear on adversarial input.
+    static constexpr size_t kMaxLookahead = 512;
+    static constexpr size_t npos = size_t(-1);
+
+private:
+    const SourceFile* file_;
+    std::vector<Token> tokens_;
+    size_t pos_ = 0;
+    AstContext& ctx_;
+    Diagnostics& diags_;
+    int depth_ = 0;
+    int64_t last_error_offset_ = -1;  ///< suppresses a second error at the same token
+};
+
+/// `'text'`: how diagnostics quote source text. (Built by appending: GCC 12 gives a false
+/// -Wrestrict warning on `"'" + std::string(...)`.)
+inline std::string quoted(std::string_view text) {
+    std::string out = "'";
+    out.append(text).append("'");
+    return out;
+}
+
+/// `float`, `uint3`, `float3x3`, `int64_t`, ...: the scalar, vector and matrix names.
+bool is_builtin_type_name(std::string_view name);
+/// `vector`, `matrix`, `DifferentialPair` and the 18 tensor names: written with `<...>`.
+bool is_generic_type_name(std::string_view name);
+
+}  // namespace sg::lang::detail

@@ -1,0 +1,220 @@
+// src/lang/parser_stmt.cpp — statements, local declarations and variable declarators.
+#include "lang/parser_internal.h"
+
+namespace sg::lang::detail {
+
+Stmt* Parser::make_stmt(StmtKind kind, SourceLoc loc) {
+    auto* s = ctx_.make<Stmt>();
+    s->kind = kind;
+    s->loc = loc;
+    return s;
+}
+
+// block = "{" stmt* "}"
+// A statement that fails to parse is dropped after resynchronizing, and the block goes on.
+Stmt* Parser::parse_block() {
+    DepthGuard guard(*this);
+    Stmt* block = make_stmt(StmtKind::Block, loc());
+    expect(TokenKind::LBrace);
+    while (!at(TokenKind::RBrace) && !at(TokenKind::EndOfFile)) {
+        size_t start = pos_;
+        try {
+            block->body.push_back(parse_statement());
+        } catch (const SyntaxError&) {
+            synchronize();
+        }
+        if (pos_ == start && !at(TokenKind::RBrace)) advance();  // always make progress
+    }
+    expect(TokenKind::RBrace);
+    return block;
+}
+
+// stmt = attributes? ( block | if_stmt | for_stmt | while_stmt | do_stmt | switch_stmt
+//                    | "break" ";" | "continue" ";" | return_stmt | ";"
+//                    | decl_stmt | expr ";" )
+Stmt* Parser::parse_statement() {
+    DepthGuard guard(*this);
+    std::vector<Attribute> attrs;
+    parse_attributes(attrs);  // `[MaxIters(16)]`, `[ForceUnroll]`, `[unroll]`, `[loop]`, ...
+    SourceLoc where = loc();
+    Stmt* s = nullptr;
+    switch (kind()) {
+    case TokenKind::LBrace: s = parse_block(); break;
+    case TokenKind::KwIf: s = parse_if(where); break;
+    case TokenKind::KwFor: s = parse_for(where); break;
+    case TokenKind::KwWhile: s = parse_while(where); break;
+    case TokenKind::KwDo: s = parse_do_while(where); break;
+    case TokenKind::KwSwitch: s = parse_switch(where); break;
+    case TokenKind::KwReturn: s = parse_return(where); break;
+    case TokenKind::KwBreak:
+    case TokenKind::KwContinue:
+        s = make_stmt(at(TokenKind::KwBreak) ? StmtKind::Break : StmtKind::Continue, where);
+        advance();
+        expect(TokenKind::Semicolon);
+        break;
+    case TokenKind::Semicolon:
+        s = make_stmt(StmtKind::Empty, where);
+        advance();
+        break;
+    case TokenKind::KwElse: fail(where, "'else' without a matching 'if'");
+    case TokenKind::KwStruct:
+        unsupported(where, "local struct declaration");
+        throw SyntaxError{};  // the enclosing block skips it and goes on
+    default:
+        // Inside functions the tier-2/3 words stay usable as names: `property = 1;` is fine.
+        if ((kind(1) == TokenKind::Identifier || kind(1) == TokenKind::Less ||
+             kind(1) == TokenKind::LBrace) &&
+            report_unsupported_declaration(nullptr))
+            throw SyntaxError{};
+        s = at_declaration_statement() ? parse_decl_statement() : parse_expression_statement();
+        break;
+    }
+    s->attrs = std::move(attrs);
+    return s;
+}
+
+// if_stmt = "if" "(" expr ")" stmt ("else" stmt)?
+Stmt* Parser::parse_if(SourceLoc where) {
+    Stmt* s = make_stmt(StmtKind::If, where);
+    advance();
+    expect(TokenKind::LParen);
+    s->cond = parse_expression();
+    expect(TokenKind::RParen);
+    s->then_stmt = parse_statement();
+    if (match(TokenKind::KwElse)) s->else_stmt = parse_statement();
+    return s;
+}
+
+// for_stmt = "for" "(" (decl_stmt | expr? ";") expr? ";" expr? ")" stmt
+Stmt* Parser::parse_for(SourceLoc where) {
+    Stmt* s = make_stmt(StmtKind::For, where);
+    advance();
+    expect(TokenKind::LParen);
+    if (!match(TokenKind::Semicolon))
+        s->init = at_declaration_statement() ? parse_decl_statement() : parse_expression_statement();
+    if (!at(TokenKind::Semicolon)) s->cond = parse_expression();
+    expect(TokenKind::Semicolon);
+    if (!at(TokenKind::RParen)) s->step = parse_expression();
+    expect(TokenKind::RParen);
+    s->then_stmt = parse_statement();
+    return s;
+}
+
+// while_stmt = "while" "(" expr ")" stmt
+Stmt* Parser::parse_while(SourceLoc where) {
+    Stmt* s = make_stmt(StmtKind::While, where);
+    advance();
+    expect(TokenKind::LParen);
+    s->cond = parse_expression();
+    expect(TokenKind::RParen);
+    s->then_stmt = parse_statement();
+    return s;
+}
+
+// do_stmt = "do" stmt "while" "(" expr ")" ";"      (tier 2: parsed here, reported by sema)
+Stmt* Parser::parse_do_while(SourceLoc where) {
+    Stmt* s = make_stmt(StmtKind::DoWhile, where);
+    advance();
+    s->then_stmt = parse_statement();
+    expect(TokenKind::KwWhile);
+    expect(TokenKind::LParen);
+    s->cond = parse_expression();
+    expect(TokenKind::RParen);
+    expect(TokenKind::Semicolon);
+    return s;
+}
+
+// switch_stmt = "switch" "(" expr ")" "{" ... "}"
+// Tier 2: the body is skipped unparsed (balanced braces) and sema reports the statement.
+Stmt* Parser::parse_switch(SourceLoc where) {
+    Stmt* s = make_stmt(StmtKind::Switch, where);
+    advance();
+    expect(TokenKind::LParen);
+    s->cond = parse_expression();
+    expect(TokenKind::RParen);
+    if (!at(TokenKind::LBrace)) fail_expected("'{'");
+    int depth = 0;
+    do {
+        if (at(TokenKind::LBrace)) ++depth;
+        else if (at(TokenKind::RBrace)) --depth;
+        advance();
+    } while (depth > 0 && !at(TokenKind::EndOfFile));
+    if (depth > 0) expect(TokenKind::RBrace);  // reports the missing '}' at end of file
+    return s;
+}
+
+// return_stmt = "return" expr? ";"        (expr may be an initializer list: `return {a, b};`)
+Stmt* Parser::parse_return(SourceLoc where) {
+    Stmt* s = make_stmt(StmtKind::Return, where);
+    advance();
+    if (!at(TokenKind::Semicolon)) s->expr = parse_expression();
+    expect(TokenKind::Semicolon);
+    return s;
+}
+
+// expr_stmt = expr ";"
+Stmt* Parser::parse_expression_statement() {
+    Stmt* s = make_stmt(StmtKind::Expr, loc());
+    s->expr = parse_expression();
+    expect(TokenKind::Semicolon);
+    return s;
+}
+
+// decl_stmt = modifiers ("var" | "let") inferred_declarators ";"
+//           | modifiers type declarators ";"
+Stmt* Parser::parse_decl_statement() {
+    Stmt* s = make_stmt(StmtKind::Decl, loc());
+    Modifiers mods = parse_modifiers();
+    if (mods.is_in || mods.is_out || mods.is_inout)
+        error(mods.first, "parameter direction modifiers are only allowed on parameters");
+    VarDecl proto;
+    proto.is_const = mods.is_const;
+    proto.is_static = mods.is_static;  // `static const` tables inside functions (HLSL idiom)
+    proto.is_no_diff = mods.is_no_diff;
+    if (at(TokenKind::KwVar) || at(TokenKind::KwLet)) {
+        proto.is_const |= at(TokenKind::KwLet);
+        advance();
+        parse_inferred_declarators(proto, s->decls);
+    } else {
+        TypeExpr* type = parse_type();
+        parse_declarators(type, proto, s->decls);
+    }
+    expect(TokenKind::Semicolon);
+    return s;
+}
+
+// declarators = declarator ("," declarator)*
+// declarator = ident ("[" conditional "]")* ("=" initializer | init_list)?
+// initializer = assign            (an init_list is an assign-level primary)
+// Shared by locals, globals and struct fields; each VarDecl starts as a copy of `proto`.
+void Parser::parse_declarators(TypeExpr* type, const VarDecl& proto, std::vector<VarDecl*>& out) {
+    do {
+        if (!at(TokenKind::Identifier)) fail_expected("a variable name");
+        Token name = advance();
+        auto* v = ctx_.make<VarDecl>(proto);
+        v->loc = loc(name);
+        v->name = std::string(text(name));
+        v->type_expr = parse_declarator_dims(type);
+        if (match(TokenKind::Assign)) v->init = parse_assignment();
+        else if (at(TokenKind::LBrace)) v->init = parse_init_list();  // `float3 v{1, 2, 3}`
+        out.push_back(v);
+    } while (match(TokenKind::Comma));
+}
+
+// inferred_declarators = inferred ("," inferred)*
+// inferred = ident (":" type)? ("=" initializer)?
+// For `var`/`let`: type_expr stays nullptr unless written after a colon (`var x : float = 1`).
+void Parser::parse_inferred_declarators(const VarDecl& proto, std::vector<VarDecl*>& out) {
+    do {
+        if (!at(TokenKind::Identifier)) fail_expected("a variable name");
+        Token name = advance();
+        auto* v = ctx_.make<VarDecl>(proto);
+        v->loc = loc(name);
+        v->name = std::string(text(name));
+        if (match(TokenKind::Colon)) v->type_expr = parse_type();
+        if (match(TokenKind::Assign)) v->init = parse_assignment();
+        out.push_back(v);  // neither type nor initializer: sema reports it
+    } while (match(TokenKind::Comma));
+}
+
+}  // namespace sg::lang::detail

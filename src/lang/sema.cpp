@@ -1,0 +1,346 @@
+// src/lang/sema.cpp — semantic analysis driver: declarations, function bodies, statements.
+#include <functional>
+#include <set>
+
+#include "lang/sema_internal.h"
+
+namespace sg::lang {
+
+SemaResult analyze(const std::vector<ModuleAst*>& modules, AstContext& ast, TypeContext& types, Diagnostics& diags,
+                   bool allow_internal) {
+    Sema sema(ast, types, diags, allow_internal);
+    return sema.run(modules);
+}
+
+void Sema::declare_local(VarDecl* v) {
+    auto& scope = scopes_.back();
+    if (scope.count(v->name)) {
+        diags_.error(v->loc, "redefinition of '" + v->name + "'");
+        return;
+    }
+    scope[v->name] = v;
+}
+
+VarDecl* Sema::lookup_local(const std::string& name) const {
+    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
+        auto f = it->find(name);
+        if (f != it->end()) return f->second;
+    }
+    return nullptr;
+}
+
+SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
+    // Pass 1: names of structs (so that fields and signatures may refer to any struct).
+    for (ModuleAst* m : modules)
+        for (Decl* d : m->decls) {
+            if (d->kind == DeclKind::Import) {
+                if (d->import_name != "slangpy") diags_.unsupported(d->loc, "importing module '" + d->import_name + "'");
+            } else if (d->kind == DeclKind::Struct) {
+                StructDecl* s = d->structure;
+                if (structs_.count(s->name) || resolve_named_type(s->name, s->loc, false))
+                    diags_.error(s->loc, "redefinition of type '" + s->name + "'");
+                s->type = types_.structure(s);
+                structs_[s->name] = s;
+                result_.structs.push_back(s);
+            }
+        }
+    // Pass 2: globals (constants may size arrays used in struct fields), then struct fields.
+    for (ModuleAst* m : modules)
+        for (Decl* d : m->decls) {
+            if (d->kind != DeclKind::GlobalVar) continue;
+            for (VarDecl* g : d->globals) {
+                if (!g->is_static || !g->is_const)
+                    diags_.unsupported(g->loc, "a global variable that is not 'static const'");
+                g->is_global = true;
+                g->type = g->type_expr ? resolve_type(g->type_expr) : nullptr;
+                if (g->init) {
+                    push_scope();
+                    if (g->init->kind == ExprKind::InitList && g->type) check_init_list(g->init, g->type);
+                    else if (g->type) check_convertible(g->init, g->type, "global initializer");
+                    else g->type = check_expr(g->init);
+                    pop_scope();
+                } else {
+                    diags_.error(g->loc, "'static const' global '" + g->name + "' needs an initializer");
+                }
+                if (!g->type) g->type = types_.error_type();
+                if (globals_.count(g->name)) diags_.error(g->loc, "redefinition of '" + g->name + "'");
+                globals_[g->name] = g;
+                result_.globals.push_back(g);
+            }
+        }
+    for (StructDecl* s : result_.structs) declare_struct(s);
+    // Pass 3: function signatures.
+    for (ModuleAst* m : modules)
+        for (Decl* d : m->decls) {
+            if (d->kind != DeclKind::Function) continue;
+            FunctionDecl* f = d->function;
+            f->result_type = resolve_type(f->return_type);
+            f->is_differentiable = find_attribute(f->attrs, "Differentiable") ||
+                                   find_attribute(f->attrs, "BackwardDifferentiable");
+            f->is_glue_entry = allow_internal_ && find_attribute(f->attrs, "__sg_kernel");
+            for (size_t k = 0; k < f->params.size(); ++k) {
+                VarDecl* p = f->params[k];
+                p->type = resolve_type(p->type_expr);
+                p->index = int(k);
+                p->is_param = true;
+                if (p->type->is_void()) diags_.error(p->loc, "parameter '" + p->name + "' cannot have type void");
+            }
+            auto& overloads = functions_[f->name];
+            for (FunctionDecl* other : overloads) {
+                if (other->params.size() != f->params.size()) continue;
+                bool same = true;
+                for (size_t k = 0; k < f->params.size(); ++k) same &= other->params[k]->type == f->params[k]->type;
+                if (same && other->body && f->body)
+                    diags_.error(f->loc, "redefinition of function '" + f->name + "' with the same parameter types");
+            }
+            overloads.push_back(f);
+            result_.functions.push_back(f);
+        }
+    // Attributes that name other functions.
+    for (FunctionDecl* f : result_.functions) {
+        for (const Attribute& a : f->attrs) {
+            bool bwd = a.name == "BackwardDerivative", fwd = a.name == "ForwardDerivative";
+            if (!bwd && !fwd) {
+                static const std::set<std::string> known = {"Differentiable", "BackwardDifferentiable",
+                                                            "__sg_kernel", "ForceInline", "noinline"};
+                if (!known.count(a.name)) {
+                    if (a.name == "BackwardDerivativeOf" || a.name == "ForwardDerivativeOf" ||
+                        a.name == "TreatAsDifferentiable" || a.name == "PreferRecompute" ||
+                        a.name == "PreferCheckpoint" || a.name == "mutating" || a.name == "NoDiffThis")
+                        diags_.unsupported(a.loc, "attribute [" + a.name + "]");
+                    else
+                        diags_.warning(a.loc, "unknown attribute [" + a.name + "] ignored");
+                }
+                continue;
+            }
+            if (a.args.size() != 1 || a.args[0]->kind != ExprKind::Name) {
+                diags_.error(a.loc, "[" + a.name + "] takes the name of a function");
+                continue;
+            }
+            auto it = functions_.find(a.args[0]->name);
+            if (it == functions_.end()) {
+                diags_.error(a.args[0]->loc, "unknown function '" + a.args[0]->name + "' in [" + a.name + "]");
+                continue;
+            }
+            (bwd ? f->custom_backward : f->custom_forward) = it->second.front();
+            f->is_differentiable = true;
+        }
+    }
+    // Pass 4: bodies.
+    for (FunctionDecl* f : result_.functions) {
+        if (!f->body) {
+            diags_.error(f->loc, "function '" + f->name + "' is declared but has no body");
+            continue;
+        }
+        check_function(f);
+    }
+    // Recursion cannot run on the GPU (no call stack to speak of) and would not inline.
+    std::map<FunctionDecl*, int> state;
+    std::function<void(FunctionDecl*)> visit;
+    std::map<FunctionDecl*, std::set<FunctionDecl*>> callees;
+    std::function<void(Stmt*, std::set<FunctionDecl*>&)> collect_stmt;
+    std::function<void(Expr*, std::set<FunctionDecl*>&)> collect_expr = [&](Expr* e, std::set<FunctionDecl*>& out) {
+        if (!e) return;
+        if (e->callee) out.insert(e->callee);
+        if (e->diff_target) out.insert(e->diff_target);
+        for (Expr* o : e->operands) collect_expr(o, out);
+    };
+    collect_stmt = [&](Stmt* s, std::set<FunctionDecl*>& out) {
+        if (!s) return;
+        for (Stmt* b : s->body) collect_stmt(b, out);
+        for (VarDecl* v : s->decls) collect_expr(v->init, out);
+        collect_expr(s->expr, out);
+        collect_expr(s->cond, out);
+        collect_expr(s->step, out);
+        collect_stmt(s->init, out);
+        collect_stmt(s->then_stmt, out);
+        collect_stmt(s->else_stmt, out);
+    };
+    for (FunctionDecl* f : result_.functions) collect_stmt(f->body, callees[f]);
+    visit = [&](FunctionDecl* f) {
+        state[f] = 1;
+        for (FunctionDecl* c : callees[f]) {
+            if (state[c] == 1) {
+                diags_.error(f->loc, "function '" + f->name + "' is recursive (calls '" + c->name +
+                                         "'); recursion is not supported in kernels");
+            } else if (state[c] == 0) {
+                visit(c);
+            }
+        }
+        state[f] = 2;
+    };
+    for (FunctionDecl* f : result_.functions)
+        if (state[f] == 0) visit(f);
+    return result_;
+}
+
+void Sema::check_function(FunctionDecl* f) {
+    current_fn_ = f;
+    scopes_.clear();
+    push_scope();
+    for (VarDecl* p : f->params) declare_local(p);
+    loop_depth_ = 0;
+    check_stmt(f->body);
+    pop_scope();
+    current_fn_ = nullptr;
+}
+
+void Sema::check_stmt(Stmt* s) {
+    if (!s) return;
+    switch (s->kind) {
+    case StmtKind::Block:
+        push_scope();
+        for (Stmt* b : s->body) check_stmt(b);
+        pop_scope();
+        break;
+    case StmtKind::Expr: check_expr(s->expr); break;
+    case StmtKind::Decl:
+        for (VarDecl* v : s->decls) {
+            if (v->type_expr) {
+                v->type = resolve_type(v->type_expr);
+                if (v->type->is_void()) diags_.error(v->loc, "variable '" + v->name + "' cannot have type void");
+                if (v->init) {
+                    if (v->init->kind == ExprKind::InitList) check_init_list(v->init, v->type);
+                    else check_convertible(v->init, v->type, "initializer");
+                }
+            } else {
+                if (!v->init) {
+                    diags_.error(v->loc, "'" + v->name + "' declared with var/let needs an initializer");
+                    v->type = types_.error_type();
+                } else if (v->init->kind == ExprKind::InitList) {
+                    diags_.error(v->init->loc, "an initializer list needs a declared type");
+                    v->type = types_.error_type();
+                } else {
+                    v->type = check_expr(v->init);
+                    if (v->type->is_void()) {
+                        diags_.error(v->init->loc, "cannot initialize '" + v->name + "' with a void expression");
+                        v->type = types_.error_type();
+                    }
+                }
+            }
+            if (v->is_const && !v->init) diags_.error(v->loc, "constant '" + v->name + "' needs an initializer");
+            declare_local(v);
+        }
+        break;
+    case StmtKind::If:
+        push_scope();
+        check_convertible(s->cond, types_.boolean(), "if condition");
+        if (s->cond->type && s->cond->type->is_vector())
+            diags_.error(s->cond->loc, "if condition must be a scalar, got " + type_name(s->cond->type));
+        check_stmt(s->then_stmt);
+        check_stmt(s->else_stmt);
+        pop_scope();
+        break;
+    case StmtKind::For:
+        push_scope();
+        check_stmt(s->init);
+        if (s->cond) check_convertible(s->cond, types_.boolean(), "loop condition");
+        if (s->step) check_expr(s->step);
+        ++loop_depth_;
+        check_stmt(s->then_stmt);
+        --loop_depth_;
+        check_loop_bound(s);
+        pop_scope();
+        break;
+    case StmtKind::While:
+        push_scope();
+        check_convertible(s->cond, types_.boolean(), "loop condition");
+        ++loop_depth_;
+        check_stmt(s->then_stmt);
+        --loop_depth_;
+        check_loop_bound(s);
+        pop_scope();
+        break;
+    case StmtKind::DoWhile: diags_.unsupported(s->loc, "do-while loop"); break;
+    case StmtKind::Switch: diags_.unsupported(s->loc, "switch statement"); break;
+    case StmtKind::Break:
+    case StmtKind::Continue:
+        if (loop_depth_ == 0)
+            diags_.error(s->loc, std::string(s->kind == StmtKind::Break ? "break" : "continue") + " outside a loop");
+        break;
+    case StmtKind::Return: {
+        const Type* want = current_fn_->result_type;
+        if (!s->expr) {
+            if (!want->is_void() && !want->is_error())
+                diags_.error(s->loc, "function '" + current_fn_->name + "' must return a value of type " + type_name(want));
+        } else if (want->is_void()) {
+            check_expr(s->expr);
+            diags_.error(s->expr->loc, "void function '" + current_fn_->name + "' cannot return a value");
+        } else if (s->expr->kind == ExprKind::InitList) {
+            check_init_list(s->expr, want);
+        } else {
+            check_convertible(s->expr, want, "return value");
+        }
+        break;
+    }
+    case StmtKind::Empty: break;
+    }
+}
+
+/// Differentiable loops need a bound for the reverse pass's per-iteration storage: an explicit
+/// [MaxIters(n)] / [ForceUnroll] or a trip count inferred from constant bounds (error 30510).
+void Sema::check_loop_bound(Stmt* s) {
+    if (const Attribute* a = find_attribute(s->attrs, "MaxIters")) {
+        auto n = a->args.size() == 1 ? eval_const_int(a->args[0]) : std::nullopt;
+        if (!n || *n <= 0 || *n > (1 << 20)) diags_.error(a->loc, "[MaxIters] takes a positive constant integer");
+        return;
+    }
+    if (find_attribute(s->attrs, "ForceUnroll")) {
+        const Attribute* a = find_attribute(s->attrs, "ForceUnroll");
+        if (!a->args.empty()) return;  // [ForceUnroll(n)] bounds it too
+    }
+    // Constant trip count: for (int i = A; i < B; i++ / i += C)
+    std::optional<int64_t> trip;
+    if (s->kind == StmtKind::For && s->init && s->init->kind == StmtKind::Decl && s->init->decls.size() == 1 &&
+        s->cond && s->cond->kind == ExprKind::Binary && s->step) {
+        VarDecl* v = s->init->decls[0];
+        Expr* c = s->cond;
+        auto start = eval_const_int(v->init);
+        auto end = eval_const_int(c->operands[1]);
+        bool var_on_left = c->operands[0]->kind == ExprKind::Name && c->operands[0]->var_ref == v;
+        std::optional<int64_t> step;
+        Expr* st = s->step;
+        if ((st->kind == ExprKind::Postfix || st->kind == ExprKind::Unary) && st->operands[0]->var_ref == v) {
+            if (st->op == Op::Inc || st->op == Op::PreInc) step = 1;
+            if (st->op == Op::Dec || st->op == Op::PreDec) step = -1;
+        } else if (st->kind == ExprKind::Assign && st->operands[0]->var_ref == v &&
+                   (st->op == Op::AddAssign || st->op == Op::SubAssign)) {
+            auto k = eval_const_int(st->operands[1]);
+            if (k) step = st->op == Op::AddAssign ? *k : -*k;
+        }
+        if (start && end && var_on_left && step && *step != 0) {
+            int64_t a = *start, b = *end, d = *step;
+            if (c->op == Op::Le) b += 1;
+            if (c->op == Op::Ge) b -= 1;
+            bool up = c->op == Op::Lt || c->op == Op::Le || c->op == Op::Ne;
+            bool down = c->op == Op::Gt || c->op == Op::Ge;
+            if (up && d > 0) trip = b > a ? (b - a + d - 1) / d : 0;
+            if (down && d < 0) trip = a > b ? (a - b + (-d) - 1) / (-d) : 0;
+        }
+    }
+    if (trip) {
+        // Record the inferred bound where lowering and autodiff look for it.
+        Attribute a;
+        a.loc = s->loc;
+        a.name = "MaxIters";
+        auto* lit = ast_.make<Expr>();
+        lit->kind = ExprKind::IntLit;
+        lit->loc = s->loc;
+        lit->int_value = uint64_t(std::max<int64_t>(*trip, 1));
+        lit->type = types_.int32();
+        a.args.push_back(lit);
+        s->attrs.push_back(a);
+        return;
+    }
+    if (find_attribute(s->attrs, "ForceUnroll")) {
+        diags_.error(s->loc, "[ForceUnroll] needs a loop with a constant trip count or [ForceUnroll(n)]");
+        return;
+    }
+    if (current_fn_ && current_fn_->is_differentiable)
+        diags_.error(s->loc,
+                     "loop in differentiable function '" + current_fn_->name +
+                         "' has no constant trip count; add [MaxIters(n)] to bound the storage of its reverse pass",
+                     30510);
+}
+
+}  // namespace sg::lang

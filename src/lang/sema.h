@@ -1,0 +1,83 @@
+// src/lang/sema.h — semantic analysis: name resolution, types, overloads, language rules.
+//
+// In: one or more parsed modules (the user module, and for a call the generated glue module,
+// which sees the user module's declarations). Out: the same ASTs with every annotation field
+// filled (types, resolved declarations and builtins), or diagnostics. Implicit conversions are
+// not materialized in the tree: lowering converts each operand to the type the checked rule
+// chose, using the helpers below so that both agree.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "lang/ast.h"
+#include "lang/intrinsics.h"
+#include "lang/types.h"
+
+namespace sg::lang {
+
+/// Built-in functions that are not math intrinsics.
+enum class BuiltinKind : uint8_t {
+    Intrinsic,       ///< intrinsic: see IntrinsicId
+    Constructor,     ///< type constructor `float3(...)`, `float(x)`, `DifferentialPair<T>(p, d)`
+    BwdDiff,         ///< `bwd_diff(f)(...)`
+    FwdDiff,         ///< `fwd_diff(f)(...)`
+    DiffPair,        ///< `diffPair(p)` / `diffPair(p, d)`
+    Detach,          ///< `detach(x)`
+    PairGetPrimal,   ///< `.getPrimal()`
+    PairGetDiff,     ///< `.getDifferential()`
+    TensorLoad,      ///< `t.load(...)`, `t.load_once(...)`, `t.load_uniform(...)`
+    TensorStore,     ///< `t.store(..., v)`
+    TensorAdd,       ///< `t.add(..., v)` on AtomicTensor
+    CallIndex,       ///< `__sg_call_index(d)` (glue only)
+};
+
+struct Builtin {
+    BuiltinKind kind;
+    IntrinsicId intrinsic = IntrinsicId::Count;
+    const char* name;
+};
+
+/// How a tensor subscript's index operands are interpreted.
+enum class TensorIndexForm : uint8_t {
+    Scalars,   ///< t[i, j]: one integer per dimension
+    Array,     ///< t[idx] with idx an integer array: dimension order
+    Vector,    ///< t[int2(x, y)]: reversed, .x indexes the last dimension
+};
+
+struct SemaResult {
+    std::vector<FunctionDecl*> functions;  ///< every function declaration, in source order
+    std::vector<StructDecl*> structs;
+    std::vector<VarDecl*> globals;
+};
+
+/// Checks `modules` (later modules see earlier ones' declarations). Errors go to `diags`.
+/// `allow_internal` enables glue-only names (`__sg_call_index`).
+SemaResult analyze(const std::vector<ModuleAst*>& modules, AstContext& ast, TypeContext& types,
+                   Diagnostics& diags, bool allow_internal = false);
+
+// ---- shared rules (used by lowering to apply the conversions sema checked)
+
+/// The type both operands of a binary arithmetic/comparison operator are converted to.
+const Type* binary_operand_type(TypeContext& types, Op op, const Type* a, const Type* b);
+/// Whether `from` converts implicitly to `to` (exact, numeric conversion, scalar splat).
+bool implicitly_convertible(const Type* from, const Type* to);
+/// The operand type an intrinsic call computes in, given the checked argument types.
+const Type* intrinsic_operand_type(TypeContext& types, IntrinsicId id, const std::vector<const Type*>& args);
+/// Index form of a tensor subscript / load / store.
+TensorIndexForm tensor_index_form(const std::vector<const Type*>& index_types);
+
+/// Resolves the type of `bwd_diff(f)` / `fwd_diff(f)` parameters: the derived signature as
+/// (type, direction) per parameter of the derived function (LANGUAGE.md, Autodiff semantics).
+struct DerivedParam {
+    const Type* type;
+    ParamDir dir;
+    int source_param;   ///< index of the parameter of f it comes from, or -1 for dResult
+};
+std::vector<DerivedParam> backward_signature(TypeContext& types, const FunctionDecl& f);
+std::vector<DerivedParam> forward_signature(TypeContext& types, const FunctionDecl& f);
+/// Whether parameter `p` of `f` takes part in differentiation.
+bool param_is_differentiable(const TypeContext& types, const VarDecl& p);
+
+}  // namespace sg::lang

@@ -1,0 +1,395 @@
+// src/lang/sema_call.cpp — calls: overload resolution, constructors, intrinsics, tensor methods
+// and the autodiff built-ins (bwd_diff, fwd_diff, diffPair, detach).
+#include "lang/sema_internal.h"
+
+namespace sg::lang {
+
+namespace {
+
+const Builtin kGetPrimal{BuiltinKind::PairGetPrimal, IntrinsicId::Count, "getPrimal"};
+const Builtin kGetDiff{BuiltinKind::PairGetDiff, IntrinsicId::Count, "getDifferential"};
+const Builtin kTensorLoad{BuiltinKind::TensorLoad, IntrinsicId::Count, "load"};
+const Builtin kTensorStore{BuiltinKind::TensorStore, IntrinsicId::Count, "store"};
+const Builtin kTensorAdd{BuiltinKind::TensorAdd, IntrinsicId::Count, "add"};
+
+std::string arg_types(const std::vector<Expr*>& ops, size_t first) {
+    std::string s = "(";
+    for (size_t k = first; k < ops.size(); ++k) s += (k > first ? ", " : "") + type_name(ops[k]->type);
+    return s + ")";
+}
+
+/// Conversion cost of passing `from` to `to`: 0 exact, 1 numeric conversion, 2 splat; -1 none.
+int conversion_cost(const Type* from, const Type* to) {
+    if (from == to) return 0;
+    if (!implicitly_convertible(from, to)) return -1;
+    if (from->is_scalar() && !to->is_scalar()) return 2;
+    return 1;
+}
+
+/// Whether a concrete tensor type may be passed where `param` is declared (interfaces accept
+/// every concrete kind of their family with at least their access).
+bool tensor_accepts(const Type* param, const Type* arg) {
+    if (!param->is_tensor() || !arg->is_tensor()) return false;
+    if (param == arg) return true;
+    if (param->element != arg->element || param->rank != arg->rank) return false;
+    const TensorKind& p = param->tensor;
+    const TensorKind& a = arg->tensor;
+    if (!p.interface) return false;
+    if (p.differentiable && !a.differentiable) return false;
+    if (p.access == TensorAccess::Read) return a.access != TensorAccess::Write;
+    if (p.access == TensorAccess::Write) return a.access != TensorAccess::Read;
+    return a.access == TensorAccess::ReadWrite;
+}
+
+}  // namespace
+
+const Type* Sema::check_call(Expr* e) {
+    if (e->kind == ExprKind::TypeCtor) {
+        const Type* t = resolve_type(e->type_expr);
+        for (Expr* o : e->operands) check_expr(o);
+        if (t->is_error()) return t;
+        e->builtin = nullptr;
+        e->type_ref = t;
+        return check_constructor(e, t, 0);
+    }
+    Expr* callee = e->operands[0];
+    // bwd_diff(f)(args) / fwd_diff(f)(args)
+    if (callee->kind == ExprKind::Call && callee->operands.size() == 2 && callee->operands[0]->kind == ExprKind::Name) {
+        const std::string& n = callee->operands[0]->name;
+        bool bwd = n == "bwd_diff" || n == "__bwd_diff";
+        bool fwd = n == "fwd_diff" || n == "__fwd_diff";
+        if ((bwd || fwd) && !lookup_local(n)) {
+            Expr* target = callee->operands[1];
+            callee->type = types_.void_type();
+            auto it = target->kind == ExprKind::Name ? functions_.find(target->name) : functions_.end();
+            for (size_t k = 1; k < e->operands.size(); ++k) check_expr(e->operands[k]);
+            if (it == functions_.end()) {
+                diags_.error(target->loc, n + " needs the name of a function");
+                return types_.error_type();
+            }
+            if (it->second.size() != 1) {
+                diags_.unsupported(target->loc, n + " of an overloaded function");
+                return types_.error_type();
+            }
+            return check_derivative_call(e, it->second.front(), bwd);
+        }
+    }
+    if (callee->kind == ExprKind::Member) {
+        Expr* base = callee->operands[0];
+        const Type* bt = check_expr(base);
+        for (size_t k = 1; k < e->operands.size(); ++k) check_expr(e->operands[k]);
+        if (bt->is_error()) return bt;
+        if (bt->is_tensor()) return check_tensor_method(e, base, callee->name);
+        if (bt->is_pair() && (callee->name == "getPrimal" || callee->name == "getDifferential")) {
+            if (e->operands.size() != 1) diags_.error(e->loc, callee->name + " takes no arguments");
+            bool primal = callee->name == "getPrimal";
+            e->builtin = primal ? &kGetPrimal : &kGetDiff;
+            return primal ? bt->element : types_.differential(bt->element);
+        }
+        diags_.unsupported(e->loc, "calling a method on " + type_name(bt));
+        return types_.error_type();
+    }
+    if (callee->kind != ExprKind::Name) {
+        check_expr(callee);
+        for (size_t k = 1; k < e->operands.size(); ++k) check_expr(e->operands[k]);
+        diags_.error(callee->loc, "this expression cannot be called");
+        return types_.error_type();
+    }
+    check_expr(callee);
+    for (size_t k = 1; k < e->operands.size(); ++k)
+        if (e->operands[k]->kind != ExprKind::InitList) check_expr(e->operands[k]);
+    for (size_t k = 1; k < e->operands.size(); ++k)
+        if (e->operands[k]->type && e->operands[k]->type->is_error()) return types_.error_type();
+    switch (callee->ref) {
+    case RefKind::Function: return check_user_call(e, functions_[callee->name]);
+    case RefKind::Type: return check_constructor(e, callee->type_ref, 1);
+    case RefKind::Builtin: {
+        const Builtin* b = callee->builtin;
+        e->builtin = b;
+        size_t nargs = e->operands.size() - 1;
+        switch (b->kind) {
+        case BuiltinKind::Intrinsic: return check_intrinsic(e, intrinsic_info(b->intrinsic));
+        case BuiltinKind::DiffPair: {
+            if (nargs < 1 || nargs > 2) {
+                diags_.error(e->loc, "diffPair takes a primal value and optionally a derivative");
+                return types_.error_type();
+            }
+            const Type* p = e->operands[1]->type;
+            if (!types_.is_differentiable(p)) {
+                diags_.error(e->operands[1]->loc, "diffPair of non-differentiable type " + type_name(p));
+                return types_.error_type();
+            }
+            if (nargs == 2 && !implicitly_convertible(e->operands[2]->type, types_.differential(p)))
+                diags_.error(e->operands[2]->loc, "derivative of type " + type_name(e->operands[2]->type) +
+                                                      " does not match " + type_name(types_.differential(p)));
+            return types_.pair(p);
+        }
+        case BuiltinKind::Detach:
+            if (nargs != 1) {
+                diags_.error(e->loc, "detach takes one argument");
+                return types_.error_type();
+            }
+            return e->operands[1]->type;
+        case BuiltinKind::CallIndex:
+            if (nargs != 1 || !eval_const_int(e->operands[1])) {
+                diags_.error(e->loc, "__sg_call_index takes a constant dimension");
+                return types_.error_type();
+            }
+            return types_.int32();
+        case BuiltinKind::BwdDiff:
+        case BuiltinKind::FwdDiff:
+            diags_.error(e->loc, std::string(b->name) + "(f) must be called: " + b->name + "(f)(args...)");
+            return types_.error_type();
+        default: break;
+        }
+        break;
+    }
+    case RefKind::Local:
+    case RefKind::Global: diags_.error(callee->loc, "'" + callee->name + "' is a variable, not a function"); break;
+    default: break;
+    }
+    return types_.error_type();
+}
+
+const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& candidates) {
+    size_t nargs = e->operands.size() - 1;
+    FunctionDecl* best = nullptr;
+    int best_cost = 1 << 30;
+    bool ambiguous = false;
+    for (FunctionDecl* f : candidates) {
+        if (f->params.size() != nargs) continue;
+        int cost = 0;
+        for (size_t k = 0; k < nargs && cost >= 0; ++k) {
+            Expr* a = e->operands[k + 1];
+            const Type* pt = f->params[k]->type;
+            if (a->kind == ExprKind::InitList) continue;
+            int c = pt->is_tensor() ? (tensor_accepts(pt, a->type) ? (pt == a->type ? 0 : 1) : -1)
+                                    : conversion_cost(a->type, pt);
+            if (f->params[k]->dir != ParamDir::In && c != 0) c = -1;  // out/inout need the exact type
+            cost = c < 0 ? -1 : cost + c;
+        }
+        if (cost < 0) continue;
+        if (cost < best_cost) {
+            best = f, best_cost = cost, ambiguous = false;
+        } else if (cost == best_cost) {
+            ambiguous = true;
+        }
+    }
+    const std::string& name = candidates.front()->name;
+    if (!best) {
+        bool arity_match = false;
+        for (FunctionDecl* f : candidates) arity_match |= f->params.size() == nargs;
+        if (!arity_match && candidates.size() == 1)
+            diags_.error(e->loc, "function '" + name + "' takes " + std::to_string(candidates.front()->params.size()) +
+                                     " arguments, " + std::to_string(nargs) + " given");
+        else
+            diags_.error(e->loc, "no overload of '" + name + "' accepts arguments " + arg_types(e->operands, 1));
+        return types_.error_type();
+    }
+    if (ambiguous) {
+        diags_.error(e->loc, "call of '" + name + "' with arguments " + arg_types(e->operands, 1) + " is ambiguous");
+        return types_.error_type();
+    }
+    e->callee = best;
+    for (size_t k = 0; k < nargs; ++k) {
+        Expr* a = e->operands[k + 1];
+        if (a->kind == ExprKind::InitList) check_init_list(a, best->params[k]->type);
+        if (best->params[k]->dir != ParamDir::In) require_lvalue(a, "pass to an out/inout parameter");
+    }
+    return best->result_type;
+}
+
+const Type* Sema::check_derivative_call(Expr* e, FunctionDecl* f, bool backward) {
+    e->diff_target = f;
+    e->builtin = nullptr;
+    if (!f->is_differentiable) {
+        diags_.error(e->operands[0]->loc, std::string(backward ? "bwd_diff" : "fwd_diff") + " of '" + f->name +
+                                              "', which is not [Differentiable]", 41020);
+        return types_.error_type();
+    }
+    std::vector<DerivedParam> sig = backward ? backward_signature(types_, *f) : forward_signature(types_, *f);
+    size_t nargs = e->operands.size() - 1;
+    if (nargs != sig.size()) {
+        diags_.error(e->loc, std::string(backward ? "bwd_diff(" : "fwd_diff(") + f->name + ") takes " +
+                                 std::to_string(sig.size()) + " arguments, " + std::to_string(nargs) + " given");
+        return types_.error_type();
+    }
+    for (size_t k = 0; k < nargs; ++k) {
+        Expr* a = e->operands[k + 1];
+        const Type* want = sig[k].type;
+        if (a->kind == ExprKind::InitList) {
+            check_init_list(a, want);
+            continue;
+        }
+        bool ok = want->is_tensor() ? tensor_accepts(want, a->type)
+                  : sig[k].dir == ParamDir::In ? implicitly_convertible(a->type, want)
+                                               : a->type == want;
+        if (!ok) {
+            std::string pname = sig[k].source_param >= 0 ? f->params[size_t(sig[k].source_param)]->name : "dResult";
+            diags_.error(a->loc, "argument for '" + pname + "' of " + (backward ? "bwd_diff(" : "fwd_diff(") + f->name +
+                                     ") must be " + type_name(want) + ", got " + type_name(a->type));
+            continue;
+        }
+        if (sig[k].dir != ParamDir::In) require_lvalue(a, "pass to an inout parameter");
+    }
+    if (backward) return types_.void_type();
+    const Type* r = f->result_type;
+    if (!r->is_void() && !f->return_no_diff && types_.is_differentiable(r)) return types_.pair(r);
+    return r;
+}
+
+const Type* Sema::check_constructor(Expr* e, const Type* t, size_t first) {
+    e->builtin = nullptr;
+    e->type_ref = t;
+    e->ref = RefKind::Type;
+    std::vector<Expr*> args(e->operands.begin() + long(first), e->operands.end());
+    for (Expr* a : args)
+        if (a->type->is_error()) return types_.error_type();
+    auto fail = [&]() {
+        diags_.error(e->loc, "cannot construct " + type_name(t) + " from " + arg_types(e->operands, first));
+        return types_.error_type();
+    };
+    if (t->is_scalar()) {
+        if (args.size() != 1 || !args[0]->type->is_scalar()) return fail();
+        return t;
+    }
+    if (t->is_vector() || t->is_matrix()) {
+        if (args.size() == 1 && args[0]->type->is_scalar()) return t;  // splat
+        if (args.size() == 1 && args[0]->type->kind == t->kind && args[0]->type->rows == t->rows &&
+            args[0]->type->cols == t->cols)
+            return t;  // conversion
+        int count = 0;
+        for (Expr* a : args) {
+            if (!a->type->is_scalar() && !a->type->is_vector()) return fail();
+            count += a->type->components();
+        }
+        if (count != t->components()) return fail();
+        return t;
+    }
+    if (t->is_pair()) {
+        if (args.size() < 1 || args.size() > 2 || !implicitly_convertible(args[0]->type, t->element)) return fail();
+        if (args.size() == 2 && !implicitly_convertible(args[1]->type, types_.differential(t->element))) return fail();
+        return t;
+    }
+    if (t->is_array()) {
+        diags_.unsupported(e->loc, "array constructor " + type_name(t) + "(...)");
+        return types_.error_type();
+    }
+    if (t->is_struct()) {
+        diags_.unsupported(e->loc, "struct constructor " + type_name(t) + "(...) (use an initializer list)");
+        return types_.error_type();
+    }
+    return fail();
+}
+
+const Type* Sema::check_intrinsic(Expr* e, const IntrinsicInfo& info) {
+    size_t nargs = e->operands.size() - 1;
+    if (int(nargs) != info.arity) {
+        diags_.error(e->loc, std::string(info.name) + " takes " + std::to_string(info.arity) + " arguments, " +
+                                 std::to_string(nargs) + " given");
+        return types_.error_type();
+    }
+    std::vector<const Type*> types;
+    for (size_t k = 1; k < e->operands.size(); ++k) types.push_back(e->operands[k]->type);
+    auto fail = [&]() {
+        diags_.error(e->loc, std::string("no overload of ") + info.name + " accepts " + arg_types(e->operands, 1));
+        return types_.error_type();
+    };
+    for (const Type* t : types)
+        if (!t->is_numeric()) return fail();
+    switch (info.rule) {
+    case IntrinsicRule::Same:
+    case IntrinsicRule::SameAny: {
+        const Type* t = intrinsic_operand_type(types_, info.id, types);
+        if (!t) return fail();
+        if (info.id == IntrinsicId::Normalize && !t->is_vector()) return fail();
+        if (info.id == IntrinsicId::Reflect && !t->is_vector()) return fail();
+        return t;
+    }
+    case IntrinsicRule::Reduce: {
+        const Type* t = intrinsic_operand_type(types_, info.id, types);
+        if (!t || (info.id == IntrinsicId::Dot && !t->is_vector()) || t->is_matrix()) return fail();
+        if (info.id == IntrinsicId::Dot && !is_floating(t->scalar)) return fail();
+        return types_.scalar_of(t);
+    }
+    case IntrinsicRule::Cross: {
+        const Type* t = intrinsic_operand_type(types_, info.id, types);
+        if (!t || !t->is_vector() || t->rows != 3) return fail();
+        return t;
+    }
+    case IntrinsicRule::Select: {
+        if (types[0]->scalar != ScalarKind::Bool && !types[0]->is_scalar()) return fail();
+        const Type* t = intrinsic_operand_type(types_, info.id, types);
+        if (!t) return fail();
+        if (types[0]->is_vector() && types[0]->rows != t->rows) return fail();
+        return t;
+    }
+    case IntrinsicRule::Pred: return types_.with_scalar(types[0], ScalarKind::Bool);
+    case IntrinsicRule::AnyAll: return types_.boolean();
+    case IntrinsicRule::BitCast: {
+        if (scalar_bits(types[0]->scalar) != 32) return fail();
+        ScalarKind k = info.id == IntrinsicId::AsFloat ? ScalarKind::Float
+                       : info.id == IntrinsicId::AsInt ? ScalarKind::Int32
+                                                       : ScalarKind::UInt32;
+        return types_.with_scalar(types[0], k);
+    }
+    case IntrinsicRule::Mul: {
+        const Type *a = types[0], *b = types[1];
+        ScalarKind k = a->scalar == b->scalar ? a->scalar : ScalarKind::Float;
+        if (!is_floating(k)) k = ScalarKind::Float;
+        if (a->is_matrix() && b->is_vector() && a->cols == b->rows) return types_.vector(k, a->rows);
+        if (a->is_vector() && b->is_matrix() && a->rows == b->rows) return types_.vector(k, b->cols);
+        if (a->is_matrix() && b->is_matrix() && a->cols == b->rows) return types_.matrix(k, a->rows, b->cols);
+        if (a->is_scalar() || b->is_scalar()) {
+            const Type* t = binary_operand_type(types_, Op::Mul, a, b);
+            return t ? t : fail();
+        }
+        return fail();
+    }
+    case IntrinsicRule::Transpose:
+        if (!types[0]->is_matrix()) return fail();
+        return types_.matrix(types[0]->scalar, types[0]->cols, types[0]->rows);
+    }
+    return fail();
+}
+
+const Type* Sema::check_tensor_method(Expr* e, Expr* tensor, const std::string& method) {
+    const Type* t = tensor->type;
+    std::vector<Expr*> args(e->operands.begin() + 1, e->operands.end());
+    const TensorKind& k = t->tensor;
+    if (method == "load" || method == "load_once" || method == "load_uniform") {
+        if (k.access == TensorAccess::Write) {
+            diags_.error(e->loc, "cannot load from write-only " + type_name(t));
+            return types_.error_type();
+        }
+        e->builtin = &kTensorLoad;
+        return check_tensor_index(e, t, args);
+    }
+    if (method == "store" || method == "add") {
+        if (args.empty()) {
+            diags_.error(e->loc, method + " takes indices and a value");
+            return types_.error_type();
+        }
+        if (k.access == TensorAccess::Read) {
+            diags_.error(e->loc, "cannot " + method + " into read-only " + type_name(t));
+            return types_.error_type();
+        }
+        if (method == "add" && !k.atomic) {
+            diags_.error(e->loc, "add is only available on AtomicTensor, not " + type_name(t));
+            return types_.error_type();
+        }
+        Expr* value = args.back();
+        args.pop_back();
+        const Type* elem = check_tensor_index(e, t, args);
+        if (elem->is_error()) return elem;
+        if (!implicitly_convertible(value->type, elem))
+            diags_.error(value->loc, "cannot convert " + type_name(value->type) + " to " + type_name(elem) + " in " + method);
+        e->builtin = method == "store" ? &kTensorStore : &kTensorAdd;
+        e->is_lvalue = false;
+        return types_.void_type();
+    }
+    diags_.error(e->loc, type_name(t) + " has no method '" + method + "'");
+    return types_.error_type();
+}
+
+}  // namespace sg::lang

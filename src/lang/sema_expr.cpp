@@ -1,0 +1,435 @@
+// src/lang/sema_expr.cpp — type checking of expressions: names, operators, calls, overloads,
+// constructors, intrinsics, tensors, swizzles and the autodiff built-ins.
+#include <array>
+
+#include "lang/sema_internal.h"
+
+namespace sg::lang {
+
+namespace {
+
+constexpr int kMaxExprDepth = 2000;  // the parser already limits nesting; this guards sema's own recursion
+
+const Builtin kBwdDiff{BuiltinKind::BwdDiff, IntrinsicId::Count, "bwd_diff"};
+const Builtin kFwdDiff{BuiltinKind::FwdDiff, IntrinsicId::Count, "fwd_diff"};
+const Builtin kDiffPair{BuiltinKind::DiffPair, IntrinsicId::Count, "diffPair"};
+const Builtin kDetach{BuiltinKind::Detach, IntrinsicId::Count, "detach"};
+const Builtin kCallIndex{BuiltinKind::CallIndex, IntrinsicId::Count, "__sg_call_index"};
+
+const Builtin* intrinsic_builtin(IntrinsicId id) {
+    static std::array<Builtin, size_t(IntrinsicId::Count)> table = [] {
+        std::array<Builtin, size_t(IntrinsicId::Count)> t{};
+        for (size_t k = 0; k < t.size(); ++k)
+            t[k] = Builtin{BuiltinKind::Intrinsic, IntrinsicId(k), intrinsic_info(IntrinsicId(k)).name};
+        return t;
+    }();
+    return &table[size_t(id)];
+}
+
+const Builtin* find_builtin(const std::string& name, bool allow_internal) {
+    if (const IntrinsicInfo* info = find_intrinsic(name)) return intrinsic_builtin(info->id);
+    if (name == "bwd_diff" || name == "__bwd_diff") return &kBwdDiff;
+    if (name == "fwd_diff" || name == "__fwd_diff") return &kFwdDiff;
+    if (name == "diffPair" || name == "makePair") return &kDiffPair;
+    if (name == "detach") return &kDetach;
+    if (allow_internal && name == "__sg_call_index") return &kCallIndex;
+    return nullptr;
+}
+
+std::string describe_args(const std::vector<Expr*>& args, size_t first) {
+    std::string s = "(";
+    for (size_t k = first; k < args.size(); ++k) s += (k > first ? ", " : "") + type_name(args[k]->type);
+    return s + ")";
+}
+
+bool is_swizzle_char(char c, const char* set) {
+    for (const char* p = set; *p; ++p)
+        if (*p == c) return true;
+    return false;
+}
+
+}  // namespace
+
+void Sema::require_lvalue(Expr* e, const char* what) {
+    if (!e->is_lvalue && !e->type->is_error())
+        diags_.error(e->loc, std::string("cannot ") + what + ": the expression is not an assignable location");
+}
+
+void Sema::check_convertible(Expr* e, const Type* to, const char* what) {
+    if (e->kind == ExprKind::InitList) {
+        check_init_list(e, to);
+        return;
+    }
+    const Type* from = check_expr(e);
+    if (!implicitly_convertible(from, to))
+        diags_.error(e->loc, std::string("cannot convert ") + type_name(from) + " to " + type_name(to) + " in " + what);
+}
+
+void Sema::check_init_list(Expr* e, const Type* target) {
+    if (e->kind != ExprKind::InitList) {
+        check_convertible(e, target, "initializer list element");
+        return;
+    }
+    e->type = target;
+    auto elements = [&](const Type* elem, size_t count) {
+        if (e->operands.size() > count)
+            diags_.error(e->loc, "too many elements in initializer list for " + type_name(target) + ": " +
+                                     std::to_string(e->operands.size()) + " given, " + std::to_string(count) + " expected");
+        for (Expr* o : e->operands) check_init_list(o, elem);
+    };
+    switch (target->kind) {
+    case TypeKind::Array: elements(target->element, size_t(target->count)); break;
+    case TypeKind::Vector: elements(types_.scalar_of(target), size_t(target->rows)); break;
+    case TypeKind::Matrix:
+        // Either rows or flat scalars.
+        if (!e->operands.empty() && e->operands[0]->kind == ExprKind::InitList)
+            elements(types_.vector(target->scalar, target->cols), size_t(target->rows));
+        else
+            elements(types_.scalar_of(target), size_t(target->rows * target->cols));
+        break;
+    case TypeKind::Struct: {
+        const auto& fields = types_.fields(target);
+        if (e->operands.size() > fields.size())
+            diags_.error(e->loc, "too many elements in initializer list for struct " + type_name(target));
+        for (size_t k = 0; k < e->operands.size() && k < fields.size(); ++k) check_init_list(e->operands[k], fields[k].type);
+        break;
+    }
+    case TypeKind::Scalar:
+        if (e->operands.size() != 1) diags_.error(e->loc, "initializer list for a scalar must have one element");
+        for (Expr* o : e->operands) check_init_list(o, target);
+        break;
+    case TypeKind::Error: for (Expr* o : e->operands) if (o->kind != ExprKind::InitList) check_expr(o); break;
+    default: diags_.error(e->loc, "cannot initialize " + type_name(target) + " with an initializer list");
+    }
+}
+
+const Type* Sema::check_expr(Expr* e, const Type* expected) {
+    if (!e) return types_.error_type();
+    if (++expr_depth_ > kMaxExprDepth) {
+        --expr_depth_;
+        diags_.error(e->loc, "expression nested too deeply");
+        return e->type = types_.error_type();
+    }
+    const Type* t = types_.error_type();
+    switch (e->kind) {
+    case ExprKind::IntLit: {
+        const std::string& s = e->suffix;
+        bool is_unsigned = s.find('u') != std::string::npos || s.find('U') != std::string::npos;
+        bool is_long = s.find('l') != std::string::npos || s.find('L') != std::string::npos;
+        if (is_long) t = types_.scalar(is_unsigned ? ScalarKind::UInt64 : ScalarKind::Int64);
+        else if (is_unsigned) t = e->int_value > 0xffffffffull ? types_.scalar(ScalarKind::UInt64) : types_.uint32();
+        else t = e->int_value > 0x7fffffffull ? types_.scalar(ScalarKind::Int64) : types_.int32();
+        break;
+    }
+    case ExprKind::FloatLit:
+        t = (e->suffix == "l" || e->suffix == "L") ? types_.scalar(ScalarKind::Double)
+            : (e->suffix == "h" || e->suffix == "H") ? types_.scalar(ScalarKind::Half)
+                                                     : types_.float32();
+        if (t->scalar == ScalarKind::Half) diags_.unsupported(e->loc, "the half type");
+        break;
+    case ExprKind::BoolLit: t = types_.boolean(); break;
+    case ExprKind::Name: t = check_name(e); break;
+    case ExprKind::Unary:
+    case ExprKind::Postfix: t = check_unary(e); break;
+    case ExprKind::Binary: t = check_binary(e); break;
+    case ExprKind::Assign: t = check_assign(e); break;
+    case ExprKind::Conditional: t = check_conditional(e); break;
+    case ExprKind::Call:
+    case ExprKind::TypeCtor: t = check_call(e); break;
+    case ExprKind::Index: t = check_index(e); break;
+    case ExprKind::Member: t = check_member(e); break;
+    case ExprKind::InitList:
+        if (expected) {
+            check_init_list(e, expected);
+            t = expected;
+        } else {
+            diags_.error(e->loc, "an initializer list is only allowed where its type is known");
+            for (Expr* o : e->operands)
+                if (o->kind != ExprKind::InitList) check_expr(o);
+        }
+        break;
+    case ExprKind::Comma:
+        check_expr(e->operands[0]);
+        t = check_expr(e->operands[1]);
+        break;
+    case ExprKind::NoDiff: t = check_expr(e->operands[0]); break;
+    case ExprKind::Cast:
+        diags_.unsupported(e->loc, "C-style cast (write float(x) instead)");
+        check_expr(e->operands[0]);
+        break;
+    }
+    --expr_depth_;
+    return e->type = t;
+}
+
+const Type* Sema::check_name(Expr* e) {
+    if (VarDecl* v = lookup_local(e->name)) {
+        e->ref = RefKind::Local;
+        e->var_ref = v;
+        e->is_lvalue = !v->is_const && !(v->is_param && v->type && v->type->is_tensor());
+        return v->type ? v->type : types_.error_type();
+    }
+    auto g = globals_.find(e->name);
+    if (g != globals_.end()) {
+        e->ref = RefKind::Global;
+        e->var_ref = g->second;
+        return g->second->type ? g->second->type : types_.error_type();
+    }
+    if (functions_.count(e->name)) {
+        e->ref = RefKind::Function;
+        return types_.void_type();
+    }
+    if (const Builtin* b = find_builtin(e->name, allow_internal_)) {
+        e->ref = RefKind::Builtin;
+        e->builtin = b;
+        return types_.void_type();
+    }
+    if (const Type* t = resolve_named_type(e->name, e->loc, false)) {
+        e->ref = RefKind::Type;
+        e->type_ref = t;
+        return types_.void_type();
+    }
+    diags_.error(e->loc, "unknown name '" + e->name + "'");
+    return types_.error_type();
+}
+
+const Type* Sema::check_unary(Expr* e) {
+    const Type* a = check_expr(e->operands[0]);
+    if (a->is_error()) return a;
+    switch (e->op) {
+    case Op::Neg:
+    case Op::Plus:
+        if (!a->is_numeric() || a->scalar == ScalarKind::Bool) break;
+        return a;
+    case Op::Not:
+        if (!a->is_numeric()) break;
+        return types_.with_scalar(a, ScalarKind::Bool);
+    case Op::BitNot:
+        if (!a->is_numeric() || !is_integer(a->scalar)) break;
+        return a;
+    case Op::PreInc:
+    case Op::PreDec:
+    case Op::Inc:
+    case Op::Dec:
+        if (!a->is_numeric() || a->scalar == ScalarKind::Bool) break;
+        require_lvalue(e->operands[0], "increment or decrement");
+        return a;
+    default: break;
+    }
+    diags_.error(e->loc, std::string("operator '") + op_spelling(e->op) + "' cannot be applied to " + type_name(a));
+    return types_.error_type();
+}
+
+const Type* Sema::check_binary(Expr* e) {
+    const Type* a = check_expr(e->operands[0]);
+    const Type* b = check_expr(e->operands[1]);
+    if (a->is_error() || b->is_error()) return types_.error_type();
+    const Type* t = binary_operand_type(types_, e->op, a, b);
+    if (!t) {
+        diags_.error(e->loc, std::string("operator '") + op_spelling(e->op) + "' cannot be applied to " + type_name(a) +
+                                 " and " + type_name(b));
+        return types_.error_type();
+    }
+    switch (e->op) {
+    case Op::Lt: case Op::Gt: case Op::Le: case Op::Ge: case Op::Eq: case Op::Ne:
+        return types_.with_scalar(t, ScalarKind::Bool);
+    case Op::LogAnd:
+    case Op::LogOr:
+        return types_.with_scalar(t, ScalarKind::Bool);
+    case Op::Rem:
+        if (is_floating(t->scalar)) {
+            diags_.unsupported(e->loc, "'%' on floating-point values (use fmod)");
+            return types_.error_type();
+        }
+        return t;
+    case Op::Shl: case Op::Shr: case Op::BitAnd: case Op::BitOr: case Op::BitXor:
+        if (!is_integer(t->scalar) && t->scalar != ScalarKind::Bool) {
+            diags_.error(e->loc, std::string("operator '") + op_spelling(e->op) + "' needs integer operands, got " +
+                                     type_name(a) + " and " + type_name(b));
+            return types_.error_type();
+        }
+        return t;
+    default:
+        if (t->is_matrix() && e->op == Op::Mul && a->is_matrix() && b->is_matrix()) return t;  // elementwise (HLSL)
+        return t;
+    }
+}
+
+const Type* Sema::check_assign(Expr* e) {
+    Expr* lhs = e->operands[0];
+    const Type* a = check_expr(lhs);
+    if (lhs->kind == ExprKind::Member && lhs->ref == RefKind::Swizzle && lhs->swizzle.size() > 1) {
+        diags_.unsupported(lhs->loc, "assignment to a swizzle");
+        check_expr(e->operands[1]);
+        return types_.error_type();
+    }
+    require_lvalue(lhs, "assign");
+    if (e->op == Op::Assign) {
+        if (e->operands[1]->kind == ExprKind::InitList) check_init_list(e->operands[1], a);
+        else check_convertible(e->operands[1], a, "assignment");
+        return a;
+    }
+    const Type* b = check_expr(e->operands[1]);
+    if (a->is_error() || b->is_error()) return types_.error_type();
+    Op bin = Op(int(e->op) - int(Op::MulAssign) + int(Op::Mul));
+    static const Op kCompound[] = {Op::Mul, Op::Div, Op::Rem, Op::Add, Op::Sub, Op::Shl, Op::Shr, Op::BitAnd, Op::BitXor, Op::BitOr};
+    bin = kCompound[int(e->op) - int(Op::MulAssign)];
+    const Type* t = binary_operand_type(types_, bin, a, b);
+    if (!t || !implicitly_convertible(t, a)) {
+        diags_.error(e->loc, std::string("operator '") + op_spelling(e->op) + "' cannot be applied to " + type_name(a) +
+                                 " and " + type_name(b));
+        return types_.error_type();
+    }
+    if (bin == Op::Rem && is_floating(t->scalar)) diags_.unsupported(e->loc, "'%=' on floating-point values");
+    return a;
+}
+
+const Type* Sema::check_conditional(Expr* e) {
+    const Type* c = check_expr(e->operands[0]);
+    const Type* a = check_expr(e->operands[1]);
+    const Type* b = check_expr(e->operands[2]);
+    if (c->is_error() || a->is_error() || b->is_error()) return types_.error_type();
+    if (c->is_vector()) {
+        if (current_fn_ && current_fn_->is_differentiable) {
+            diags_.error(e->loc, "a vector condition in '?:' is not differentiable; use select() instead", 30055);
+            return types_.error_type();
+        }
+    } else if (!implicitly_convertible(c, types_.boolean())) {
+        diags_.error(e->operands[0]->loc, "condition of '?:' must be bool, got " + type_name(c));
+    }
+    if (a == b) return a;
+    const Type* t = binary_operand_type(types_, Op::Add, a, b);
+    if (!t) {
+        diags_.error(e->loc, "the branches of '?:' have incompatible types " + type_name(a) + " and " + type_name(b));
+        return types_.error_type();
+    }
+    return t;
+}
+
+const Type* Sema::check_index(Expr* e) {
+    Expr* base = e->operands[0];
+    const Type* bt = check_expr(base);
+    std::vector<Expr*> index(e->operands.begin() + 1, e->operands.end());
+    for (Expr* i : index) check_expr(i);
+    if (bt->is_error()) return bt;
+    if (bt->is_tensor()) return check_tensor_index(e, bt, index);
+    if (index.size() != 1) {
+        diags_.error(e->loc, "only tensors take several indices; " + type_name(bt) + " takes one");
+        return types_.error_type();
+    }
+    if (!index[0]->type->is_error() && !is_integer_scalar(index[0]->type)) {
+        diags_.error(index[0]->loc, "index must be an integer, got " + type_name(index[0]->type));
+        return types_.error_type();
+    }
+    e->is_lvalue = base->is_lvalue;
+    if (bt->is_array()) {
+        auto k = eval_const_int(index[0]);
+        if (k && (*k < 0 || *k >= bt->count))
+            diags_.error(index[0]->loc, "index " + std::to_string(*k) + " is out of bounds for " + type_name(bt));
+        return bt->element;
+    }
+    if (bt->is_vector()) return types_.scalar_of(bt);
+    if (bt->is_matrix()) return types_.vector(bt->scalar, bt->cols);
+    diags_.error(e->loc, "cannot index a value of type " + type_name(bt));
+    return types_.error_type();
+}
+
+const Type* Sema::check_tensor_index(Expr* at, const Type* tensor, const std::vector<Expr*>& index) {
+    std::vector<const Type*> types;
+    for (Expr* i : index) {
+        if (i->type->is_error()) return types_.error_type();
+        types.push_back(i->type);
+    }
+    TensorIndexForm form = tensor_index_form(types);
+    int given = 0;
+    bool ok = true;
+    if (form == TensorIndexForm::Scalars) {
+        given = int(index.size());
+        for (const Type* t : types) ok &= is_integer_scalar(t);
+    } else if (form == TensorIndexForm::Array) {
+        given = int(types[0]->count);
+        ok = is_integer_scalar(types[0]->element);
+    } else {
+        given = types[0]->rows;
+        ok = is_integer(types[0]->scalar);
+    }
+    if (!ok) {
+        diags_.error(at->loc, "tensor index must be integers, got " + describe_args(index, 0));
+        return types_.error_type();
+    }
+    if (given != tensor->rank) {
+        diags_.error(at->loc, type_name(tensor) + " needs " + std::to_string(tensor->rank) + " indices, got " +
+                                  std::to_string(given));
+        return types_.error_type();
+    }
+    at->is_lvalue = tensor->tensor.access != TensorAccess::Read;
+    return tensor->element;
+}
+
+const Type* Sema::check_member(Expr* e) {
+    Expr* base = e->operands[0];
+    const Type* bt = check_expr(base);
+    if (bt->is_error()) return bt;
+    const std::string& n = e->name;
+    if (bt->is_struct()) {
+        const auto& fields = types_.fields(bt);
+        for (size_t k = 0; k < fields.size(); ++k)
+            if (fields[k].name == n) {
+                e->ref = RefKind::Field;
+                e->field_index = int(k);
+                e->is_lvalue = base->is_lvalue;
+                return fields[k].type;
+            }
+        diags_.error(e->loc, "struct " + type_name(bt) + " has no member '" + n + "'");
+        return types_.error_type();
+    }
+    if (bt->is_pair()) {
+        e->ref = RefKind::PairMember;
+        if (n == "p" || n == "primal") return bt->element;
+        if (n == "d" || n == "differential") return types_.differential(bt->element);
+        if (n == "getPrimal" || n == "getDifferential") return types_.void_type();  // resolved as a call
+        diags_.error(e->loc, type_name(bt) + " has no member '" + n + "' (it has .p and .d)");
+        return types_.error_type();
+    }
+    if (bt->is_tensor()) {
+        e->ref = RefKind::TensorMember;
+        if (n == "shape") return types_.array(types_.uint32(), bt->rank);
+        if (n == "load" || n == "store" || n == "add" || n == "load_once" || n == "load_uniform")
+            return types_.void_type();  // resolved as a call
+        diags_.error(e->loc, type_name(bt) + " has no member '" + n + "'");
+        return types_.error_type();
+    }
+    if (bt->is_vector() || bt->is_scalar()) {
+        int width = bt->is_scalar() ? 1 : bt->rows;
+        const char* set = nullptr;
+        if (!n.empty() && is_swizzle_char(n[0], "xyzw")) set = "xyzw";
+        if (!n.empty() && is_swizzle_char(n[0], "rgba")) set = "rgba";
+        bool ok = set && n.size() <= 4;
+        std::vector<int> comps;
+        for (char c : n) {
+            if (!ok) break;
+            if (!is_swizzle_char(c, set)) {
+                ok = false;
+                break;
+            }
+            int idx = int(std::string(set).find(c));
+            if (idx >= width) {
+                diags_.error(e->loc, std::string("swizzle component '") + c + "' is out of range for " + type_name(bt));
+                return types_.error_type();
+            }
+            comps.push_back(idx);
+        }
+        if (ok) {
+            e->ref = RefKind::Swizzle;
+            e->swizzle = comps;
+            e->is_lvalue = base->is_lvalue && comps.size() == 1;
+            return types_.vector(bt->scalar, int(comps.size()));
+        }
+        diags_.error(e->loc, "invalid swizzle '" + n + "' on " + type_name(bt));
+        return types_.error_type();
+    }
+    diags_.error(e->loc, type_name(bt) + " has no member '" + n + "'");
+    return types_.error_type();
+}
+
+}  // namespace sg::lang

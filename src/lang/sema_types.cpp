@@ -1,0 +1,382 @@
+// src/lang/sema_types.cpp — type resolution, constant evaluation, conversion and signature rules.
+#include <cctype>
+#include <cstring>
+
+#include "lang/sema_internal.h"
+
+namespace sg::lang {
+
+namespace {
+
+/// Largest array (elements) a kernel may declare; larger ones get a diagnostic instead of an
+/// allocation attempt (kernels keep arrays in registers or local memory).
+constexpr int64_t kMaxArrayElements = 1 << 20;
+
+struct ScalarName {
+    const char* name;
+    ScalarKind kind;
+};
+const ScalarName kScalarNames[] = {
+    {"bool", ScalarKind::Bool},     {"int", ScalarKind::Int32},       {"uint", ScalarKind::UInt32},
+    {"float", ScalarKind::Float},   {"double", ScalarKind::Double},   {"half", ScalarKind::Half},
+    {"int8_t", ScalarKind::Int8},   {"int16_t", ScalarKind::Int16},   {"int32_t", ScalarKind::Int32},
+    {"int64_t", ScalarKind::Int64}, {"uint8_t", ScalarKind::UInt8},   {"uint16_t", ScalarKind::UInt16},
+    {"uint32_t", ScalarKind::UInt32}, {"uint64_t", ScalarKind::UInt64}, {"float32_t", ScalarKind::Float},
+    {"float64_t", ScalarKind::Double},
+};
+
+const ScalarName* find_scalar(std::string_view name) {
+    for (const auto& s : kScalarNames)
+        if (name == s.name) return &s;
+    return nullptr;
+}
+
+struct TensorName {
+    const char* name;
+    TensorKind kind;
+};
+// The 18 tensor built-ins of LANGUAGE.md (plus their concrete primal-only kinds).
+const TensorName kTensorNames[] = {
+    {"ITensor", {TensorAccess::Read, false, true, false, false}},
+    {"Tensor", {TensorAccess::Read, false, false, false, false}},
+    {"IWTensor", {TensorAccess::Write, false, true, false, false}},
+    {"WTensor", {TensorAccess::Write, false, false, false, false}},
+    {"IRWTensor", {TensorAccess::ReadWrite, false, true, false, false}},
+    {"RWTensor", {TensorAccess::ReadWrite, false, false, false, false}},
+    {"AtomicTensor", {TensorAccess::ReadWrite, false, false, false, true}},
+    {"IDiffTensor", {TensorAccess::Read, true, true, false, false}},
+    {"DiffTensor", {TensorAccess::Read, true, false, true, false}},
+    {"PrimalTensor", {TensorAccess::Read, true, false, false, false}},
+    {"IWDiffTensor", {TensorAccess::Write, true, true, false, false}},
+    {"WDiffTensor", {TensorAccess::Write, true, false, true, false}},
+    {"WPrimalTensor", {TensorAccess::Write, true, false, false, false}},
+    {"IRWDiffTensor", {TensorAccess::ReadWrite, true, true, false, false}},
+    {"RWDiffTensor", {TensorAccess::ReadWrite, true, false, true, false}},
+    {"RWPrimalTensor", {TensorAccess::ReadWrite, true, false, false, false}},
+};
+
+int scalar_rank(ScalarKind k) {
+    switch (k) {
+    case ScalarKind::Bool: return 0;
+    case ScalarKind::Int8: return 1;
+    case ScalarKind::UInt8: return 2;
+    case ScalarKind::Int16: return 3;
+    case ScalarKind::UInt16: return 4;
+    case ScalarKind::Int32: return 5;
+    case ScalarKind::UInt32: return 6;
+    case ScalarKind::Int64: return 7;
+    case ScalarKind::UInt64: return 8;
+    case ScalarKind::Half: return 9;
+    case ScalarKind::Float: return 10;
+    case ScalarKind::Double: return 11;
+    }
+    return 0;
+}
+
+ScalarKind wider(ScalarKind a, ScalarKind b) { return scalar_rank(a) >= scalar_rank(b) ? a : b; }
+
+}  // namespace
+
+const Type* Sema::resolve_named_type(const std::string& name, SourceLoc loc, bool report) {
+    if (name == "void") return types_.void_type();
+    if (const ScalarName* s = find_scalar(name)) return types_.scalar(s->kind);
+    // Vector and matrix shorthands: float3, int2, double4, float3x3, bool2.
+    for (const auto& s : kScalarNames) {
+        size_t n = std::strlen(s.name);
+        if (name.size() <= n || name.compare(0, n, s.name) != 0) continue;
+        std::string rest = name.substr(n);
+        if (rest.size() == 1 && rest[0] >= '1' && rest[0] <= '4') return types_.vector(s.kind, rest[0] - '0');
+        if (rest.size() == 3 && rest[1] == 'x' && rest[0] >= '1' && rest[0] <= '4' && rest[2] >= '1' && rest[2] <= '4')
+            return types_.matrix(s.kind, rest[0] - '0', rest[2] - '0');
+    }
+    auto it = structs_.find(name);
+    if (it != structs_.end()) return it->second->type;
+    if (report) diags_.error(loc, "unknown type '" + name + "'");
+    return nullptr;
+}
+
+std::optional<int64_t> Sema::eval_const_int(Expr* e) {
+    if (!e) return std::nullopt;
+    switch (e->kind) {
+    case ExprKind::IntLit:
+        if (e->int_value > uint64_t(INT64_MAX)) return std::nullopt;
+        return int64_t(e->int_value);
+    case ExprKind::Name: {
+        auto it = globals_.find(e->name);
+        if (it != globals_.end() && it->second->is_const && it->second->init) return eval_const_int(it->second->init);
+        return std::nullopt;
+    }
+    case ExprKind::Unary: {
+        auto v = eval_const_int(e->operands[0]);
+        if (!v) return v;
+        if (e->op == Op::Neg) return -*v;
+        if (e->op == Op::Plus) return *v;
+        return std::nullopt;
+    }
+    case ExprKind::Binary: {
+        auto a = eval_const_int(e->operands[0]);
+        auto b = eval_const_int(e->operands[1]);
+        if (!a || !b) return std::nullopt;
+        // Guard against overflow: constant folding only serves sizes and bounds.
+        if (*a > (int64_t(1) << 40) || *b > (int64_t(1) << 40) || *a < -(int64_t(1) << 40) || *b < -(int64_t(1) << 40))
+            return std::nullopt;
+        switch (e->op) {
+        case Op::Add: return *a + *b;
+        case Op::Sub: return *a - *b;
+        case Op::Mul: return *a * *b;
+        case Op::Div: return *b ? std::optional<int64_t>(*a / *b) : std::nullopt;
+        case Op::Rem: return *b ? std::optional<int64_t>(*a % *b) : std::nullopt;
+        case Op::Shl: return (*b >= 0 && *b < 40) ? std::optional<int64_t>(*a << *b) : std::nullopt;
+        default: return std::nullopt;
+        }
+    }
+    default: return std::nullopt;
+    }
+}
+
+const Type* Sema::resolve_type(TypeExpr* te) {
+    if (!te) return types_.error_type();
+    const Type* base = nullptr;
+    const std::string& n = te->name;
+    auto generic_type = [&](size_t k) -> const Type* {
+        if (k >= te->arg_is_value.size() || te->arg_is_value[k]) return nullptr;
+        size_t type_index = 0;
+        for (size_t j = 0; j < k; ++j) type_index += !te->arg_is_value[j];
+        return resolve_type(te->type_args[type_index]);
+    };
+    auto generic_int = [&](size_t k) -> std::optional<int64_t> {
+        if (k >= te->arg_is_value.size()) return std::nullopt;
+        if (!te->arg_is_value[k]) {
+            // `vector<float, N>` where N parsed as a type name: a static const int.
+            size_t type_index = 0;
+            for (size_t j = 0; j < k; ++j) type_index += !te->arg_is_value[j];
+            auto it = globals_.find(te->type_args[type_index]->name);
+            if (it != globals_.end() && it->second->init) return eval_const_int(it->second->init);
+            return std::nullopt;
+        }
+        size_t value_index = 0;
+        for (size_t j = 0; j < k; ++j) value_index += te->arg_is_value[j];
+        return eval_const_int(te->value_args[value_index]);
+    };
+    size_t nargs = te->arg_is_value.size();
+    bool is_tensor = false;
+    for (const auto& t : kTensorNames) {
+        if (n != t.name) continue;
+        is_tensor = true;
+        const Type* elem = generic_type(0);
+        auto rank = generic_int(1);
+        if (nargs != 2 || !elem || !rank) {
+            diags_.error(te->loc, n + " takes an element type and a rank: " + n + "<float, 2>");
+            return te->resolved = types_.error_type();
+        }
+        if (*rank < 1 || *rank > 8) {
+            // Rank 0 is reserved for the generated glue's scalar results.
+            if (!(allow_internal_ && *rank == 0)) {
+                diags_.error(te->loc, "tensor rank must be between 1 and 8, got " + std::to_string(*rank));
+                return te->resolved = types_.error_type();
+            }
+        }
+        if (!(elem->is_scalar() || elem->is_vector() || elem->is_matrix()) &&
+            !(elem->is_struct() && !t.kind.differentiable)) {
+            diags_.error(te->loc, "tensor element type " + type_name(elem) + " is not supported");
+            return te->resolved = types_.error_type();
+        }
+        if (t.kind.differentiable && !types_.is_differentiable(elem)) {
+            diags_.error(te->loc, n + " needs a differentiable element type, got " + type_name(elem));
+            return te->resolved = types_.error_type();
+        }
+        base = types_.tensor(elem, int(*rank), t.kind);
+    }
+    if (is_tensor) {
+    } else if (n == "vector") {
+        const Type* elem = generic_type(0);
+        auto count = generic_int(1);
+        if (nargs != 2 || !elem || !elem->is_scalar() || !count || *count < 1 || *count > 4) {
+            diags_.error(te->loc, "vector takes a scalar type and a size 1..4: vector<float, 3>");
+            return te->resolved = types_.error_type();
+        }
+        base = types_.vector(elem->scalar, int(*count));
+    } else if (n == "matrix") {
+        const Type* elem = generic_type(0);
+        auto r = generic_int(1), c = generic_int(2);
+        if (nargs != 3 || !elem || !elem->is_scalar() || !r || !c || *r < 2 || *r > 4 || *c < 2 || *c > 4) {
+            diags_.error(te->loc, "matrix takes a scalar type and sizes 2..4: matrix<float, 3, 3>");
+            return te->resolved = types_.error_type();
+        }
+        base = types_.matrix(elem->scalar, int(*r), int(*c));
+    } else if (n == "DifferentialPair") {
+        const Type* elem = generic_type(0);
+        if (nargs != 1 || !elem) {
+            diags_.error(te->loc, "DifferentialPair takes one type argument");
+            return te->resolved = types_.error_type();
+        }
+        if (!types_.is_differentiable(elem)) {
+            diags_.error(te->loc, "DifferentialPair<" + type_name(elem) + ">: the type is not differentiable");
+            return te->resolved = types_.error_type();
+        }
+        base = types_.pair(elem);
+    } else {
+        if (nargs != 0) {
+            diags_.unsupported(te->loc, "generic type arguments on '" + n + "'");
+            return te->resolved = types_.error_type();
+        }
+        base = resolve_named_type(n, te->loc, true);
+        if (!base) return te->resolved = types_.error_type();
+    }
+    if (!te->member.empty()) {
+        if (te->member != "Differential") {
+            diags_.error(te->loc, "unknown member type '" + te->member + "' of " + type_name(base));
+            return te->resolved = types_.error_type();
+        }
+        const Type* d = types_.differential(base);
+        if (!d) {
+            diags_.error(te->loc, type_name(base) + " is not differentiable and has no Differential");
+            return te->resolved = types_.error_type();
+        }
+        base = d;
+    }
+    // Array dimensions as written: `float[5][3]` is an array of 5 arrays of 3.
+    int64_t total = 1;
+    for (auto it = te->array_dims.rbegin(); it != te->array_dims.rend(); ++it) {
+        auto count = eval_const_int(*it);
+        if (!count) {
+            diags_.error((*it) ? (*it)->loc : te->loc, "array size must be a constant integer expression");
+            return te->resolved = types_.error_type();
+        }
+        if (*count <= 0) {
+            diags_.error((*it)->loc, "array size must be positive, got " + std::to_string(*count));
+            return te->resolved = types_.error_type();
+        }
+        total = (*count > kMaxArrayElements) ? kMaxArrayElements + 1 : total * *count;
+        if (total > kMaxArrayElements) {
+            diags_.error((*it)->loc, "array of more than " + std::to_string(kMaxArrayElements) +
+                                         " elements is too large for a kernel");
+            return te->resolved = types_.error_type();
+        }
+        base = types_.array(base, *count);
+    }
+    return te->resolved = base;
+}
+
+void Sema::declare_struct(StructDecl* s) {
+    bool differentiable = false;
+    for (const auto& b : s->bases) {
+        if (b == "IDifferentiable") differentiable = true;
+        else diags_.unsupported(s->loc, "inheriting from '" + b + "'");
+    }
+    std::vector<FieldInfo> fields;
+    std::vector<FieldInfo> diff_fields;
+    for (size_t k = 0; k < s->fields.size(); ++k) {
+        VarDecl* f = s->fields[k];
+        f->type = resolve_type(f->type_expr);
+        f->index = int(k);
+        if (f->type->is_tensor()) diags_.unsupported(f->loc, "a tensor as a struct field");
+        for (const auto& prev : fields)
+            if (prev.name == f->name) diags_.error(f->loc, "duplicate field '" + f->name + "' in struct " + s->name);
+        fields.push_back({f->name, f->type, f->is_no_diff});
+        if (!f->is_no_diff && types_.is_differentiable(f->type)) diff_fields.push_back({f->name, f->type, false});
+    }
+    const Type* differential = nullptr;
+    if (differentiable) {
+        if (diff_fields.size() == fields.size()) {
+            differential = s->type;
+        } else {
+            // The synthesized Differential holds only the differentiable fields.
+            auto* d = ast_.make<StructDecl>();
+            d->loc = s->loc;
+            d->name = s->name + ".Differential";
+            d->bases = {"IDifferentiable"};
+            d->type = types_.structure(d);
+            types_.set_fields(d, diff_fields, true, d->type);
+            differential = d->type;
+        }
+    }
+    types_.set_fields(s, std::move(fields), differentiable, differential);
+}
+
+// ---------------------------------------------------------------- shared rules
+
+const Type* binary_operand_type(TypeContext& types, Op op, const Type* a, const Type* b) {
+    if (!a->is_numeric() || !b->is_numeric()) return nullptr;
+    ScalarKind k = wider(a->scalar, b->scalar);
+    bool arithmetic = op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div || op == Op::Rem;
+    if (k == ScalarKind::Bool && arithmetic) k = ScalarKind::Int32;
+    if (op == Op::LogAnd || op == Op::LogOr) k = ScalarKind::Bool;
+    if (a->is_scalar() && b->is_scalar()) return types.scalar(k);
+    if (a->is_scalar()) return types.with_scalar(b, k);
+    if (b->is_scalar()) return types.with_scalar(a, k);
+    if (a->kind != b->kind || a->rows != b->rows || a->cols != b->cols) return nullptr;
+    return types.with_scalar(a, k);
+}
+
+bool implicitly_convertible(const Type* from, const Type* to) {
+    if (from == to) return true;
+    if (from->is_error() || to->is_error()) return true;  // already reported
+    if (from->is_scalar() && to->is_numeric()) return true;  // conversion or splat
+    if ((from->is_vector() || from->is_matrix()) && from->kind == to->kind && from->rows == to->rows &&
+        from->cols == to->cols)
+        return true;
+    return false;
+}
+
+const Type* intrinsic_operand_type(TypeContext& types, IntrinsicId id, const std::vector<const Type*>& args) {
+    const IntrinsicInfo& info = intrinsic_info(id);
+    switch (info.rule) {
+    case IntrinsicRule::Same:
+    case IntrinsicRule::SameAny:
+    case IntrinsicRule::Reduce:
+    case IntrinsicRule::Cross: {
+        const Type* t = args.empty() ? nullptr : args[0];
+        for (size_t k = 1; t && k < args.size(); ++k) t = binary_operand_type(types, Op::Add, t, args[k]);
+        if (!t) return nullptr;
+        if (info.rule != IntrinsicRule::SameAny && !is_floating(t->scalar)) t = types.with_scalar(t, ScalarKind::Float);
+        if (info.rule == IntrinsicRule::SameAny && t->scalar == ScalarKind::Bool) t = types.with_scalar(t, ScalarKind::Int32);
+        return t;
+    }
+    case IntrinsicRule::Select: {
+        if (args.size() != 3) return nullptr;
+        return binary_operand_type(types, Op::Add, args[1], args[2]);
+    }
+    default: return args.empty() ? nullptr : args[0];
+    }
+}
+
+TensorIndexForm tensor_index_form(const std::vector<const Type*>& index_types) {
+    if (index_types.size() == 1 && index_types[0]->is_array()) return TensorIndexForm::Array;
+    if (index_types.size() == 1 && index_types[0]->is_vector()) return TensorIndexForm::Vector;
+    return TensorIndexForm::Scalars;
+}
+
+bool param_is_differentiable(const TypeContext& types, const VarDecl& p) {
+    return !p.is_no_diff && p.type && types.is_differentiable(p.type);
+}
+
+std::vector<DerivedParam> backward_signature(TypeContext& types, const FunctionDecl& f) {
+    std::vector<DerivedParam> out;
+    for (size_t k = 0; k < f.params.size(); ++k) {
+        const VarDecl& p = *f.params[k];
+        bool diff = param_is_differentiable(types, p);
+        if (diff) {
+            if (p.dir == ParamDir::Out) out.push_back({types.differential(p.type), ParamDir::In, int(k)});
+            else out.push_back({types.pair(p.type), ParamDir::InOut, int(k)});
+        } else {
+            if (p.dir == ParamDir::Out) continue;
+            out.push_back({p.type, ParamDir::In, int(k)});
+        }
+    }
+    if (f.result_type && !f.result_type->is_void() && !f.return_no_diff && types.is_differentiable(f.result_type))
+        out.push_back({types.differential(f.result_type), ParamDir::In, -1});
+    return out;
+}
+
+std::vector<DerivedParam> forward_signature(TypeContext& types, const FunctionDecl& f) {
+    std::vector<DerivedParam> out;
+    for (size_t k = 0; k < f.params.size(); ++k) {
+        const VarDecl& p = *f.params[k];
+        if (param_is_differentiable(types, p)) out.push_back({types.pair(p.type), p.dir, int(k)});
+        else out.push_back({p.type, p.dir, int(k)});
+    }
+    return out;
+}
+
+}  // namespace sg::lang

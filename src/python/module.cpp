@@ -1,0 +1,112 @@
+// src/python/module.cpp — the nanobind module shadegrad._core: classes, functions and the one
+// place where C++ exceptions become Python exceptions.
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "call/call_key.h"
+#include "call/errors.h"
+#include "lang/diagnostics.h"
+#include "python/function.h"
+#include "python/torch_ops.h"
+#include "runtime/cpu_module.h"
+
+namespace nb = nanobind;
+using namespace sg;
+using namespace sg::py;
+
+NB_MODULE(_core, m) {
+    m.doc() = "shadegrad core: compiler, runtime and call dispatch";
+    // Autograd nodes alive at interpreter exit legitimately hold handles; not leaks of ours.
+    nb::set_leak_warnings(false);
+
+    static nb::object compile_error = nb::exception<lang::CompileError>(m, "CompileError", PyExc_Exception);
+    nb::register_exception_translator([](const std::exception_ptr& p, void*) {
+        try {
+            std::rethrow_exception(p);
+        } catch (const call::CallError& e) {
+            PyObject* type = e.kind == call::ErrorKind::Type    ? PyExc_TypeError
+                             : e.kind == call::ErrorKind::Value ? PyExc_ValueError
+                                                                : PyExc_RuntimeError;
+            PyErr_SetString(type, e.what());
+        } catch (const lang::InternalError& e) {
+            PyErr_SetString(PyExc_RuntimeError, e.what());
+        } catch (const runtime::BackendError& e) {
+            PyErr_SetString(PyExc_RuntimeError, e.what());
+        }
+    });
+
+    nb::enum_<DeviceType>(m, "DeviceType")
+        .value("cpu", DeviceType::CPU)
+        .value("cuda", DeviceType::CUDA);
+
+    nb::class_<Device>(m, "Device")
+        .def(nb::init<>())
+        .def_prop_ro("type", [](const Device& d) { return d.type; })
+        .def_prop_ro("index", [](const Device& d) { return d.index; })
+        .def("__repr__", [](const Device& d) {
+            return std::string("Device(type=") + (d.type == DeviceType::CUDA ? "cuda" : "cpu") + ")";
+        });
+
+    m.def(
+        "create_device",
+        [](DeviceType type, int index) {
+            Device d;
+            d.type = type;
+            d.index = type == DeviceType::CPU ? -1 : index;
+            return d;
+        },
+        nb::arg("type") = DeviceType::CPU, nb::arg("index") = 0);
+
+    nb::class_<GridArg>(m, "GridArg")
+        .def(nb::init<std::vector<int64_t>>(), nb::arg("shape"))
+        .def_ro("shape", &GridArg::shape)
+        .def("__repr__", [](const GridArg& g) {
+            std::string s = "grid((";
+            for (size_t k = 0; k < g.shape.size(); ++k) s += (k ? ", " : "") + std::to_string(g.shape[k]);
+            return s + (g.shape.size() == 1 ? ",))" : "))");
+        });
+
+    nb::class_<Function>(m, "Function")
+        .def("__call__", &Function::call)
+        .def("debug_code", &Function::debug_code)
+        .def("call_key", &Function::call_key)
+        .def_prop_ro("plan_count", &Function::plan_count)
+        .def_prop_ro("name", &Function::name)
+        .def("__repr__", [](const Function& f) { return "<shadegrad function " + f.name() + ">"; });
+
+    nb::class_<Module>(m, "Module")
+        .def_static(
+            "load_from_source",
+            [](Device device, const std::string& name, const std::string& source) {
+                return new Module(device, name, source);
+            },
+            nb::arg("device"), nb::arg("name"), nb::arg("source"), nb::rv_policy::take_ownership)
+        .def_static(
+            "load_from_file",
+            [](Device device, const std::string& path) {
+                std::ifstream in(path, std::ios::binary);
+                if (!in) throw nb::value_error(("cannot read kernel file '" + path + "'").c_str());
+                std::stringstream ss;
+                ss << in.rdbuf();
+                return new Module(device, path, ss.str());
+            },
+            nb::arg("device"), nb::arg("path"), nb::rv_policy::take_ownership)
+        .def("__getattr__", &Module::function)
+        .def("function_names", &Module::function_names)
+        .def_prop_ro("name", &Module::name)
+        .def_prop_ro("device", &Module::device);
+
+    bind_autograd_handle(m);
+
+    m.def("_init_torch", &init_torch, nb::arg("native_path"), nb::arg("fallback"), nb::arg("force_fallback"));
+    m.def("torch_bridge_status", &torch_bridge_status);
+    m.def("_bridge_refusal_reason", &bridge_refusal_reason);
+    m.def("_describe_native", &describe_native);
+    m.def("_describe_fallback", &describe_fallback);
+    m.def("_cache_directory", &runtime::cache_directory);
+    m.def("_tensor_info_size", []() { return sizeof(TensorInfo); });
+}

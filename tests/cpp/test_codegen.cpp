@@ -1,0 +1,538 @@
+// tests/cpp/test_codegen.cpp — codegen tests: IR built with ir::Builder, CPU code compiled with
+// the system compiler, loaded and run on parameter blocks packed from compute_param_layout;
+// CUDA code compiled with nvcc (and NVRTC where available). One feature per test.
+#include <cmath>
+#include <limits>
+#include <thread>
+
+#include "codegen/emitter.h"
+#include "codegen_harness.h"
+#include "lang/ast.h"
+
+namespace sg::test {
+namespace {
+
+using codegen::CodegenOptions;
+using lang::IntrinsicId;
+using lang::ScalarKind;
+using lang::TensorAccess;
+
+constexpr TensorAccess kRead = TensorAccess::Read;
+constexpr TensorAccess kRW = TensorAccess::ReadWrite;
+
+TEST(ParamLayout, OffsetsSizesAndStaticAsserts) {
+    TestProgram tp;
+    auto& T = tp.types;
+    const Type* f3 = T.vector(ScalarKind::Float, 3);
+    lang::StructDecl decl;
+    decl.name = "Particle";
+    const Type* particle = T.structure(&decl);
+    T.set_fields(&decl, {{"pos", f3, false}, {"alive", T.boolean(), false}, {"mass", T.float32(), false}}, false, nullptr);
+    EXPECT_EQ(codegen::value_size(f3, T), 12u);
+    EXPECT_EQ(codegen::value_align(f3, T), 4u);
+    EXPECT_EQ(codegen::value_size(T.boolean(), T), 1u);
+    EXPECT_EQ(codegen::value_size(T.matrix(ScalarKind::Double, 2, 3), T), 48u);
+    EXPECT_EQ(codegen::value_size(particle, T), 20u);
+    EXPECT_EQ(codegen::value_size(T.array(f3, 5), T), 60u);
+
+    auto* k = tp.add_kernel("layout", {{"flag", T.boolean()}, {"a", tp.tensor(T.float32(), 2, kRead, true)},
+                                       {"v", f3}, {"p", particle}, {"d", T.scalar(ScalarKind::Double)}});
+    ir::Builder b(*k, T);
+    b.set_insert(k->body.get());
+    b.ret({});
+    auto layout = codegen::compute_param_layout(*k, T);
+    ASSERT_EQ(layout.fields.size(), 5u);
+    EXPECT_EQ(layout.fields[0].offset, 96u);  // header (88) rounded up to 16
+    EXPECT_EQ(layout.fields[1].offset, 104u);
+    EXPECT_EQ(layout.fields[1].size, 96u);    // view 56 + grad view 40
+    const auto& t = layout.fields[1].tensor;
+    EXPECT_EQ(t.data, 104u);
+    EXPECT_EQ(t.shape, 112u);
+    EXPECT_EQ(t.strides, 128u);
+    EXPECT_EQ(t.inner, 144u);
+    EXPECT_EQ(t.grad_data, 160u);
+    EXPECT_EQ(t.grad_strides, 168u);
+    EXPECT_EQ(t.grad_inner, 184u);
+    EXPECT_EQ(layout.fields[2].offset, 200u);
+    EXPECT_EQ(layout.fields[3].offset, 212u);
+    EXPECT_EQ(layout.fields[4].offset, 232u);
+    EXPECT_EQ(layout.size, 240u);
+    EXPECT_THROW(codegen::compute_param_layout(*k), lang::InternalError);  // structs need the context
+
+    // The generated struct static_asserts every offset: compiling it checks the agreement.
+    auto c = compile_cpu(tp, k);
+    ASSERT_COMPILED(c);
+    EXPECT_NE(c.code().find("static_assert(__builtin_offsetof(sg_params_layout, a.grad_strides) == 168"), std::string::npos);
+    expect_cuda_compiles(tp.program, *k);
+}
+
+TEST(Literals, RoundTripAndSpecialValues) {
+    using codegen::detail::float_literal;
+    using codegen::detail::int_literal;
+    EXPECT_EQ(float_literal(0.1f, ScalarKind::Float), "0.1f");
+    EXPECT_EQ(float_literal(2.0, ScalarKind::Float), "2.0f");
+    EXPECT_EQ(float_literal(-1.5, ScalarKind::Float), "(-1.5f)");
+    EXPECT_EQ(float_literal(1e30, ScalarKind::Float), "1e+30f");
+    EXPECT_EQ(float_literal(0.1, ScalarKind::Double), "0.1");
+    EXPECT_EQ(float_literal(std::numeric_limits<double>::infinity(), ScalarKind::Float), "SG_INF_F");
+    EXPECT_EQ(float_literal(-std::numeric_limits<double>::infinity(), ScalarKind::Double), "(-SG_INF)");
+    EXPECT_EQ(float_literal(std::nan(""), ScalarKind::Float), "SG_NAN_F");
+    EXPECT_EQ(int_literal(-5, ScalarKind::Int32), "(-5)");
+    EXPECT_EQ(int_literal(INT32_MIN, ScalarKind::Int32), "(-2147483647 - 1)");
+    EXPECT_EQ(int_literal(7, ScalarKind::UInt32), "7u");
+    EXPECT_EQ(int_literal(-3, ScalarKind::Int64), "(int64_t)(-3LL)");
+    EXPECT_EQ(int_literal(1, ScalarKind::Bool), "true");
+    EXPECT_EQ(codegen::detail::sanitize_identifier("float"), "u_float");
+    EXPECT_EQ(codegen::detail::sanitize_identifier("NAN"), "u_NAN");
+    EXPECT_EQ(codegen::detail::sanitize_identifier("my.name"), "my_name");
+}
+
+TEST(Prelude, CompilesAloneOnBothTargetsWithoutSystemHeadersOnCuda) {
+    const std::string prelude = codegen::device_prelude();
+    auto cpu = write_source(prelude + "int main() { return 0; }\n", ".cpp");
+    auto [status, output] = run_command("g++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror " + cpu.string());
+    EXPECT_EQ(status, 0) << output;
+    // The CUDA path includes nothing: preprocessing it without any include directory succeeds.
+    auto pre = write_source("#define SG_TARGET_CUDA 1\n" + prelude, ".cpp");
+    auto [pstatus, poutput] = run_command("g++ -E -nostdinc -x c++ -o /dev/null " + pre.string());
+    EXPECT_EQ(pstatus, 0) << poutput;
+    const std::string cuda = "#define SG_TARGET_CUDA 1\n" + prelude +
+                             "extern \"C\" __global__ void probe(float* o, sg_tensor<sg_float3, 1> t) {\n"
+                             "    sg_float3 v = sg_tensor_load(t, (int)threadIdx.x);\n"
+                             "    sg_tensor_atomic_add(t, 0, sg_normalize(v));\n"
+                             "    *o = sg_dot(v, sg_mul(sg_float3x3{}, v)) + sg_smoothstep(0.0f, 1.0f, v.x);\n}\n";
+    EXPECT_TRUE(nvcc_compiles(cuda));
+    EXPECT_TRUE(nvrtc_compiles(cuda));
+}
+
+// out[i, j] = sin(a[i, j]) * 2, with `a` transposed in memory (strides {1, 3}).
+TEST(Kernel, ElementwiseSinOnStridedTensors) {
+    TestProgram tp;
+    auto& T = tp.types;
+    const Type* f = T.float32();
+    auto* k = tp.add_kernel("scale_sin", {{"a", tp.tensor(f, 2, kRead)}, {"out", tp.tensor(f, 2, kRW)}});
+    lang::SourceFile file("m.slang", "float scale_sin(float a) { return sin(a) * 2; }\n");
+    ir::Builder b(*k, T);
+    b.set_insert(k->body.get());
+    b.set_loc({&file, 0});
+    Value* i = b.call_index(0);
+    Value* j = b.call_index(1);
+    Value* x = b.tensor_load(arg(k, 0), {i, j});
+    x->hint = "x";
+    Value* y = b.binary(OpKind::Mul, b.intrinsic(IntrinsicId::Sin, f, {x}), b.const_float(f, 2.0));
+    b.tensor_store(arg(k, 1), {i, j}, y);
+    b.ret({});
+    auto c = compile_cpu(tp, k);
+    ASSERT_COMPILED(c);
+    EXPECT_NE(c.code().find("// m.slang:1: float scale_sin"), std::string::npos) << c.code();
+    EXPECT_NE(c.code().find("_x = sg_tensor_load("), std::string::npos) << c.code();
+    EXPECT_NE(c.code().find("* 2.0f"), std::string::npos) << c.code();
+
+    float a[12], out[12] = {};
+    for (int n = 0; n < 12; ++n) a[n] = 0.25f * float(n) - 1.0f;
+    ParamBlock pb(c.gen.layout);
+    pb.set_call_shape({3, 4});
+    pb.set_tensor(0, a, {3, 4}, {1, 3});
+    pb.set_tensor(1, out, {3, 4}, {4, 1});
+    c.cpu->run(pb.data(), 0, 12);
+    for (int r = 0; r < 3; ++r)
+        for (int s = 0; s < 4; ++s) EXPECT_FLOAT_EQ(out[r * 4 + s], sinf(a[s * 3 + r]) * 2.0f) << r << "," << s;
+    expect_cuda_compiles(tp.program, *k);
+}
+
+// sum 1..n through a Loop inside an If (with results); fib(n) through a Loop whose carried
+// values swap (parallel assignment).
+TEST(Kernel, IfResultsAndLoopCarriedValues) {
+    TestProgram tp;
+    auto& T = tp.types;
+    const Type* i32 = T.int32();
+    auto* k = tp.add_kernel("loops", {{"n", tp.tensor(i32, 1, kRead)}, {"sum", tp.tensor(i32, 1, kRW)},
+                                      {"fib", tp.tensor(i32, 1, kRW)}});
+    ir::Builder b(*k, T);
+    b.set_insert(k->body.get());
+    Value* i = b.call_index(0);
+    Value* n = b.tensor_load(arg(k, 0), {i});
+    Value* one = b.const_int(i32, 1);
+    ir::Inst* guard = b.if_(b.binary(OpKind::Ge, n, one), {i32});
+    b.set_insert(guard->regions[0].get());
+    {
+        ir::Inst* loop = b.loop({one, b.const_int(i32, 0)}, 0);
+        ir::Block* body = loop->regions[0].get();
+        b.set_insert(body);
+        Value* kk = body->params[0];
+        kk->hint = "k";
+        Value* s2 = b.binary(OpKind::Add, body->params[1], kk);
+        Value* k2 = b.binary(OpKind::Add, kk, one);
+        b.yield({b.binary(OpKind::Le, k2, n), k2, s2});
+        b.set_insert(guard->regions[0].get());
+        b.yield({loop->results[1]});
+    }
+    b.set_insert(guard->regions[1].get());
+    b.yield({b.const_int(i32, 0)});
+    b.set_insert(k->body.get());
+    ir::Inst* sign = b.if_(b.binary(OpKind::Gt, n, b.const_int(i32, 5)), {i32});
+    b.set_insert(sign->regions[0].get());
+    b.yield({guard->results[0]});
+    b.set_insert(sign->regions[1].get());
+    b.yield({b.unary(OpKind::Neg, guard->results[0])});
+    b.set_insert(k->body.get());
+    b.tensor_store(arg(k, 1), {i}, sign->results[0]);
+
+    ir::Inst* fib = b.loop({b.const_int(i32, 0), one, b.const_int(i32, 0)}, 100);
+    ir::Block* body = fib->regions[0].get();
+    b.set_insert(body);
+    Value* c2 = b.binary(OpKind::Add, body->params[2], one);
+    b.yield({b.binary(OpKind::Lt, c2, n), body->params[1], b.binary(OpKind::Add, body->params[0], body->params[1]), c2});
+    b.set_insert(k->body.get());
+    b.tensor_store(arg(k, 2), {i}, fib->results[0]);
+    b.ret({});
+
+    auto c = compile_cpu(tp, k);
+    ASSERT_COMPILED(c);
+    std::vector<int> ns = {0, 1, 2, 5, 6, 10}, sums(6), fibs(6);
+    ParamBlock pb(c.gen.layout);
+    pb.set_call_shape({6});
+    pb.set_tensor(0, ns.data(), {6}, {1});
+    pb.set_tensor(1, sums.data(), {6}, {1});
+    pb.set_tensor(2, fibs.data(), {6}, {1});
+    c.cpu->run(pb.data(), 0, 6);
+    const int expected_fib[] = {1, 1, 1, 5, 8, 55};
+    for (size_t t = 0; t < ns.size(); ++t) {
+        int s = ns[t] >= 1 ? ns[t] * (ns[t] + 1) / 2 : 0;
+        EXPECT_EQ(sums[t], ns[t] > 5 ? s : -s) << "n=" << ns[t];
+        EXPECT_EQ(fibs[t], expected_fib[t]) << "n=" << ns[t];
+    }
+    expect_cuda_compiles(tp.program, *k);
+}
+
+// Vectors (SoA layout: components inner[0] apart), swizzles, a struct, an array with dynamic
+// indexing, a pair, a matrix product, cross/dot, a broadcast clamp and a componentwise select.
+TEST(Kernel, VectorsStructsArraysAndMatrices) {
+    TestProgram tp;
+    auto& T = tp.types;
+    const Type* f = T.float32();
+    const Type* f3 = T.vector(ScalarKind::Float, 3);
+    lang::StructDecl decl;
+    decl.name = "Particle";
+    const Type* particle = T.structure(&decl);
+    T.set_fields(&decl, {{"pos", f3, false}, {"mass", f, false}}, false, nullptr);
+    auto* k = tp.add_kernel("composites", {{"pos", tp.tensor(f3, 1, kRead)}, {"idx", tp.tensor(T.int32(), 1, kRead)},
+                                           {"out", tp.tensor(f3, 1, kRW)}, {"out_s", tp.tensor(f, 1, kRW)}});
+    ir::Builder b(*k, T);
+    b.set_insert(k->body.get());
+    Value* i = b.call_index(0);
+    Value* q = b.extract(b.construct(particle, {b.tensor_load(arg(k, 0), {i}), b.const_float(f, 2.0)}), 0);
+    Value* mass = b.extract(b.construct(particle, {q, b.const_float(f, 2.0)}), 1);
+    Value* zyx = b.swizzle(q, {2, 1, 0});
+    Value* arr = b.construct(T.array(f, 3), {b.extract(q, 0), b.extract(q, 1), b.swizzle(q, {2})});
+    Value* kidx = b.tensor_load(arg(k, 1), {i});
+    Value* arr2 = b.insert_dyn(arr, kidx, b.const_float(f, 10.0));
+    Value* pair = b.construct(T.pair(f), {b.extract(q, 0), b.const_float(f, 0.5)});
+    auto row = [&](double x, double y, double z) {
+        return b.construct(f3, {b.const_float(f, x), b.const_float(f, y), b.const_float(f, z)});
+    };
+    Value* m = b.construct(T.matrix(ScalarKind::Float, 3, 3), {row(1, 0, 0), row(0, 2, 0), row(0, 0, 3)});
+    Value* mv = b.intrinsic(IntrinsicId::MatMul, f3, {m, zyx});
+    Value* clamped = b.intrinsic(IntrinsicId::Clamp, f3, {mv, b.const_float(f, 0.5), b.const_float(f, 4.0)});
+    Value* smaller = b.select(b.binary(OpKind::Lt, q, zyx), q, zyx);
+    Value* cross = b.intrinsic(IntrinsicId::Cross, f3, {q, zyx});
+    Value* res = b.binary(OpKind::Add, b.binary(OpKind::Mul, clamped, b.splat(mass, f3)), b.binary(OpKind::Add, smaller, cross));
+    b.tensor_store(arg(k, 2), {i}, res);
+    Value* s = b.binary(OpKind::Add, b.intrinsic(IntrinsicId::Dot, f, {q, q}), b.extract_dyn(arr, kidx));
+    s = b.binary(OpKind::Add, s, b.binary(OpKind::Mul, b.extract_dyn(arr2, kidx), b.extract(pair, 1)));
+    b.tensor_store(arg(k, 3), {i}, b.binary(OpKind::Add, s, b.extract(arr2, 2)));
+    b.ret({});
+
+    auto c = compile_cpu(tp, k);
+    ASSERT_COMPILED(c);
+    EXPECT_NE(c.code().find("struct Particle {"), std::string::npos) << c.code();
+    const int n = 4;
+    float soa[3 * n];  // x of all, then y of all, then z of all: component stride n
+    for (int t = 0; t < 3 * n; ++t) soa[t] = 0.3f * float(t) - 1.1f;
+    int idx[n] = {0, 1, 2, 7};  // 7: out of range, reads 0 and writes nothing
+    float out[3 * n] = {}, out_s[n] = {};
+    ParamBlock pb(c.gen.layout);
+    pb.set_call_shape({n});
+    pb.set_tensor(0, soa, {n}, {1}, {n, 0});
+    pb.set_tensor(1, idx, {n}, {1});
+    pb.set_tensor(2, out, {n}, {3});
+    pb.set_tensor(3, out_s, {n}, {1});
+    c.cpu->run(pb.data(), 0, n);
+    for (int t = 0; t < n; ++t) {
+        const float q3[3] = {soa[t], soa[n + t], soa[2 * n + t]};
+        const float z[3] = {q3[2], q3[1], q3[0]};
+        const float mvv[3] = {z[0], 2 * z[1], 3 * z[2]};
+        const float cr[3] = {q3[1] * z[2] - q3[2] * z[1], q3[2] * z[0] - q3[0] * z[2], q3[0] * z[1] - q3[1] * z[0]};
+        for (int d = 0; d < 3; ++d) {
+            float expected = std::fmin(std::fmax(mvv[d], 0.5f), 4.0f) * 2.0f + std::fmin(q3[d], z[d]) + cr[d];
+            EXPECT_NEAR(out[3 * t + d], expected, 1e-5f) << t << "," << d;
+        }
+        float arr_k = idx[t] < 3 ? q3[idx[t]] : 0.0f;
+        float arr2_k = idx[t] < 3 ? 10.0f : 0.0f;
+        float arr2_2 = idx[t] == 2 ? 10.0f : q3[2];
+        float dot = q3[0] * q3[0] + q3[1] * q3[1] + q3[2] * q3[2];
+        EXPECT_NEAR(out_s[t], dot + arr_k + arr2_k * 0.5f + arr2_2, 1e-5f) << t;
+    }
+    expect_cuda_compiles(tp.program, *k);
+}
+
+// Gradient views: many threads accumulate into one gradient element (stride 0), others store.
+TEST(Kernel, GradientAddStoreLoad) {
+    TestProgram tp;
+    auto& T = tp.types;
+    const Type* f = T.float32();
+    auto* k = tp.add_kernel("grads", {{"x", tp.tensor(f, 1, kRead, true)}, {"y", tp.tensor(f, 1, kRW, true)},
+                                      {"out", tp.tensor(f, 1, kRW)}});
+    ir::Builder b(*k, T);
+    b.set_insert(k->body.get());
+    Value* i = b.call_index(0);
+    Value* xv = b.tensor_load(arg(k, 0), {i});
+    b.tensor_grad_add(arg(k, 0), {i}, b.binary(OpKind::Mul, xv, b.const_float(f, 2.0)));
+    b.tensor_grad_store(arg(k, 1), {i}, b.convert(i, f));
+    b.tensor_store(arg(k, 2), {i}, b.tensor_grad_load(arg(k, 1), {i}));
+    b.ret({});
+    auto c = compile_cpu(tp, k);
+    ASSERT_COMPILED(c);
+    const int n = 4000;
+    std::vector<float> x(n, 0.5f), y(n), ygrad(n), out(n);
+    float xgrad = 0;
+    ParamBlock pb(c.gen.layout);
+    pb.set_call_shape({n});
+    pb.set_tensor(0, x.data(), {n}, {1});
+    pb.set_grad(0, &xgrad, {0});  // broadcast gradient: every thread adds into one element
+    pb.set_tensor(1, y.data(), {n}, {1});
+    pb.set_grad(1, ygrad.data(), {1});
+    pb.set_tensor(2, out.data(), {n}, {1});
+    std::vector<std::thread> pool;
+    for (int t = 0; t < 4; ++t) pool.emplace_back([&, t] { c.cpu->run(pb.data(), t * n / 4, (t + 1) * n / 4); });
+    for (auto& th : pool) th.join();
+    EXPECT_FLOAT_EQ(xgrad, float(n));  // exact: sums of 1.0 stay integral
+    for (int t = 0; t < n; t += 397) {
+        EXPECT_EQ(ygrad[size_t(t)], float(t));
+        EXPECT_EQ(out[size_t(t)], float(t));
+    }
+    expect_cuda_compiles(tp.program, *k);
+}
+
+// A tape (LocalAlloc) written in one loop and read in another; slots past the end are ignored
+// (and reported in debug mode).
+TEST(Kernel, LocalTapes) {
+    TestProgram tp;
+    auto& T = tp.types;
+    const Type* f = T.float32();
+    const Type* i32 = T.int32();
+    auto* k = tp.add_kernel("tape", {{"n", tp.tensor(i32, 1, kRead)}, {"out", tp.tensor(f, 1, kRW)}});
+    ir::Builder b(*k, T);
+    b.set_insert(k->body.get());
+    Value* i = b.call_index(0);
+    Value* n = b.tensor_load(arg(k, 0), {i});
+    Value* one = b.const_int(i32, 1);
+    Value* tape = b.local_alloc(f, 8);
+    tape->hint = "tape";
+    ir::Inst* fill = b.loop({b.const_int(i32, 0)}, 8);
+    b.set_insert(fill->regions[0].get());
+    Value* kk = fill->regions[0]->params[0];
+    b.local_store(tape, kk, b.convert(b.binary(OpKind::Mul, kk, kk), f));
+    Value* k2 = b.binary(OpKind::Add, kk, one);
+    b.yield({b.binary(OpKind::Lt, k2, n), k2});
+    b.set_insert(k->body.get());
+    ir::Inst* sum = b.loop({b.const_int(i32, 0), b.const_float(f, 0.0)}, 8);
+    ir::Block* body = sum->regions[0].get();
+    b.set_insert(body);
+    Value* s2 = b.binary(OpKind::Add, body->params[1], b.local_load(tape, body->params[0]));
+    Value* j2 = b.binary(OpKind::Add, body->params[0], one);
+    b.yield({b.binary(OpKind::Lt, j2, n), j2, s2});
+    b.set_insert(k->body.get());
+    b.tensor_store(arg(k, 1), {i}, b.binary(OpKind::Add, sum->results[1], b.local_load(tape, b.const_int(i32, 100))));
+    b.ret({});
+
+    for (bool debug : {false, true}) {
+        CodegenOptions options;
+        options.debug_checks = debug;
+        auto c = compile_cpu(tp, k, options);
+        ASSERT_COMPILED(c);
+        std::vector<int> ns = {1, 3, 8, 10};
+        std::vector<float> out(4);
+        uint32_t flag = 0;
+        ParamBlock pb(c.gen.layout);
+        pb.set_call_shape({4});
+        pb.header().error_flag = &flag;
+        pb.set_tensor(0, ns.data(), {4}, {1});
+        pb.set_tensor(1, out.data(), {4}, {1});
+        c.cpu->run(pb.data(), 0, 4);
+        const float expected[] = {0, 5, 140, 140};
+        for (int t = 0; t < 4; ++t) EXPECT_EQ(out[size_t(t)], expected[t]) << "n=" << ns[size_t(t)];
+        EXPECT_EQ(flag, debug ? codegen::kErrorIndexOutOfBounds : 0u);
+        expect_cuda_compiles(tp.program, *k, options);
+    }
+}
+
+// Integer x / 0 and x % 0 are 0, INT_MIN / -1 wraps, shift counts are masked; float % is fmod.
+TEST(Kernel, IntegerArithmeticNeverTraps) {
+    TestProgram tp;
+    auto& T = tp.types;
+    const Type* i32 = T.int32();
+    const Type* f = T.float32();
+    auto* k = tp.add_kernel("intops", {{"a", tp.tensor(i32, 1, kRead)}, {"b", tp.tensor(i32, 1, kRead)},
+                                       {"out", tp.tensor(i32, 2, kRW)}, {"fout", tp.tensor(f, 1, kRW)}});
+    ir::Builder b(*k, T);
+    b.set_insert(k->body.get());
+    Value* i = b.call_index(0);
+    Value* a = b.tensor_load(arg(k, 0), {i});
+    Value* d = b.tensor_load(arg(k, 1), {i});
+    const OpKind ops[] = {OpKind::Div, OpKind::Rem, OpKind::Shl, OpKind::Shr};
+    for (int o = 0; o < 4; ++o) b.tensor_store(arg(k, 2), {i, b.const_int(i32, o)}, b.binary(ops[o], a, d));
+    b.tensor_store(arg(k, 3), {i}, b.binary(OpKind::Rem, b.convert(a, f), b.const_float(f, 3.0)));
+    b.ret({});
+    auto c = compile_cpu(tp, k);
+    ASSERT_COMPILED(c);
+    std::vector<int> as = {7, INT32_MIN, 7, -8, 7}, bs = {0, -1, 33, 1, 2}, out(20);
+    std::vector<float> fout(5);
+    ParamBlock pb(c.gen.layout);
+    pb.set_call_shape({5});
+    pb.set_tensor(0, as.data(), {5}, {1});
+    pb.set_tensor(1, bs.data(), {5}, {1});
+    pb.set_tensor(2, out.data(), {5, 4}, {4, 1});
+    pb.set_tensor(3, fout.data(), {5}, {1});
+    c.cpu->run(pb.data(), 0, 5);
+    const int expected[5][4] = {{0, 0, 7, 7}, {INT32_MIN, 0, 0, -1}, {0, 7, 14, 3}, {-8, 0, -16, -4}, {3, 1, 28, 1}};
+    for (int t = 0; t < 5; ++t) {
+        for (int o = 0; o < 4; ++o) EXPECT_EQ(out[size_t(t * 4 + o)], expected[t][o]) << t << "," << o;
+        EXPECT_EQ(fout[size_t(t)], std::fmod(float(as[size_t(t)]), 3.0f));
+    }
+    expect_cuda_compiles(tp.program, *k);
+}
+
+// Debug checks: out-of-bounds tensor indices report code 1 and skip the access; a Trap
+// reports its code and ends the thread.
+TEST(Kernel, DebugChecksAndTraps) {
+    TestProgram tp;
+    auto& T = tp.types;
+    const Type* f = T.float32();
+    const Type* i32 = T.int32();
+    auto* k = tp.add_kernel("checked", {{"a", tp.tensor(f, 1, kRead)}, {"out", tp.tensor(f, 1, kRW)}});
+    ir::Builder b(*k, T);
+    b.set_insert(k->body.get());
+    Value* i = b.call_index(0);
+    Value* v = b.tensor_load(arg(k, 0), {b.binary(OpKind::Add, i, b.const_int(i32, 2))});
+    ir::Inst* iff = b.if_(b.binary(OpKind::Eq, i, b.const_int(i32, 3)), {});
+    b.set_insert(iff->regions[0].get());
+    b.trap(7);
+    b.yield({});
+    b.set_insert(iff->regions[1].get());
+    b.yield({});
+    b.set_insert(k->body.get());
+    b.tensor_store(arg(k, 1), {i}, b.binary(OpKind::Add, v, b.const_float(f, 1.0)));
+    b.ret({});
+    CodegenOptions options;
+    options.debug_checks = true;
+    auto c = compile_cpu(tp, k, options);
+    ASSERT_COMPILED(c);
+    float a[4] = {10, 20, 30, 40}, out[4] = {-1, -1, -1, -1};
+    uint32_t flag = 0;
+    ParamBlock pb(c.gen.layout);
+    pb.set_call_shape({4});
+    pb.header().error_flag = &flag;
+    pb.set_tensor(0, a, {4}, {1});
+    pb.set_tensor(1, out, {4}, {1});
+    c.cpu->run(pb.data(), 0, 2);  // in bounds: no error
+    EXPECT_EQ(flag, 0u);
+    EXPECT_EQ(out[0], 31);
+    EXPECT_EQ(out[1], 41);
+    c.cpu->run(pb.data(), 2, 3);  // a[4] is out of bounds: skipped, reads 0
+    EXPECT_EQ(flag, codegen::kErrorIndexOutOfBounds);
+    EXPECT_EQ(out[2], 1);
+    flag = 0;
+    c.cpu->run(pb.data(), 3, 4);  // out of bounds first (code 1 wins), then the trap
+    EXPECT_EQ(flag, 1u);
+    EXPECT_EQ(out[3], -1);  // the trap ended the thread before the store
+    pb.header().error_flag = nullptr;  // a null flag is allowed
+    c.cpu->run(pb.data(), 0, 4);
+    expect_cuda_compiles(tp.program, *k, options);
+}
+
+// A function with a return value and an out parameter (a struct of results), calling another.
+TEST(Kernel, CallsWithSeveralResults) {
+    TestProgram tp;
+    auto& T = tp.types;
+    const Type* f = T.float32();
+    auto* twice = tp.add_function("twice", {{"x", f}}, f, {f}, false);
+    {
+        ir::Builder b(*twice, T);
+        b.set_insert(twice->body.get());
+        b.ret({b.binary(OpKind::Add, arg(twice, 0), arg(twice, 0))});
+    }
+    auto* split = tp.add_function("split", {{"x", f}, {"hi", f, ir::ParamDir::Out}}, f, {f, f}, false);
+    {
+        ir::Builder b(*split, T);
+        b.set_insert(split->body.get());
+        b.ret({b.call(twice, {arg(split, 0)})[0], b.binary(OpKind::Add, arg(split, 0), b.const_float(f, 1.0))});
+    }
+    auto* k = tp.add_kernel("caller", {{"a", tp.tensor(f, 1, kRead)}, {"out", tp.tensor(f, 1, kRW)}, {"scale", f}});
+    ir::Builder b(*k, T);
+    b.set_insert(k->body.get());
+    Value* i = b.call_index(0);
+    auto r = b.call(split, {b.tensor_load(arg(k, 0), {i})});
+    Value* v = b.binary(OpKind::Add, r[0], b.binary(OpKind::Mul, r[1], b.const_float(f, 10.0)));
+    b.tensor_store(arg(k, 1), {i}, b.binary(OpKind::Mul, v, arg(k, 2)));
+    b.ret({});
+    auto c = compile_cpu(tp, k);
+    ASSERT_COMPILED(c);
+    EXPECT_NE(c.code().find("struct split_results {"), std::string::npos) << c.code();
+    float a[3] = {1, 2, 3}, out[3] = {};
+    ParamBlock pb(c.gen.layout);
+    pb.set_call_shape({3});
+    pb.set_tensor(0, a, {3}, {1});
+    pb.set_tensor(1, out, {3}, {1});
+    pb.set(2, 0.5f);
+    c.cpu->run(pb.data(), 0, 3);
+    for (int t = 0; t < 3; ++t) EXPECT_FLOAT_EQ(out[t], (2 * a[t] + (a[t] + 1) * 10) * 0.5f);
+    expect_cuda_compiles(tp.program, *k);
+
+    // generate_functions: every non-kernel function, compilable on both targets.
+    const std::string cpu = codegen::generate_functions(tp.program, Target::Cpu);
+    auto path = write_source(cpu, ".cpp");
+    auto [status, output] = run_command("g++ -std=c++17 -fsyntax-only -Wall " + path.string());
+    EXPECT_EQ(status, 0) << output;
+    const std::string cuda = codegen::generate_functions(tp.program, Target::Cuda);
+    EXPECT_TRUE(nvcc_compiles(cuda));
+    EXPECT_TRUE(nvrtc_compiles(cuda));
+}
+
+// Matrix elements (rows inner[1] apart, columns inner[0] apart) with 64-bit offsets; rank-0
+// tensors; transpose.
+TEST(Kernel, MatrixElementsAnd64BitIndexing) {
+    TestProgram tp;
+    auto& T = tp.types;
+    const Type* f = T.float32();
+    const Type* m22 = T.matrix(ScalarKind::Float, 2, 2);
+    auto* k = tp.add_kernel("matrices", {{"m", tp.tensor(m22, 1, kRead)}, {"out", tp.tensor(m22, 1, kRW)},
+                                         {"total", tp.tensor(f, 0, kRW)}});
+    ir::Builder b(*k, T);
+    b.set_insert(k->body.get());
+    Value* i = b.call_index(0);
+    Value* mv = b.tensor_load(arg(k, 0), {i});
+    b.tensor_store(arg(k, 1), {i}, b.intrinsic(IntrinsicId::Transpose, m22, {mv}));
+    b.tensor_atomic_add(arg(k, 2), {}, b.extract(b.extract(mv, 0), 1));
+    b.ret({});
+    CodegenOptions options;
+    options.index_64bit = true;
+    auto c = compile_cpu(tp, k, options);
+    ASSERT_COMPILED(c);
+    EXPECT_NE(c.code().find("int64_t off"), std::string::npos);
+    // Column-major storage of each 2x2 element: element (r, c) at r * 1 + c * 2.
+    float m[8] = {1, 2, 3, 4, 5, 6, 7, 8}, out[8] = {}, total = 0;
+    ParamBlock pb(c.gen.layout);
+    pb.set_call_shape({2});
+    pb.set_tensor(0, m, {2}, {4}, {2, 1});
+    pb.set_tensor(1, out, {2}, {4}, {1, 2});  // row-major output
+    pb.set_tensor(2, &total, {}, {});
+    c.cpu->run(pb.data(), 0, 2);
+    // transpose(M) stored row-major equals M stored column-major.
+    for (int t = 0; t < 8; ++t) EXPECT_EQ(out[t], m[t]) << t;
+    EXPECT_EQ(total, 3 + 7);  // M[0][1] of each element
+    expect_cuda_compiles(tp.program, *k, options);
+}
+
+}  // namespace
+}  // namespace sg::test
