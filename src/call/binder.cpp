@@ -42,7 +42,7 @@ std::string describe(const ArgInfo& a) {
     case ArgKind::Tensor:
         return std::string("a ") + dtype_name(a.tensor.dtype) + " tensor of shape " + shape_text(a.tensor.shape, a.tensor.ndim) +
                (a.tensor.device_type == DeviceType::CUDA ? " on cuda:" + std::to_string(a.tensor.device_index) : " on cpu");
-    case ArgKind::Grid: return "grid" + shape_text(a.tensor.shape, a.tensor.ndim);
+    case ArgKind::Grid: return "grid(" + shape_text(a.tensor.shape, a.tensor.ndim) + ")";
     case ArgKind::None: return std::string("a Python ") + (a.type_name ? a.type_name : "object");
     default: return std::string("a Python ") + arg_kind_name(a.kind);
     }

@@ -12,9 +12,10 @@ CompiledKernel generate(const UserModule& module, const Glue& glue, codegen::Tar
                         const codegen::CodegenOptions& options) {
     // A fresh compilation per kernel: the user module is re-checked beside the glue (cheap next
     // to the backend compile, and it keeps every compilation's types and AST independent).
-    lang::SourceManager sources;
-    lang::AstContext ast;
-    lang::TypeContext types;
+    auto compilation = std::make_shared<Compilation>();
+    lang::SourceManager& sources = compilation->sources;
+    lang::AstContext& ast = compilation->ast;
+    lang::TypeContext& types = compilation->types;
     lang::Diagnostics diags;
     std::string file = module.name();
     if (file.find('.') == std::string::npos) file += ".slang";
@@ -39,6 +40,7 @@ CompiledKernel generate(const UserModule& module, const Glue& glue, codegen::Tar
     ir::dead_code(*kernel);
 
     CompiledKernel out;
+    out.compilation = compilation;
     out.ir_text = ir::print_function(*kernel);
     out.generated = codegen::generate_kernel(program, *kernel, target, options);
     return out;

@@ -13,7 +13,16 @@
 
 namespace sg::call {
 
+/// The front-end state of one kernel compilation. The layout's types point into it, so a
+/// CompiledKernel keeps it alive.
+struct Compilation {
+    lang::SourceManager sources;
+    lang::AstContext ast;
+    lang::TypeContext types;
+};
+
 struct CompiledKernel {
+    std::shared_ptr<Compilation> compilation;
     codegen::GeneratedKernel generated;   ///< target source, entry name, parameter layout
     std::string ir_text;                  ///< the kernel's final IR (debugging)
     std::shared_ptr<runtime::CpuModule> cpu_module;

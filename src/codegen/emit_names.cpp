@@ -2,7 +2,6 @@
 // the definitions of user struct types in dependency order.
 #include <charconv>
 #include <cmath>
-#include <cstring>
 
 #include "codegen/emitter.h"
 

@@ -7,6 +7,12 @@ namespace sg::lang {
 
 namespace {
 
+/// Appends to `out`. Each node prints itself starting at the current position; a parent puts
+/// each child on a new line one level deeper, and closing parentheses gather on the last line
+/// (Lisp style), which keeps dumps short and line-diffable in golden tests. Only what the parser
+/// produces is printed, not sema's annotations, so dumps do not change when sema does. Null
+/// pointers print as `<null>` instead of crashing: the printer is a debugging aid and may see a
+/// tree that another pass left half-built.
 class Printer {
 public:
     std::string out;
@@ -30,10 +36,10 @@ private:
         if (s) stmt(*s, indent);
         else out += "<null>";
     }
-    void operands(const Expr& e, size_t from) {
-        for (size_t i = from; i < e.operands.size(); ++i) {
+    void operands(const Expr& e) {
+        for (const Expr* operand : e.operands) {
             out += ' ';
-            expr(e.operands[i]);
+            expr(operand);
         }
     }
     void float_literal(double value);
@@ -147,7 +153,7 @@ void Printer::stmt(const Stmt& s, int indent) {
         child(s.then_stmt, indent + 1);
         if (s.else_stmt) child(s.else_stmt, indent + 1);
         break;
-    case StmtKind::For:
+    case StmtKind::For:  // `_` marks an omitted clause
         out += ' ';
         if (s.init) stmt(*s.init, indent + 1);  // a decl or expr statement: one line
         else out += '_';
@@ -234,7 +240,7 @@ void Printer::expr(const Expr* e) {
         break;
     default: out += "?"; break;
     }
-    operands(*e, 0);
+    operands(*e);
     if (e->kind == ExprKind::Member) out += " " + e->name;
     out += ')';
 }
@@ -245,6 +251,7 @@ void Printer::type(const TypeExpr* t) {
         return;
     }
     out += t->name;
+    // Type and value arguments live in two lists; arg_is_value restores the written order.
     if (!t->arg_is_value.empty()) {
         out += '<';
         size_t next_type = 0, next_value = 0;

@@ -56,7 +56,9 @@ TokenKind keyword_or_identifier(std::string_view word) {
 }
 
 /// Length of the mantissa-and-exponent part of a decimal literal: `1.5e+3` in `1.5e+3f`.
-/// The rest of the literal is its suffix.
+/// The rest of the literal is its suffix. An `e` not followed by digits is not an exponent
+/// (`1e` is the integer 1 with the bad suffix `e`). Shared by the lexer and the decoder so
+/// that both agree on where a number ends.
 size_t decimal_number_length(std::string_view text) {
     size_t i = 0;
     while (i < text.size() && is_digit(text[i])) ++i;
@@ -75,6 +77,8 @@ size_t decimal_number_length(std::string_view text) {
     return i;
 }
 
+/// One pass over the text. The text is indexed with explicit bounds everywhere (never read as a
+/// NUL-terminated string), so embedded NUL bytes are ordinary (invalid) characters.
 class Lexer {
 public:
     Lexer(const SourceFile& file, Diagnostics& diags)
@@ -122,6 +126,7 @@ std::vector<Token> Lexer::run() {
     // A UTF-8 byte-order mark is an editor artefact, not an error.
     if (text_.compare(0, 3, "\xEF\xBB\xBF") == 0) pos_ = 3;
 
+    // Every branch consumes at least one byte, so the loop ends on any input.
     while (skip_whitespace_and_comments()) {
         char c = text_[pos_];
         if (is_ident_start(c)) {
@@ -130,7 +135,7 @@ std::vector<Token> Lexer::run() {
             lex_number();
         } else if (c == '"') {
             lex_string();
-        } else if (c == '#' && at_line_start_) {
+        } else if (c == '#' && at_line_start_) {  // C's rule: a directive starts its line
             skip_preprocessor_line();
         } else if (!lex_punctuator()) {
             skip_unknown_characters();
@@ -316,6 +321,8 @@ std::vector<Token> lex(const SourceFile& file, Diagnostics& diags) {
 
 // ---------------------------------------------------------------- literal decoding
 
+// Digits are accumulated with an overflow check instead of strtoull, which would accept signs,
+// blanks and locale-specific forms and could not tell "too large" from other failures.
 IntLiteralValue decode_int_literal(std::string_view text) {
     IntLiteralValue out;
     int base = 10;
@@ -364,6 +371,8 @@ FloatLiteralValue decode_float_literal(std::string_view text) {
         out.error = "invalid suffix '" + std::string(out.suffix) + "' on floating-point literal";
         return out;
     }
+    // from_chars is locale-independent (strtod would read `1,5` under some locales) and
+    // correctly rounded, so the value is exactly what slangc computes for the same literal.
     auto [end, ec] = std::from_chars(text.data(), text.data() + n, out.value,
                                      std::chars_format::general);
     if (ec == std::errc::result_out_of_range) {

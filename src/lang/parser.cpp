@@ -53,6 +53,7 @@ bool Parser::match(TokenKind k) {
     return true;
 }
 
+// Tokens are returned by value: expect_closing_angle() may rewrite the token array in place.
 Token Parser::advance() {
     Token t = tok();
     if (pos_ + 1 < tokens_.size()) ++pos_;  // EndOfFile is sticky
@@ -135,6 +136,8 @@ void Parser::enter_nesting() {
 // ---------------------------------------------------------------- module and declarations
 
 // module = top_decl* EOF
+// The top level is the outermost recovery point: a declaration with a syntax error is dropped
+// (the rest of it skipped) and parsing goes on with the next one.
 ModuleAst* Parser::parse_module() {
     auto* module = ctx_.make<ModuleAst>();
     module->file = file_;
@@ -170,7 +173,10 @@ void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
     }
     std::vector<Attribute> attrs;
     parse_attributes(attrs);
-    if (report_unsupported_declaration(&out)) return synchronize();
+    if (report_unsupported_declaration(&out)) {
+        synchronize();
+        return;
+    }
     if (at(TokenKind::KwStruct)) {
         if (!attrs.empty()) error(attrs[0].loc, "attributes on a struct are not supported yet");
         out.push_back(parse_struct(first));
@@ -178,7 +184,7 @@ void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
     }
     if (!at(TokenKind::Identifier) && !at(TokenKind::KwStatic) && !at(TokenKind::KwConst) &&
         !at(TokenKind::KwNoDiff))
-        fail_expected("declaration");
+        fail_expected("a declaration");
     out.push_back(parse_function_or_global(first, std::move(attrs)));
 }
 
@@ -264,6 +270,7 @@ Modifiers Parser::parse_modifiers() {
 }
 
 // struct_decl = "struct" ident (":" ident ("," ident)*)? "{" struct_member* "}" ";"?
+// The body is a recovery point of its own: a bad member is skipped, the other fields are kept.
 Decl* Parser::parse_struct(SourceLoc first) {
     Decl* d = make_decl(DeclKind::Struct, first);
     advance();  // struct
@@ -302,7 +309,10 @@ void Parser::parse_struct_member(StructDecl* s) {
     if (match(TokenKind::Semicolon)) return;
     std::vector<Attribute> attrs;
     parse_attributes(attrs);  // `[mutating]` and friends only precede member functions
-    if (report_unsupported_declaration(nullptr)) return synchronize();
+    if (report_unsupported_declaration(nullptr)) {
+        synchronize();
+        return;
+    }
     if (at(TokenKind::KwStruct)) {
         unsupported(loc(), "nested struct declaration");
         synchronize();
@@ -331,6 +341,8 @@ void Parser::parse_struct_member(StructDecl* s) {
 }
 
 // function_or_global = modifiers type ident (function_rest | declarators ";")
+// Both start with `type ident`; the token after the name decides. Which modifiers a global
+// needs (`static const`) is checked by sema, which reports every missing one at once.
 Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> attrs) {
     Modifiers mods = parse_modifiers();
     if (mods.is_in || mods.is_out || mods.is_inout)
@@ -381,7 +393,7 @@ void Parser::parse_function_rest(FunctionDecl* fn) {
         while (match(TokenKind::Comma));
     }
     expect(TokenKind::RParen);
-    if (at(TokenKind::Colon)) {
+    if (at(TokenKind::Colon)) {  // `float4 main() : SV_Target` (entry points are tier 3)
         unsupported(loc(), "semantic annotation");
         advance();
         match(TokenKind::Identifier);
@@ -413,7 +425,7 @@ VarDecl* Parser::parse_param() {
         advance();
         match(TokenKind::Identifier);
     }
-    if (at(TokenKind::Assign)) {
+    if (at(TokenKind::Assign)) {  // kept in `init` so that sema still checks the expression
         unsupported(loc(), "default parameter value");
         advance();
         v->init = parse_assignment();

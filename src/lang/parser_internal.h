@@ -49,7 +49,6 @@ struct Modifiers {
     bool is_in = false;
     bool is_out = false;
     bool is_inout = false;
-    bool any() const { return first.valid(); }
 };
 
 class Parser {
@@ -162,8 +161,9 @@ public:
     void parse_arguments(Expr* node, TokenKind close);
     Expr* make_expr(ExprKind kind, SourceLoc loc);
 
-    /// Precedence of the additive level: generic value arguments (`vector<float, N + 1>`) are
-    /// parsed from here up, so that `>` and `>>` always close the argument list.
+    /// Precedence of the additive level: generic value arguments (`vector<float, 2 * 2>`) are
+    /// parsed from here up, so that `>` and `>>` always close the argument list. (An argument
+    /// that starts with a name is a type: `Tensor<float, (N + 1)>` needs its parentheses.)
     static constexpr int kAdditivePrecedence = 9;
     /// Bound on speculative lookahead, so that scanning stays linear on adversarial input.
     static constexpr size_t kMaxLookahead = 512;

@@ -290,11 +290,14 @@ std::string Function::debug_code(nb::args args, nb::kwargs kwargs) {
     std::shared_ptr<call::CallPlan> plan = plan_for(count, grad_mode);
     std::string out = "// call plan " + plan->key_text() + "\n";
     out += "// ---- forward glue (kernel language)\n" + plan->forward_glue().source;
-    out += "// ---- forward kernel (" + plan->forward().generated.entry + ")\n" + plan->forward().generated.source;
+    auto body = [](const codegen::GeneratedKernel& k) { return k.source.substr(k.body_begin); };
+    out += "// ---- forward kernel (" + plan->forward().generated.entry + ", device prelude omitted)\n" +
+           body(plan->forward().generated);
     if (plan->binding().autograd) {
         const call::CallPlan::Backward& bw = plan->backward(plan->grad_mask());
         out += "// ---- backward glue (kernel language)\n" + bw.glue.source;
-        out += "// ---- backward kernel (" + bw.kernel.generated.entry + ")\n" + bw.kernel.generated.source;
+        out += "// ---- backward kernel (" + bw.kernel.generated.entry + ", device prelude omitted)\n" +
+               body(bw.kernel.generated);
     }
     return out;
 }

@@ -186,6 +186,12 @@ void init_torch(const std::string& native_path, nb::object fallback, bool force_
             // Test hook: pretend the bridge reported another ABI version.
             if (const char* fake = std::getenv("SHADEGRAD_TEST_BRIDGE_API_VERSION")) version = uint32_t(std::atoi(fake));
             reason = bridge_refusal_reason(version, api->tensor_info_size);
+            // The bridge is built against one torch's C++ ABI: another torch must not use it.
+            std::string torch_version = nb::cast<std::string>(nb::module_::import_("torch").attr("__version__"));
+            torch_version = torch_version.substr(0, torch_version.find('+'));
+            if (reason.empty() && torch_version != api->torch_version)
+                reason = std::string("native bridge was built against torch ") + api->torch_version +
+                         ", but torch " + torch_version + " is loaded";
             if (!reason.empty()) api = nullptr;
         }
     }

@@ -154,7 +154,8 @@ std::string host_compiler_identity(const std::vector<std::string>& compiler) {
 }
 
 std::vector<std::string> host_compile_flags(const std::vector<std::string>& extra, bool debug) {
-    std::vector<std::string> flags = {"-std=c++17", "-fPIC", "-shared", "-fno-math-errno"};
+    // -fwrapv: signed overflow wraps, as in HLSL (the prelude only guards division and shifts).
+    std::vector<std::string> flags = {"-std=c++17", "-fPIC", "-shared", "-fno-math-errno", "-fwrapv"};
     if (debug) {
         flags.push_back("-O0");
         flags.push_back("-g");

@@ -10,7 +10,17 @@
 #include "lang/ast_printer.h"
 #include "lang/parser.h"
 
+#ifndef SG_CONFORMANCE_DIR
+#define SG_CONFORMANCE_DIR "/work/shared/conformance"
+#endif
+
 namespace sg::lang::test {
+
+/// The conformance kernels (shared/conformance), also when the build defines the macro empty.
+inline std::string conformance_dir() {
+    std::string dir = SG_CONFORMANCE_DIR;
+    return dir.empty() ? "/work/shared/conformance" : dir;
+}
 
 /// One parsed source file with everything that owns it. CompileError (error limit) propagates.
 struct Parsed {

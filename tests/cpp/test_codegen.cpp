@@ -466,6 +466,15 @@ TEST(Kernel, CallsWithSeveralResults) {
     {
         ir::Builder b(*split, T);
         b.set_insert(split->body.get());
+        // A trap in a function returns zero results (and records its code) instead of ending
+        // the thread; never taken here.
+        ir::Inst* iff = b.if_(b.binary(OpKind::Gt, arg(split, 0), b.const_float(f, 100.0)), {});
+        b.set_insert(iff->regions[0].get());
+        b.trap(5);
+        b.yield({});
+        b.set_insert(iff->regions[1].get());
+        b.yield({});
+        b.set_insert(split->body.get());
         b.ret({b.call(twice, {arg(split, 0)})[0], b.binary(OpKind::Add, arg(split, 0), b.const_float(f, 1.0))});
     }
     auto* k = tp.add_kernel("caller", {{"a", tp.tensor(f, 1, kRead)}, {"out", tp.tensor(f, 1, kRW)}, {"scale", f}});
@@ -479,14 +488,19 @@ TEST(Kernel, CallsWithSeveralResults) {
     auto c = compile_cpu(tp, k);
     ASSERT_COMPILED(c);
     EXPECT_NE(c.code().find("struct split_results {"), std::string::npos) << c.code();
-    float a[3] = {1, 2, 3}, out[3] = {};
+    EXPECT_NE(c.code().find("return {};"), std::string::npos) << c.code();
+    float a[3] = {1, 2, 300}, out[3] = {};
+    uint32_t flag = 0;
     ParamBlock pb(c.gen.layout);
     pb.set_call_shape({3});
+    pb.header().error_flag = &flag;
     pb.set_tensor(0, a, {3}, {1});
     pb.set_tensor(1, out, {3}, {1});
     pb.set(2, 0.5f);
     c.cpu->run(pb.data(), 0, 3);
-    for (int t = 0; t < 3; ++t) EXPECT_FLOAT_EQ(out[t], (2 * a[t] + (a[t] + 1) * 10) * 0.5f);
+    for (int t = 0; t < 2; ++t) EXPECT_FLOAT_EQ(out[t], (2 * a[t] + (a[t] + 1) * 10) * 0.5f);
+    EXPECT_EQ(out[2], 0.0f);  // split(300) trapped: zero results
+    EXPECT_EQ(flag, 5u);
     expect_cuda_compiles(tp.program, *k);
 
     // generate_functions: every non-kernel function, compilable on both targets.

@@ -7,10 +7,6 @@
 
 #include "parser_test_util.h"
 
-#ifndef SG_CONFORMANCE_DIR
-#define SG_CONFORMANCE_DIR "/work/shared/conformance"
-#endif
-
 namespace sg::lang::test {
 namespace {
 
@@ -18,7 +14,7 @@ namespace {
 
 TEST(Parser, ConformanceKernelsParseWithoutErrors) {
     int count = 0;
-    for (const auto& entry : std::filesystem::directory_iterator(SG_CONFORMANCE_DIR)) {
+    for (const auto& entry : std::filesystem::directory_iterator(conformance_dir())) {
         if (entry.path().extension() != ".slang") continue;
         std::ifstream in(entry.path(), std::ios::binary);
         std::stringstream text;

@@ -10,12 +10,28 @@
 
 #include "parser_test_util.h"
 
-#ifndef SG_CONFORMANCE_DIR
-#define SG_CONFORMANCE_DIR "/work/shared/conformance"
+// Timing bounds are asserted tightly only in optimized builds without sanitizers; instrumented
+// builds are 10-50x slower and run these tests for memory safety, not speed.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define SG_TEST_SANITIZED 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer) || \
+    __has_feature(memory_sanitizer)
+#define SG_TEST_SANITIZED 1
+#endif
+#endif
+#if defined(NDEBUG) && !defined(SG_TEST_SANITIZED)
+#define SG_TEST_OPTIMIZED 1
 #endif
 
 namespace sg::lang::test {
 namespace {
+
+#ifdef SG_TEST_OPTIMIZED
+constexpr double kQuickMs = 1000;
+#else
+constexpr double kQuickMs = 5000;
+#endif
 
 size_t count_of(const std::string& text, const std::string& needle) {
     size_t n = 0;
@@ -81,7 +97,7 @@ TEST(ParserErrors, RecoveryInsideABlockKeepsTheFollowingStatements) {
 TEST(ParserErrors, RecoveryAtTopLevel) {
     Parsed p("}\nfloat f(float x, ) { return x; }\n) ] 3;\nint g() { return 1; }\n");
     EXPECT_GE(p.diags.error_count(), 3u) << p.errors();
-    EXPECT_TRUE(contains(p.errors(), "m.slang:1:1: error: expected declaration, found '}'"));
+    EXPECT_TRUE(contains(p.errors(), "m.slang:1:1: error: expected a declaration, found '}'"));
     EXPECT_TRUE(contains(p.errors(), "m.slang:2:18: error: expected a type, found ')'"));
     ASSERT_NE(p.function(0), nullptr);
     EXPECT_EQ(p.function(0)->name, "g");
@@ -247,7 +263,7 @@ TEST(ParserLimits, EveryKindOfDeepNestingIsCaught) {
     for (const std::string& source : sources) {
         auto start = std::chrono::steady_clock::now();
         Parsed p(source + "\nint ok() { return 1; }");
-        EXPECT_LT(milliseconds_since(start), 1000.0) << source.substr(0, 40);
+        EXPECT_LT(milliseconds_since(start), kQuickMs) << source.substr(0, 40);
         EXPECT_EQ(p.diags.error_count(), 1u) << source.substr(0, 40) << "\n"
                                              << p.errors().substr(0, 1000);
         EXPECT_EQ(count_of(p.errors(), "nesting too deep (limit 256)"), 1u) << source.substr(0, 40);
@@ -289,10 +305,15 @@ TEST(ParserLimits, TenMegabyteSourceParsesQuickly) {
         "        s += W[r, c] * x[c];\n"
         "    y[r] = s > 0.0f ? s : 0.01f * s;\n"
         "}\n";
+#ifdef SG_TEST_SANITIZED
+    const size_t kBytes = 2u << 20;  // memory safety does not need all 10 MB (25 s under ASan)
+#else
+    const size_t kBytes = 10u << 20;
+#endif
     std::string source = "import slangpy;\n";
-    source.reserve(10u << 20);
+    source.reserve(kBytes + kernel.size());
     size_t copies = 0;
-    while (source.size() < (10u << 20)) {
+    while (source.size() < kBytes) {
         source += kernel;
         ++copies;
     }
@@ -301,8 +322,9 @@ TEST(ParserLimits, TenMegabyteSourceParsesQuickly) {
     double ms = milliseconds_since(start);
     EXPECT_FALSE(p.diags.has_errors()) << p.errors().substr(0, 1000);
     EXPECT_EQ(p.module->decls.size(), copies + 1);
-    std::printf("[ info     ] 10 MB source (%zu kernels) parsed in %.0f ms\n", copies, ms);
-#if defined(NDEBUG) && !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+    std::printf("[ info     ] %zu MB source (%zu kernels) parsed in %.0f ms\n", kBytes >> 20, copies,
+                ms);
+#ifdef SG_TEST_OPTIMIZED
     // About 0.4 s on an idle machine, dominated by allocating ~2.5 million AST nodes; the bound
     // leaves room for loaded CI machines while still catching anything superlinear.
     EXPECT_LT(ms, 3000.0);
@@ -357,7 +379,7 @@ TEST(ParserRobustness, RandomTokenSoup) {
 }
 
 TEST(ParserRobustness, EveryPrefixOfTheConformanceKernels) {
-    for (const auto& entry : std::filesystem::directory_iterator(SG_CONFORMANCE_DIR)) {
+    for (const auto& entry : std::filesystem::directory_iterator(conformance_dir())) {
         if (entry.path().extension() != ".slang") continue;
         std::ifstream in(entry.path(), std::ios::binary);
         std::stringstream text;
