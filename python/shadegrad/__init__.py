@@ -10,7 +10,7 @@ from pathlib import Path
 import torch as _torch  # the bridge needs torch loaded first
 
 from . import _core, _torch_fallback
-from ._core import CompileError, Device, DeviceType, Function, GridArg, Module, torch_bridge_status
+from ._core import CompileError, Device, DeviceType, Function, GridArg, Module, cuda_status, torch_bridge_status
 
 __all__ = [
     "CompileError",
@@ -20,6 +20,7 @@ __all__ = [
     "Module",
     "create_device",
     "create_torch_device",
+    "cuda_status",
     "grid",
     "torch_bridge_status",
 ]
@@ -33,6 +34,14 @@ def _native_bridge_path() -> str:
     return ""
 
 
+def _nvrtc_search_dirs() -> list:
+    """The sys.path folders holding NVIDIA pip wheels (where nvidia-cuda-nvrtc installs)."""
+    import sys
+
+    return [str(Path(base)) for base in sys.path if base and (Path(base) / "nvidia").is_dir()]
+
+
+_core._set_nvrtc_search_dirs(_nvrtc_search_dirs())
 _core._init_torch(
     _native_bridge_path(),
     _torch_fallback,

@@ -12,7 +12,7 @@ CallPlan::CallPlan(const UserModule& module, Binding binding, const CallKey& key
     for (size_t i = 0; i < binding_.params.size(); ++i)
         if (binding_.params[i].requires_grad) grad_mask_ |= uint64_t(1) << i;
     forward_glue_ = make_forward_glue(binding_);
-    forward_ = compile_cpu_kernel(module_, forward_glue_, options_);
+    forward_ = compile_kernel(module_, forward_glue_, options_, binding_.device, binding_.device_index);
 }
 
 static Binding masked(const Binding& b, uint64_t mask) {
@@ -30,7 +30,7 @@ const CallPlan::Backward& CallPlan::backward(uint64_t mask) {
     auto bw = std::make_unique<Backward>();
     bw->binding = masked(binding_, mask);
     bw->glue = make_backward_glue(bw->binding);
-    bw->kernel = compile_cpu_kernel(module_, bw->glue, options_);
+    bw->kernel = compile_kernel(module_, bw->glue, options_, binding_.device, binding_.device_index);
     return *backwards_.emplace(mask, std::move(bw)).first->second;
 }
 
@@ -124,11 +124,14 @@ void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Bindin
     }
 }
 
-void CallPlan::launch_cpu(const CompiledKernel& kernel, const std::vector<uint8_t>& block) {
+void CallPlan::launch(const CompiledKernel& kernel, const std::vector<uint8_t>& block, void* stream) {
     codegen::CallHeader header;
     std::memcpy(&header, block.data(), sizeof(header));
     if (header.total == 0) return;
-    runtime::cpu_launch(kernel.cpu_entry, block.data(), header.total);
+    if (kernel.target == codegen::Target::Cuda)
+        runtime::cuda_launch(*kernel.cuda_entry, block.data(), block.size(), header.total, stream);
+    else
+        runtime::cpu_launch(kernel.cpu_entry, block.data(), header.total);
 }
 
 }  // namespace sg::call

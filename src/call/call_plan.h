@@ -52,8 +52,9 @@ public:
     /// Packs the parameter block of `kernel` (whose glue is `glue`) into `block`.
     static void pack(const CompiledKernel& kernel, const Glue& glue, const Binding& binding, const LaunchData& data,
                      std::vector<uint8_t>& block);
-    /// Runs a CPU kernel over the call shape.
-    static void launch_cpu(const CompiledKernel& kernel, const std::vector<uint8_t>& block);
+    /// Runs a kernel over the call shape: on the thread pool (CPU) or enqueued on `stream`
+    /// (CUDA: torch's current stream of the device; nothing waits for it).
+    static void launch(const CompiledKernel& kernel, const std::vector<uint8_t>& block, void* stream);
 
 private:
     const UserModule& module_;

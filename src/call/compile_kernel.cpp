@@ -48,9 +48,28 @@ CompiledKernel generate(const UserModule& module, const Glue& glue, codegen::Tar
 
 CompiledKernel compile_cpu_kernel(const UserModule& module, const Glue& glue, const codegen::CodegenOptions& options) {
     CompiledKernel k = generate(module, glue, codegen::Target::Cpu, options);
+    k.target = codegen::Target::Cpu;
     k.cpu_module = runtime::load_cpu_module(k.generated.source);
     k.cpu_entry = reinterpret_cast<runtime::CpuKernelFn>(k.cpu_module->symbol(k.generated.entry.c_str()));
     return k;
+}
+
+CompiledKernel compile_cuda_kernel(const UserModule& module, const Glue& glue, const codegen::CodegenOptions& options,
+                                   int device_index) {
+    CompiledKernel k = generate(module, glue, codegen::Target::Cuda, options);
+    k.target = codegen::Target::Cuda;
+    runtime::CudaCompileOptions cuda_options;
+    cuda_options.arch = runtime::cuda_device_arch(device_index);
+    cuda_options.debug = options.debug_checks;
+    k.cuda_module = runtime::load_cuda_module(k.generated.source, cuda_options);
+    k.cuda_entry = &k.cuda_module->function(device_index, k.generated.entry);
+    return k;
+}
+
+CompiledKernel compile_kernel(const UserModule& module, const Glue& glue, const codegen::CodegenOptions& options,
+                              DeviceType device, int device_index) {
+    if (device == DeviceType::CUDA) return compile_cuda_kernel(module, glue, options, device_index < 0 ? 0 : device_index);
+    return compile_cpu_kernel(module, glue, options);
 }
 
 }  // namespace sg::call

@@ -9,7 +9,9 @@
 #include "call/glue.h"
 #include "call/user_module.h"
 #include "codegen/codegen.h"
+#include "call/tensor_info.h"
 #include "runtime/cpu_module.h"
+#include "runtime/cuda_module.h"
 
 namespace sg::call {
 
@@ -25,8 +27,11 @@ struct CompiledKernel {
     std::shared_ptr<Compilation> compilation;
     codegen::GeneratedKernel generated;   ///< target source, entry name, parameter layout
     std::string ir_text;                  ///< the kernel's final IR (debugging)
+    codegen::Target target = codegen::Target::Cpu;
     std::shared_ptr<runtime::CpuModule> cpu_module;
     runtime::CpuKernelFn cpu_entry = nullptr;
+    std::shared_ptr<runtime::CudaModule> cuda_module;
+    const runtime::CudaFunction* cuda_entry = nullptr;  ///< owned by cuda_module
 };
 
 /// Runs the front end and codegen; returns the generated kernel without loading it.
@@ -34,5 +39,11 @@ CompiledKernel generate(const UserModule& module, const Glue& glue, codegen::Tar
                         const codegen::CodegenOptions& options);
 /// Generates and loads a CPU kernel (host compiler, kernel cache).
 CompiledKernel compile_cpu_kernel(const UserModule& module, const Glue& glue, const codegen::CodegenOptions& options);
+/// Generates, compiles (NVRTC, kernel cache) and loads a CUDA kernel for `device_index`.
+CompiledKernel compile_cuda_kernel(const UserModule& module, const Glue& glue, const codegen::CodegenOptions& options,
+                                   int device_index);
+/// The backend for `device`.
+CompiledKernel compile_kernel(const UserModule& module, const Glue& glue, const codegen::CodegenOptions& options,
+                              DeviceType device, int device_index);
 
 }  // namespace sg::call

@@ -33,9 +33,9 @@ constexpr int64_t kReleaseGilThreads = 1 << 16;
 /// zero buffer large enough for any element type (4x4 doubles).
 alignas(64) const unsigned char kZeros[256] = {};
 
-TensorInfo zero_view(const TensorInfo& like) {
+TensorInfo zero_view(const TensorInfo& like, void* zeros) {
     TensorInfo z = like;
-    z.data = const_cast<unsigned char*>(kZeros);
+    z.data = zeros;
     for (int d = 0; d < kMaxTensorRank; ++d) z.strides[d] = 0;
     return z;
 }
@@ -91,6 +91,8 @@ struct AutogradCtx {
     std::vector<int> input_bindings;   ///< binding index of each autograd input
     std::vector<int> output_bindings;  ///< -1 for the result, else the binding index
     std::vector<uint8_t> forward_block;
+    void* stream = nullptr;            ///< the forward's CUDA stream (backward runs there too)
+    void* zeros = nullptr;             ///< a zero-filled buffer on the call's device
 };
 
 void copy_error(const std::exception& e, char* err, size_t size) {
@@ -100,7 +102,7 @@ void copy_error(const std::exception& e, char* err, size_t size) {
 int autograd_forward(void* p, char* err, size_t size) {
     try {
         auto* c = static_cast<AutogradCtx*>(p);
-        call::CallPlan::launch_cpu(c->plan->forward(), c->forward_block);
+        call::CallPlan::launch(c->plan->forward(), c->forward_block, c->stream);
         return 0;
     } catch (const std::exception& e) {
         copy_error(e, err, size);
@@ -132,7 +134,7 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
             int bi = c->output_bindings[size_t(j)];
             const TensorInfo& like = bi < 0 ? c->result : args[size_t(b.params[size_t(bi)].arg)].tensor;
             any |= grad_outputs[j].data != nullptr;
-            outs[size_t(j)] = grad_outputs[j].data ? grad_outputs[j] : zero_view(like);
+            outs[size_t(j)] = grad_outputs[j].data ? grad_outputs[j] : zero_view(like, c->zeros);
             if (bi < 0) result_grad = &outs[size_t(j)];
             else grads[size_t(bi)] = &outs[size_t(j)];
         }
@@ -145,8 +147,8 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
         data.binding_grads = grads.data();
         std::vector<uint8_t> block;
         call::CallPlan::pack(bw.kernel, bw.glue, bw.binding, data, block);
-        call::CallPlan::launch_cpu(bw.kernel, block);
-        (void)stream;
+        // Torch runs a node's backward on its forward's stream; the native bridge passes it.
+        call::CallPlan::launch(bw.kernel, block, stream ? stream : c->stream);
         return 0;
     } catch (const std::exception& e) {
         copy_error(e, err, size);
@@ -155,6 +157,43 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
 }
 
 void autograd_release(void* p) { delete static_cast<AutogradCtx*>(p); }
+
+constexpr uint32_t kOption64BitIndex = 1;
+
+/// Whether some tensor's element offsets or the call's thread count may reach 2^31: then the
+/// kernel computes offsets in 64-bit (a different kernel, so a bit of the key).
+bool needs_64bit_index(const ArgInfo* args, size_t count) {
+    constexpr int64_t kLimit = int64_t(1) << 31;
+    for (size_t i = 0; i < count; ++i) {
+        const ArgInfo& a = args[i];
+        if (a.kind != ArgKind::Tensor && a.kind != ArgKind::Grid) continue;
+        int64_t span = 1, total = 1;
+        for (int d = 0; d < a.tensor.ndim; ++d) {
+            int64_t e = a.tensor.shape[d];
+            if (e == 0) return false;
+            int64_t s = a.tensor.strides[d] < 0 ? -a.tensor.strides[d] : a.tensor.strides[d];
+            span += (e - 1) * s;
+            total = total > kLimit / e ? kLimit : total * e;
+            if (span >= kLimit || total >= kLimit) return true;
+        }
+    }
+    return false;
+}
+
+/// A zero-filled buffer on a device, allocated once per device through torch and kept for the
+/// process (undefined incoming gradients read it with stride 0).
+void* device_zeros(TorchOps& ops, DeviceType device, int index) {
+    if (device == DeviceType::CPU) return const_cast<unsigned char*>(kZeros);
+    static std::vector<nb::object>* buffers = new std::vector<nb::object>();
+    if (index < 0) index = 0;
+    if (size_t(index) >= buffers->size()) buffers->resize(size_t(index) + 1);
+    nb::object& buf = (*buffers)[size_t(index)];
+    TensorInfo info{};
+    int64_t n = sizeof(kZeros);
+    if (!buf.is_valid() || buf.is_none()) buf = ops.empty(&n, 1, DType::UInt8, device, index, true, info);
+    else ops.describe(buf.ptr(), info);
+    return info.data;
+}
 
 }  // namespace
 
@@ -180,15 +219,16 @@ size_t Function::describe(nb::args& args, nb::kwargs& kwargs, bool& grad_mode) {
 }
 
 std::shared_ptr<call::CallPlan> Function::plan_for(size_t count, bool grad_mode) {
-    call::build_call_key(t_key, id_, t_args.data(), count, t_keywords, grad_mode, 0);
+    uint32_t options = needs_64bit_index(t_args.data(), count) ? kOption64BitIndex : 0;
+    call::build_call_key(t_key, id_, t_args.data(), count, t_keywords, grad_mode, options);
     auto it = plans_.find(t_key);
     if (it != plans_.end()) [[likely]]
         return it->second;
     call::Binding binding = call::bind_call(*module_, name_, t_args.data(), positional_, count, t_keywords, grad_mode,
                                             device_.type);
-    if (device_.type != DeviceType::CPU)
-        throw std::runtime_error(name_ + "(): the CUDA backend is not available in this build yet");
-    auto plan = std::make_shared<call::CallPlan>(*module_, std::move(binding), t_key, codegen::CodegenOptions{});
+    codegen::CodegenOptions codegen_options;
+    codegen_options.index_64bit = (options & kOption64BitIndex) != 0;
+    auto plan = std::make_shared<call::CallPlan>(*module_, std::move(binding), t_key, codegen_options);
     plans_.emplace(t_key, plan);
     return plan;
 }
@@ -223,13 +263,14 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
     data.args = t_args.data();
     data.call_shape = shape;
     data.result = &result_info;
+    void* stream = b.device == DeviceType::CUDA ? ops.current_stream(b.device, b.device_index) : nullptr;
     if (!b.autograd) {
         call::CallPlan::pack(plan->forward(), plan->forward_glue(), b, data, t_block);
-        if (total >= kReleaseGilThreads) {
+        if (b.device == DeviceType::CPU && total >= kReleaseGilThreads) {
             nb::gil_scoped_release release;
-            call::CallPlan::launch_cpu(plan->forward(), t_block);
+            call::CallPlan::launch(plan->forward(), t_block, stream);
         } else {
-            call::CallPlan::launch_cpu(plan->forward(), t_block);
+            call::CallPlan::launch(plan->forward(), t_block, stream);
         }
         return result;
     }
@@ -241,6 +282,8 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
     ctx->args.assign(t_args.begin(), t_args.begin() + long(count));
     std::memcpy(ctx->call_shape, shape, sizeof(ctx->call_shape));
     ctx->result = result_info;
+    ctx->stream = stream;
+    ctx->zeros = device_zeros(ops, b.device, b.device_index);
     std::vector<PyObject*> inputs, outputs;
     std::vector<uint8_t> dirty;
     if (!b.result_type->is_void()) {
@@ -280,7 +323,8 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
 std::string Function::call_key(nb::args args, nb::kwargs kwargs) {
     bool grad_mode = false;
     size_t count = describe(args, kwargs, grad_mode);
-    call::build_call_key(t_key, id_, t_args.data(), count, t_keywords, grad_mode, 0);
+    uint32_t options = needs_64bit_index(t_args.data(), count) ? kOption64BitIndex : 0;
+    call::build_call_key(t_key, id_, t_args.data(), count, t_keywords, grad_mode, options);
     return call::render_call_key(t_key);
 }
 

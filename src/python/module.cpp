@@ -13,6 +13,8 @@
 #include "python/function.h"
 #include "python/torch_ops.h"
 #include "runtime/cpu_module.h"
+#include "runtime/cuda_driver.h"
+#include "runtime/cuda_nvrtc.h"
 
 namespace nb = nanobind;
 using namespace sg;
@@ -78,7 +80,7 @@ NB_MODULE(_core, m) {
         .def_prop_ro("name", &Function::name)
         .def("__repr__", [](const Function& f) { return "<shadegrad function " + f.name() + ">"; });
 
-    nb::class_<Module>(m, "Module")
+    nb::class_<Module>(m, "Module", nb::dynamic_attr())
         .def_static(
             "load_from_source",
             [](Device device, const std::string& name, const std::string& source) {
@@ -95,7 +97,14 @@ NB_MODULE(_core, m) {
                 return new Module(device, path, ss.str());
             },
             nb::arg("device"), nb::arg("path"), nb::rv_policy::take_ownership)
-        .def("__getattr__", &Module::function)
+        // The first lookup of a function caches it in the instance dict, so later `m.fn` lookups
+        // never reach __getattr__.
+        .def("__getattr__",
+             [](nb::handle self, const std::string& name) {
+                 nb::object fn = nb::cast<Module&>(self).function(name);
+                 nb::setattr(self, name.c_str(), fn);
+                 return fn;
+             })
         .def("function_names", &Module::function_names)
         .def_prop_ro("name", &Module::name)
         .def_prop_ro("device", &Module::device);
@@ -109,4 +118,13 @@ NB_MODULE(_core, m) {
     m.def("_describe_fallback", &describe_fallback);
     m.def("_cache_directory", &runtime::cache_directory);
     m.def("_tensor_info_size", []() { return sizeof(TensorInfo); });
+    m.def("_set_nvrtc_search_dirs", &runtime::set_nvrtc_search_dirs);
+    m.def("cuda_status", []() {
+        nb::dict d;
+        d["driver"] = runtime::cuda_driver_status();
+        d["nvrtc"] = runtime::nvrtc_status();
+        d["available"] = runtime::cuda_available();
+        d["device_count"] = runtime::cuda_device_count();
+        return d;
+    });
 }

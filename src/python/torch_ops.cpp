@@ -40,6 +40,9 @@ public:
         return nb::steal(t);
     }
     bool grad_enabled() override { return api_->grad_enabled() != 0; }
+    void* current_stream(DeviceType device, int device_index) override {
+        return device == DeviceType::CUDA ? api_->current_stream(device, device_index) : nullptr;
+    }
     nb::object apply_autograd(const SgAutogradSpec& spec) override {
         char err[kErrSize];
         if (api_->apply_autograd(&spec, err, sizeof(err)) != 0) throw std::runtime_error(err);
@@ -70,6 +73,7 @@ public:
           describe_(module.attr("describe")),
           empty_(module.attr("empty")),
           grad_enabled_(module.attr("grad_enabled")),
+          current_stream_(module.attr("current_stream")),
           apply_autograd_(module.attr("apply_autograd")) {}
 
     bool is_tensor(PyObject* obj) override { return PyObject_IsInstance(obj, torch_tensor_.ptr()) == 1; }
@@ -105,6 +109,10 @@ public:
         return t;
     }
     bool grad_enabled() override { return nb::cast<bool>(grad_enabled_()); }
+    void* current_stream(DeviceType device, int device_index) override {
+        if (device != DeviceType::CUDA) return nullptr;
+        return reinterpret_cast<void*>(nb::cast<uintptr_t>(current_stream_(int(device), device_index)));
+    }
     nb::object apply_autograd(const SgAutogradSpec& spec) override {
         nb::list inputs, outputs, dirty;
         for (int i = 0; i < spec.n_inputs; ++i) inputs.append(nb::handle(spec.inputs[i]));
@@ -119,7 +127,7 @@ public:
     const char* name() const override { return "fallback"; }
 
 private:
-    nb::object module_, torch_tensor_, describe_, empty_, grad_enabled_, apply_autograd_;
+    nb::object module_, torch_tensor_, describe_, empty_, grad_enabled_, current_stream_, apply_autograd_;
 };
 
 struct BridgeState {

@@ -24,6 +24,8 @@ public:
     virtual nb::object empty(const int64_t* shape, int ndim, DType dtype, DeviceType device, int device_index, bool zero,
                              TensorInfo& out) = 0;
     virtual bool grad_enabled() = 0;
+    /// The current CUDA stream of a device (a CUstream), nullptr for CPU / the default stream.
+    virtual void* current_stream(DeviceType device, int device_index) = 0;
     /// Wraps the forward launch in an autograd function; throws on failure. Returns the output
     /// objects when the bridge replaced them (fallback), else None (same objects, native).
     virtual nb::object apply_autograd(const SgAutogradSpec& spec) = 0;
