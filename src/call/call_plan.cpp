@@ -1,6 +1,7 @@
 // src/call/call_plan.cpp — plan construction, parameter-block packing and CPU launch.
 #include "call/call_plan.h"
 
+#include <cstddef>
 #include <cstring>
 
 #include "call/errors.h"
@@ -41,14 +42,16 @@ void put(std::vector<uint8_t>& block, size_t offset, T value) {
     std::memcpy(block.data() + offset, &value, sizeof(T));
 }
 
-/// Writes a tensor view: `dims` leading dims of `t` (with stride 0 for extent-1 dims when
-/// `broadcast_ones`), plus the inner strides of the element's trailing dims.
+/// Writes a tensor view: `dims` leading dims of `t`, plus the inner strides of the element's
+/// trailing dims. With `call_extent` (an argument read at the call index), an extent-1 dim is
+/// broadcast: stride 0, and the call's extent as the view's extent so that bounds checks pass.
 void put_view(std::vector<uint8_t>& block, size_t data, size_t shape, size_t strides, size_t inner, const TensorInfo& t,
-              int dims, int elem_dims, bool broadcast_ones) {
+              int dims, int elem_dims, const int64_t* call_extent) {
     put<const void*>(block, data, t.data);
     for (int d = 0; d < dims; ++d) {
-        if (shape) put<int64_t>(block, shape + size_t(d) * 8, t.shape[d]);
-        int64_t stride = (broadcast_ones && t.shape[d] == 1) ? 0 : t.strides[d];
+        bool broadcast = call_extent && t.shape[d] == 1;
+        if (shape) put<int64_t>(block, shape + size_t(d) * 8, broadcast ? call_extent[d] : t.shape[d]);
+        int64_t stride = broadcast ? 0 : t.strides[d];
         put<int64_t>(block, strides + size_t(d) * 8, stride);
     }
     int64_t in0 = elem_dims >= 1 ? t.strides[t.ndim - 1] : 0;
@@ -96,20 +99,22 @@ void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Bindin
         switch (g.source) {
         case ParamSource::Uniform: put_uniform(block, f.offset, f.type, data.args[b.params[size_t(g.binding)].arg]); break;
         case ParamSource::Result:
-            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, *data.result, b.call_rank, b.result_elem_dims, false);
+            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, *data.result, b.call_rank, b.result_elem_dims, nullptr);
             break;
         case ParamSource::ResultGrad:
-            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, *data.result_grad, b.call_rank, b.result_elem_dims, false);
+            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, *data.result_grad, b.call_rank, b.result_elem_dims,
+                     nullptr);
             break;
         case ParamSource::ArgTensor: {
             const ParamBinding& p = b.params[size_t(g.binding)];
             const TensorInfo& t = data.args[p.arg].tensor;
             int dims = g.whole ? t.ndim - p.elem_dims : p.call_dims;
-            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, t, dims, p.elem_dims, !g.whole);
+            const int64_t* extents = g.whole ? nullptr : data.call_shape + (b.call_rank - p.call_dims);
+            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, t, dims, p.elem_dims, extents);
             if (g.grad_view) {
                 const TensorInfo* grad = data.binding_grads ? data.binding_grads[g.binding] : nullptr;
                 SG_INTERNAL_ASSERT(grad != nullptr, "missing gradient buffer for '" + p.name + "'");
-                put_view(block, tl.grad_data, 0, tl.grad_strides, tl.grad_inner, *grad, dims, p.elem_dims, false);
+                put_view(block, tl.grad_data, 0, tl.grad_strides, tl.grad_inner, *grad, dims, p.elem_dims, extents);
             }
             break;
         }
@@ -117,21 +122,37 @@ void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Bindin
             const ParamBinding& p = b.params[size_t(g.binding)];
             const TensorInfo* grad = data.binding_grads ? data.binding_grads[g.binding] : nullptr;
             SG_INTERNAL_ASSERT(grad != nullptr, "missing gradient buffer for '" + p.name + "'");
-            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, *grad, p.call_dims, p.elem_dims, true);
+            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, *grad, p.call_dims, p.elem_dims,
+                     data.call_shape + (b.call_rank - p.call_dims));
             break;
         }
         }
     }
 }
 
-void CallPlan::launch(const CompiledKernel& kernel, const std::vector<uint8_t>& block, void* stream) {
+void CallPlan::launch(const CompiledKernel& kernel, std::vector<uint8_t>& block, void* stream, const std::string& function) {
     codegen::CallHeader header;
     std::memcpy(&header, block.data(), sizeof(header));
     if (header.total == 0) return;
-    if (kernel.target == codegen::Target::Cuda)
+    if (kernel.target == codegen::Target::Cuda) {
         runtime::cuda_launch(*kernel.cuda_entry, block.data(), block.size(), header.total, stream);
-    else
-        runtime::cpu_launch(kernel.cpu_entry, block.data(), header.total);
+        return;
+    }
+    // CPU kernels check every tensor index; the first violation lands in this flag.
+    uint32_t error = 0;
+    uint32_t* flag = &error;
+    std::memcpy(block.data() + offsetof(codegen::CallHeader, error_flag), &flag, sizeof(flag));
+    runtime::cpu_launch(kernel.cpu_entry, block.data(), header.total);
+    if (error != 0) [[unlikely]]
+        report_kernel_error(function, error);
+}
+
+void report_kernel_error(const std::string& function, uint32_t code) {
+    if (code == codegen::kErrorIndexOutOfBounds)
+        throw CallError(ErrorKind::Runtime, function + "(): a tensor index was out of bounds in the kernel; the access "
+                                                       "was skipped and the results are not valid");
+    throw CallError(ErrorKind::Runtime, function + "(): the kernel reported error code " + std::to_string(code) +
+                                            " (a loop ran past its [MaxIters] bound, or a local array index was out of range)");
 }
 
 }  // namespace sg::call

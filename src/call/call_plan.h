@@ -28,6 +28,9 @@ struct LaunchData {
     const TensorInfo* const* binding_grads = nullptr;
 };
 
+/// Raises the CallError for an error code a kernel reported (codegen::kErrorIndexOutOfBounds...).
+[[noreturn]] void report_kernel_error(const std::string& function, uint32_t code);
+
 class CallPlan {
 public:
     CallPlan(const UserModule& module, Binding binding, const CallKey& key, const codegen::CodegenOptions& options);
@@ -54,7 +57,10 @@ public:
                      std::vector<uint8_t>& block);
     /// Runs a kernel over the call shape: on the thread pool (CPU) or enqueued on `stream`
     /// (CUDA: torch's current stream of the device; nothing waits for it).
-    static void launch(const CompiledKernel& kernel, const std::vector<uint8_t>& block, void* stream);
+    /// CPU kernels bounds-check every tensor index: a violation raises CallError naming
+    /// `function` after the launch (the access itself was skipped).
+    static void launch(const CompiledKernel& kernel, std::vector<uint8_t>& block, void* stream,
+                       const std::string& function);
 
 private:
     const UserModule& module_;

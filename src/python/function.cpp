@@ -3,6 +3,7 @@
 #include "python/function.h"
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
 
 #include <nanobind/stl/string.h>
@@ -102,7 +103,7 @@ void copy_error(const std::exception& e, char* err, size_t size) {
 int autograd_forward(void* p, char* err, size_t size) {
     try {
         auto* c = static_cast<AutogradCtx*>(p);
-        call::CallPlan::launch(c->plan->forward(), c->forward_block, c->stream);
+        call::CallPlan::launch(c->plan->forward(), c->forward_block, c->stream, c->plan->binding().function);
         return 0;
     } catch (const std::exception& e) {
         copy_error(e, err, size);
@@ -148,7 +149,7 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
         std::vector<uint8_t> block;
         call::CallPlan::pack(bw.kernel, bw.glue, bw.binding, data, block);
         // Torch runs a node's backward on its forward's stream; the native bridge passes it.
-        call::CallPlan::launch(bw.kernel, block, stream ? stream : c->stream);
+        call::CallPlan::launch(bw.kernel, block, stream ? stream : c->stream, b.function);
         return 0;
     } catch (const std::exception& e) {
         copy_error(e, err, size);
@@ -159,6 +160,14 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
 void autograd_release(void* p) { delete static_cast<AutogradCtx*>(p); }
 
 constexpr uint32_t kOption64BitIndex = 1;
+
+bool debug_mode() {
+    static const bool on = [] {
+        const char* v = std::getenv("SHADEGRAD_DEBUG");
+        return v && *v && std::strcmp(v, "0") != 0;
+    }();
+    return on;
+}
 
 /// Whether some tensor's element offsets or the call's thread count may reach 2^31: then the
 /// kernel computes offsets in 64-bit (a different kernel, so a bit of the key).
@@ -228,6 +237,9 @@ std::shared_ptr<call::CallPlan> Function::plan_for(size_t count, bool grad_mode)
                                             device_.type);
     codegen::CodegenOptions codegen_options;
     codegen_options.index_64bit = (options & kOption64BitIndex) != 0;
+    // CPU kernels always bounds-check tensor indices (a bad index must not crash the process);
+    // CUDA kernels in debug mode (SHADEGRAD_DEBUG=1).
+    codegen_options.debug_checks = device_.type == DeviceType::CPU || debug_mode();
     auto plan = std::make_shared<call::CallPlan>(*module_, std::move(binding), t_key, codegen_options);
     plans_.emplace(t_key, plan);
     return plan;
@@ -268,9 +280,9 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
         call::CallPlan::pack(plan->forward(), plan->forward_glue(), b, data, t_block);
         if (b.device == DeviceType::CPU && total >= kReleaseGilThreads) {
             nb::gil_scoped_release release;
-            call::CallPlan::launch(plan->forward(), t_block, stream);
+            call::CallPlan::launch(plan->forward(), t_block, stream, name_);
         } else {
-            call::CallPlan::launch(plan->forward(), t_block, stream);
+            call::CallPlan::launch(plan->forward(), t_block, stream, name_);
         }
         return result;
     }

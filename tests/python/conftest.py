@@ -8,6 +8,10 @@ from pathlib import Path
 
 import pytest
 
+# The device the backend tests run on: "cpu" (default, CI) or "cuda" (the GPU check script runs
+# the suite again with SHADEGRAD_TEST_DEVICE=cuda).
+TEST_DEVICE = os.environ.get("SHADEGRAD_TEST_DEVICE", "cpu")
+
 SHARED = Path(__file__).resolve().parents[2].parent / "shared"
 CONFORMANCE = Path(os.environ.get("SG_CONFORMANCE_DIR", SHARED / "conformance"))
 
@@ -48,4 +52,16 @@ def sg():
 
 @pytest.fixture(scope="session")
 def cpu_device(sg):
+    return sg.create_torch_device(type=sg.DeviceType.cpu)
+
+
+@pytest.fixture(scope="session")
+def device(sg):
+    """The module device of the backend under test (SHADEGRAD_TEST_DEVICE)."""
+    if TEST_DEVICE == "cuda":
+        import torch
+
+        if not torch.cuda.is_available():
+            pytest.fail("SHADEGRAD_TEST_DEVICE=cuda but torch sees no CUDA device")
+        return sg.create_torch_device(type=sg.DeviceType.cuda)
     return sg.create_torch_device(type=sg.DeviceType.cpu)

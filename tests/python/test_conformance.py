@@ -7,7 +7,7 @@ import textwrap
 import pytest
 import torch
 
-from conftest import conformance_source, run_python
+from conftest import TEST_DEVICE, conformance_source, run_python
 
 REL = 1e-5
 
@@ -38,7 +38,8 @@ def run_case(sg, device, source, fn, args, result, grads, dresult, n=4):
     tensors = {}
     for name, value in args.items():
         if isinstance(value, float) or (grads and name in grads):
-            t = torch.full((n,), float(value), dtype=torch.float32, requires_grad=bool(grads and name in grads))
+            t = torch.full((n,), float(value), dtype=torch.float32, device=TEST_DEVICE)
+            t.requires_grad_(bool(grads and name in grads))
             tensors[name] = t
             kwargs[name] = t
         else:
@@ -46,27 +47,27 @@ def run_case(sg, device, source, fn, args, result, grads, dresult, n=4):
     out = getattr(m, fn)(**kwargs)
     expected = float(result)
     assert out.shape == (n,)
-    torch.testing.assert_close(out.detach(), torch.full((n,), expected), rtol=REL, atol=1e-6)
+    torch.testing.assert_close(out.detach().cpu(), torch.full((n,), expected), rtol=REL, atol=1e-6)
     if grads:
-        out.backward(torch.full((n,), dresult))
+        out.backward(torch.full((n,), dresult, device=TEST_DEVICE))
         for name, g in grads.items():
-            torch.testing.assert_close(tensors[name].grad, torch.full((n,), g), rtol=REL, atol=1e-6)
+            torch.testing.assert_close(tensors[name].grad.cpu(), torch.full((n,), g), rtol=REL, atol=1e-6)
     return m
 
 
 @pytest.mark.parametrize("name", ["T01", "T10", "T11"])
-def test_scalar_kernels(sg, cpu_device, name):
+def test_scalar_kernels(sg, device, name):
     source = conformance_source(name)
     cases = parse_cases(source)
     assert cases, f"{name} has no call lines"
     for fn, args, result, grads, dresult in cases:
-        run_case(sg, cpu_device, source, fn, args, result, grads, dresult)
+        run_case(sg, device, source, fn, args, result, grads, dresult)
 
 
-def test_t11_has_no_gradient_storage_for_integers(sg, cpu_device):
-    m = sg.Module.load_from_source(cpu_device, "t11", conformance_source("T11"))
-    a = torch.ones(4, requires_grad=True)
-    b = torch.full((4,), 5.0, requires_grad=True)
+def test_t11_has_no_gradient_storage_for_integers(sg, device):
+    m = sg.Module.load_from_source(device, "t11", conformance_source("T11"))
+    a = torch.ones(4, device=TEST_DEVICE, requires_grad=True)
+    b = torch.full((4,), 5.0, device=TEST_DEVICE, requires_grad=True)
     code = m.ramp.debug_code(a=a, b=b, i=1, n=8)
     glue = code.split("// ---- backward glue (kernel language)")[1].split("// ---- backward kernel")[0]
     assert "_p_a_grad" in glue and "_p_b_grad" in glue
@@ -74,9 +75,9 @@ def test_t11_has_no_gradient_storage_for_integers(sg, cpu_device):
     assert "int _p_i" in glue and "int _p_n" in glue
 
 
-def test_t01_against_torch_and_finite_differences(sg, cpu_device):
-    m = sg.Module.load_from_source(cpu_device, "t01", conformance_source("T01"))
-    x = torch.linspace(-3, 3, 101, requires_grad=True)
+def test_t01_against_torch_and_finite_differences(sg, device):
+    m = sg.Module.load_from_source(device, "t01", conformance_source("T01"))
+    x = torch.linspace(-3, 3, 101, device=TEST_DEVICE, requires_grad=True)
     y = m.f(x)
     ref = x.detach() * x.detach() * torch.sin(x.detach())
     torch.testing.assert_close(y.detach(), ref, rtol=1e-6, atol=1e-6)
@@ -86,34 +87,34 @@ def test_t01_against_torch_and_finite_differences(sg, cpu_device):
     torch.testing.assert_close(x.grad.double(), fd, rtol=1e-5, atol=1e-5)
 
 
-def test_t01_gradcheck_float64(sg, cpu_device):
+def test_t01_gradcheck_float64(sg, device):
     # The T01 function in double precision: gradcheck needs float64 end to end.
     source = conformance_source("T01").replace("float", "double")
-    m = sg.Module.load_from_source(cpu_device, "t01d", source)
-    x = torch.randn(7, dtype=torch.float64, requires_grad=True)
+    m = sg.Module.load_from_source(device, "t01d", source)
+    x = torch.randn(7, dtype=torch.float64, device=TEST_DEVICE, requires_grad=True)
     assert torch.autograd.gradcheck(lambda t: m.f(t), (x,), eps=1e-6, atol=1e-8)
-    x2 = torch.randn(3, 4, dtype=torch.float64, requires_grad=True)
+    x2 = torch.randn(3, 4, dtype=torch.float64, device=TEST_DEVICE, requires_grad=True)
     assert torch.autograd.gradcheck(lambda t: m.f(t), (x2,), eps=1e-6, atol=1e-8)
 
 
 T02_CASE = textwrap.dedent(
     """
     def case(m, sg, torch, ra, rb):
-        a = torch.tensor([1.0, 2.0, 3.0], requires_grad=ra)
-        b = torch.tensor([4.0, 5.0, 6.0], requires_grad=rb)
-        o = torch.zeros(3)
+        a = torch.tensor([1.0, 2.0, 3.0], device=DEVICE, requires_grad=ra)
+        b = torch.tensor([4.0, 5.0, 6.0], device=DEVICE, requires_grad=rb)
+        o = torch.zeros(3, device=DEVICE)
         m.emul(sg.grid((3,)), a, b, o)
-        assert torch.equal(o.detach(), torch.tensor([4.0, 10.0, 18.0])), o
+        assert torch.equal(o.detach().cpu(), torch.tensor([4.0, 10.0, 18.0])), o
         if not (ra or rb):
             assert o.grad_fn is None, "no input requires grad, yet o has an autograd node"
             return
-        o.backward(torch.tensor([1.0, 0.5, 2.0]))
+        o.backward(torch.tensor([1.0, 0.5, 2.0], device=DEVICE))
         if ra:
-            assert torch.equal(a.grad, torch.tensor([4.0, 2.5, 12.0])), a.grad
+            assert torch.equal(a.grad.cpu(), torch.tensor([4.0, 2.5, 12.0])), a.grad
         else:
             assert a.grad is None
         if rb:
-            assert torch.equal(b.grad, torch.tensor([1.0, 1.0, 6.0])), b.grad
+            assert torch.equal(b.grad.cpu(), torch.tensor([1.0, 1.0, 6.0])), b.grad
         else:
             assert b.grad is None
     """
@@ -123,8 +124,9 @@ T02_CASE = textwrap.dedent(
 def _t02_program(body: str) -> str:
     return (
         "import torch\nimport shadegrad as sg\n"
+        + f"DEVICE = {TEST_DEVICE!r}\n"
         + T02_CASE
-        + f"m = sg.Module.load_from_source(sg.create_torch_device(type=sg.DeviceType.cpu), 't02', {conformance_source('T02')!r})\n"
+        + f"m = sg.Module.load_from_source(sg.create_torch_device(type=sg.DeviceType.{TEST_DEVICE}), 't02', {conformance_source('T02')!r})\n"
         + textwrap.dedent(body)
         + "\nprint('ok')\n"
     )

@@ -117,3 +117,28 @@ def test_python_float_for_int_parameter(sg, cpu_device):
     mod = sg.Module.load_from_source(cpu_device, "ints", "int twice(int i) { return i * 2; }")
     with pytest.raises(TypeError, match=r"twice\(\): parameter 'i' of type int cannot take a Python float"):
         mod.twice(1.5)
+
+
+def test_out_of_bounds_tensor_index_raises_instead_of_crashing(sg, m):
+    # The grid is larger than the tensors: every read past the end is caught, none is made.
+    with pytest.raises(RuntimeError, match=r"mul2\(\): a tensor index was out of bounds in the kernel"):
+        m.mul2(sg.grid((64, 64)), torch.ones(2, 2), torch.ones(2, 2))
+    a = torch.ones(2, 2, requires_grad=True)
+    with pytest.raises(RuntimeError, match=r"mul2\(\): a tensor index was out of bounds"):
+        m.mul2(sg.grid((64, 64)), a, torch.ones(2, 2))
+
+
+def test_broadcast_arguments_pass_bounds_checks(sg, cpu_device):
+    m = sg.Module.load_from_source(cpu_device, "bc", "[Differentiable] float add(float x, float y) { return x + y; }")
+    x = torch.rand(5, 1, requires_grad=True)
+    y = torch.rand(1, 7, requires_grad=True)
+    out = m.add(x, y)
+    assert out.shape == (5, 7)
+    torch.testing.assert_close(out, x + y)
+    out.sum().backward()
+    torch.testing.assert_close(x.grad, torch.full((5, 1), 7.0))
+    torch.testing.assert_close(y.grad, torch.full((1, 7), 5.0))
+    s = torch.rand(7, requires_grad=True)  # rank padding: one row shared by every call row
+    out = m.add(x, s)
+    out.sum().backward()
+    torch.testing.assert_close(s.grad, torch.full((7,), 5.0))

@@ -5,7 +5,7 @@ import textwrap
 
 import pytest
 
-from conftest import native_bridge_available, run_python
+from conftest import TEST_DEVICE, native_bridge_available, run_python
 
 MUL2 = """
 import slangpy;
@@ -20,8 +20,8 @@ float mul2(no_diff int2 pix, IDiffTensor<float, 2> a, IDiffTensor<float, 2> b)
 CASE = textwrap.dedent(
     '''
     def case(m, sg, torch, ra, rb, H=33, W=47, k=3.0):
-        a = torch.rand(H, W, requires_grad=ra)
-        b = torch.rand(H, W, requires_grad=rb)
+        a = torch.rand(H, W, device=DEVICE).requires_grad_(ra)
+        b = torch.rand(H, W, device=DEVICE).requires_grad_(rb)
         out = m.mul2(sg.grid((H, W)), a, b)
         assert out.shape == (H, W), out.shape
         assert torch.equal(out.detach(), (a * b).detach()), "forward differs from a * b"
@@ -44,9 +44,10 @@ CASE = textwrap.dedent(
 
 PRELUDE = (
     "import torch\nimport shadegrad as sg\n"
+    + f"DEVICE = {TEST_DEVICE!r}\n"
     + CASE
     + f"\nSRC = {MUL2!r}\n"
-    + "dev = sg.create_torch_device(type=sg.DeviceType.cpu)\n"
+    + f"dev = sg.create_torch_device(type=sg.DeviceType.{TEST_DEVICE})\n"
     + "m = sg.Module.load_from_source(dev, 'm', SRC)\n"
 )
 
@@ -97,10 +98,10 @@ def test_slangpy_names(bridge):
         f"""
         import torch
         import shadegrad as spy
-        device = spy.create_torch_device(type=spy.DeviceType.cpu)
+        device = spy.create_torch_device(type=spy.DeviceType.{TEST_DEVICE})
         module = spy.Module.load_from_source(device, "m", {MUL2!r})
-        a = torch.rand(8, 9, requires_grad=True)
-        b = torch.rand(8, 9)
+        a = torch.rand(8, 9, device={TEST_DEVICE!r}, requires_grad=True)
+        b = torch.rand(8, 9, device={TEST_DEVICE!r})
         out = module.mul2(spy.grid((8, 9)), a, b)
         out.sum().backward()
         assert torch.equal(a.grad, b)
@@ -112,12 +113,12 @@ def test_slangpy_names(bridge):
     assert proc.returncode == 0, proc.stderr
 
 
-def test_no_grad_mode_has_no_node(sg, cpu_device):
+def test_no_grad_mode_has_no_node(sg, device):
     import torch
 
-    m = sg.Module.load_from_source(cpu_device, "m", MUL2)
-    a = torch.rand(4, 4, requires_grad=True)
-    b = torch.rand(4, 4, requires_grad=True)
+    m = sg.Module.load_from_source(device, "m", MUL2)
+    a = torch.rand(4, 4, device=TEST_DEVICE, requires_grad=True)
+    b = torch.rand(4, 4, device=TEST_DEVICE, requires_grad=True)
     with torch.no_grad():
         out = m.mul2(sg.grid((4, 4)), a, b)
     assert out.grad_fn is None
@@ -129,12 +130,12 @@ def test_no_grad_mode_has_no_node(sg, cpu_device):
     assert out.grad_fn is None
 
 
-def test_backward_kernel_has_no_gradient_for_inputs_outside_the_mask(sg, cpu_device):
+def test_backward_kernel_has_no_gradient_for_inputs_outside_the_mask(sg, device):
     import torch
 
-    m = sg.Module.load_from_source(cpu_device, "m", MUL2)
-    a = torch.rand(4, 4, requires_grad=True)
-    b = torch.rand(4, 4)
+    m = sg.Module.load_from_source(device, "m", MUL2)
+    a = torch.rand(4, 4, device=TEST_DEVICE, requires_grad=True)
+    b = torch.rand(4, 4, device=TEST_DEVICE)
     code = m.mul2.debug_code(sg.grid((4, 4)), a, b)
     bwd_glue = code.split("// ---- backward glue (kernel language)")[1].split("// ---- backward kernel")[0]
     assert "DiffTensor<float, 2> _p_a" in bwd_glue

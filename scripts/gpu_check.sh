@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# scripts/gpu_check.sh — the GPU check, in one command, on a machine with an NVIDIA GPU and no
+# internet: builds and installs the package (no build isolation: the bridge builds against the
+# installed torch), runs the C++ tests, the Python suite on the CUDA backend, compute-sanitizer's
+# memcheck over the CUDA autograd tests, then the benchmarks. Writes the logs, summary.md and
+# the benchmark table (bench.md, bench.json) into the folder given as $1 (default: $OUT, else
+# ./gpu-results). Exit status: non-zero when any step failed.
+#
+#   bash scripts/gpu_check.sh [OUT_DIR] [--quick]     (--quick: skip memcheck and benchmarks)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+out=${1:-${OUT:-gpu-results}}
+quick=0
+[ "${2:-}" = "--quick" ] && quick=1
+mkdir -p "$out"
+summary="$out/summary.md"
+status=0
+export PYTHONUNBUFFERED=1
+export SHADEGRAD_CACHE_DIR="${SHADEGRAD_CACHE_DIR:-$(mktemp -d)}"
+jobs=$(nproc)
+
+step() {  # step NAME LOGFILE COMMAND...: runs, records pass/fail and the time
+    local name=$1 log=$2
+    shift 2
+    local t0=$SECONDS
+    echo "== $name"
+    if "$@" >"$out/$log" 2>&1; then
+        echo "| $name | pass | $((SECONDS - t0)) s | $log |" >>"$summary"
+    else
+        echo "| $name | FAIL ($?) | $((SECONDS - t0)) s | $log |" >>"$summary"
+        status=1
+        tail -n 30 "$out/$log"
+    fi
+}
+
+{
+    echo "# GPU check $(date -u +%Y-%m-%dT%H:%MZ)"
+    echo
+    nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | sed 's/^/GPU: /'
+    python3 -c "import torch; print('torch', torch.__version__, 'cuda', torch.version.cuda)"
+    echo
+    echo "| step | result | time | log |"
+    echo "| --- | --- | --- | --- |"
+} >"$summary"
+
+step "build and install" build.log \
+    python3 -m pip install --no-build-isolation --no-deps -v . \
+    -Ccmake.define.SG_BUILD_TESTS=ON -Cbuild-dir=build/gpu -Ccmake.build-type=Release \
+    -Cbuild.tool-args=-j"$jobs"
+python3 -c "import shadegrad as sg; print(sg.torch_bridge_status()); print(sg.cuda_status())" >>"$out/build.log" 2>&1
+
+if [ -d build/gpu/tests/cpp ]; then
+    step "C++ tests (ctest)" ctest.log ctest --test-dir build/gpu --output-on-failure -j"$jobs"
+fi
+
+# The Python suite on the CUDA backend; the subprocess-per-case tests run in parallel workers.
+xdist=""
+python3 -c "import xdist" 2>/dev/null && xdist="-n 8"
+step "pytest (CUDA backend)" pytest_cuda.log \
+    env SHADEGRAD_TEST_DEVICE=cuda python3 -m pytest -q $xdist -p no:cacheprovider tests/python
+
+if [ $quick -eq 0 ]; then
+    if command -v compute-sanitizer >/dev/null; then
+        step "compute-sanitizer memcheck" memcheck.log \
+            env SHADEGRAD_TEST_DEVICE=cuda compute-sanitizer --tool memcheck --error-exitcode 3 \
+            --target-processes all python3 -m pytest -q -p no:cacheprovider \
+            tests/python/test_cuda.py tests/python/test_conformance.py tests/python/test_vertical_slice.py \
+            -k "not 64bit and not cubin_cache"
+    fi
+    if [ -f bench/bench_gpu.py ]; then
+        step "benchmarks" bench.log python3 bench/bench_gpu.py --json "$out/bench.json" --markdown "$out/bench.md"
+    fi
+fi
+
+grep -hE "^[0-9]+ (passed|failed)|passed|failed" "$out"/pytest_*.log 2>/dev/null | tail -n 3 >>"$summary"
+cat "$summary"
+exit $status

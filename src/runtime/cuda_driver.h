@@ -1,0 +1,153 @@
+// src/runtime/cuda_driver.h — the CUDA driver API, loaded at run time with dlopen (no link-time
+// CUDA dependency): the entry points we use, error reporting, devices and their primary contexts.
+//
+// In: nothing (libcuda.so.1 is found by the dynamic loader, as torch finds it). Out: a table of
+// driver functions resolved through cuGetProcAddress at a pinned API version (so a newer driver
+// cannot hand us an entry point with another signature), device queries, and each device's
+// PRIMARY context — the one the CUDA runtime and therefore torch use, so device pointers and
+// streams are interchangeable with torch's.
+//
+// Nothing here includes cuda.h: the few driver types are declared below with our own names, and
+// must match the driver's ABI (all are ints or opaque pointers).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace sg::runtime {
+
+// ---- driver ABI types (cuda.h's names in comments) -----------------------------------------
+
+using CuResult = int;                                   // CUresult
+using CuDevice = int;                                   // CUdevice
+using CuDevicePtr = unsigned long long;                 // CUdeviceptr (64-bit on every host)
+using CuContext = struct CuContextOpaque*;              // CUcontext
+using CuModule = struct CuModuleOpaque*;                // CUmodule
+using CuFunction = struct CuFunctionOpaque*;            // CUfunction
+using CuStream = struct CuStreamOpaque*;                // CUstream
+using CuOccupancyBlockToSmem = size_t (*)(int block);   // CUoccupancyB2DSize
+
+inline constexpr CuResult kCudaSuccess = 0;
+inline constexpr CuResult kCudaErrorNoDevice = 100;
+inline constexpr CuResult kCudaErrorNotFound = 500;
+
+// CUdevice_attribute values we read.
+inline constexpr int kCuDeviceAttrMaxThreadsPerBlock = 1;
+inline constexpr int kCuDeviceAttrMaxGridDimX = 5;
+inline constexpr int kCuDeviceAttrMultiprocessorCount = 16;
+inline constexpr int kCuDeviceAttrComputeCapabilityMajor = 75;
+inline constexpr int kCuDeviceAttrComputeCapabilityMinor = 76;
+// CUfunction_attribute values we read.
+inline constexpr int kCuFuncAttrMaxThreadsPerBlock = 0;
+inline constexpr int kCuFuncAttrNumRegs = 4;
+// CUjit_option values for cuModuleLoadDataEx's error log.
+inline constexpr int kCuJitErrorLogBuffer = 5;
+inline constexpr int kCuJitErrorLogBufferSizeBytes = 6;
+
+/// The driver entry points. Required ones are non-null once cuda_driver() returned; optional
+/// ones (marked) are null on drivers too old to have them.
+struct CudaDriver {
+    std::string library_path;  ///< what dlopen was given (e.g. "libcuda.so.1")
+    int version = 0;           ///< cuDriverGetVersion: 1000 * major + 10 * minor (13000 = 13.0)
+
+    CuResult (*cuGetErrorName)(CuResult, const char**) = nullptr;
+    CuResult (*cuGetErrorString)(CuResult, const char**) = nullptr;
+    CuResult (*cuDriverGetVersion)(int*) = nullptr;
+    CuResult (*cuInit)(unsigned) = nullptr;
+    CuResult (*cuDeviceGetCount)(int*) = nullptr;
+    CuResult (*cuDeviceGet)(CuDevice*, int) = nullptr;
+    CuResult (*cuDeviceGetAttribute)(int*, int, CuDevice) = nullptr;
+    CuResult (*cuDeviceGetName)(char*, int, CuDevice) = nullptr;
+    CuResult (*cuDevicePrimaryCtxRetain)(CuContext*, CuDevice) = nullptr;
+    CuResult (*cuCtxGetCurrent)(CuContext*) = nullptr;
+    CuResult (*cuCtxSetCurrent)(CuContext) = nullptr;
+    CuResult (*cuCtxPushCurrent)(CuContext) = nullptr;
+    CuResult (*cuCtxPopCurrent)(CuContext*) = nullptr;
+    CuResult (*cuCtxSynchronize)() = nullptr;
+    CuResult (*cuModuleLoadData)(CuModule*, const void*) = nullptr;
+    CuResult (*cuModuleLoadDataEx)(CuModule*, const void*, unsigned, int*, void**) = nullptr;
+    CuResult (*cuModuleGetFunction)(CuFunction*, CuModule, const char*) = nullptr;
+    CuResult (*cuModuleUnload)(CuModule) = nullptr;
+    CuResult (*cuFuncGetAttribute)(int*, int, CuFunction) = nullptr;
+    /// Optional (driver >= 12.4): byte offset and size of a kernel parameter.
+    CuResult (*cuFuncGetParamInfo)(CuFunction, size_t, size_t*, size_t*) = nullptr;
+    CuResult (*cuOccupancyMaxPotentialBlockSize)(int*, int*, CuFunction, CuOccupancyBlockToSmem,
+                                                 size_t, int) = nullptr;
+    CuResult (*cuOccupancyMaxActiveBlocksPerMultiprocessor)(int*, CuFunction, int,
+                                                            size_t) = nullptr;
+    CuResult (*cuLaunchKernel)(CuFunction, unsigned, unsigned, unsigned, unsigned, unsigned,
+                               unsigned, unsigned, CuStream, void**, void**) = nullptr;
+    CuResult (*cuStreamSynchronize)(CuStream) = nullptr;
+    // Memory: only tests and tools use these (the call layer gets memory from torch).
+    CuResult (*cuMemAlloc)(CuDevicePtr*, size_t) = nullptr;
+    CuResult (*cuMemFree)(CuDevicePtr) = nullptr;
+    CuResult (*cuMemcpyHtoD)(CuDevicePtr, const void*, size_t) = nullptr;
+    CuResult (*cuMemcpyDtoH)(void*, CuDevicePtr, size_t) = nullptr;
+    CuResult (*cuMemsetD8)(CuDevicePtr, unsigned char, size_t) = nullptr;
+
+    int device_count = 0;  ///< devices visible to this process (after CUDA_VISIBLE_DEVICES)
+};
+
+/// The driver, loaded and initialized (cuInit) on first use; thread-safe. Throws BackendError
+/// when it is unusable: "CUDA driver not found: <loader message>" when libcuda cannot be loaded,
+/// "CUDA driver initialization failed: ..." when cuInit fails. The outcome is decided once per
+/// process (a driver does not appear later), so failing calls are cheap.
+const CudaDriver& cuda_driver();
+
+/// Whether the driver loaded, initialized and sees at least one device. Never throws.
+bool cuda_available() noexcept;
+
+/// Devices visible to this process; 0 when the driver is absent or unusable. Never throws.
+int cuda_device_count() noexcept;
+
+/// One line for diagnostics: the driver's path, version and device count, or why it is unusable.
+std::string cuda_driver_status();
+
+/// The driver's CUDA version (13000 for 13.0) read WITHOUT cuInit — callers that only want to
+/// know which toolkit the driver accepts (NVRTC selection) must not initialize CUDA, which would
+/// break fork()ed workers that use it later. 0 when there is no driver. Never throws.
+int cuda_driver_version_without_init() noexcept;
+
+/// Compute capability as 10 * major + minor (90 for an H100/H200). Throws BackendError for an
+/// index outside [0, cuda_device_count()) or when the driver is unusable.
+int cuda_device_arch(int device);
+
+/// The device's name ("NVIDIA H200"), for messages and diagnostics.
+std::string cuda_device_name(int device);
+
+/// A device attribute (kCuDeviceAttr*). Not cached: call it off the hot path. Throws
+/// BackendError.
+int cuda_device_attribute(int device, int attribute);
+
+/// The device's primary context, retained on first use and never released: it lives as long as
+/// the process, like torch's use of it, so nothing we cache can outlive it. Throws BackendError.
+CuContext cuda_primary_context(int device);
+
+/// Makes `context` current on this thread for the guard's lifetime, and restores the previous
+/// one after. Costs one cuCtxGetCurrent when it is already current (the usual case under torch,
+/// which sets the device before calling us). Throws BackendError when the driver refuses.
+class CudaContextGuard {
+public:
+    explicit CudaContextGuard(CuContext context);
+    ~CudaContextGuard();
+    CudaContextGuard(const CudaContextGuard&) = delete;
+    CudaContextGuard& operator=(const CudaContextGuard&) = delete;
+
+private:
+    bool pushed_ = false;
+};
+
+/// "CUDA_ERROR_X (driver's description)" for a result code; works while the driver is unusable.
+std::string cuda_error_text(CuResult result);
+
+/// Throws BackendError("<what> failed: CUDA_ERROR_X (description)"). Out of line, so that
+/// check_cuda costs one compare on success.
+[[noreturn]] void throw_cuda_error(CuResult result, const char* what);
+
+inline void check_cuda(CuResult result, const char* what) {
+    if (result != kCudaSuccess) [[unlikely]]
+        throw_cuda_error(result, what);
+}
+
+}  // namespace sg::runtime

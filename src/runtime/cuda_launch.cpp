@@ -1,0 +1,91 @@
+// src/runtime/cuda_launch.cpp — the CUDA launch path (see cuda_launch.h). The common case is
+// inline and straight; argument errors and the context switch live in out-of-line functions.
+#include "runtime/cuda_launch.h"
+
+#include "runtime/cpu_module.h"  // BackendError
+
+namespace sg::runtime {
+namespace {
+
+[[noreturn, gnu::noinline, gnu::cold]] void throw_invalid_launch(const CudaFunction& function,
+                                                                 size_t params_size,
+                                                                 int64_t total_threads,
+                                                                 const void* params) {
+    std::string reason;
+    if (!function.handle || !function.driver)
+        reason = "the function was never loaded";
+    else if (total_threads < 0)
+        reason = "negative thread count " + std::to_string(total_threads);
+    else if (!params)
+        reason = "no parameter block";
+    else if (function.param_size != 0 && params_size != function.param_size)
+        reason = "parameter block of " + std::to_string(params_size) +
+                 " bytes, but the kernel's parameter is " + std::to_string(function.param_size) +
+                 " bytes (generated code and call layer disagree on the layout)";
+    else
+        reason = std::to_string(total_threads) + " threads need more than the device's " +
+                 std::to_string(function.max_blocks) + " blocks of " +
+                 std::to_string(function.block_size);
+    throw BackendError("cannot launch CUDA kernel '" + function.name + "' on device " +
+                       std::to_string(function.device) + ": " + reason);
+}
+
+[[noreturn, gnu::noinline, gnu::cold]] void throw_launch_error(const CudaFunction& function,
+                                                               CuResult result,
+                                                               int64_t blocks) {
+    throw BackendError("cuLaunchKernel of '" + function.name + "' on device " +
+                       std::to_string(function.device) + " (" + std::to_string(blocks) +
+                       " blocks of " + std::to_string(function.block_size) +
+                       ") failed: " + cuda_error_text(result));
+}
+
+CuResult launch_raw(const CudaFunction& function, void* params, int64_t blocks, void* stream) {
+    // The kernel has one parameter, the Params struct: kernelParams holds one pointer to it and
+    // the driver copies sizeof(Params) bytes from there (the size is known from the kernel).
+    void* arguments[1] = {params};
+    return function.driver->cuLaunchKernel(function.handle, unsigned(blocks), 1, 1,
+                                           unsigned(function.block_size), 1, 1, 0,
+                                           static_cast<CuStream>(stream), arguments, nullptr);
+}
+
+// Another context (or none) is current on this thread: torch sets the device before its own
+// kernels, so this happens for calls from threads that never touched CUDA, or when the caller
+// targets another device than the current one.
+[[gnu::noinline]] CuResult launch_in_context(const CudaFunction& function, void* params,
+                                             int64_t blocks, void* stream) {
+    const CudaDriver& d = *function.driver;
+    check_cuda(d.cuCtxPushCurrent(function.context), "cuCtxPushCurrent");
+    const CuResult result = launch_raw(function, params, blocks, stream);
+    CuContext popped = nullptr;
+    const CuResult pop = d.cuCtxPopCurrent(&popped);
+    if (result == kCudaSuccess) check_cuda(pop, "cuCtxPopCurrent");
+    return result;
+}
+
+}  // namespace
+
+void cuda_launch(const CudaFunction& function, const void* params, size_t params_size,
+                 int64_t total_threads, void* stream) {
+    const int64_t block = function.block_size;
+    // Written so that no intermediate overflows: total_threads < 2^63, block <= 1024.
+    const int64_t blocks = total_threads / block + (total_threads % block != 0);
+    const bool valid = function.driver && function.handle && total_threads >= 0 && params &&
+                       (function.param_size == 0 || params_size == function.param_size) &&
+                       blocks <= function.max_blocks;
+    if (!valid) [[unlikely]]
+        throw_invalid_launch(function, params_size, total_threads, params);
+    if (blocks == 0) return;  // an empty call: nothing to run, and a 0-block launch is an error
+
+    const CudaDriver& d = *function.driver;
+    CuContext current = nullptr;
+    if (const CuResult result = d.cuCtxGetCurrent(&current); result != kCudaSuccess) [[unlikely]]
+        throw_cuda_error(result, "cuCtxGetCurrent");
+    void* block_pointer = const_cast<void*>(params);  // the driver only reads it
+    const CuResult result = current == function.context
+                                ? launch_raw(function, block_pointer, blocks, stream)
+                                : launch_in_context(function, block_pointer, blocks, stream);
+    if (result != kCudaSuccess) [[unlikely]]
+        throw_launch_error(function, result, blocks);
+}
+
+}  // namespace sg::runtime

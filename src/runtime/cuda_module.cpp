@@ -1,0 +1,418 @@
+// src/runtime/cuda_module.cpp — the CUDA backend's module loader: compile plans and keys, the
+// disk cache (kind "cuda"), NVRTC as the last resort, the in-memory cache, and per-device
+// loading of the image with its functions' launch settings (see cuda_module.h).
+#include "runtime/cuda_module.h"
+
+#include "runtime/content_hash.h"
+#include "runtime/cpu_module.h"  // BackendError, cache_directory
+#include "runtime/cuda_nvrtc.h"
+#include "runtime/disk_cache.h"
+#include "runtime/file_util.h"
+
+#include <algorithm>
+#include <cstring>
+#include <fcntl.h>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+
+namespace sg::runtime {
+namespace {
+
+// Part of every key: bump when the launch convention of generated kernels (one by-value Params
+// parameter, 1-D grid) or anything else a cached binary silently depends on changes.
+constexpr int kCudaRuntimeAbiVersion = 1;
+constexpr std::string_view kCacheKind = "cuda";
+// How much NVRTC log goes into an exception message (the full log is kept on disk).
+constexpr size_t kMessageLogLimit = 4000;
+// Smaller blocks give finer-grained tails and spread small launches over more SMs; used
+// whenever it reaches the occupancy of the block size the occupancy API prefers.
+constexpr int kPreferredBlockSize = 256;
+constexpr size_t kJitLogSize = 8192;
+
+// What to compile: the NVRTC options (architecture included), the output form, and the key.
+struct CompilePlan {
+    const Nvrtc* compiler = nullptr;
+    std::vector<std::string> flags;
+    bool is_ptx = false;
+    int arch = 0;
+    std::string hash;
+};
+
+void append_field(std::string& out, std::string_view name, std::string_view value) {
+    // Length-prefixed: no choice of options or source makes two inputs share key material.
+    out += name;
+    out += ' ';
+    out += std::to_string(value.size());
+    out += ':';
+    out += value;
+    out += '\n';
+}
+
+// The architecture to compile for: `wanted` itself when NVRTC knows it, else (as PTX) the
+// newest one it knows below `wanted` — the driver JIT-compiles that PTX for the device.
+int target_arch(const Nvrtc& compiler, int wanted, bool& is_ptx) {
+    if (compiler.supports_arch(wanted)) return wanted;
+    int best = 0;
+    for (int arch : compiler.supported_archs)
+        if (arch <= wanted) best = arch;
+    if (best == 0)
+        throw BackendError("NVRTC " + std::to_string(compiler.major) + "." +
+                           std::to_string(compiler.minor) + " (" + compiler.path +
+                           ") cannot compile for sm_" + std::to_string(wanted) +
+                           ": it supports sm_" +
+                           std::to_string(compiler.supported_archs.front()) + " to sm_" +
+                           std::to_string(compiler.supported_archs.back()));
+    is_ptx = true;
+    return best;
+}
+
+CompilePlan plan_compile(const std::string& source, const CudaCompileOptions& options) {
+    if (options.arch <= 0)
+        throw BackendError("CUDA compile options need the target architecture (arch = 10 * "
+                           "major + minor of the device's compute capability, e.g. 90)");
+    CompilePlan plan;
+    plan.compiler = &nvrtc();
+    plan.is_ptx = options.ptx;
+    plan.arch = target_arch(*plan.compiler, options.arch, plan.is_ptx);
+    const std::string arch = std::to_string(plan.arch);
+    plan.flags = {
+        std::string("--gpu-architecture=") + (plan.is_ptx ? "compute_" : "sm_") + arch,
+        "-std=c++17",
+        "-DSG_TARGET_CUDA=1",  // the generated source defines it too (identically)
+        "-default-device",     // helper functions without __device__ are device functions
+        // IEEE float semantics, spelled out so that a change of NVRTC's defaults cannot change
+        // results silently: no fast math, no flush-to-zero, correctly rounded / and sqrt. FMA
+        // contraction stays on, as in torch's own kernels (it rounds once instead of twice).
+        "--ftz=false",
+        "--prec-div=true",
+        "--prec-sqrt=true",
+        "--fmad=true",
+    };
+    if (options.debug) plan.flags.push_back("-lineinfo");
+    plan.flags.insert(plan.flags.end(), options.flags.begin(), options.flags.end());
+
+    std::string material = "shadegrad cuda module\n";
+    append_field(material, "abi", std::to_string(kCudaRuntimeAbiVersion));
+    append_field(material, "compiler", plan.compiler->identity);
+    append_field(material, "output", plan.is_ptx ? "ptx" : "cubin");
+    append_field(material, "debug", options.debug ? "1" : "0");
+    for (const std::string& flag : plan.flags) append_field(material, "flag", flag);
+    append_field(material, "source", source);
+    plan.hash = content_hash(material);
+    return plan;
+}
+
+// Disk payload: a one-line header "<cubin|ptx> <arch>\n", then the bytes. The disk cache
+// verifies integrity; the header guards against reading one form as the other.
+std::string encode_payload(const CompiledCuda& image) {
+    return std::string(image.is_ptx ? "ptx " : "cubin ") + std::to_string(image.arch) + "\n" +
+           image.bytes;
+}
+
+bool looks_valid(const CompiledCuda& image) {
+    if (image.bytes.empty()) return false;
+    return image.is_ptx || image.bytes.compare(0, 4, "\x7f" "ELF") == 0;
+}
+
+std::optional<CompiledCuda> load_from_disk(const CompilePlan& plan) {
+    std::optional<std::string> payload = disk_cache_load(kCacheKind, plan.hash);
+    if (!payload) return std::nullopt;
+    const std::string header = std::string(plan.is_ptx ? "ptx " : "cubin ") +
+                               std::to_string(plan.arch) + "\n";
+    CompiledCuda image;
+    image.is_ptx = plan.is_ptx;
+    image.arch = plan.arch;
+    image.hash = plan.hash;
+    if (payload->compare(0, header.size(), header) == 0)
+        image.bytes = payload->substr(header.size());
+    if (!looks_valid(image)) {
+        // Intact but not what this key must hold (another writer's bug): rebuild, never trust.
+        remove_quietly(disk_cache_entry_path(kCacheKind, plan.hash));
+        return std::nullopt;
+    }
+    return image;
+}
+
+// Writes `content` to <cache>/<dir>/<name> through a temporary and rename(), so readers (a
+// debugger, a second process) never see a partial file. Returns the path, or "" on failure.
+std::string publish_file(std::string_view dir_name, const std::string& name,
+                         const std::string& content) {
+    try {
+        const std::string dir = cache_subdirectory(dir_name);
+        std::string temporary;
+        ScopedFd fd = create_unique_file(dir, name, ".tmp", temporary);
+        bool written = fd.valid() && write_all(fd.get(), content);
+        written = fd.reset() && written;
+        const std::string path = dir + "/" + name;
+        if (written && ::rename(temporary.c_str(), path.c_str()) == 0) return path;
+        remove_quietly(temporary);
+    } catch (const BackendError&) {
+        // No cache directory: the caller reports the source as not kept.
+    }
+    return "";
+}
+
+[[noreturn, gnu::noinline]] void throw_compile_error(const CompilePlan& plan,
+                                                     const std::string& source,
+                                                     const NvrtcOutput& output) {
+    std::string options;
+    for (const std::string& flag : plan.flags) options += (options.empty() ? "" : " ") + flag;
+    const std::string kept = publish_file("failed", plan.hash + ".cu", source);
+    publish_file("failed", plan.hash + ".log",
+                 "NVRTC " + plan.compiler->identity + " at " + plan.compiler->path +
+                     "\noptions: " + options + "\n" + output.error + "\n" + output.log + "\n");
+    std::string message = "NVRTC failed on generated CUDA code (" + output.error + ")\n";
+    message += "  options: " + options + "\n";
+    message += "  source kept at: " + (kept.empty() ? std::string("(not kept)") : kept) + "\n";
+    message.append(output.log, 0, kMessageLogLimit);
+    if (output.log.size() > kMessageLogLimit)
+        message += "\n  ... (" + std::to_string(output.log.size() - kMessageLogLimit) +
+                   " more bytes of log)";
+    throw BackendError(message);
+}
+
+CompiledCuda compile_planned(const CompilePlan& plan, const std::string& source, bool debug) {
+    if (std::optional<CompiledCuda> cached = load_from_disk(plan)) return std::move(*cached);
+
+    // Debug: NVRTC's line info names the program; make that a file that exists afterwards.
+    std::string program_name = "shadegrad_" + plan.hash + ".cu";
+    if (debug) {
+        const std::string kept = publish_file("debug", plan.hash + ".cu", source);
+        if (!kept.empty()) program_name = kept;
+    }
+    const NvrtcOutput output =
+        nvrtc_compile(*plan.compiler, source, program_name, plan.flags, plan.is_ptx);
+    if (!output.ok) throw_compile_error(plan, source, output);
+
+    CompiledCuda image;
+    image.bytes = output.binary;
+    image.is_ptx = plan.is_ptx;
+    image.arch = plan.arch;
+    image.hash = plan.hash;
+    image.compiled = true;
+    if (!looks_valid(image))
+        throw BackendError(std::string("NVRTC returned a malformed ") +
+                           (plan.is_ptx ? "PTX" : "CUBIN") + " for module " + plan.hash);
+    disk_cache_store(kCacheKind, plan.hash, encode_payload(image));  // failure: recompile later
+    return image;
+}
+
+// ---- per-device loading ---------------------------------------------------------------------
+
+[[noreturn, gnu::noinline]] void throw_load_error(const CompiledCuda& image, int device,
+                                                  CuResult result, const char* log) {
+    std::string message = "cannot load CUDA module " + image.hash + " (" +
+                          (image.is_ptx ? "PTX for compute_" : "CUBIN for sm_") +
+                          std::to_string(image.arch) + ") on device " + std::to_string(device);
+    try {
+        message += " (" + cuda_device_name(device) + ", sm_" +
+                   std::to_string(cuda_device_arch(device)) + ")";
+    } catch (const BackendError&) {
+    }
+    message += ": cuModuleLoadDataEx failed: " + cuda_error_text(result);
+    if (log && *log) message += "\n" + std::string(log);
+    throw BackendError(message);
+}
+
+// The block size: what the occupancy API finds best for this kernel, unless 256 threads reach
+// the same number of resident threads per SM.
+int choose_block_size(const CudaDriver& d, CuFunction function) {
+    int max_threads = 0;
+    check_cuda(d.cuFuncGetAttribute(&max_threads, kCuFuncAttrMaxThreadsPerBlock, function),
+               "cuFuncGetAttribute");
+    int min_grid = 0, best = 0;
+    if (d.cuOccupancyMaxPotentialBlockSize(&min_grid, &best, function, nullptr, 0, 0) !=
+            kCudaSuccess ||
+        best <= 0)
+        best = std::min(kPreferredBlockSize, max_threads);
+    if (best > kPreferredBlockSize && kPreferredBlockSize <= max_threads) {
+        int blocks_preferred = 0, blocks_best = 0;
+        if (d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_preferred, function,
+                                                          kPreferredBlockSize, 0) == kCudaSuccess &&
+            d.cuOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_best, function, best, 0) ==
+                kCudaSuccess &&
+            blocks_preferred * kPreferredBlockSize >= blocks_best * best)
+            best = kPreferredBlockSize;
+    }
+    return std::max(best, 1);
+}
+
+// The compiled image shared by every CudaModule handle of one key, with its per-device state.
+class CudaImage {
+public:
+    explicit CudaImage(CompiledCuda image) : image_(std::move(image)) {}
+    CudaImage(const CudaImage&) = delete;
+    CudaImage& operator=(const CudaImage&) = delete;
+
+    ~CudaImage() {
+        for (auto& [device, state] : devices_) {
+            try {
+                CudaContextGuard guard(state.context);
+                (void)cuda_driver().cuModuleUnload(state.module);
+            } catch (const BackendError&) {
+                // The driver is shutting down (process exit); it frees modules itself.
+            }
+        }
+    }
+
+    const CompiledCuda& image() const { return image_; }
+
+    const CudaFunction& function(int device, const std::string& entry) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        DeviceState& state = device_state(device);
+        std::unique_ptr<CudaFunction>& slot = state.functions[entry];
+        if (!slot) slot = make_function(state, device, entry);
+        return *slot;
+    }
+
+private:
+    struct DeviceState {
+        CuContext context = nullptr;
+        CuModule module = nullptr;
+        std::unordered_map<std::string, std::unique_ptr<CudaFunction>> functions;
+    };
+
+    DeviceState& device_state(int device) {
+        if (auto it = devices_.find(device); it != devices_.end()) return it->second;
+        const CudaDriver& d = cuda_driver();
+        const CuContext context = cuda_primary_context(device);
+        CudaContextGuard guard(context);
+        // The JIT's error log says why a PTX failed to compile or a CUBIN does not fit.
+        char log[kJitLogSize] = {};
+        int option_keys[] = {kCuJitErrorLogBuffer, kCuJitErrorLogBufferSizeBytes};
+        void* option_values[] = {log, reinterpret_cast<void*>(kJitLogSize)};
+        CuModule module = nullptr;
+        const CuResult result =
+            d.cuModuleLoadDataEx(&module, image_.bytes.c_str(), 2, option_keys, option_values);
+        if (result != kCudaSuccess) throw_load_error(image_, device, result, log);
+        DeviceState& state = devices_[device];
+        state.context = context;
+        state.module = module;
+        return state;
+    }
+
+    std::unique_ptr<CudaFunction> make_function(DeviceState& state, int device,
+                                                const std::string& entry) {
+        const CudaDriver& d = cuda_driver();
+        CudaContextGuard guard(state.context);
+        auto function = std::make_unique<CudaFunction>();
+        function->context = state.context;
+        function->driver = &d;
+        function->device = device;
+        function->name = entry;
+        const CuResult found =
+            d.cuModuleGetFunction(&function->handle, state.module, entry.c_str());
+        if (found == kCudaErrorNotFound)
+            throw BackendError("CUDA module " + image_.hash + " has no kernel '" + entry + "'");
+        check_cuda(found, "cuModuleGetFunction");
+
+        // The size of the first (only) parameter, which the launch checks against the block it
+        // is given (drivers >= 12.4 can tell; older ones leave param_size 0 and the check off).
+        // No probe for a second parameter: the failing call it takes would show up as an error
+        // in every compute-sanitizer run of a user's program.
+        if (d.cuFuncGetParamInfo) {
+            size_t offset = 0, size = 0;
+            if (d.cuFuncGetParamInfo(function->handle, 0, &offset, &size) == kCudaSuccess)
+                function->param_size = size;
+        }
+        function->block_size = choose_block_size(d, function->handle);
+        function->max_blocks = cuda_device_attribute(device, kCuDeviceAttrMaxGridDimX);
+        check_cuda(d.cuFuncGetAttribute(&function->registers, kCuFuncAttrNumRegs,
+                                        function->handle),
+                   "cuFuncGetAttribute");
+        return function;
+    }
+
+    CompiledCuda image_;
+    std::mutex mutex_;
+    std::unordered_map<int, DeviceState> devices_;
+};
+
+// What load_cuda_module returns: the shared image plus how this particular load was satisfied.
+class LoadedCudaModule final : public CudaModule {
+public:
+    LoadedCudaModule(std::shared_ptr<CudaImage> image, bool compiled)
+        : image_(std::move(image)), compiled_(compiled) {}
+
+    const std::string& hash() const override { return image_->image().hash; }
+    bool compiled() const override { return compiled_; }
+    const CompiledCuda& image() const override { return image_->image(); }
+    const CudaFunction& function(int device, const std::string& entry) const override {
+        return image_->function(device, entry);
+    }
+
+private:
+    std::shared_ptr<CudaImage> image_;
+    bool compiled_;
+};
+
+// ---- the memory cache -----------------------------------------------------------------------
+// One slot per key, with its own mutex: loads of one key serialize (the second finds the
+// first's image), loads of different keys compile in parallel. Images are held weakly, so a
+// module nobody uses is unloaded from its devices.
+
+struct CacheSlot {
+    std::mutex mutex;
+    std::weak_ptr<CudaImage> image;
+};
+
+struct ModuleCache {
+    std::mutex mutex;  // guards `slots` only; never held while compiling
+    std::unordered_map<std::string, std::shared_ptr<CacheSlot>> slots;
+    size_t prune_threshold = 64;
+};
+
+ModuleCache& module_cache() {
+    static ModuleCache* const cache = new ModuleCache;  // never destroyed (used at exit)
+    return *cache;
+}
+
+std::shared_ptr<CacheSlot> cache_slot(const std::string& hash) {
+    ModuleCache& cache = module_cache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    auto [it, inserted] = cache.slots.try_emplace(hash);
+    if (inserted) {
+        it->second = std::make_shared<CacheSlot>();
+        // Drop slots of unloaded modules now and then (amortized O(1) per insertion).
+        if (cache.slots.size() >= cache.prune_threshold) {
+            std::erase_if(cache.slots, [&](const auto& entry) {
+                return entry.first != hash && entry.second.use_count() == 1 &&
+                       entry.second->image.expired();
+            });
+            cache.prune_threshold = std::max<size_t>(64, 2 * cache.slots.size());
+        }
+    }
+    return it->second;
+}
+
+}  // namespace
+
+CompiledCuda compile_cuda(const std::string& source, const CudaCompileOptions& options) {
+    return compile_planned(plan_compile(source, options), source, options.debug);
+}
+
+std::vector<std::string> cuda_compile_flags(const CudaCompileOptions& options) {
+    return plan_compile("", options).flags;
+}
+
+std::shared_ptr<CudaModule> load_cuda_module(const std::string& source,
+                                             const CudaCompileOptions& options) {
+    const CompilePlan plan = plan_compile(source, options);
+    const std::shared_ptr<CacheSlot> slot = cache_slot(plan.hash);
+    std::lock_guard<std::mutex> lock(slot->mutex);
+    if (std::shared_ptr<CudaImage> image = slot->image.lock())
+        return std::make_shared<LoadedCudaModule>(std::move(image), false);
+    auto image = std::make_shared<CudaImage>(compile_planned(plan, source, options.debug));
+    const bool compiled = image->image().compiled;
+    slot->image = image;
+    return std::make_shared<LoadedCudaModule>(std::move(image), compiled);
+}
+
+void clear_cuda_module_cache() {
+    ModuleCache& cache = module_cache();
+    std::lock_guard<std::mutex> lock(cache.mutex);
+    cache.slots.clear();  // loads in flight keep their slot alive until they finish
+}
+
+}  // namespace sg::runtime
