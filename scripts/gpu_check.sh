@@ -10,8 +10,9 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-gpu-results}}
+mode=${2:-full}   # full | --quick (no memcheck, no benchmarks) | --no-memcheck | --memcheck-only
 quick=0
-[ "${2:-}" = "--quick" ] && quick=1
+[ "$mode" = "--quick" ] && quick=1
 mkdir -p "$out"
 summary="$out/summary.md"
 status=0
@@ -49,26 +50,28 @@ step "build and install" build.log \
     -Cbuild.tool-args=-j"$jobs"
 python3 -c "import shadegrad as sg; print(sg.torch_bridge_status()); print(sg.cuda_status())" >>"$out/build.log" 2>&1
 
-if [ -d build/gpu/tests/cpp ]; then
+if [ "$mode" = "--memcheck-only" ]; then
+    :
+elif [ -d build/gpu/tests/cpp ]; then
     step "C++ tests (ctest)" ctest.log ctest --test-dir build/gpu --output-on-failure -j"$jobs"
 fi
 
 # The Python suite on the CUDA backend; the subprocess-per-case tests run in parallel workers.
 xdist=""
 python3 -c "import xdist" 2>/dev/null && xdist="-n 8"
-step "pytest (CUDA backend)" pytest_cuda.log \
+[ "$mode" = "--memcheck-only" ] || step "pytest (CUDA backend)" pytest_cuda.log \
     env SHADEGRAD_TEST_DEVICE=cuda python3 -m pytest -q $xdist -p no:cacheprovider tests/python
 
 if [ $quick -eq 0 ]; then
-    if command -v compute-sanitizer >/dev/null; then
+    if [ -f bench/bench_gpu.py ] && [ "$mode" != "--memcheck-only" ]; then
+        step "benchmarks" bench.log python3 bench/bench_gpu.py --json "$out/bench.json" --markdown "$out/bench.md"
+    fi
+    if command -v compute-sanitizer >/dev/null && [ "$mode" != "--no-memcheck" ]; then
         step "compute-sanitizer memcheck" memcheck.log \
             env SHADEGRAD_TEST_DEVICE=cuda compute-sanitizer --tool memcheck --error-exitcode 3 \
             --target-processes all python3 -m pytest -q -p no:cacheprovider \
             tests/python/test_cuda.py tests/python/test_conformance.py tests/python/test_vertical_slice.py \
             -k "not 64bit and not cubin_cache"
-    fi
-    if [ -f bench/bench_gpu.py ]; then
-        step "benchmarks" bench.log python3 bench/bench_gpu.py --json "$out/bench.json" --markdown "$out/bench.md"
     fi
 fi
 

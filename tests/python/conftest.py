@@ -12,8 +12,10 @@ import pytest
 # the suite again with SHADEGRAD_TEST_DEVICE=cuda).
 TEST_DEVICE = os.environ.get("SHADEGRAD_TEST_DEVICE", "cpu")
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared"
-CONFORMANCE = Path(os.environ.get("SG_CONFORMANCE_DIR", SHARED / "conformance"))
+_REPO = Path(__file__).resolve().parents[2]
+# shared/ sits beside the checkout (../shared) or, in copies made for other machines, inside it.
+_SHARED = next((p for p in (_REPO.parent / "shared", _REPO / "shared") if (p / "conformance").is_dir()), _REPO / "shared")
+CONFORMANCE = Path(os.environ.get("SG_CONFORMANCE_DIR", _SHARED / "conformance"))
 
 
 def conformance_source(name: str) -> str:
