@@ -12,7 +12,7 @@ CallPlan::CallPlan(const UserModule& module, Binding binding, const CallKey& key
     : module_(module), binding_(std::move(binding)), options_(options), key_text_(render_call_key(key)) {
     for (size_t i = 0; i < binding_.params.size(); ++i)
         if (binding_.params[i].requires_grad) grad_mask_ |= uint64_t(1) << i;
-    forward_glue_ = make_forward_glue(binding_);
+    forward_glue_ = make_forward_glue(binding_, options_.index_64bit);
     forward_ = compile_kernel(module_, forward_glue_, options_, binding_.device, binding_.device_index);
 }
 
@@ -22,7 +22,9 @@ static Binding masked(const Binding& b, uint64_t mask) {
     return out;
 }
 
-Glue CallPlan::backward_glue(uint64_t mask) const { return make_backward_glue(masked(binding_, mask)); }
+Glue CallPlan::backward_glue(uint64_t mask) const {
+    return make_backward_glue(masked(binding_, mask), options_.index_64bit);
+}
 
 const CallPlan::Backward& CallPlan::backward(uint64_t mask) {
     std::lock_guard<std::mutex> lock(backward_mutex_);
@@ -30,7 +32,7 @@ const CallPlan::Backward& CallPlan::backward(uint64_t mask) {
     if (it != backwards_.end()) return *it->second;
     auto bw = std::make_unique<Backward>();
     bw->binding = masked(binding_, mask);
-    bw->glue = make_backward_glue(bw->binding);
+    bw->glue = make_backward_glue(bw->binding, options_.index_64bit);
     bw->kernel = compile_kernel(module_, bw->glue, options_, binding_.device, binding_.device_index);
     return *backwards_.emplace(mask, std::move(bw)).first->second;
 }

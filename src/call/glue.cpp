@@ -23,7 +23,7 @@ std::string concrete_tensor(const Type* t, bool with_grad) {
 
 class GlueWriter {
 public:
-    explicit GlueWriter(const Binding& b) : b_(b) {}
+    GlueWriter(const Binding& b, bool index_64bit) : b_(b), index_64bit_(index_64bit) {}
 
     /// `t[c.., c..]` for an argument spanning the last `dims` call dimensions.
     std::string index(const std::string& tensor, int dims) const {
@@ -56,7 +56,8 @@ public:
     std::string prologue() const {
         std::string s;
         for (int d = 0; d < b_.call_rank; ++d)
-            s += "    int _c" + std::to_string(d) + " = __sg_call_index(" + std::to_string(d) + ");\n";
+            s += std::string(index_64bit_ ? "    int64_t _c" : "    int _c") + std::to_string(d) +
+                 (index_64bit_ ? " = __sg_call_index64(" : " = __sg_call_index(") + std::to_string(d) + ");\n";
         return s;
     }
     /// Declares array-typed grid locals (arrays cannot be built inline as call arguments).
@@ -73,14 +74,15 @@ public:
 
 private:
     const Binding& b_;
+    bool index_64bit_;
 };
 
 std::string pname(const ParamBinding& p) { return "_p_" + p.name; }
 
 }  // namespace
 
-Glue make_forward_glue(const Binding& b) {
-    GlueWriter w(b);
+Glue make_forward_glue(const Binding& b, bool index_64bit) {
+    GlueWriter w(b, index_64bit);
     Glue g;
     g.entry = "__sg_forward";
     std::vector<std::string> decls;
@@ -135,8 +137,8 @@ Glue make_forward_glue(const Binding& b) {
     return g;
 }
 
-Glue make_backward_glue(const Binding& b) {
-    GlueWriter w(b);
+Glue make_backward_glue(const Binding& b, bool index_64bit) {
+    GlueWriter w(b, index_64bit);
     Glue g;
     g.entry = "__sg_backward";
     std::vector<std::string> decls;

@@ -36,8 +36,9 @@ struct Glue {
     std::vector<GlueParam> params;
 };
 
-Glue make_forward_glue(const Binding& b);
+/// `index_64bit`: the call has 2^31 threads or more, so the call index is an int64_t.
+Glue make_forward_glue(const Binding& b, bool index_64bit = false);
 /// The backward entry for the binding's grad mask (Binding::params[i].requires_grad).
-Glue make_backward_glue(const Binding& b);
+Glue make_backward_glue(const Binding& b, bool index_64bit = false);
 
 }  // namespace sg::call

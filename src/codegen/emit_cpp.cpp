@@ -71,8 +71,7 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
     }
     code += "};\n";
     auto assert_offset = [&](const std::string& member, size_t offset) {
-        code += "static_assert(__builtin_offsetof(" + params + ", " + member + ") == " + std::to_string(offset) +
-                ", \"parameter block layout: " + member + "\");\n";
+        code += "SG_ASSERT_OFFSET(" + params + ", " + member + ", " + std::to_string(offset) + ");\n";
     };
     for (size_t k = 0; k < fields.size(); ++k) {
         const ParamField& f = layout.fields[k];
@@ -97,7 +96,7 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
     begin_function(kernel, /*is_kernel=*/true);
     line("[[maybe_unused]] uint32_t* sg_error_flag = P.header.error_flag;");
     if (uses_call_index(*kernel.body)) {
-        line("int sg_call_idx[8];  // this thread's index in the call shape");
+        line(std::string(options().index_64bit ? "int64_t" : "int") + " sg_call_idx[8];  // this thread's index in the call shape");
         line("sg_call_index(P.header, tid, sg_call_idx);");
     } else {
         line("(void)tid;");
@@ -111,7 +110,7 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
     }
     emit_block(*kernel.body);
     code += "// " + kernel.name + ": the work of one thread (one element of the call shape)\n";
-    code += "SG_FN void " + thread + "(const " + params + "& P, int64_t tid) {\n" + body_.str() + "}\n";
+    code += "SG_FN void " + thread + "(const " + params + "& P, int64_t tid) {\n" + body_ + "}\n";
     kernel_code_ += code;
     return {params, thread};
 }

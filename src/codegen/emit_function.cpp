@@ -50,7 +50,11 @@ void Emitter::define(const Value* v, const std::string& expr) {
     bind(v, local_name(v));
 }
 
-void Emitter::line(const std::string& text) { body_ << std::string(size_t(indent_) * 4, ' ') << text << "\n"; }
+void Emitter::line(const std::string& text) {
+    body_.append(size_t(indent_) * 4, ' ');
+    body_ += text;
+    body_ += '\n';
+}
 
 void Emitter::open(const std::string& head) {
     line(head + " {");
@@ -238,7 +242,6 @@ const Emitter::FunctionInfo& Emitter::function_info(const Function& fn) {
 }
 
 void Emitter::begin_function(const Function& fn, bool is_kernel) {
-    body_.str("");
     body_.clear();
     indent_ = 1;
     temp_counter_ = 0;
@@ -285,7 +288,7 @@ void Emitter::emit_function(const Function& fn) {
     const Inst* term = fn.body->terminator();
     SG_INTERNAL_ASSERT(term && term->op == OpKind::Return, "codegen: function @" + fn.name + " does not end with return");
     if (!term->operands.empty()) emit_return(&term->operands);
-    code += body_.str() + "}\n\n";
+    code += body_ + "}\n\n";
     function_code_ += code;
 }
 

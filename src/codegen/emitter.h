@@ -17,7 +17,6 @@
 
 #include <map>
 #include <set>
-#include <sstream>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -147,7 +146,7 @@ private:
     // per-function state
     const Function* current_ = nullptr;
     bool in_kernel_ = false;
-    std::ostringstream body_;
+    std::string body_;  ///< the function body being emitted (plain string: no iostreams in the core)
     int indent_ = 0;
     int temp_counter_ = 0;  ///< numbers helper locals (tensor offsets, loop temporaries)
     std::unordered_map<const Value*, std::string> exprs_;

@@ -294,9 +294,11 @@ Value* Builder::tensor_shape(Value* t, int dim) {
     return i->result();
 }
 
-Value* Builder::call_index(int dim) {
+Value* Builder::call_index(int dim, const Type* type) {
     IR_ASSERT(dim >= 0 && dim < 8, "call_index dim");
-    Inst* i = make(OpKind::CallIndex, {}, {types_.int32()});
+    if (!type) type = types_.int32();
+    IR_ASSERT(type == types_.int32() || type == types_.scalar(lang::ScalarKind::Int64), "call_index type");
+    Inst* i = make(OpKind::CallIndex, {}, {type});
     i->imm_int = dim;
     return i->result();
 }

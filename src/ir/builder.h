@@ -63,7 +63,8 @@ public:
     Value* tensor_grad_load(Value* t, const std::vector<Value*>& index);
     void tensor_grad_store(Value* t, const std::vector<Value*>& index, Value* value);
     Value* tensor_shape(Value* t, int dim);
-    Value* call_index(int dim);
+    /// This thread's call index in dimension `dim`, as int (or int64_t for 64-bit calls).
+    Value* call_index(int dim, const Type* type = nullptr);
 
     // ---- local storage (tapes)
     Value* local_alloc(const Type* element, int64_t count);

@@ -1,5 +1,6 @@
 // src/ir/printer.cpp — textual IR for debugging, tests and `shadegradc --emit ir`.
-#include <sstream>
+#include <cstdio>
+#include <string>
 
 #include "ir/passes.h"
 
@@ -7,11 +8,27 @@ namespace sg::ir {
 
 namespace {
 
+/// A string builder with stream syntax (the core uses no iostreams: their locale state is
+/// shared with whatever else is loaded in the process).
+struct Text {
+    std::string s;
+    Text& operator<<(const std::string& v) { s += v; return *this; }
+    Text& operator<<(const char* v) { s += v; return *this; }
+    Text& operator<<(char v) { s += v; return *this; }
+    Text& operator<<(int64_t v) { s += std::to_string(v); return *this; }
+    Text& operator<<(double v) {
+        char buf[32];
+        std::snprintf(buf, sizeof(buf), "%.9g", v);
+        s += buf;
+        return *this;
+    }
+};
+
 std::string name(const Value* v) { return "%" + std::to_string(v->id) + (v->hint.empty() ? "" : "." + v->hint); }
 
-void print_block(std::ostringstream& os, const Block& b, int indent);
+void print_block(Text& os, const Block& b, int indent);
 
-void print_inst(std::ostringstream& os, const Inst& inst, int indent) {
+void print_inst(Text& os, const Inst& inst, int indent) {
     os << std::string(size_t(indent) * 2, ' ');
     for (size_t k = 0; k < inst.results.size(); ++k)
         os << (k ? ", " : "") << name(inst.results[k]) << ":" << lang::type_name(inst.results[k]->type);
@@ -50,14 +67,14 @@ void print_inst(std::ostringstream& os, const Inst& inst, int indent) {
     }
 }
 
-void print_block(std::ostringstream& os, const Block& b, int indent) {
+void print_block(Text& os, const Block& b, int indent) {
     for (const auto& inst : b.insts) print_inst(os, *inst, indent);
 }
 
 }  // namespace
 
 std::string print_function(const Function& fn) {
-    std::ostringstream os;
+    Text os;
     os << "func @" << fn.name << "(";
     size_t entry = 0;
     for (size_t k = 0; k < fn.params.size(); ++k) {
@@ -73,7 +90,7 @@ std::string print_function(const Function& fn) {
     for (size_t k = 0; k < fn.result_types.size(); ++k) os << (k ? ", " : "") << lang::type_name(fn.result_types[k]);
     os << ")" << (fn.differentiable ? " [differentiable]" : "") << (fn.is_kernel ? " [kernel]" : "") << "\n";
     print_block(os, *fn.body, 1);
-    return os.str();
+    return os.s;
 }
 
 std::string print_program(const Program& program) {

@@ -4,8 +4,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include <fstream>
-#include <sstream>
+#include <cstdio>
 
 #include "call/call_key.h"
 #include "call/errors.h"
@@ -90,11 +89,13 @@ NB_MODULE(_core, m) {
         .def_static(
             "load_from_file",
             [](Device device, const std::string& path) {
-                std::ifstream in(path, std::ios::binary);
-                if (!in) throw nb::value_error(("cannot read kernel file '" + path + "'").c_str());
-                std::stringstream ss;
-                ss << in.rdbuf();
-                return new Module(device, path, ss.str());
+                std::FILE* f = std::fopen(path.c_str(), "rb");
+                if (!f) throw nb::value_error(("cannot read kernel file '" + path + "'").c_str());
+                std::string text;
+                char buf[65536];
+                for (size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) text.append(buf, n);
+                std::fclose(f);
+                return new Module(device, path, text);
             },
             nb::arg("device"), nb::arg("path"), nb::rv_policy::take_ownership)
         // The first lookup of a function caches it in the instance dict, so later `m.fn` lookups
