@@ -48,7 +48,11 @@ step "build and install" build.log \
     python3 -m pip install --no-build-isolation --no-deps -v . \
     -Ccmake.define.SG_BUILD_TESTS=ON -Cbuild-dir=build/gpu -Ccmake.build-type=Release \
     -Cbuild.tool-args=-j"$jobs"
-python3 -c "import shadegrad as sg; print(sg.torch_bridge_status()); print(sg.cuda_status())" >>"$out/build.log" 2>&1
+if ! python3 -c "import shadegrad as sg; print(sg.torch_bridge_status()); print(sg.cuda_status())" >>"$out/build.log" 2>&1; then
+    echo "| import shadegrad | FAIL | | build.log |" >>"$summary"
+    cat "$summary"
+    exit 1  # nothing else can run
+fi
 
 if [ "$mode" = "--memcheck-only" ]; then
     :

@@ -7,7 +7,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import torch as _torch  # the bridge needs torch loaded first
+import torch as _torch  # noqa: F401  (the bridge needs torch loaded first)
 
 from . import _core, _torch_fallback
 from ._core import CompileError, Device, DeviceType, Function, GridArg, Module, cuda_status, torch_bridge_status

@@ -324,11 +324,8 @@ TEST(ParserLimits, TenMegabyteSourceParsesQuickly) {
     EXPECT_EQ(p.module->decls.size(), copies + 1);
     std::printf("[ info     ] %zu MB source (%zu kernels) parsed in %.0f ms\n", kBytes >> 20, copies,
                 ms);
-#ifdef SG_TEST_OPTIMIZED
-    // About 0.4 s on an idle machine, dominated by allocating ~2.5 million AST nodes; the bound
-    // leaves room for loaded CI machines while still catching anything superlinear.
-    EXPECT_LT(ms, 3000.0);
-#endif
+    // The time is reported, not asserted (tests never assert timings): bench_frontend measures
+    // the front end's speed. About 0.4 s on an idle machine, dominated by ~2.5 million AST nodes.
 }
 
 // ---------------------------------------------------------------- robustness
