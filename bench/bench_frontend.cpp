@@ -57,6 +57,14 @@ std::string iso_date() {
     return buf;
 }
 
+/// The 1-minute load average (Linux), to read timings taken on a shared machine; -1 elsewhere.
+double load_average() {
+    std::ifstream in("/proc/loadavg");
+    double load = -1;
+    in >> load;
+    return in ? load : -1;
+}
+
 bool write_text(const std::string& path, const std::string& text) {
     std::ofstream out(path, std::ios::binary | std::ios::trunc);
     out << text;
@@ -135,17 +143,19 @@ int main(int argc, char** argv) {
         std::snprintf(json, sizeof json,
                       "{\n  \"benchmark\": \"frontend\",\n  \"date\": \"%s\",\n  \"module_lines\": %zu,\n"
                       "  \"module_bytes\": %zu,\n  \"ir_functions\": %zu,\n  \"runs\": %d,\n  \"median_ms\": %.3f,\n"
-                      "  \"min_ms\": %.3f,\n  \"target_ms\": %.0f,\n  \"phases_median_ms\": {\"parse\": %.3f, "
-                      "\"sema\": %.3f, \"lower\": %.3f, \"autodiff\": %.3f, \"passes\": %.3f, \"codegen\": %.3f}\n}\n",
+                      "  \"min_ms\": %.3f,\n  \"target_ms\": %.0f,\n  \"load_average\": %.2f,\n"
+                      "  \"phases_median_ms\": {\"parse\": %.3f, \"sema\": %.3f, \"lower\": %.3f, \"autodiff\": %.3f, "
+                      "\"passes\": %.3f, \"codegen\": %.3f}\n}\n",
                       iso_date().c_str(), source_lines, source.size(), warmup.ir_functions, runs, med,
-                      *std::min_element(total.begin(), total.end()), kTargetMs, median(parse), median(sema),
-                      median(lower), median(autodiff), median(passes), median(codegen));
+                      *std::min_element(total.begin(), total.end()), kTargetMs, load_average(), median(parse),
+                      median(sema), median(lower), median(autodiff), median(passes), median(codegen));
         char md[512];
         std::snprintf(md, sizeof md,
-                      "| %s | front end + CPU codegen, %zu-line module | median %.1f ms over %d runs (target < %.0f ms) "
-                      "| parse %.1f, sema %.1f, lower %.1f, autodiff %.1f, passes %.1f, codegen %.1f |\n",
+                      "- %s — front end + CPU codegen of a %zu-line module: **%.1f ms** median over %d runs "
+                      "(target < %.0f ms; parse %.1f, sema %.1f, lower %.1f, autodiff %.1f, passes %.1f, "
+                      "codegen %.1f ms; load average %.1f)\n",
                       iso_date().c_str(), source_lines, med, runs, kTargetMs, median(parse), median(sema),
-                      median(lower), median(autodiff), median(passes), median(codegen));
+                      median(lower), median(autodiff), median(passes), median(codegen), load_average());
         std::string json_path = results_dir + "/frontend.json", md_path = results_dir + "/frontend.md";
         if (!write_text(json_path, json) || !write_text(md_path, md)) {
             std::fprintf(stderr, "bench_frontend: cannot write %s/frontend.{json,md}\n", results_dir.c_str());

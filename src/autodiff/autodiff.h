@@ -5,7 +5,10 @@
 // region before reversing it ("recompute within region"), stores the carried state of every
 // loop iteration in a tape bounded by the loop's MaxIters, and sends gradients of tensor loads to
 // the tensors' gradient buffers. A tensor without a gradient buffer (not in the grad mask) gets
-// no gradient code at all.
+// no gradient code at all. Calls of a function with a user-supplied derivative
+// ([BackwardDerivative] / [ForwardDerivative]) are not inlined: the derivative code calls the
+// user's function instead. Derivatives of IDifferentiable structs whose Differential differs
+// from the struct are converted at the boundaries (differentials.h).
 #pragma once
 
 #include <vector>

@@ -1,8 +1,11 @@
 // src/autodiff/forward.cpp — forward-mode differentiation (fwd_diff): every differentiable value
 // gets a tangent computed alongside it; If results and loop-carried values carry their tangents.
+// Tangents have the primal's type (differentials.h); calls that survived inlining go to the
+// callee's user-supplied forward derivative.
 #include <unordered_map>
 
 #include "autodiff/autodiff.h"
+#include "autodiff/differentials.h"
 #include "autodiff/rules.h"
 #include "ir/builder.h"
 #include "ir/passes.h"
@@ -32,11 +35,12 @@ private:
     }
     Value* T_or_zero(const Value* v) {
         Value* t = T(v);
-        return t ? t : b_.zero(types_.differential(v->type));
+        return t ? t : b_.zero(v->type);
     }
     bool diff(const Value* v) const { return types_.is_differentiable(v->type); }
     std::vector<Value*> emit_block(const Block& block);
     void emit_inst(const Inst& inst);
+    void emit_call(const Inst& inst);
     Inst* clone(const Inst& inst);
 
     lang::TypeContext& types_;
@@ -87,7 +91,7 @@ void Forward::emit_inst(const Inst& inst) {
         std::vector<const Type*> types;
         for (const Value* r : inst.results) types.push_back(r->type);
         for (const Value* r : inst.results)
-            if (diff(r)) types.push_back(types_.differential(r->type));
+            if (diff(r)) types.push_back(r->type);
         Inst* copy = b_.if_(P(inst.operands[0]), types);
         Block* outer = b_.insert_block();
         for (int r = 0; r < 2; ++r) {
@@ -138,7 +142,7 @@ void Forward::emit_inst(const Inst& inst) {
         }
         return;
     }
-    SG_INTERNAL_ASSERT(inst.op != OpKind::Call || inst.callee->custom_backward, "forward mode: call not inlined");
+    if (inst.op == OpKind::Call) return emit_call(inst);
     Inst* copy = clone(inst);
     const Value* u = inst.result();
     if (!u || !diff(u)) return;
@@ -216,6 +220,40 @@ void Forward::emit_inst(const Inst& inst) {
     if (out) tangent_[u] = out;
 }
 
+/// A call that survived inlining has a user-supplied forward derivative (sema made sure that
+/// every call forward mode meets has one). It computes the primal too, so the primal call is
+/// not repeated: results that are pairs give the primal (.p) and the tangent (.d).
+void Forward::emit_call(const Inst& inst) {
+    const Function& callee = *inst.callee;
+    Function* fwd = callee.custom_forward;
+    if (!fwd) {
+        // Only a call whose results are detached (no_diff / detach) gets here without a forward
+        // derivative (sema reports every other one): it computes its primal and no tangent.
+        clone(inst);
+        return;
+    }
+    std::vector<Value*> args;
+    size_t operand = 0;
+    for (const Param& p : callee.params) {
+        if (p.dir == ParamDir::Out) continue;
+        const Value* op = inst.operands[operand++];
+        if (!p.no_diff && types_.is_differentiable(p.type))
+            args.push_back(b_.construct(types_.pair(p.type), {P(op), to_differential(b_, T_or_zero(op), p.type)}));
+        else args.push_back(P(op));
+    }
+    std::vector<Value*> results = b_.call(fwd, args);
+    SG_INTERNAL_ASSERT(results.size() == inst.results.size(), "forward mode: result count of @" + fwd->name);
+    for (size_t k = 0; k < results.size(); ++k) {
+        const Value* r = inst.results[k];
+        if (results[k]->type->is_pair() && !r->type->is_pair()) {
+            primal_map_[r] = b_.extract(results[k], 0);
+            tangent_[r] = from_differential(b_, b_.extract(results[k], 1), r->type);
+        } else {
+            primal_map_[r] = results[k];
+        }
+    }
+}
+
 void Forward::run() {
     Block* body = stub_.body.get();
     b_.set_insert(body);
@@ -229,7 +267,7 @@ void Forward::run() {
         const Value* pv = src.params[e++];
         if (stub_.params[k].type->is_pair()) {
             primal_map_[pv] = b_.extract(v, 0);
-            tangent_[pv] = b_.extract(v, 1);
+            tangent_[pv] = from_differential(b_, b_.extract(v, 1), pv->type);
         } else {
             primal_map_[pv] = v;
         }
@@ -242,7 +280,8 @@ void Forward::run() {
     for (size_t k = 0; k < ret->operands.size(); ++k) {
         Value* primal = out[k];
         if (stub_.result_types[k]->is_pair()) {
-            Value* tangent = diff(ret->operands[k]) ? out[t++] : b_.zero(types_.differential(primal->type));
+            Value* tangent = diff(ret->operands[k]) ? to_differential(b_, out[t++], primal->type)
+                                                    : b_.zero(types_.differential(primal->type));
             results.push_back(b_.construct(stub_.result_types[k], {primal, tangent}));
         } else {
             if (diff(ret->operands[k])) ++t;

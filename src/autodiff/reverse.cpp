@@ -8,10 +8,13 @@
 // iteration by iteration from the tape. Adjoints of values defined outside a region flow in and
 // out of the reversed region as If results / loop-carried values, so the output stays SSA.
 #include <functional>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "autodiff/autodiff.h"
+#include "autodiff/differentials.h"
+#include "autodiff/reverse_context.h"
 #include "autodiff/rules.h"
 #include "ir/builder.h"
 #include "ir/passes.h"
@@ -22,17 +25,7 @@ using namespace ir;
 
 namespace {
 
-struct LoopTape {
-    std::vector<Value*> slots;  ///< one LocalAlloc per carried value
-    Value* count = nullptr;     ///< iterations recorded (int)
-};
-
-/// Primal values of the current recomputation context.
-struct Context {
-    std::unordered_map<const Value*, Value*> primal;
-    std::unordered_map<const Inst*, LoopTape> tapes;
-};
-
+using Context = ReverseContext;
 using Adjoints = std::unordered_map<const Value*, Value*>;
 
 bool is_store(OpKind op) {
@@ -53,9 +46,9 @@ private:
     bool active_inst(const Inst& inst) const;
 
     Value* get(Context& ctx, const Value* v) {
-        auto it = ctx.primal.find(v);
-        SG_INTERNAL_ASSERT(it != ctx.primal.end(), "reverse mode: primal value %" + std::to_string(v->id) + " not recomputed");
-        return it->second;
+        Value* p = ctx.find(v);
+        SG_INTERNAL_ASSERT(p != nullptr, "reverse mode: primal value %" + std::to_string(v->id) + " not recomputed");
+        return p;
     }
     void add_adjoint(Adjoints& adj, const Value* v, Value* contribution) {
         if (!contribution || !differentiable(v)) return;
@@ -75,6 +68,7 @@ private:
     void reverse_if(const Inst& iff, Context& ctx, Adjoints& adj);
     void reverse_loop(const Inst& loop, Context& ctx, Adjoints& adj);
     void reverse_tensor(const Inst& inst, Context& ctx, Adjoints& adj);
+    void reverse_call(const Inst& inst, Context& ctx, Adjoints& adj);
     /// Differentiable values defined outside `inst` and used inside its regions.
     std::vector<const Value*> free_values(const Inst& inst) const;
 
@@ -120,7 +114,8 @@ void Reverse::emit_primal_inst(const Inst& inst, Context& ctx) {
     if (inst.op == OpKind::If) return emit_primal_if(inst, ctx);
     SG_INTERNAL_ASSERT(inst.regions.empty(), "reverse mode: unexpected region op");
     SG_INTERNAL_ASSERT(inst.op != OpKind::Call || inst.callee->custom_backward,
-                       "reverse mode: call of @" + (inst.callee ? inst.callee->name : std::string("?")) + " not inlined");
+                       "reverse mode: call of @" + (inst.callee ? inst.callee->name : std::string("?")) +
+                           " was not inlined and has no backward derivative");
     auto copy = std::make_unique<Inst>();
     copy->op = inst.op;
     copy->loc = inst.loc;
@@ -134,7 +129,7 @@ void Reverse::emit_primal_inst(const Inst& inst, Context& ctx) {
         Value* v = stub_.new_value(r->type, r->hint);
         v->def = raw;
         raw->results.push_back(v);
-        ctx.primal[r] = v;
+        ctx.set(r, v);
     }
 }
 
@@ -146,11 +141,11 @@ void Reverse::emit_primal_if(const Inst& iff, Context& ctx) {
     Block* outer = b_.insert_block();
     for (int r = 0; r < 2; ++r) {
         b_.set_insert(copy->regions[size_t(r)].get());
-        Context inner = ctx;  // values of the branch stay inside it
-        b_.yield(emit_primal(*iff.regions[size_t(r)], inner));
+        Context::Scope branch(ctx);  // values of the branch stay inside it
+        b_.yield(emit_primal(*iff.regions[size_t(r)], ctx));
     }
     b_.set_insert(outer);
-    for (size_t k = 0; k < iff.results.size(); ++k) ctx.primal[iff.results[k]] = copy->results[k];
+    for (size_t k = 0; k < iff.results.size(); ++k) ctx.set(iff.results[k], copy->results[k]);
 }
 
 void Reverse::emit_primal_loop(const Inst& loop, Context& ctx) {
@@ -169,27 +164,30 @@ void Reverse::emit_primal_loop(const Inst& loop, Context& ctx) {
     Block* outer = b_.insert_block();
     Block* body = copy->regions[0].get();
     b_.set_insert(body);
-    Context inner = ctx;
     const Block& src = *loop.regions[0];
-    for (size_t k = 0; k < src.params.size(); ++k) inner.primal[src.params[k]] = body->params[k];
+    std::vector<Value*> yields;
     Value* counter = nullptr;
-    if (taped) {
-        // The tape index is clamped: a loop running past MaxIters is the user's error (wrong
-        // gradients, reported in debug mode), never a write past the tape.
-        counter = body->params.back();
-        Value* last = b_.const_int(types_.int32(), capacity - 1);
-        Value* slot = b_.intrinsic(lang::IntrinsicId::Min, types_.int32(), {counter, last});
-        for (size_t k = 0; k < tape.slots.size(); ++k) b_.local_store(tape.slots[k], slot, body->params[k]);
+    {
+        Context::Scope iteration(ctx);
+        for (size_t k = 0; k < src.params.size(); ++k) ctx.set(src.params[k], body->params[k]);
+        if (taped) {
+            // The tape index is clamped: a loop running past MaxIters is the user's error (wrong
+            // gradients, reported in debug mode), never a write past the tape.
+            counter = body->params.back();
+            Value* last = b_.const_int(types_.int32(), capacity - 1);
+            Value* slot = b_.intrinsic(lang::IntrinsicId::Min, types_.int32(), {counter, last});
+            for (size_t k = 0; k < tape.slots.size(); ++k) b_.local_store(tape.slots[k], slot, body->params[k]);
+        }
+        yields = emit_primal(src, ctx);
     }
-    std::vector<Value*> yields = emit_primal(src, inner);
     if (taped) yields.push_back(b_.binary(OpKind::Add, counter, b_.const_int(types_.int32(), 1)));
     b_.yield(yields);
     b_.set_insert(outer);
-    for (size_t k = 0; k < loop.results.size(); ++k) ctx.primal[loop.results[k]] = copy->results[k];
+    for (size_t k = 0; k < loop.results.size(); ++k) ctx.set(loop.results[k], copy->results[k]);
     if (taped) {
         tape.count = b_.intrinsic(lang::IntrinsicId::Min, types_.int32(),
                                   {copy->results.back(), b_.const_int(types_.int32(), capacity)});
-        ctx.tapes[&loop] = tape;
+        ctx.set_tape(&loop, tape);
     }
 }
 
@@ -243,14 +241,14 @@ void Reverse::reverse_if(const Inst& iff, Context& ctx, Adjoints& adj) {
     Block* saved = b_.insert_block();
     for (int r = 0; r < 2; ++r) {
         b_.set_insert(rev->regions[size_t(r)].get());
-        Context inner = ctx;
+        Context::Scope branch(ctx);
         const Block& src = *iff.regions[size_t(r)];
-        emit_primal(src, inner);
+        emit_primal(src, ctx);
         Adjoints local;
         for (size_t k = 0; k < outer.size(); ++k) local[outer[k]] = incoming[k];
         const Inst* y = src.terminator();
         for (size_t k = 0; k < iff.results.size(); ++k) add_adjoint(local, y->operands[k], result_adj[k]);
-        reverse_block(src, inner, local);
+        reverse_block(src, ctx, local);
         std::vector<Value*> out;
         for (const Value* v : outer) out.push_back(local[v]);
         b_.yield(out);
@@ -260,9 +258,9 @@ void Reverse::reverse_if(const Inst& iff, Context& ctx, Adjoints& adj) {
 }
 
 void Reverse::reverse_loop(const Inst& loop, Context& ctx, Adjoints& adj) {
-    auto tape_it = ctx.tapes.find(&loop);
-    SG_INTERNAL_ASSERT(tape_it != ctx.tapes.end(), "reverse mode: loop without a tape");
-    const LoopTape& tape = tape_it->second;
+    const LoopTape* found = ctx.tape(&loop);
+    SG_INTERNAL_ASSERT(found != nullptr, "reverse mode: loop without a tape");
+    const LoopTape tape = *found;  // a copy: the scopes below may change the map
     const Block& src = *loop.regions[0];
     std::vector<const Value*> outer = free_values(loop);
     // Carried state: iteration index, adjoints of the differentiable carried values, adjoints of
@@ -284,15 +282,15 @@ void Reverse::reverse_loop(const Inst& loop, Context& ctx, Adjoints& adj) {
     Block* body = rev->regions[0].get();
     b_.set_insert(body);
     Value* it = body->params[0];
-    Context inner = ctx;
-    for (size_t k = 0; k < src.params.size(); ++k) inner.primal[src.params[k]] = b_.local_load(tape.slots[k], it);
-    std::vector<Value*> yields_primal = emit_primal(src, inner);
-    (void)yields_primal;
+    Context::Scope iteration(ctx);
+    for (size_t k = 0; k < src.params.size(); ++k) ctx.set(src.params[k], b_.local_load(tape.slots[k], it));
+    emit_primal(src, ctx);
     Adjoints local;
     for (size_t k = 0; k < outer.size(); ++k) local[outer[k]] = body->params[1 + diff_carried.size() + k];
     const Inst* y = src.terminator();
-    for (size_t j = 0; j < diff_carried.size(); ++j) add_adjoint(local, y->operands[1 + diff_carried[j]], body->params[1 + j]);
-    reverse_block(src, inner, local);
+    for (size_t j = 0; j < diff_carried.size(); ++j)
+        add_adjoint(local, y->operands[1 + diff_carried[j]], body->params[1 + j]);
+    reverse_block(src, ctx, local);
     std::vector<Value*> next{b_.binary(OpKind::Gt, it, b_.const_int(types_.int32(), 0)),
                              b_.binary(OpKind::Sub, it, b_.const_int(types_.int32(), 1))};
     for (size_t k : diff_carried) {
@@ -302,7 +300,8 @@ void Reverse::reverse_loop(const Inst& loop, Context& ctx, Adjoints& adj) {
     for (const Value* v : outer) next.push_back(local[v]);
     b_.yield(next);
     b_.set_insert(saved);
-    for (size_t j = 0; j < diff_carried.size(); ++j) add_adjoint(adj, loop.operands[diff_carried[j]], rev->results[1 + j]);
+    for (size_t j = 0; j < diff_carried.size(); ++j)
+        add_adjoint(adj, loop.operands[diff_carried[j]], rev->results[1 + j]);
     for (size_t k = 0; k < outer.size(); ++k) adj[outer[k]] = rev->results[1 + diff_carried.size() + k];
 }
 
@@ -329,6 +328,7 @@ void Reverse::reverse_inst(const Inst& inst, Context& ctx, Adjoints& adj) {
     case OpKind::Loop: return reverse_loop(inst, ctx, adj);
     case OpKind::TensorLoad:
     case OpKind::TensorStore: return reverse_tensor(inst, ctx, adj);
+    case OpKind::Call: return reverse_call(inst, ctx, adj);
     default: break;
     }
     const Value* u = inst.result();
@@ -372,7 +372,8 @@ void Reverse::reverse_inst(const Inst& inst, Context& ctx, Adjoints& adj) {
         for (size_t k = 0; k < inst.operands.size(); ++k) add_adjoint(adj, arg(k), b_.extract(d, int(k)));
         break;
     case OpKind::Extract: {
-        if (arg(0)->type->is_pair()) SG_INTERNAL_ASSERT(false, "reverse mode through a DifferentialPair (higher order)");
+        if (arg(0)->type->is_pair())
+            SG_INTERNAL_ASSERT(false, "reverse mode through a DifferentialPair (higher order)");
         add_adjoint(adj, arg(0), b_.insert(b_.zero(arg(0)->type), int(inst.imm_int), d));
         break;
     }
@@ -401,10 +402,55 @@ void Reverse::reverse_inst(const Inst& inst, Context& ctx, Adjoints& adj) {
         for (size_t k = 0; k < grads.size(); ++k) add_adjoint(adj, arg(k), grads[k]);
         break;
     }
-    case OpKind::Call:
-        SG_INTERNAL_ASSERT(false, "reverse mode: calls with custom derivatives are not supported yet");
     default: break;  // comparisons, integer ops, shapes, call indices: no derivative
     }
+}
+
+/// A call that survived inlining has a user-supplied backward derivative (sema made sure that
+/// every call reverse mode meets has one): call it with the primal arguments paired with the
+/// incoming adjoints, in the derived signature's order (LANGUAGE.md, Autodiff semantics), and
+/// take each differentiable argument's adjoint from the `.d` of its pair afterwards.
+void Reverse::reverse_call(const Inst& inst, Context& ctx, Adjoints& adj) {
+    const Function& callee = *inst.callee;
+    Function* bwd = callee.custom_backward;
+    SG_INTERNAL_ASSERT(bwd != nullptr, "reverse mode: call of @" + callee.name + " has no backward derivative");
+    std::vector<Value*> result_adj(inst.results.size(), nullptr);
+    bool any = false;
+    for (size_t k = 0; k < inst.results.size(); ++k) {
+        auto it = adj.find(inst.results[k]);
+        if (it == adj.end()) continue;
+        result_adj[k] = it->second;
+        any = true;
+    }
+    if (!any) return;  // nothing downstream depends on the call's results
+    auto adjoint_of_result = [&](size_t k) { return result_adj[k] ? result_adj[k] : b_.zero(inst.results[k]->type); };
+    const bool has_return = callee.return_type && !callee.return_type->is_void();
+    std::vector<Value*> args;
+    std::vector<const Value*> pair_operands;  // the operand each of bwd's (pair) results belongs to
+    size_t slot = has_return ? 1 : 0, operand = 0;
+    for (const Param& p : callee.params) {
+        const bool diff = !p.no_diff && types_.is_differentiable(p.type);
+        if (p.dir == ParamDir::Out) {
+            if (diff) args.push_back(to_differential(b_, adjoint_of_result(slot), p.type));
+            ++slot;
+            continue;
+        }
+        const Value* op = inst.operands[operand++];
+        if (!diff) {
+            args.push_back(get(ctx, op));  // a non-differentiable inout is passed as `in`
+            if (p.dir == ParamDir::InOut) ++slot;
+            continue;
+        }
+        Value* seed = p.dir == ParamDir::InOut ? adjoint_of_result(slot++) : b_.zero(p.type);
+        args.push_back(b_.construct(types_.pair(p.type), {get(ctx, op), to_differential(b_, seed, p.type)}));
+        pair_operands.push_back(op);
+    }
+    if (has_return && !callee.return_no_diff && types_.is_differentiable(callee.return_type))
+        args.push_back(to_differential(b_, adjoint_of_result(0), callee.return_type));
+    std::vector<Value*> results = b_.call(bwd, args);
+    SG_INTERNAL_ASSERT(results.size() == pair_operands.size(), "reverse mode: result count of @" + bwd->name);
+    for (size_t k = 0; k < results.size(); ++k)
+        add_adjoint(adj, pair_operands[k], from_differential(b_, b_.extract(results[k], 1), pair_operands[k]->type));
 }
 
 void Reverse::run() {
@@ -412,37 +458,40 @@ void Reverse::run() {
     b_.set_insert(body);
     b_.set_loc(primal_.loc);
     Context ctx;
-    // Map the stub's parameters onto the primal's.
+    // Map the stub's parameters (the derived signature) onto the primal's. The primal's results
+    // are its return value, then every out/inout parameter in order; each gets its seed (the
+    // incoming gradient) from dResult, an out parameter's gradient or an inout pair's .d.
     std::vector<Value*> primal_args;
     std::vector<Value*> seeds(primal_.result_types.size(), nullptr);
-    size_t stub_param = 0, stub_entry = 0;
     std::vector<int> pair_param_of(primal_.params.size(), -1);  // stub body param holding the pair
     auto diff = [&](const Param& p) { return !p.no_diff && types_.is_differentiable(p.type); };
-    size_t result_slot = primal_.return_type && !primal_.return_type->is_void() ? 1 : 0;
+    const bool has_return = primal_.return_type && !primal_.return_type->is_void();
+    size_t stub_entry = 0, result_slot = has_return ? 1 : 0;
     for (size_t k = 0; k < primal_.params.size(); ++k) {
         const Param& p = primal_.params[k];
-        if (!diff(p) && p.dir == ParamDir::Out) continue;
+        if (p.dir == ParamDir::Out) {
+            // A differentiable out parameter becomes `in T.Differential`; a non-differentiable
+            // one is dropped. Either way it occupies a result slot of the primal.
+            if (diff(p)) seeds[result_slot] = from_differential(b_, body->params[stub_entry++], p.type);
+            ++result_slot;
+            continue;
+        }
         Value* v = body->params[stub_entry++];
-        ++stub_param;
         if (diff(p)) {
-            if (p.dir == ParamDir::Out) {
-                seeds[result_slot++] = v;
-                continue;
-            }
             pair_param_of[k] = int(stub_entry - 1);
             primal_args.push_back(b_.extract(v, 0));
-            if (p.dir == ParamDir::InOut) seeds[result_slot++] = b_.extract(v, 1);
+            if (p.dir == ParamDir::InOut) seeds[result_slot] = from_differential(b_, b_.extract(v, 1), p.type);
         } else {
-            primal_args.push_back(v);
-            if (p.dir == ParamDir::InOut) ++result_slot;
+            primal_args.push_back(v);  // a non-differentiable inout is `in` in the derived signature
         }
+        if (p.dir == ParamDir::InOut) ++result_slot;
     }
-    if (primal_.return_type && !primal_.return_type->is_void() && stub_entry < body->params.size())
-        seeds[0] = body->params[stub_entry];
+    if (has_return && !primal_.return_no_diff && types_.is_differentiable(primal_.return_type)) {
+        SG_INTERNAL_ASSERT(stub_entry < body->params.size(), "reverse mode: missing dResult of " + primal_.name);
+        seeds[0] = from_differential(b_, body->params[stub_entry], primal_.return_type);
+    }
     const Block& src = *primal_.body;
-    for (size_t k = 0; k < src.params.size(); ++k) {
-        ctx.primal[src.params[k]] = primal_args[k];
-    }
+    for (size_t k = 0; k < src.params.size(); ++k) ctx.set(src.params[k], primal_args[k]);
     // no_diff parameters never receive adjoints.
     for (size_t k = 0, e = 0; k < primal_.params.size(); ++k) {
         if (primal_.params[k].dir == ParamDir::Out) continue;
@@ -464,11 +513,10 @@ void Reverse::run() {
         if (pair_param_of[k] < 0) continue;
         Value* pair = body->params[size_t(pair_param_of[k])];
         auto it = adj.find(pv);
-        Value* d = it != adj.end() ? it->second : b_.zero(types_.differential(p.type));
-        results.push_back(b_.construct(pair->type, {b_.extract(pair, 0), d}));
+        Value* d = it != adj.end() ? it->second : b_.zero(p.type);
+        results.push_back(b_.construct(pair->type, {b_.extract(pair, 0), to_differential(b_, d, p.type)}));
     }
     b_.ret(results);
-    (void)stub_param;
 }
 
 }  // namespace

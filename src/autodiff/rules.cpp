@@ -17,8 +17,8 @@ std::pair<Value*, Value*> Arith::unify(Value* a, Value* b) {
     if (a->type == b->type) return {a, b};
     if (a->type->is_scalar() && !b->type->is_scalar()) return {b_.splat(a, b->type), b};
     if (b->type->is_scalar() && !a->type->is_scalar()) return {a, b_.splat(b, a->type)};
-    SG_INTERNAL_ASSERT(false, "autodiff arithmetic on mismatched types " + lang::type_name(a->type) + ", " +
-                                  lang::type_name(b->type));
+    SG_INTERNAL_ASSERT(
+        false, "autodiff arithmetic on mismatched types " + lang::type_name(a->type) + ", " + lang::type_name(b->type));
 }
 
 Value* Arith::add(Value* a, Value* b) {
@@ -88,7 +88,8 @@ Value* Arith::accumulate(Value* a, Value* b) {
         for (size_t k = 0; k < fields.size(); ++k) {
             Value* x = b_.extract(a, int(k));
             Value* y = b_.extract(b, int(k));
-            members.push_back(b_.types().is_differentiable(fields[k].type) && !fields[k].no_diff ? accumulate(x, y) : x);
+            members.push_back(b_.types().is_differentiable(fields[k].type) && !fields[k].no_diff ? accumulate(x, y)
+                                                                                                 : x);
         }
     } else {
         SG_INTERNAL_ASSERT(false, "accumulate of non-differentiable type " + lang::type_name(t));
@@ -125,18 +126,17 @@ std::vector<Value*> intrinsic_adjoints(Arith& a, IntrinsicId id, const std::vect
     // saturate(x): d inside [0, 1]
     case IntrinsicId::Saturate: {
         Value* z = zero_like(d);
-        Value* inside = a.builder().binary(OpKind::LogicAnd, a.cmp(OpKind::Ge, x[0], c(0)), a.cmp(OpKind::Le, x[0], c(1)));
+        Value* inside =
+            a.builder().binary(OpKind::LogicAnd, a.cmp(OpKind::Ge, x[0], c(0)), a.cmp(OpKind::Le, x[0], c(1)));
         return {a.select(inside, d, z)};
     }
     // lerp(p, q, s) = p + (q - p) s: (1 - s), s, (q - p)
-    case IntrinsicId::Lerp:
-        return {a.mul(d, a.sub(c(1), x[2])), a.mul(d, x[2]), a.mul(d, a.sub(x[1], x[0]))};
+    case IntrinsicId::Lerp: return {a.mul(d, a.sub(c(1), x[2])), a.mul(d, x[2]), a.mul(d, a.sub(x[1], x[0]))};
     // sqrt: 0.5 / sqrt(max(1e-7, x))
     case IntrinsicId::Sqrt:
         return {a.mul(d, a.div(c(0.5), a.call(IntrinsicId::Sqrt, {a.call(IntrinsicId::Max, {x[0], a.cst(t, 1e-7)})})))};
     // rsqrt: -0.5 / (x sqrt(x))
-    case IntrinsicId::Rsqrt:
-        return {a.mul(d, a.div(c(-0.5), a.mul(x[0], a.call(IntrinsicId::Sqrt, {x[0]}))))};
+    case IntrinsicId::Rsqrt: return {a.mul(d, a.div(c(-0.5), a.mul(x[0], a.call(IntrinsicId::Sqrt, {x[0]}))))};
     // rcp: -1 / max(1e-7, x^2)
     case IntrinsicId::Rcp:
         return {a.mul(d, a.div(c(-1), a.call(IntrinsicId::Max, {a.mul(x[0], x[0]), a.cst(t, 1e-7)})))};
@@ -259,9 +259,11 @@ Value* intrinsic_tangent(Arith& a, IntrinsicId id, const std::vector<Value*>& x,
     if (!info.differentiable) return nullptr;
     switch (id) {
     case IntrinsicId::Cross:
-        return a.add(a.call(IntrinsicId::Cross, {tan_or_zero(0), x[1]}), a.call(IntrinsicId::Cross, {x[0], tan_or_zero(1)}));
+        return a.add(a.call(IntrinsicId::Cross, {tan_or_zero(0), x[1]}),
+                     a.call(IntrinsicId::Cross, {x[0], tan_or_zero(1)}));
     case IntrinsicId::MatMul:
-        return a.add(a.call(IntrinsicId::MatMul, {tan_or_zero(0), x[1]}), a.call(IntrinsicId::MatMul, {x[0], tan_or_zero(1)}));
+        return a.add(a.call(IntrinsicId::MatMul, {tan_or_zero(0), x[1]}),
+                     a.call(IntrinsicId::MatMul, {x[0], tan_or_zero(1)}));
     case IntrinsicId::Transpose: return a.call(IntrinsicId::Transpose, {tan_or_zero(0)});
     case IntrinsicId::Normalize: {
         // d(p / L) = t / L + p d(1/L), d(1/L) = -dL / L^2, dL = (p.t) / sqrt(max(1e-7, p.p))

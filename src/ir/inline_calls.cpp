@@ -22,7 +22,7 @@ private:
         out.reserve(block.insts.size());
         for (auto& inst : block.insts) {
             for (auto& region : inst->regions) inline_block(*region);
-            if (inst->op != OpKind::Call || inst->callee->custom_backward || !inst->callee->body ||
+            if (inst->op != OpKind::Call || inst->callee->has_custom_derivative() || !inst->callee->body ||
                 inst->callee->body->insts.empty()) {
                 out.push_back(std::move(inst));
                 continue;

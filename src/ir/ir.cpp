@@ -55,9 +55,14 @@ int Function::entry_param_index(size_t param) const {
 }
 
 Function* Program::find(const std::string& name) const {
-    for (const auto& f : functions)
-        if (f->name == name) return f.get();
-    return nullptr;
+    if (indexed_ > functions.size()) {  // functions were removed: index again
+        by_name_.clear();
+        indexed_ = 0;
+    }
+    for (; indexed_ < functions.size(); ++indexed_)
+        by_name_.emplace(functions[indexed_]->name, functions[indexed_].get());  // keeps the first
+    auto it = by_name_.find(name);
+    return it == by_name_.end() ? nullptr : it->second;
 }
 
 Function* Program::add(std::unique_ptr<Function> fn) {

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "lang/diagnostics.h"
@@ -94,7 +95,11 @@ struct Function {
     bool differentiable = false;
     bool return_no_diff = false;
     bool is_kernel = false;              ///< a kernel entry (glue): params form the parameter block
-    Function* custom_backward = nullptr; ///< [BackwardDerivative]: calls are not inlined for AD
+    Function* custom_backward = nullptr; ///< [BackwardDerivative]: reverse mode calls it
+    Function* custom_forward = nullptr;  ///< [ForwardDerivative]: forward mode calls it
+    /// Calls of a function with a custom derivative stay calls (never inlined): autodiff replaces
+    /// them by calls of the user's derivative, and the kernel calls the primal as a function.
+    bool has_custom_derivative() const { return custom_backward || custom_forward; }
     std::unique_ptr<Block> body;
     uint32_t next_value_id = 0;
     std::vector<std::unique_ptr<Value>> values;  ///< owns every value of the function
@@ -109,8 +114,16 @@ struct Program {
     lang::TypeContext* types = nullptr;
     std::vector<std::unique_ptr<Function>> functions;
 
+    /// The first function named `name`, or nullptr. Constant time: lowering asks once per
+    /// instance for a fresh name, so a linear scan made large modules quadratic. Functions are
+    /// only appended (add), and a function's name does not change once it is in `functions`.
     Function* find(const std::string& name) const;
     Function* add(std::unique_ptr<Function> fn);
+
+private:
+    /// Name index over functions[0, indexed_); find() indexes functions appended since.
+    mutable std::unordered_map<std::string, Function*> by_name_;
+    mutable size_t indexed_ = 0;
 };
 
 /// Deep-copies `src` into `dst`'s body region at its end, mapping src's body params to `args`;

@@ -117,6 +117,7 @@ Function* Lowering::instantiate(lang::FunctionDecl* decl, const std::vector<cons
     Function* raw = program_.add(std::move(fn));
     instances_[key] = raw;
     if (decl->custom_backward) raw->custom_backward = instantiate(decl->custom_backward);
+    if (decl->custom_forward) raw->custom_forward = instantiate(decl->custom_forward);
     FunctionLowering(*this, decl, *raw).run();
     after_pass(*raw, "lower");
     return raw;
@@ -136,7 +137,8 @@ Function* Lowering::derivative(Function* primal, DerivativeKind kind) {
     for (const Param& p : primal->params) {
         if (backward) {
             if (diff(p)) {
-                if (p.dir == ParamDir::Out) fn->params.push_back({p.name, types.differential(p.type), ParamDir::In, false});
+                if (p.dir == ParamDir::Out)
+                    fn->params.push_back({p.name, types.differential(p.type), ParamDir::In, false});
                 else fn->params.push_back({p.name, types.pair(p.type), ParamDir::InOut, false});
             } else if (p.dir != ParamDir::Out) {
                 fn->params.push_back({p.name, p.type, ParamDir::In, true});
@@ -215,7 +217,8 @@ Value* Lowering::FunctionLowering::exited() {
     return flag;
 }
 
-std::vector<Value*> Lowering::FunctionLowering::lower_if(Value* cond, const std::function<std::vector<Value*>()>& then_fn,
+std::vector<Value*> Lowering::FunctionLowering::lower_if(Value* cond,
+                                                         const std::function<std::vector<Value*>()>& then_fn,
                                                          const std::function<std::vector<Value*>()>& else_fn,
                                                          const std::vector<const Type*>& result_types) {
     Env before = env_;

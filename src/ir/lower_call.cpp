@@ -16,7 +16,8 @@ Value* Lower::lower_call(Expr* e) {
         return lower_user_call(e, e->diff_target, true, n == "bwd_diff" || n == "__bwd_diff");
     }
     if (e->callee) return lower_user_call(e, e->callee, false, false);
-    if (callee->kind == ExprKind::Name && callee->ref == RefKind::Type) return lower_constructor(e, callee->type_ref, 1);
+    if (callee->kind == ExprKind::Name && callee->ref == RefKind::Type)
+        return lower_constructor(e, callee->type_ref, 1);
     SG_INTERNAL_ASSERT(e->builtin != nullptr, "call without a resolved target");
     auto arg = [&](size_t k) { return e->operands[k + 1]; };
     switch (e->builtin->kind) {
@@ -31,7 +32,7 @@ Value* Lower::lower_call(Expr* e) {
     case BuiltinKind::Detach: return b_.detach(lower_expr(arg(0)));
     case BuiltinKind::PairGetPrimal: return b_.extract(lower_expr(callee->operands[0]), 0);
     case BuiltinKind::PairGetDiff: return b_.extract(lower_expr(callee->operands[0]), 1);
-    case BuiltinKind::CallIndex: return b_.call_index(int(arg(0)->int_value));
+    case BuiltinKind::CallIndex: return b_.call_index(int(arg(0)->int_value), e->type);
     case BuiltinKind::TensorLoad:
     case BuiltinKind::TensorStore:
     case BuiltinKind::TensorAdd: {
@@ -71,8 +72,13 @@ Value* Lower::lower_user_call(Expr* e, lang::FunctionDecl* callee, bool derivati
                 param_types[size_t(sig[k].source_param)] = args[k]->type;
     }
     Function* primal = owner_.instantiate(callee, param_types);
-    Function* target = derivative ? owner_.derivative(primal, backward ? DerivativeKind::Backward : DerivativeKind::Forward)
-                                  : primal;
+    Function* target = primal;
+    if (derivative) {
+        // A user-supplied derivative has the derived signature (sema checked it): call it as is.
+        Function* custom = backward ? primal->custom_backward : primal->custom_forward;
+        target =
+            custom ? custom : owner_.derivative(primal, backward ? DerivativeKind::Backward : DerivativeKind::Forward);
+    }
     SG_INTERNAL_ASSERT(target->params.size() == args.size(), "call of " + target->name + ": argument count");
     std::vector<Value*> values;
     for (size_t k = 0; k < args.size(); ++k) {
@@ -124,7 +130,8 @@ Value* Lower::lower_constructor(Expr* e, const Type* t, size_t first) {
     std::vector<Value*> rows;
     const Type* row = types_.vector(t->scalar, t->cols);
     for (int r = 0; r < t->rows; ++r)
-        rows.push_back(b_.construct(row, std::vector<Value*>(comps.begin() + r * t->cols, comps.begin() + (r + 1) * t->cols)));
+        rows.push_back(
+            b_.construct(row, std::vector<Value*>(comps.begin() + r * t->cols, comps.begin() + (r + 1) * t->cols)));
     return b_.construct(t, rows);
 }
 

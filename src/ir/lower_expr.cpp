@@ -47,7 +47,8 @@ Value* Lower::lower_init_list(Expr* e, const Type* t) {
         } else {
             for (int r = 0; r < t->rows; ++r) {
                 std::vector<Value*> comps;
-                for (int c = 0; c < t->cols; ++c) comps.push_back(element(size_t(r * t->cols + c), types_.scalar_of(t)));
+                for (int c = 0; c < t->cols; ++c)
+                    comps.push_back(element(size_t(r * t->cols + c), types_.scalar_of(t)));
                 members.push_back(b_.construct(row, comps));
             }
         }
@@ -227,7 +228,7 @@ Value* Lower::lower_expr(Expr* e) {
         if (e->op == Op::Assign) {
             v = lower_expr_as(rhs, lhs->type);
         } else {
-            static const Op kCompound[] = {Op::Mul, Op::Div, Op::Rem, Op::Add, Op::Sub,
+            static const Op kCompound[] = {Op::Mul, Op::Div, Op::Rem,    Op::Add,    Op::Sub,
                                            Op::Shl, Op::Shr, Op::BitAnd, Op::BitXor, Op::BitOr};
             Op bin = kCompound[int(e->op) - int(Op::MulAssign)];
             Value* cur = lower_expr(lhs);
@@ -284,9 +285,7 @@ Value* Lower::lower_expr(Expr* e) {
         break;
     }
     case ExprKind::InitList: return lower_init_list(e, e->type);
-    case ExprKind::Comma:
-        lower_expr(e->operands[0]);
-        return lower_expr(e->operands[1]);
+    case ExprKind::Comma: lower_expr(e->operands[0]); return lower_expr(e->operands[1]);
     case ExprKind::NoDiff: {
         Value* v = lower_expr(e->operands[0]);
         return v ? b_.detach(v) : v;

@@ -49,7 +49,8 @@ public:
     Value* lower_user_call(Expr* e, lang::FunctionDecl* callee, bool derivative, bool backward);
     Value* lower_constructor(Expr* e, const Type* t, size_t first);
     Value* lower_intrinsic(Expr* e);
-    Value* lower_tensor_access(Expr* at, Value* tensor, const std::vector<Expr*>& index, std::vector<Value*>* out_index);
+    Value* lower_tensor_access(Expr* at, Value* tensor, const std::vector<Expr*>& index,
+                               std::vector<Value*>* out_index);
     Value* lower_binary(Expr* e);
     Value* binary_op(lang::Op op, Value* a, Value* b, const Type* operand_type, lang::SourceLoc loc);
     Value* lower_global(const VarDecl* g);

@@ -16,8 +16,8 @@ std::string print_program(const Program& program);
 /// ops on tensors). Throws InternalError naming the violation; `after` names the pass that ran.
 void verify_function(const Function& fn, const char* after);
 
-/// Inlines every Call in `fn` whose callee has no custom backward derivative (those stay calls,
-/// autodiff treats them as opaque). Input: any function; output: the same function without such
+/// Inlines every Call in `fn` whose callee has no custom derivative (those stay calls: autodiff
+/// calls the user's derivative in their place). Input: any function; output: the same function without such
 /// calls. Callees are inlined recursively; recursion is a user error reported by sema earlier.
 void inline_calls(Function& fn);
 

@@ -52,6 +52,53 @@ void Diagnostics::unsupported(SourceLoc loc, std::string_view construct) {
     error(loc, std::string(construct) + " is not supported yet");
 }
 
+namespace {
+
+/// Length of the well-formed UTF-8 sequence at s[i], or 0 when the byte there starts none.
+size_t utf8_sequence_length(std::string_view s, size_t i) {
+    auto byte = [&](size_t k) { return k < s.size() ? static_cast<unsigned char>(s[k]) : 0u; };
+    auto continuation = [&](size_t k) { return (byte(k) & 0xC0) == 0x80; };
+    unsigned c = byte(i);
+    if (c < 0x80) return 1;
+    if (c >= 0xC2 && c <= 0xDF) return continuation(i + 1) ? 2 : 0;
+    if (c >= 0xE0 && c <= 0xEF) {
+        unsigned lo = c == 0xE0 ? 0xA0 : 0x80, hi = c == 0xED ? 0x9F : 0xBF;  // no overlong, no surrogates
+        return byte(i + 1) >= lo && byte(i + 1) <= hi && continuation(i + 2) ? 3 : 0;
+    }
+    if (c >= 0xF0 && c <= 0xF4) {
+        unsigned lo = c == 0xF0 ? 0x90 : 0x80, hi = c == 0xF4 ? 0x8F : 0xBF;
+        return byte(i + 1) >= lo && byte(i + 1) <= hi && continuation(i + 2) && continuation(i + 3) ? 4 : 0;
+    }
+    return 0;
+}
+
+/// At most `max_bytes` of `s` as valid UTF-8: every byte that is not part of a well-formed
+/// character becomes '?' (one byte for one, so columns stay put). Rendered diagnostics become
+/// Python exception messages, which must decode; sources may hold Latin-1 comments or junk.
+std::string printable(std::string_view s, size_t max_bytes) {
+    std::string out;
+    out.reserve(std::min(s.size(), max_bytes));
+    for (size_t i = 0; i < s.size();) {
+        size_t n = utf8_sequence_length(s, i);
+        if (out.size() + std::max<size_t>(n, 1) > max_bytes) break;
+        if (n == 0) out += '?', i += 1;
+        else out.append(s, i, n), i += n;
+    }
+    return out;
+}
+
+/// A message as rendered: valid UTF-8, and cut when it quotes a huge name or expression from
+/// the source, so that 100 errors about a 1 MB identifier do not render 100 MB.
+std::string rendered_message(const std::string& message) {
+    constexpr size_t kMaxMessageBytes = 1000;
+    std::string out = printable(message, kMaxMessageBytes);
+    if (out.size() < message.size() && message.size() > kMaxMessageBytes)
+        out += "... [" + std::to_string(message.size() - out.size()) + " more bytes]";
+    return out;
+}
+
+}  // namespace
+
 std::string render_diagnostic(const Diagnostic& d) {
     static const char* kSeverity[] = {"error", "warning", "note"};
     std::string out;
@@ -60,18 +107,21 @@ std::string render_diagnostic(const Diagnostic& d) {
         out += d.loc.file->name + ":" + std::to_string(line) + ":" + std::to_string(col) + ": ";
         out += kSeverity[int(d.severity)];
         if (d.code) out += " " + std::to_string(d.code);
-        out += ": " + d.message + "\n";
-        std::string_view text = d.loc.file->line_text(line);
-        if (text.size() > 400) text = text.substr(0, 400);  // keep very long lines readable
+        out += ": " + rendered_message(d.message) + "\n";
+        std::string text = printable(d.loc.file->line_text(line), 400);  // long lines stay readable
         out += "    ";
         out += text;
         out += "\n    ";
-        for (uint32_t i = 1; i < col && i <= text.size(); ++i) out += text[i - 1] == '\t' ? '\t' : ' ';
+        // One blank per character before the column (tabs kept, so the caret lines up).
+        for (uint32_t i = 1; i < col && i <= text.size(); ++i) {
+            unsigned char c = static_cast<unsigned char>(text[i - 1]);
+            if ((c & 0xC0) != 0x80) out += c == '\t' ? '\t' : ' ';
+        }
         out += "^\n";
     } else {
         out += kSeverity[int(d.severity)];
         if (d.code) out += " " + std::to_string(d.code);
-        out += ": " + d.message + "\n";
+        out += ": " + rendered_message(d.message) + "\n";
     }
     return out;
 }

@@ -34,7 +34,8 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     for (ModuleAst* m : modules)
         for (Decl* d : m->decls) {
             if (d->kind == DeclKind::Import) {
-                if (d->import_name != "slangpy") diags_.unsupported(d->loc, "importing module '" + d->import_name + "'");
+                if (d->import_name != "slangpy")
+                    diags_.unsupported(d->loc, "importing module '" + d->import_name + "'");
             } else if (d->kind == DeclKind::Struct) {
                 StructDecl* s = d->structure;
                 if (structs_.count(s->name) || resolve_named_type(s->name, s->loc, false))
@@ -75,8 +76,8 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
             if (d->kind != DeclKind::Function) continue;
             FunctionDecl* f = d->function;
             f->result_type = resolve_type(f->return_type);
-            f->is_differentiable = find_attribute(f->attrs, "Differentiable") ||
-                                   find_attribute(f->attrs, "BackwardDifferentiable");
+            f->is_differentiable =
+                find_attribute(f->attrs, "Differentiable") || find_attribute(f->attrs, "BackwardDifferentiable");
             f->is_glue_entry = allow_internal_ && find_attribute(f->attrs, "__sg_kernel");
             for (size_t k = 0; k < f->params.size(); ++k) {
                 VarDecl* p = f->params[k];
@@ -101,29 +102,18 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
         for (const Attribute& a : f->attrs) {
             bool bwd = a.name == "BackwardDerivative", fwd = a.name == "ForwardDerivative";
             if (!bwd && !fwd) {
-                static const std::set<std::string> known = {"Differentiable", "BackwardDifferentiable",
-                                                            "__sg_kernel", "ForceInline", "noinline"};
+                static const std::set<std::string> known = {"Differentiable", "BackwardDifferentiable", "__sg_kernel",
+                                                            "ForceInline", "noinline"};
                 if (!known.count(a.name)) {
                     if (a.name == "BackwardDerivativeOf" || a.name == "ForwardDerivativeOf" ||
                         a.name == "TreatAsDifferentiable" || a.name == "PreferRecompute" ||
                         a.name == "PreferCheckpoint" || a.name == "mutating" || a.name == "NoDiffThis")
                         diags_.unsupported(a.loc, "attribute [" + a.name + "]");
-                    else
-                        diags_.warning(a.loc, "unknown attribute [" + a.name + "] ignored");
+                    else diags_.warning(a.loc, "unknown attribute [" + a.name + "] ignored");
                 }
                 continue;
             }
-            if (a.args.size() != 1 || a.args[0]->kind != ExprKind::Name) {
-                diags_.error(a.loc, "[" + a.name + "] takes the name of a function");
-                continue;
-            }
-            auto it = functions_.find(a.args[0]->name);
-            if (it == functions_.end()) {
-                diags_.error(a.args[0]->loc, "unknown function '" + a.args[0]->name + "' in [" + a.name + "]");
-                continue;
-            }
-            (bwd ? f->custom_backward : f->custom_forward) = it->second.front();
-            f->is_differentiable = true;
+            resolve_custom_derivative(f, a, bwd);
         }
     }
     // Pass 4: bodies.
@@ -132,7 +122,10 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
             diags_.error(f->loc, "function '" + f->name + "' is declared but has no body");
             continue;
         }
+        size_t errors_before = diags_.error_count();
         check_function(f);
+        // The flow analysis reads the annotations, so it runs only on a body that checked cleanly.
+        if (body_is_differentiated(*f) && diags_.error_count() == errors_before) check_derivative_flow(f);
     }
     // Recursion cannot run on the GPU (no call stack to speak of) and would not inline.
     std::map<FunctionDecl*, int> state;
@@ -171,8 +164,44 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     };
     for (FunctionDecl* f : result_.functions)
         if (state[f] == 0) visit(f);
+    if (!diags_.has_errors())
+        for (auto [call, backward] : derivative_calls_)
+            check_derivative_availability(call, call->diff_target, backward);
     return result_;
 }
+
+namespace {
+
+/// Whether a break inside `s` leaves the loop `s` belongs to (not one nested in it).
+bool breaks_out(const Stmt* s) {
+    if (!s) return false;
+    if (s->kind == StmtKind::Break) return true;
+    if (s->kind == StmtKind::For || s->kind == StmtKind::While || s->kind == StmtKind::DoWhile) return false;
+    for (const Stmt* b : s->body)
+        if (breaks_out(b)) return true;
+    return breaks_out(s->then_stmt) || breaks_out(s->else_stmt);
+}
+
+/// Whether control never reaches the end of `s`: it returns on every path (or loops forever).
+bool always_returns(const Stmt* s) {
+    if (!s) return false;
+    switch (s->kind) {
+    case StmtKind::Return: return true;
+    case StmtKind::Block:
+        for (const Stmt* b : s->body)
+            if (always_returns(b)) return true;
+        return false;
+    case StmtKind::If: return always_returns(s->then_stmt) && always_returns(s->else_stmt);
+    case StmtKind::For:
+    case StmtKind::While: {
+        bool forever = !s->cond || (s->cond->kind == ExprKind::BoolLit && s->cond->int_value != 0);
+        return forever && !breaks_out(s->then_stmt);
+    }
+    default: return false;
+    }
+}
+
+}  // namespace
 
 void Sema::check_function(FunctionDecl* f) {
     current_fn_ = f;
@@ -182,6 +211,11 @@ void Sema::check_function(FunctionDecl* f) {
     loop_depth_ = 0;
     check_stmt(f->body);
     pop_scope();
+    // Falling off the end of a non-void function returns zero here; it is almost always a
+    // mistake, so say so (a warning: the function stays usable).
+    if (f->result_type && !f->result_type->is_void() && !f->result_type->is_error() && !always_returns(f->body))
+        diags_.warning(f->loc, "control can reach the end of non-void function '" + f->name +
+                                   "' without a return; the result is 0 there");
     current_fn_ = nullptr;
 }
 
@@ -262,7 +296,8 @@ void Sema::check_stmt(Stmt* s) {
         const Type* want = current_fn_->result_type;
         if (!s->expr) {
             if (!want->is_void() && !want->is_error())
-                diags_.error(s->loc, "function '" + current_fn_->name + "' must return a value of type " + type_name(want));
+                diags_.error(s->loc,
+                             "function '" + current_fn_->name + "' must return a value of type " + type_name(want));
         } else if (want->is_void()) {
             check_expr(s->expr);
             diags_.error(s->expr->loc, "void function '" + current_fn_->name + "' cannot return a value");
@@ -336,7 +371,7 @@ void Sema::check_loop_bound(Stmt* s) {
         diags_.error(s->loc, "[ForceUnroll] needs a loop with a constant trip count or [ForceUnroll(n)]");
         return;
     }
-    if (current_fn_ && current_fn_->is_differentiable)
+    if (current_fn_ && body_is_differentiated(*current_fn_))
         diags_.error(s->loc,
                      "loop in differentiable function '" + current_fn_->name +
                          "' has no constant trip count; add [MaxIters(n)] to bound the storage of its reverse pass",

@@ -19,18 +19,18 @@ namespace sg::lang {
 
 /// Built-in functions that are not math intrinsics.
 enum class BuiltinKind : uint8_t {
-    Intrinsic,       ///< intrinsic: see IntrinsicId
-    Constructor,     ///< type constructor `float3(...)`, `float(x)`, `DifferentialPair<T>(p, d)`
-    BwdDiff,         ///< `bwd_diff(f)(...)`
-    FwdDiff,         ///< `fwd_diff(f)(...)`
-    DiffPair,        ///< `diffPair(p)` / `diffPair(p, d)`
-    Detach,          ///< `detach(x)`
-    PairGetPrimal,   ///< `.getPrimal()`
-    PairGetDiff,     ///< `.getDifferential()`
-    TensorLoad,      ///< `t.load(...)`, `t.load_once(...)`, `t.load_uniform(...)`
-    TensorStore,     ///< `t.store(..., v)`
-    TensorAdd,       ///< `t.add(..., v)` on AtomicTensor
-    CallIndex,       ///< `__sg_call_index(d)` (glue only)
+    Intrinsic,      ///< intrinsic: see IntrinsicId
+    Constructor,    ///< type constructor `float3(...)`, `float(x)`, `DifferentialPair<T>(p, d)`
+    BwdDiff,        ///< `bwd_diff(f)(...)`
+    FwdDiff,        ///< `fwd_diff(f)(...)`
+    DiffPair,       ///< `diffPair(p)` / `diffPair(p, d)`
+    Detach,         ///< `detach(x)`
+    PairGetPrimal,  ///< `.getPrimal()`
+    PairGetDiff,    ///< `.getDifferential()`
+    TensorLoad,     ///< `t.load(...)`, `t.load_once(...)`, `t.load_uniform(...)`
+    TensorStore,    ///< `t.store(..., v)`
+    TensorAdd,      ///< `t.add(..., v)` on AtomicTensor
+    CallIndex,      ///< `__sg_call_index(d)` (glue only)
 };
 
 struct Builtin {
@@ -41,9 +41,9 @@ struct Builtin {
 
 /// How a tensor subscript's index operands are interpreted.
 enum class TensorIndexForm : uint8_t {
-    Scalars,   ///< t[i, j]: one integer per dimension
-    Array,     ///< t[idx] with idx an integer array: dimension order
-    Vector,    ///< t[int2(x, y)]: reversed, .x indexes the last dimension
+    Scalars,  ///< t[i, j]: one integer per dimension
+    Array,    ///< t[idx] with idx an integer array: dimension order
+    Vector,   ///< t[int2(x, y)]: reversed, .x indexes the last dimension
 };
 
 struct SemaResult {
@@ -54,8 +54,8 @@ struct SemaResult {
 
 /// Checks `modules` (later modules see earlier ones' declarations). Errors go to `diags`.
 /// `allow_internal` enables glue-only names (`__sg_call_index`).
-SemaResult analyze(const std::vector<ModuleAst*>& modules, AstContext& ast, TypeContext& types,
-                   Diagnostics& diags, bool allow_internal = false);
+SemaResult analyze(const std::vector<ModuleAst*>& modules, AstContext& ast, TypeContext& types, Diagnostics& diags,
+                   bool allow_internal = false);
 
 // ---- shared rules (used by lowering to apply the conversions sema checked)
 
@@ -73,7 +73,7 @@ TensorIndexForm tensor_index_form(const std::vector<const Type*>& index_types);
 struct DerivedParam {
     const Type* type;
     ParamDir dir;
-    int source_param;   ///< index of the parameter of f it comes from, or -1 for dResult
+    int source_param;  ///< index of the parameter of f it comes from, or -1 for dResult
 };
 std::vector<DerivedParam> backward_signature(TypeContext& types, const FunctionDecl& f);
 std::vector<DerivedParam> forward_signature(TypeContext& types, const FunctionDecl& f);

@@ -12,6 +12,9 @@ const Builtin kTensorLoad{BuiltinKind::TensorLoad, IntrinsicId::Count, "load"};
 const Builtin kTensorStore{BuiltinKind::TensorStore, IntrinsicId::Count, "store"};
 const Builtin kTensorAdd{BuiltinKind::TensorAdd, IntrinsicId::Count, "add"};
 
+/// "1 argument", "2 arguments".
+std::string arguments(size_t n) { return std::to_string(n) + (n == 1 ? " argument" : " arguments"); }
+
 std::string arg_types(const std::vector<Expr*>& ops, size_t first) {
     std::string s = "(";
     for (size_t k = first; k < ops.size(); ++k) s += (k > first ? ", " : "") + type_name(ops[k]->type);
@@ -95,7 +98,15 @@ const Type* Sema::check_call(Expr* e) {
         diags_.error(callee->loc, "this expression cannot be called");
         return types_.error_type();
     }
-    check_expr(callee);
+    // A callee may name a function, builtin or type, which check_expr rejects as values.
+    callee->type = check_name(callee);
+    if (callee->ref == RefKind::Builtin &&
+        (callee->builtin->kind == BuiltinKind::BwdDiff || callee->builtin->kind == BuiltinKind::FwdDiff)) {
+        // `bwd_diff(f)` alone: its argument names a function, which is no value to check.
+        const char* n = callee->builtin->name;
+        diags_.error(e->loc, std::string(n) + "(f) must be called: " + n + "(f)(args...)");
+        return types_.error_type();
+    }
     for (size_t k = 1; k < e->operands.size(); ++k)
         if (e->operands[k]->kind != ExprKind::InitList) check_expr(e->operands[k]);
     for (size_t k = 1; k < e->operands.size(); ++k)
@@ -135,11 +146,7 @@ const Type* Sema::check_call(Expr* e) {
                 diags_.error(e->loc, "__sg_call_index takes a constant dimension");
                 return types_.error_type();
             }
-            return types_.int32();
-        case BuiltinKind::BwdDiff:
-        case BuiltinKind::FwdDiff:
-            diags_.error(e->loc, std::string(b->name) + "(f) must be called: " + b->name + "(f)(args...)");
-            return types_.error_type();
+            return std::string(b->name) == "__sg_call_index64" ? types_.scalar(ScalarKind::Int64) : types_.int32();
         default: break;
         }
         break;
@@ -180,10 +187,9 @@ const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& can
         bool arity_match = false;
         for (FunctionDecl* f : candidates) arity_match |= f->params.size() == nargs;
         if (!arity_match && candidates.size() == 1)
-            diags_.error(e->loc, "function '" + name + "' takes " + std::to_string(candidates.front()->params.size()) +
-                                     " arguments, " + std::to_string(nargs) + " given");
-        else
-            diags_.error(e->loc, "no overload of '" + name + "' accepts arguments " + arg_types(e->operands, 1));
+            diags_.error(e->loc, "function '" + name + "' takes " + arguments(candidates.front()->params.size()) +
+                                     ", " + std::to_string(nargs) + " given");
+        else diags_.error(e->loc, "no overload of '" + name + "' accepts arguments " + arg_types(e->operands, 1));
         return types_.error_type();
     }
     if (ambiguous) {
@@ -202,16 +208,19 @@ const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& can
 const Type* Sema::check_derivative_call(Expr* e, FunctionDecl* f, bool backward) {
     e->diff_target = f;
     e->builtin = nullptr;
+    derivative_calls_.push_back({e, backward});
     if (!f->is_differentiable) {
-        diags_.error(e->operands[0]->loc, std::string(backward ? "bwd_diff" : "fwd_diff") + " of '" + f->name +
-                                              "', which is not [Differentiable]", 41020);
+        diags_.error(
+            e->operands[0]->loc,
+            std::string(backward ? "bwd_diff" : "fwd_diff") + " of '" + f->name + "', which is not [Differentiable]",
+            41020);
         return types_.error_type();
     }
     std::vector<DerivedParam> sig = backward ? backward_signature(types_, *f) : forward_signature(types_, *f);
     size_t nargs = e->operands.size() - 1;
     if (nargs != sig.size()) {
         diags_.error(e->loc, std::string(backward ? "bwd_diff(" : "fwd_diff(") + f->name + ") takes " +
-                                 std::to_string(sig.size()) + " arguments, " + std::to_string(nargs) + " given");
+                                 arguments(sig.size()) + ", " + std::to_string(nargs) + " given");
         return types_.error_type();
     }
     for (size_t k = 0; k < nargs; ++k) {
@@ -221,7 +230,7 @@ const Type* Sema::check_derivative_call(Expr* e, FunctionDecl* f, bool backward)
             check_init_list(a, want);
             continue;
         }
-        bool ok = want->is_tensor() ? tensor_accepts(want, a->type)
+        bool ok = want->is_tensor()            ? tensor_accepts(want, a->type)
                   : sig[k].dir == ParamDir::In ? implicitly_convertible(a->type, want)
                                                : a->type == want;
         if (!ok) {
@@ -243,6 +252,7 @@ const Type* Sema::check_constructor(Expr* e, const Type* t, size_t first) {
     e->type_ref = t;
     e->ref = RefKind::Type;
     std::vector<Expr*> args(e->operands.begin() + long(first), e->operands.end());
+    if (t->is_error()) return t;  // already reported
     for (Expr* a : args)
         if (a->type->is_error()) return types_.error_type();
     auto fail = [&]() {
@@ -285,7 +295,7 @@ const Type* Sema::check_constructor(Expr* e, const Type* t, size_t first) {
 const Type* Sema::check_intrinsic(Expr* e, const IntrinsicInfo& info) {
     size_t nargs = e->operands.size() - 1;
     if (int(nargs) != info.arity) {
-        diags_.error(e->loc, std::string(info.name) + " takes " + std::to_string(info.arity) + " arguments, " +
+        diags_.error(e->loc, std::string(info.name) + " takes " + arguments(size_t(info.arity)) + ", " +
                                  std::to_string(nargs) + " given");
         return types_.error_type();
     }
@@ -383,7 +393,8 @@ const Type* Sema::check_tensor_method(Expr* e, Expr* tensor, const std::string& 
         const Type* elem = check_tensor_index(e, t, args);
         if (elem->is_error()) return elem;
         if (!implicitly_convertible(value->type, elem))
-            diags_.error(value->loc, "cannot convert " + type_name(value->type) + " to " + type_name(elem) + " in " + method);
+            diags_.error(value->loc,
+                         "cannot convert " + type_name(value->type) + " to " + type_name(elem) + " in " + method);
         e->builtin = method == "store" ? &kTensorStore : &kTensorAdd;
         e->is_lvalue = false;
         return types_.void_type();

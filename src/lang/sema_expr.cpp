@@ -15,6 +15,8 @@ const Builtin kFwdDiff{BuiltinKind::FwdDiff, IntrinsicId::Count, "fwd_diff"};
 const Builtin kDiffPair{BuiltinKind::DiffPair, IntrinsicId::Count, "diffPair"};
 const Builtin kDetach{BuiltinKind::Detach, IntrinsicId::Count, "detach"};
 const Builtin kCallIndex{BuiltinKind::CallIndex, IntrinsicId::Count, "__sg_call_index"};
+// The 64-bit form, for calls with 2^31 or more threads.
+const Builtin kCallIndex64{BuiltinKind::CallIndex, IntrinsicId::Count, "__sg_call_index64"};
 
 const Builtin* intrinsic_builtin(IntrinsicId id) {
     static std::array<Builtin, size_t(IntrinsicId::Count)> table = [] {
@@ -33,6 +35,7 @@ const Builtin* find_builtin(const std::string& name, bool allow_internal) {
     if (name == "diffPair" || name == "makePair") return &kDiffPair;
     if (name == "detach") return &kDetach;
     if (allow_internal && name == "__sg_call_index") return &kCallIndex;
+    if (allow_internal && name == "__sg_call_index64") return &kCallIndex64;
     return nullptr;
 }
 
@@ -74,7 +77,8 @@ void Sema::check_init_list(Expr* e, const Type* target) {
     auto elements = [&](const Type* elem, size_t count) {
         if (e->operands.size() > count)
             diags_.error(e->loc, "too many elements in initializer list for " + type_name(target) + ": " +
-                                     std::to_string(e->operands.size()) + " given, " + std::to_string(count) + " expected");
+                                     std::to_string(e->operands.size()) + " given, " + std::to_string(count) +
+                                     " expected");
         for (Expr* o : e->operands) check_init_list(o, elem);
     };
     switch (target->kind) {
@@ -84,21 +88,24 @@ void Sema::check_init_list(Expr* e, const Type* target) {
         // Either rows or flat scalars.
         if (!e->operands.empty() && e->operands[0]->kind == ExprKind::InitList)
             elements(types_.vector(target->scalar, target->cols), size_t(target->rows));
-        else
-            elements(types_.scalar_of(target), size_t(target->rows * target->cols));
+        else elements(types_.scalar_of(target), size_t(target->rows * target->cols));
         break;
     case TypeKind::Struct: {
         const auto& fields = types_.fields(target);
         if (e->operands.size() > fields.size())
             diags_.error(e->loc, "too many elements in initializer list for struct " + type_name(target));
-        for (size_t k = 0; k < e->operands.size() && k < fields.size(); ++k) check_init_list(e->operands[k], fields[k].type);
+        for (size_t k = 0; k < e->operands.size() && k < fields.size(); ++k)
+            check_init_list(e->operands[k], fields[k].type);
         break;
     }
     case TypeKind::Scalar:
         if (e->operands.size() != 1) diags_.error(e->loc, "initializer list for a scalar must have one element");
         for (Expr* o : e->operands) check_init_list(o, target);
         break;
-    case TypeKind::Error: for (Expr* o : e->operands) if (o->kind != ExprKind::InitList) check_expr(o); break;
+    case TypeKind::Error:
+        for (Expr* o : e->operands)
+            if (o->kind != ExprKind::InitList) check_expr(o);
+        break;
     default: diags_.error(e->loc, "cannot initialize " + type_name(target) + " with an initializer list");
     }
 }
@@ -122,13 +129,23 @@ const Type* Sema::check_expr(Expr* e, const Type* expected) {
         break;
     }
     case ExprKind::FloatLit:
-        t = (e->suffix == "l" || e->suffix == "L") ? types_.scalar(ScalarKind::Double)
+        t = (e->suffix == "l" || e->suffix == "L")   ? types_.scalar(ScalarKind::Double)
             : (e->suffix == "h" || e->suffix == "H") ? types_.scalar(ScalarKind::Half)
                                                      : types_.float32();
         if (t->scalar == ScalarKind::Half) diags_.unsupported(e->loc, "the half type");
         break;
     case ExprKind::BoolLit: t = types_.boolean(); break;
-    case ExprKind::Name: t = check_name(e); break;
+    case ExprKind::Name:
+        t = check_name(e);
+        if (e->ref == RefKind::Type || e->ref == RefKind::Function || e->ref == RefKind::Builtin) {
+            // Only a callee may name these (check_call checks callees with check_name).
+            const char* what = e->ref == RefKind::Type       ? "a type"
+                               : e->ref == RefKind::Function ? "a function"
+                                                             : "a built-in function";
+            diags_.error(e->loc, "'" + e->name + "' is " + what + ", not a value");
+            t = types_.error_type();
+        }
+        break;
     case ExprKind::Unary:
     case ExprKind::Postfix: t = check_unary(e); break;
     case ExprKind::Binary: t = check_binary(e); break;
@@ -231,18 +248,25 @@ const Type* Sema::check_binary(Expr* e) {
         return types_.error_type();
     }
     switch (e->op) {
-    case Op::Lt: case Op::Gt: case Op::Le: case Op::Ge: case Op::Eq: case Op::Ne:
-        return types_.with_scalar(t, ScalarKind::Bool);
+    case Op::Lt:
+    case Op::Gt:
+    case Op::Le:
+    case Op::Ge:
+    case Op::Eq:
+    case Op::Ne: return types_.with_scalar(t, ScalarKind::Bool);
     case Op::LogAnd:
-    case Op::LogOr:
-        return types_.with_scalar(t, ScalarKind::Bool);
+    case Op::LogOr: return types_.with_scalar(t, ScalarKind::Bool);
     case Op::Rem:
         if (is_floating(t->scalar)) {
             diags_.unsupported(e->loc, "'%' on floating-point values (use fmod)");
             return types_.error_type();
         }
         return t;
-    case Op::Shl: case Op::Shr: case Op::BitAnd: case Op::BitOr: case Op::BitXor:
+    case Op::Shl:
+    case Op::Shr:
+    case Op::BitAnd:
+    case Op::BitOr:
+    case Op::BitXor:
         if (!is_integer(t->scalar) && t->scalar != ScalarKind::Bool) {
             diags_.error(e->loc, std::string("operator '") + op_spelling(e->op) + "' needs integer operands, got " +
                                      type_name(a) + " and " + type_name(b));
@@ -271,13 +295,19 @@ const Type* Sema::check_assign(Expr* e) {
     }
     const Type* b = check_expr(e->operands[1]);
     if (a->is_error() || b->is_error()) return types_.error_type();
-    Op bin = Op(int(e->op) - int(Op::MulAssign) + int(Op::Mul));
-    static const Op kCompound[] = {Op::Mul, Op::Div, Op::Rem, Op::Add, Op::Sub, Op::Shl, Op::Shr, Op::BitAnd, Op::BitXor, Op::BitOr};
-    bin = kCompound[int(e->op) - int(Op::MulAssign)];
+    static const Op kCompound[] = {Op::Mul, Op::Div, Op::Rem,    Op::Add,    Op::Sub,
+                                   Op::Shl, Op::Shr, Op::BitAnd, Op::BitXor, Op::BitOr};
+    Op bin = kCompound[int(e->op) - int(Op::MulAssign)];
     const Type* t = binary_operand_type(types_, bin, a, b);
     if (!t || !implicitly_convertible(t, a)) {
         diags_.error(e->loc, std::string("operator '") + op_spelling(e->op) + "' cannot be applied to " + type_name(a) +
                                  " and " + type_name(b));
+        return types_.error_type();
+    }
+    bool bitwise = bin == Op::Shl || bin == Op::Shr || bin == Op::BitAnd || bin == Op::BitOr || bin == Op::BitXor;
+    if (bitwise && !is_integer(t->scalar) && t->scalar != ScalarKind::Bool) {
+        diags_.error(e->loc, std::string("operator '") + op_spelling(e->op) + "' needs integer operands, got " +
+                                 type_name(a) + " and " + type_name(b));
         return types_.error_type();
     }
     if (bin == Op::Rem && is_floating(t->scalar)) diags_.unsupported(e->loc, "'%=' on floating-point values");
@@ -290,7 +320,7 @@ const Type* Sema::check_conditional(Expr* e) {
     const Type* b = check_expr(e->operands[2]);
     if (c->is_error() || a->is_error() || b->is_error()) return types_.error_type();
     if (c->is_vector()) {
-        if (current_fn_ && current_fn_->is_differentiable) {
+        if (current_fn_ && body_is_differentiated(*current_fn_)) {
             diags_.error(e->loc, "a vector condition in '?:' is not differentiable; use select() instead", 30055);
             return types_.error_type();
         }
@@ -322,14 +352,23 @@ const Type* Sema::check_index(Expr* e) {
         return types_.error_type();
     }
     e->is_lvalue = base->is_lvalue;
-    if (bt->is_array()) {
+    if (bt->is_array() || bt->is_vector() || bt->is_matrix()) {
+        // A constant index must be in range (vectors and matrices have no element beyond theirs
+        // to address at all); a dynamic one is checked at run time in debug mode.
+        int64_t size = bt->is_array() ? bt->count : bt->rows;
         auto k = eval_const_int(index[0]);
-        if (k && (*k < 0 || *k >= bt->count))
+        if (k && (*k < 0 || *k >= size)) {
             diags_.error(index[0]->loc, "index " + std::to_string(*k) + " is out of bounds for " + type_name(bt));
-        return bt->element;
+            return types_.error_type();
+        }
     }
-    if (bt->is_vector()) return types_.scalar_of(bt);
-    if (bt->is_matrix()) return types_.vector(bt->scalar, bt->cols);
+    if (bt->is_array()) return bt->element;
+    if (bt->is_vector() || bt->is_matrix()) {
+        auto k = eval_const_int(index[0]);
+        if (k && (*k < 0 || *k >= bt->rows))
+            diags_.error(index[0]->loc, "index " + std::to_string(*k) + " is out of bounds for " + type_name(bt));
+        return bt->is_vector() ? types_.scalar_of(bt) : types_.vector(bt->scalar, bt->cols);
+    }
     diags_.error(e->loc, "cannot index a value of type " + type_name(bt));
     return types_.error_type();
 }

@@ -1,15 +1,24 @@
 // src/lang/sema_internal.h — the Sema class shared by sema.cpp (declarations, statements),
-// sema_expr.cpp (expressions) and sema_types.cpp (type resolution, conversions).
+// sema_expr.cpp (expressions), sema_call.cpp (calls), sema_types.cpp (type resolution,
+// conversions), sema_diff.cpp (custom derivatives, derivative availability) and sema_flow.cpp
+// (errors 41022 and 41031).
 #pragma once
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "lang/sema.h"
 
 namespace sg::lang {
+
+/// Whether autodiff differentiates `f`'s body: it is [Differentiable] (or the legacy
+/// [BackwardDifferentiable]). A function that only names a custom derivative is differentiable
+/// for its callers, but its own body is never differentiated, so the body rules (30510, 30055,
+/// 41022, 41031) do not apply to it.
+bool body_is_differentiated(const FunctionDecl& f);
 
 class Sema {
 public:
@@ -34,6 +43,16 @@ public:
     // ---- statements (sema.cpp)
     void check_function(FunctionDecl* f);
     void check_stmt(Stmt* s);
+
+    // ---- differentiability (sema_diff.cpp)
+    /// Resolves `[BackwardDerivative(fn)]` / `[ForwardDerivative(fn)]` on `f`: the overload of
+    /// fn whose signature is f's derived signature.
+    void resolve_custom_derivative(FunctionDecl* f, const Attribute& a, bool backward);
+    /// 41022 and 41031 in a differentiated body (the derivative-flow analysis, sema_flow.cpp).
+    void check_derivative_flow(FunctionDecl* f);
+    /// bwd_diff(f) / fwd_diff(f): every function whose body the derivative goes through must
+    /// have a derivative of that kind (a custom one, or a differentiable body).
+    void check_derivative_availability(Expr* call, FunctionDecl* f, bool backward);
 
 private:
     friend struct ExprChecker;
@@ -70,12 +89,15 @@ private:
     bool allow_internal_;
 
     std::map<std::string, StructDecl*> structs_;
+    std::set<const StructDecl*> declared_structs_;   ///< field tables resolved (declare_struct)
+    std::set<const StructDecl*> declaring_structs_;  ///< in progress: detects a struct containing itself
     std::map<std::string, std::vector<FunctionDecl*>> functions_;
     std::map<std::string, VarDecl*> globals_;
     std::vector<std::map<std::string, VarDecl*>> scopes_;
     FunctionDecl* current_fn_ = nullptr;
     int loop_depth_ = 0;
     int expr_depth_ = 0;
+    std::vector<std::pair<Expr*, bool>> derivative_calls_;  ///< (bwd_diff/fwd_diff call, backward)
     SemaResult result_;
 };
 

@@ -1,4 +1,5 @@
 // src/lang/sema_types.cpp — type resolution, constant evaluation, conversion and signature rules.
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
@@ -17,11 +18,11 @@ struct ScalarName {
     ScalarKind kind;
 };
 const ScalarName kScalarNames[] = {
-    {"bool", ScalarKind::Bool},     {"int", ScalarKind::Int32},       {"uint", ScalarKind::UInt32},
-    {"float", ScalarKind::Float},   {"double", ScalarKind::Double},   {"half", ScalarKind::Half},
-    {"int8_t", ScalarKind::Int8},   {"int16_t", ScalarKind::Int16},   {"int32_t", ScalarKind::Int32},
-    {"int64_t", ScalarKind::Int64}, {"uint8_t", ScalarKind::UInt8},   {"uint16_t", ScalarKind::UInt16},
-    {"uint32_t", ScalarKind::UInt32}, {"uint64_t", ScalarKind::UInt64}, {"float32_t", ScalarKind::Float},
+    {"bool", ScalarKind::Bool},        {"int", ScalarKind::Int32},       {"uint", ScalarKind::UInt32},
+    {"float", ScalarKind::Float},      {"double", ScalarKind::Double},   {"half", ScalarKind::Half},
+    {"int8_t", ScalarKind::Int8},      {"int16_t", ScalarKind::Int16},   {"int32_t", ScalarKind::Int32},
+    {"int64_t", ScalarKind::Int64},    {"uint8_t", ScalarKind::UInt8},   {"uint16_t", ScalarKind::UInt16},
+    {"uint32_t", ScalarKind::UInt32},  {"uint64_t", ScalarKind::UInt64}, {"float32_t", ScalarKind::Float},
     {"float64_t", ScalarKind::Double},
 };
 
@@ -55,6 +56,24 @@ const TensorName kTensorNames[] = {
     {"RWPrimalTensor", {TensorAccess::ReadWrite, true, false, false, false}},
 };
 
+/// Scalars in a value of type t (saturating just past kMaxArrayElements: only compared to it).
+int64_t scalar_count(const Type* t) {
+    const int64_t cap = kMaxArrayElements + 1;
+    switch (t->kind) {
+    case TypeKind::Vector:
+    case TypeKind::Matrix: return t->components();
+    case TypeKind::Array: return std::min(cap, t->count * scalar_count(t->element));
+    case TypeKind::Struct: {
+        int64_t n = 0;
+        if (t->decl)
+            for (const VarDecl* f : t->decl->fields)
+                if (f->type) n = std::min(cap, n + scalar_count(f->type));
+        return std::max<int64_t>(n, 1);
+    }
+    default: return 1;
+    }
+}
+
 int scalar_rank(ScalarKind k) {
     switch (k) {
     case ScalarKind::Bool: return 0;
@@ -79,6 +98,11 @@ ScalarKind wider(ScalarKind a, ScalarKind b) { return scalar_rank(a) >= scalar_r
 
 const Type* Sema::resolve_named_type(const std::string& name, SourceLoc loc, bool report) {
     if (name == "void") return types_.void_type();
+    // half has no arithmetic in the device prelude yet (tier 2): every spelling of it is reported.
+    if (name.rfind("half", 0) == 0 && (name.size() == 4 || std::isdigit(static_cast<unsigned char>(name[4])))) {
+        diags_.unsupported(loc, "the half type");
+        return types_.error_type();
+    }
     if (const ScalarName* s = find_scalar(name)) return types_.scalar(s->kind);
     // Vector and matrix shorthands: float3, int2, double4, float3x3, bool2.
     for (const auto& s : kScalarNames) {
@@ -222,6 +246,8 @@ const Type* Sema::resolve_type(TypeExpr* te) {
         }
         base = resolve_named_type(n, te->loc, true);
         if (!base) return te->resolved = types_.error_type();
+        if (base->is_struct() && !declared_structs_.count(base->decl) && !declaring_structs_.count(base->decl))
+            declare_struct(const_cast<StructDecl*>(base->decl));
     }
     if (!te->member.empty()) {
         if (te->member != "Differential") {
@@ -236,7 +262,8 @@ const Type* Sema::resolve_type(TypeExpr* te) {
         base = d;
     }
     // Array dimensions as written: `float[5][3]` is an array of 5 arrays of 3.
-    int64_t total = 1;
+    // Count scalars, not elements: an array of structs that hold arrays is as large as all of them.
+    int64_t total = te->array_dims.empty() ? 1 : scalar_count(base);
     for (auto it = te->array_dims.rbegin(); it != te->array_dims.rend(); ++it) {
         auto count = eval_const_int(*it);
         if (!count) {
@@ -259,6 +286,10 @@ const Type* Sema::resolve_type(TypeExpr* te) {
 }
 
 void Sema::declare_struct(StructDecl* s) {
+    // Structs are declared on first use (resolve_type), whatever the source order: a field of
+    // struct type is declared before its container, so whether it is differentiable, and its
+    // Differential, is known here.
+    if (declared_structs_.count(s) || !declaring_structs_.insert(s).second) return;
     bool differentiable = false;
     for (const auto& b : s->bases) {
         if (b == "IDifferentiable") differentiable = true;
@@ -266,22 +297,35 @@ void Sema::declare_struct(StructDecl* s) {
     }
     std::vector<FieldInfo> fields;
     std::vector<FieldInfo> diff_fields;
+    bool differential_is_self = true;
     for (size_t k = 0; k < s->fields.size(); ++k) {
         VarDecl* f = s->fields[k];
         f->type = resolve_type(f->type_expr);
         f->index = int(k);
+        const Type* inner = f->type;
+        while (inner->is_array()) inner = inner->element;
+        if (inner->is_struct() && declaring_structs_.count(inner->decl)) {
+            diags_.error(f->loc, "struct " + s->name + " contains itself (through field '" + f->name + "')");
+            f->type = types_.error_type();
+        }
         if (f->type->is_tensor()) diags_.unsupported(f->loc, "a tensor as a struct field");
         for (const auto& prev : fields)
             if (prev.name == f->name) diags_.error(f->loc, "duplicate field '" + f->name + "' in struct " + s->name);
         fields.push_back({f->name, f->type, f->is_no_diff});
-        if (!f->is_no_diff && types_.is_differentiable(f->type)) diff_fields.push_back({f->name, f->type, false});
+        if (!f->is_no_diff && types_.is_differentiable(f->type)) {
+            const Type* d = types_.differential(f->type);
+            diff_fields.push_back({f->name, d, false});
+            differential_is_self &= d == f->type;
+        } else {
+            differential_is_self = false;
+        }
     }
     const Type* differential = nullptr;
     if (differentiable) {
-        if (diff_fields.size() == fields.size()) {
+        if (differential_is_self) {
             differential = s->type;
         } else {
-            // The synthesized Differential holds only the differentiable fields.
+            // The synthesized Differential holds the Differential of each differentiable field.
             auto* d = ast_.make<StructDecl>();
             d->loc = s->loc;
             d->name = s->name + ".Differential";
@@ -292,6 +336,8 @@ void Sema::declare_struct(StructDecl* s) {
         }
     }
     types_.set_fields(s, std::move(fields), differentiable, differential);
+    declaring_structs_.erase(s);
+    declared_structs_.insert(s);
 }
 
 // ---------------------------------------------------------------- shared rules
@@ -311,7 +357,7 @@ const Type* binary_operand_type(TypeContext& types, Op op, const Type* a, const 
 
 bool implicitly_convertible(const Type* from, const Type* to) {
     if (from == to) return true;
-    if (from->is_error() || to->is_error()) return true;  // already reported
+    if (from->is_error() || to->is_error()) return true;     // already reported
     if (from->is_scalar() && to->is_numeric()) return true;  // conversion or splat
     if ((from->is_vector() || from->is_matrix()) && from->kind == to->kind && from->rows == to->rows &&
         from->cols == to->cols)
@@ -330,7 +376,8 @@ const Type* intrinsic_operand_type(TypeContext& types, IntrinsicId id, const std
         for (size_t k = 1; t && k < args.size(); ++k) t = binary_operand_type(types, Op::Add, t, args[k]);
         if (!t) return nullptr;
         if (info.rule != IntrinsicRule::SameAny && !is_floating(t->scalar)) t = types.with_scalar(t, ScalarKind::Float);
-        if (info.rule == IntrinsicRule::SameAny && t->scalar == ScalarKind::Bool) t = types.with_scalar(t, ScalarKind::Int32);
+        if (info.rule == IntrinsicRule::SameAny && t->scalar == ScalarKind::Bool)
+            t = types.with_scalar(t, ScalarKind::Int32);
         return t;
     }
     case IntrinsicRule::Select: {

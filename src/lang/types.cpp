@@ -114,7 +114,15 @@ const Type* TypeContext::array(const Type* element, int64_t count) {
     t.kind = TypeKind::Array;
     t.element = element;
     t.count = count;
-    return intern(t);
+    const Type* a = intern(t);
+    // The Differential of an array is the array of its element's Differential. It differs from
+    // the array only for elements such as structs with no_diff fields; it is interned here,
+    // where interning is possible, for the const differential() to find.
+    if (!array_differentials_.count(a) && is_differentiable(element)) {
+        const Type* d = differential(element);
+        if (d != element) array_differentials_[a] = array(d, count);
+    }
+    return a;
 }
 
 const Type* TypeContext::tensor(const Type* element, int rank, TensorKind kind) {
@@ -184,6 +192,10 @@ bool TypeContext::is_differentiable(const Type* t) const {
 const Type* TypeContext::differential(const Type* t) const {
     if (!is_differentiable(t)) return nullptr;
     if (t->is_struct()) return structs_.at(t->decl).differential;
+    if (t->is_array()) {
+        auto it = array_differentials_.find(t);
+        return it != array_differentials_.end() ? it->second : t;
+    }
     return t;
 }
 

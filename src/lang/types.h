@@ -111,7 +111,8 @@ public:
     /// of them, IDifferentiable structs).
     bool is_differentiable(const Type* t) const;
     /// T.Differential: the type of a derivative of T (a struct's Differential keeps only its
-    /// differentiable, non-no_diff fields). nullptr for non-differentiable types.
+    /// differentiable, non-no_diff fields; an array's is the array of its element's
+    /// Differential). nullptr for non-differentiable types.
     const Type* differential(const Type* t) const;
 
 private:
@@ -126,6 +127,7 @@ private:
         const Type* differential = nullptr;
     };
     std::map<const StructDecl*, StructInfo> structs_;
+    std::map<const Type*, const Type*> array_differentials_;  ///< arrays whose Differential differs
 };
 
 /// Kernel-language spelling of a type ("float3", "float[5]", "IDiffTensor<float,2>").

@@ -14,6 +14,7 @@
 // other exception propagates: for these callers that is a compiler bug.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <string>
 #include <vector>
@@ -39,6 +40,9 @@ struct FrontendOptions {
     /// debug builds or with SHADEGRAD_VERIFY_IR=1).
     bool verify = false;
     bool print_ir = false;  ///< render ir::print_program after the passes
+    /// Stop after sema: the part of every kernel compilation that covers the whole module
+    /// (lowering and what follows only see the functions a kernel reaches).
+    bool check_only = false;
     bool codegen = true;    ///< generate CPU C++ (codegen::generate_functions)
 };
 
@@ -94,6 +98,30 @@ inline std::vector<const lang::Type*> concrete_param_types(lang::TypeContext& ty
     return out;
 }
 
+/// Whether differentiating `fn` in this direction is something a user could ask for: sema rejects
+/// `bwd_diff(f)` when f reaches a function with only a [ForwardDerivative] (and `fwd_diff(f)`
+/// the reverse), so the harness must not request those either. Conservative: any call counts.
+inline bool derivative_requestable(const ir::Function& fn, bool backward) {
+    std::vector<const ir::Function*> pending{&fn};
+    std::vector<const ir::Function*> seen;
+    auto visit_block = [&](const ir::Block& b, auto&& self) -> void {
+        for (const auto& inst : b.insts) {
+            if (inst->op == ir::OpKind::Call && inst->callee) pending.push_back(inst->callee);
+            for (const auto& region : inst->regions) self(*region, self);
+        }
+    };
+    while (!pending.empty()) {
+        const ir::Function* f = pending.back();
+        pending.pop_back();
+        if (std::find(seen.begin(), seen.end(), f) != seen.end()) continue;
+        seen.push_back(f);
+        if (backward ? f->custom_backward : f->custom_forward) continue;  // used as is
+        if (backward ? f->custom_forward : f->custom_backward) return false;
+        if (f->body) visit_block(*f->body, visit_block);
+    }
+    return true;
+}
+
 }  // namespace detail
 
 /// Runs the front end on `source` (see the file comment). Throws InternalError (or another
@@ -125,6 +153,11 @@ inline FrontendResult run_frontend(const std::string& name, std::string source, 
             sema = lang::analyze({module}, ast, types, diags);
             diags.throw_if_errors();
         }
+        if (options.check_only) {
+            result.ok = true;
+            result.diagnostics = diags.render();  // warnings
+            return result;
+        }
         ir::Lowering lowering(program, diags);
         {
             detail::PhaseTimer t(result.times.lower_ms);
@@ -139,8 +172,8 @@ inline FrontendResult run_frontend(const std::string& name, std::string source, 
                 for (size_t k = 0; k < primal_count; ++k) {
                     ir::Function* fn = program.functions[k].get();
                     if (!fn->differentiable) continue;
-                    lowering.derivative(fn, ir::DerivativeKind::Forward);
-                    lowering.derivative(fn, ir::DerivativeKind::Backward);
+                    if (detail::derivative_requestable(*fn, false)) lowering.derivative(fn, ir::DerivativeKind::Forward);
+                    if (detail::derivative_requestable(*fn, true)) lowering.derivative(fn, ir::DerivativeKind::Backward);
                 }
             }
             verify_all("lower", /*stubs_pending=*/true);

@@ -1,0 +1,63 @@
+// src/autodiff/differentials.cpp — Differential ⇄ internal derivative form (differentials.h).
+#include "autodiff/differentials.h"
+
+namespace sg::autodiff {
+
+namespace {
+
+/// Index of the field named `name` in `fields`, or -1.
+int field_index(const std::vector<lang::FieldInfo>& fields, const std::string& name) {
+    for (size_t k = 0; k < fields.size(); ++k)
+        if (fields[k].name == name) return int(k);
+    return -1;
+}
+
+}  // namespace
+
+ir::Value* to_differential(ir::Builder& b, ir::Value* derivative, const ir::Type* primal) {
+    lang::TypeContext& types = b.types();
+    const ir::Type* d = types.differential(primal);
+    SG_INTERNAL_ASSERT(d != nullptr, "to_differential of non-differentiable " + lang::type_name(primal));
+    SG_INTERNAL_ASSERT(
+        derivative->type == primal,
+        "to_differential: derivative of " + lang::type_name(derivative->type) + " for " + lang::type_name(primal));
+    if (d == primal) return derivative;
+    if (primal->is_array()) {  // elementwise
+        std::vector<ir::Value*> members;
+        for (int64_t k = 0; k < primal->count; ++k)
+            members.push_back(to_differential(b, b.extract(derivative, int(k)), primal->element));
+        return b.construct(d, members);
+    }
+    // A struct whose Differential keeps a subset of its fields, matched by name.
+    const auto& from = types.fields(primal);
+    std::vector<ir::Value*> members;
+    for (const auto& f : types.fields(d)) {
+        int k = field_index(from, f.name);
+        SG_INTERNAL_ASSERT(k >= 0, "Differential field " + f.name + " missing in " + lang::type_name(primal));
+        members.push_back(to_differential(b, b.extract(derivative, k), from[size_t(k)].type));
+    }
+    return b.construct(d, members);
+}
+
+ir::Value* from_differential(ir::Builder& b, ir::Value* d, const ir::Type* primal) {
+    lang::TypeContext& types = b.types();
+    SG_INTERNAL_ASSERT(
+        d->type == types.differential(primal),
+        "from_differential: " + lang::type_name(d->type) + " is not the Differential of " + lang::type_name(primal));
+    if (d->type == primal) return d;
+    if (primal->is_array()) {  // elementwise
+        std::vector<ir::Value*> members;
+        for (int64_t k = 0; k < primal->count; ++k)
+            members.push_back(from_differential(b, b.extract(d, int(k)), primal->element));
+        return b.construct(primal, members);
+    }
+    const auto& have = types.fields(d->type);
+    std::vector<ir::Value*> members;
+    for (const auto& f : types.fields(primal)) {
+        int k = field_index(have, f.name);
+        members.push_back(k < 0 ? b.zero(f.type) : from_differential(b, b.extract(d, k), f.type));
+    }
+    return b.construct(primal, members);
+}
+
+}  // namespace sg::autodiff

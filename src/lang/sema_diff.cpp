@@ -1,0 +1,109 @@
+// src/lang/sema_diff.cpp — differentiability rules about functions as a whole: custom derivative
+// attributes (their signature is the derived one) and the availability of a derivative for
+// everything a bwd_diff/fwd_diff call goes through. Errors 41022 and 41031, which follow the
+// flow of derivatives inside one body, are in sema_flow.cpp.
+#include <functional>
+#include <set>
+
+#include "lang/sema_internal.h"
+
+namespace sg::lang {
+
+bool body_is_differentiated(const FunctionDecl& f) {
+    return find_attribute(f.attrs, "Differentiable") || find_attribute(f.attrs, "BackwardDifferentiable");
+}
+
+namespace {
+
+/// The expected signature of a custom derivative, for messages: `void f_bwd(inout DifferentialPair<float>, float)`.
+std::string signature_text(const std::string& name, const Type* ret, const std::vector<DerivedParam>& sig) {
+    std::string s = type_name(ret) + " " + name + "(";
+    for (size_t k = 0; k < sig.size(); ++k) {
+        s += k ? ", " : "";
+        if (sig[k].dir == ParamDir::InOut) s += "inout ";
+        if (sig[k].dir == ParamDir::Out) s += "out ";
+        s += type_name(sig[k].type);
+    }
+    return s + ")";
+}
+
+bool signature_matches(const FunctionDecl& g, const Type* ret, const std::vector<DerivedParam>& sig) {
+    if (g.result_type != ret || g.params.size() != sig.size()) return false;
+    for (size_t k = 0; k < sig.size(); ++k)
+        if (g.params[k]->type != sig[k].type || g.params[k]->dir != sig[k].dir) return false;
+    return true;
+}
+
+/// The differentiable callees a derivative of `body` goes through: calls outside no_diff and
+/// detach (their results are detached, so no derivative passes) of differentiable functions.
+void collect_differentiated_callees(const Expr* e, std::vector<FunctionDecl*>& out) {
+    if (!e) return;
+    if (e->kind == ExprKind::NoDiff) return;
+    if (e->kind == ExprKind::Call && e->builtin && e->builtin->kind == BuiltinKind::Detach) return;
+    if (e->kind == ExprKind::Call && e->callee && e->callee->is_differentiable) out.push_back(e->callee);
+    for (const Expr* o : e->operands) collect_differentiated_callees(o, out);
+}
+
+void collect_differentiated_callees(const Stmt* s, std::vector<FunctionDecl*>& out) {
+    if (!s) return;
+    for (const Stmt* b : s->body) collect_differentiated_callees(b, out);
+    for (const VarDecl* v : s->decls) collect_differentiated_callees(v->init, out);
+    for (const Expr* e : {s->expr, s->cond, s->step}) collect_differentiated_callees(e, out);
+    for (const Stmt* c : {s->init, s->then_stmt, s->else_stmt}) collect_differentiated_callees(c, out);
+}
+
+}  // namespace
+
+void Sema::resolve_custom_derivative(FunctionDecl* f, const Attribute& a, bool backward) {
+    if (a.args.size() != 1 || a.args[0]->kind != ExprKind::Name) {
+        diags_.error(a.loc, "[" + a.name + "] takes the name of a function");
+        return;
+    }
+    const std::string& name = a.args[0]->name;
+    auto it = functions_.find(name);
+    if (it == functions_.end()) {
+        diags_.error(a.args[0]->loc, "unknown function '" + name + "' in [" + a.name + "]");
+        return;
+    }
+    // The derivative has exactly the derived signature (LANGUAGE.md, Autodiff semantics).
+    std::vector<DerivedParam> sig = backward ? backward_signature(types_, *f) : forward_signature(types_, *f);
+    const Type* ret = types_.void_type();
+    if (!backward) {
+        const Type* r = f->result_type;
+        ret = (!r->is_void() && !f->return_no_diff && types_.is_differentiable(r)) ? types_.pair(r) : r;
+    }
+    for (FunctionDecl* g : it->second)
+        if (signature_matches(*g, ret, sig)) {
+            (backward ? f->custom_backward : f->custom_forward) = g;
+            f->is_differentiable = true;
+            return;
+        }
+    diags_.error(a.args[0]->loc, "[" + a.name + "(" + name + ")] on '" + f->name + "': '" + name +
+                                     "' must have the signature " + signature_text(name, ret, sig));
+}
+
+void Sema::check_derivative_availability(Expr* call, FunctionDecl* f, bool backward) {
+    // Bodies without the needed custom derivative are differentiated (they are inlined first);
+    // a function that names only the other kind of custom derivative cannot be: we would have
+    // to transpose (or invert) the user's derivative, which is not supported.
+    std::set<FunctionDecl*> seen;
+    std::function<bool(FunctionDecl*)> visit = [&](FunctionDecl* g) {
+        if (!seen.insert(g).second) return true;
+        if (backward ? g->custom_backward : g->custom_forward) return true;
+        if (backward ? g->custom_forward : g->custom_backward) {
+            const char* have = backward ? "[ForwardDerivative]" : "[BackwardDerivative]";
+            const char* need = backward ? "[BackwardDerivative]" : "[ForwardDerivative]";
+            diags_.unsupported(call->loc, std::string(backward ? "bwd_diff" : "fwd_diff") + " through '" + g->name +
+                                              "' (it has a " + have + " but no " + need + ")");
+            return false;
+        }
+        std::vector<FunctionDecl*> callees;
+        collect_differentiated_callees(g->body, callees);
+        for (FunctionDecl* c : callees)
+            if (!visit(c)) return false;
+        return true;
+    };
+    visit(f);
+}
+
+}  // namespace sg::lang

@@ -1,0 +1,449 @@
+// tests/cpp/test_programs_harness.h — support for the kernel-language program tests
+// (test_programs*.cpp, test_diagnostics*.cpp): finding the tests/lang programs, parsing their
+// `// expect:` / `// error:` headers, compiling a program's `test()` through a generated glue
+// entry on the CPU backend, running it, and compiling the same entry for CUDA.
+//
+// A program declares `T test()` for a plain value type T (scalar, vector, matrix, array or
+// struct of bool/int/uint/float/double). The harness writes an entry point in the kernel
+// language that stores every scalar component of test()'s result, in order, into a
+// RWTensor<double, 1> (double holds every tier-1 scalar exactly), packs a parameter block from
+// the kernel's layout and runs one thread. Headers (see tests/lang/README.md):
+//   // expect: VALUE        3.5 | -2 | true | (1, 2, 3) | ((1, 2), (3, 4)) — nesting is for
+//                           reading only; the flattened components are compared in order
+//   // error: L:C: TEXT     a must-fail program: an error at line L, column C whose message
+//                           contains TEXT (L may be written +N: line N of an appended .test file)
+//   // error-code: N        one of the matched errors carries Slang's diagnostic number N
+//   // warning: L:C: TEXT   a warning the program must produce (programs with a result compile
+//                           without any other warning)
+//   // remove: TEXT         (conformance .test files) delete every TEXT from the kernel source first
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "call/compile_kernel.h"
+#include "call/user_module.h"
+#include "runtime/cpu_module.h"
+#include "runtime/cuda_nvrtc.h"
+
+namespace sg::test {
+
+namespace fs = std::filesystem;
+
+inline std::string read_text(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw std::runtime_error("cannot read " + path.string());
+    std::stringstream s;
+    s << in.rdbuf();
+    return s.str();
+}
+
+inline fs::path lang_tests_dir() { return fs::path(SG_SOURCE_DIR) / "tests" / "lang"; }
+
+/// Every file with extension `ext` in the feature folders of tests/lang, sorted, as
+/// "feature/file" paths relative to tests/lang. `include` selects folders by name.
+template <class Pred>
+std::vector<std::string> list_lang_files(const std::string& ext, Pred include) {
+    std::vector<std::string> out;
+    std::error_code ec;
+    for (const auto& dir : fs::directory_iterator(lang_tests_dir(), ec)) {
+        if (!dir.is_directory() || !include(dir.path().filename().string())) continue;
+        for (const auto& f : fs::directory_iterator(dir.path()))
+            if (f.path().extension() == ext)
+                out.push_back(dir.path().filename().string() + "/" + f.path().filename().string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
+}
+
+/// A gtest-safe test name from a "feature/file.slang" path.
+inline std::string test_name(const std::string& rel) {
+    std::string n;
+    for (char c : fs::path(rel).replace_extension().string())
+        n += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    return n;
+}
+
+/// The value after `// KEY:` on each header line that has it, in order.
+inline std::vector<std::string> header_values(const std::string& source, const std::string& key) {
+    std::vector<std::string> out;
+    std::istringstream in(source);
+    std::string line;
+    const std::string tag = "// " + key + ":";
+    while (std::getline(in, line)) {
+        size_t at = line.find(tag);
+        if (at == std::string::npos || line.find_first_not_of(" \t") != at) continue;
+        std::string v = line.substr(at + tag.size());
+        v.erase(0, v.find_first_not_of(" \t"));
+        while (!v.empty() && (v.back() == ' ' || v.back() == '\r' || v.back() == '\t')) v.pop_back();
+        out.push_back(v);
+    }
+    return out;
+}
+
+/// Flattens an `// expect:` value: numbers, true/false, inf/nan, nested in ( , ).
+inline std::vector<double> parse_expect(const std::string& text) {
+    std::vector<double> out;
+    size_t i = 0;
+    while (i < text.size()) {
+        char c = text[i];
+        if (c == '(' || c == ')' || c == ',' || c == ' ' || c == '\t') {
+            ++i;
+            continue;
+        }
+        size_t end = text.find_first_of("(), \t", i);
+        std::string tok = text.substr(i, end == std::string::npos ? std::string::npos : end - i);
+        i = end == std::string::npos ? text.size() : end;
+        if (tok == "true") out.push_back(1);
+        else if (tok == "false") out.push_back(0);
+        else if (tok == "inf") out.push_back(INFINITY);
+        else if (tok == "-inf") out.push_back(-INFINITY);
+        else if (tok == "nan") out.push_back(NAN);
+        else {
+            size_t used = 0;
+            double v = std::stod(tok, &used);
+            if (used != tok.size()) throw std::runtime_error("bad expected value '" + tok + "'");
+            out.push_back(v);
+        }
+    }
+    return out;
+}
+
+/// One scalar component of a test() result: how to reach it from `_v` and its scalar kind.
+struct Leaf {
+    std::string path;
+    lang::ScalarKind kind;
+};
+
+inline void flatten(const lang::TypeContext& types, const lang::Type* t, const std::string& path,
+                    std::vector<Leaf>& out) {
+    switch (t->kind) {
+    case lang::TypeKind::Scalar: out.push_back({path, t->scalar}); break;
+    case lang::TypeKind::Vector:
+        for (int k = 0; k < t->rows; ++k) out.push_back({path + "[" + std::to_string(k) + "]", t->scalar});
+        break;
+    case lang::TypeKind::Matrix:
+        for (int r = 0; r < t->rows; ++r)
+            for (int c = 0; c < t->cols; ++c)
+                out.push_back({path + "[" + std::to_string(r) + "][" + std::to_string(c) + "]", t->scalar});
+        break;
+    case lang::TypeKind::Array:
+        for (int64_t k = 0; k < t->count; ++k) flatten(types, t->element, path + "[" + std::to_string(k) + "]", out);
+        break;
+    case lang::TypeKind::Struct:
+        for (const auto& f : types.fields(t)) flatten(types, f.type, path + "." + f.name, out);
+        break;
+    default: throw std::runtime_error("test() must return a plain value type, not " + lang::type_name(t));
+    }
+}
+
+/// The kernel-language entry that stores test()'s components into `_r`.
+inline std::string test_entry_source(const std::vector<Leaf>& leaves) {
+    std::string s = "[__sg_kernel]\nvoid __sg_test(RWTensor<double, 1> _r)\n{\n    let _v = test();\n";
+    for (size_t k = 0; k < leaves.size(); ++k)
+        s += "    _r[" + std::to_string(k) + "] = double(_v" + leaves[k].path + ");\n";
+    return s + "}\n";
+}
+
+/// A test() program prepared for compilation: the checked module and the entry glue.
+struct TestProgram {
+    std::unique_ptr<call::UserModule> module;
+    call::Glue glue;
+    std::vector<Leaf> leaves;
+};
+
+/// Parses and checks `source` (throws lang::CompileError) and builds the glue for its test().
+inline TestProgram prepare_test_program(const std::string& name, const std::string& source) {
+    TestProgram p;
+    p.module = std::make_unique<call::UserModule>(name, source);
+    auto fns = p.module->functions("test");
+    if (fns.size() != 1 || !fns[0]->params.empty())
+        throw std::runtime_error("the program must declare exactly one `test()` without parameters");
+    flatten(p.module->types(), fns[0]->result_type, "", p.leaves);
+    p.glue.source = test_entry_source(p.leaves);
+    p.glue.entry = "__sg_test";
+    p.glue.params = {call::GlueParam{"_r", call::ParamSource::Result, -1, false, false}};
+    return p;
+}
+
+/// Runs a compiled test entry on the CPU: one thread, `count` doubles out.
+inline std::vector<double> run_test_kernel(const call::CompiledKernel& k, size_t count) {
+    const codegen::ParamLayout& layout = k.generated.layout;
+    if (layout.fields.size() != 1 || !layout.fields[0].type->is_tensor())
+        throw std::runtime_error("unexpected parameter layout of the test entry");
+    std::vector<uint8_t> block(layout.size, 0);
+    std::vector<double> out(count, std::nan(""));
+    uint32_t error_flag = 0;
+    codegen::CallHeader header{};
+    for (int64_t& d : header.shape) d = 1;
+    header.total = 1;
+    header.rank = 1;
+    header.error_flag = &error_flag;
+    std::memcpy(block.data(), &header, sizeof header);
+    // One view, written as the call layer's pack() writes views: data, shape[1], strides[1], inner[2].
+    const codegen::TensorFieldLayout& t = layout.fields[0].tensor;
+    const void* data = out.data();
+    const int64_t shape = int64_t(count), stride = 1, inner[2] = {0, 0};
+    std::memcpy(block.data() + t.data, &data, sizeof data);
+    std::memcpy(block.data() + t.shape, &shape, sizeof shape);
+    std::memcpy(block.data() + t.strides, &stride, sizeof stride);
+    std::memcpy(block.data() + t.inner, inner, sizeof inner);
+    runtime::cpu_launch(k.cpu_entry, block.data(), 1);
+    if (error_flag != 0) throw std::runtime_error("kernel reported error code " + std::to_string(error_flag));
+    return out;
+}
+
+/// Compares results with expectations: exact for integers and bools, 1e-5 relative for float
+/// (with a 1e-6 absolute floor near zero), 1e-12 relative for double.
+inline ::testing::AssertionResult values_match(const std::vector<Leaf>& leaves, const std::vector<double>& got,
+                                               const std::vector<double>& want) {
+    if (want.size() != leaves.size())
+        return ::testing::AssertionFailure()
+               << "expect: has " << want.size() << " components, test() returns " << leaves.size();
+    std::ostringstream err;
+    for (size_t k = 0; k < want.size(); ++k) {
+        double g = got[k], w = want[k];
+        bool ok;
+        if (std::isnan(w)) ok = std::isnan(g);
+        else if (std::isinf(w)) ok = g == w;
+        else if (leaves[k].kind == lang::ScalarKind::Double) ok = std::fabs(g - w) <= 1e-12 * std::fabs(w) + 1e-14;
+        else if (lang::is_floating(leaves[k].kind)) ok = std::fabs(g - w) <= 1e-5 * std::fabs(w) + 1e-6;
+        else ok = g == w;
+        if (!ok) err << "  component " << k << " (_v" << leaves[k].path << "): got " << g << ", expected " << w << "\n";
+    }
+    if (err.str().empty()) return ::testing::AssertionSuccess();
+    std::ostringstream all;
+    all.precision(9);
+    all << "result (";
+    for (size_t k = 0; k < got.size(); ++k) all << (k ? ", " : "") << got[k];
+    return ::testing::AssertionFailure() << all.str() << ")\n" << err.str();
+}
+
+/// A program compiles without warnings except the ones its `// warning: L:C: TEXT` headers name.
+inline void check_warnings(const std::string& rendered, const std::vector<std::string>& expected) {
+    std::vector<std::string> lines;
+    std::istringstream in(rendered);
+    for (std::string line; std::getline(in, line);)
+        if (line.find(": warning") != std::string::npos) lines.push_back(line);
+    std::vector<bool> matched(lines.size(), false);
+    for (const std::string& w : expected) {
+        int line = 0, col = 0;
+        ASSERT_EQ(std::sscanf(w.c_str(), "%d:%d:", &line, &col), 2) << "bad warning header '" << w << "'";
+        std::string text = w.substr(w.find(':', w.find(':') + 1) + 1);
+        text.erase(0, text.find_first_not_of(' '));
+        std::string at = ":" + std::to_string(line) + ":" + std::to_string(col) + ": warning";
+        bool found = false;
+        for (size_t k = 0; k < lines.size(); ++k)
+            if (lines[k].find(at) != std::string::npos && lines[k].find(text) != std::string::npos)
+                found = matched[k] = true;
+        EXPECT_TRUE(found) << "missing warning " << w << "\n" << rendered;
+    }
+    for (size_t k = 0; k < lines.size(); ++k) EXPECT_TRUE(matched[k]) << "unexpected " << lines[k];
+}
+
+/// Compiles, runs and checks one program against its `// expect:` header.
+inline void check_program(const std::string& name, const std::string& source) {
+    auto expects = header_values(source, "expect");
+    ASSERT_EQ(expects.size(), 1u) << "a program needs exactly one `// expect:` header";
+    std::vector<double> want = parse_expect(expects[0]);
+    try {
+        TestProgram p = prepare_test_program(name, source);
+        check_warnings(p.module->warnings(), header_values(source, "warning"));
+        call::CompiledKernel k = call::compile_cpu_kernel(*p.module, p.glue, {});
+        std::vector<double> got = run_test_kernel(k, p.leaves.size());
+        EXPECT_TRUE(values_match(p.leaves, got, want)) << "IR of the entry:\n" << k.ir_text;
+    } catch (const lang::CompileError& e) {
+        FAIL() << "compile error:\n" << e.what();
+    }
+}
+
+// ---------------------------------------------------------------- CUDA compile checks
+
+inline std::string find_nvcc() {
+    if (const char* env = std::getenv("SG_TEST_NVCC")) return env;
+    for (const char* p : {"/usr/local/bin/nvcc", "/usr/local/cuda/bin/nvcc"})
+        if (fs::exists(p)) return p;
+    return {};
+}
+
+/// Compiles generated CUDA source with NVRTC when a library is found, else with nvcc when it
+/// exists; skipped (success, with `*skipped` set) when neither is available.
+inline ::testing::AssertionResult cuda_compiles(const std::string& source, bool* skipped) {
+    *skipped = false;
+    const runtime::Nvrtc* nvrtc = nullptr;
+    try {
+        nvrtc = &runtime::nvrtc();
+    } catch (const std::exception&) {
+        nvrtc = nullptr;
+    }
+    if (nvrtc) {
+        static bool noted =
+            (std::fprintf(stderr, "[ NOTE     ] CUDA compile checks use NVRTC %s\n", nvrtc->path.c_str()), true);
+        (void)noted;
+        std::vector<std::string> options = {"--gpu-architecture=sm_90", "-std=c++17", "-DSG_TARGET_CUDA=1",
+                                            "-default-device"};
+        if (!nvrtc->supports_arch(90)) options[0] = "--gpu-architecture=compute_90";
+        runtime::NvrtcOutput out =
+            runtime::nvrtc_compile(*nvrtc, source, "program.cu", options, !nvrtc->supports_arch(90));
+        if (out.ok) return ::testing::AssertionSuccess();
+        return ::testing::AssertionFailure() << "NVRTC: " << out.error << "\n" << out.log;
+    }
+    const std::string nvcc = find_nvcc();
+    if (nvcc.empty()) {
+        *skipped = true;
+        return ::testing::AssertionSuccess();
+    }
+    static bool noted =
+        (std::fprintf(stderr, "[ NOTE     ] no NVRTC found: CUDA compile checks use %s\n", nvcc.c_str()), true);
+    (void)noted;
+    // Sources that fail stay in a per-process directory (named in the failure message) until exit.
+    struct Scratch {
+        fs::path path = fs::temp_directory_path() / ("sg_programs_cuda_" + std::to_string(getpid()));
+        ~Scratch() {
+            std::error_code ec;
+            if (!std::getenv("SG_TEST_KEEP")) fs::remove_all(path, ec);
+        }
+    };
+    static Scratch scratch;
+    static int counter = 0;
+    fs::create_directories(scratch.path);
+    fs::path src = scratch.path / ("p" + std::to_string(counter++) + ".cu");
+    std::ofstream(src) << source;
+    std::string cmd =
+        nvcc + " -cubin -arch=sm_90 -std=c++17 -x cu -o " + src.string() + ".cubin " + src.string() + " 2>&1";
+    std::string output;
+    FILE* pipe = popen(cmd.c_str(), "r");
+    if (!pipe) return ::testing::AssertionFailure() << "popen failed";
+    char buf[4096];
+    while (size_t n = fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
+    int status = pclose(pipe);
+    std::error_code ec;
+    if (status == 0) {
+        fs::remove(src, ec);
+        fs::remove(src.string() + ".cubin", ec);
+        return ::testing::AssertionSuccess();
+    }
+    return ::testing::AssertionFailure() << "nvcc failed on " << src << ":\n" << output;
+}
+
+/// Generates the program's entry for CUDA and compiles it.
+inline void check_program_cuda(const std::string& name, const std::string& source) {
+    try {
+        TestProgram p = prepare_test_program(name, source);
+        call::CompiledKernel k = call::generate(*p.module, p.glue, codegen::Target::Cuda, {});
+        bool skipped = false;
+        EXPECT_TRUE(cuda_compiles(k.generated.source, &skipped));
+        if (skipped) GTEST_SKIP() << "neither NVRTC nor nvcc found";
+    } catch (const lang::CompileError& e) {
+        FAIL() << "compile error:\n" << e.what();
+    }
+}
+
+// ---------------------------------------------------------------- must-fail programs
+
+struct ExpectedError {
+    int line = 0;  ///< 1-based, in the compiled text
+    int col = 0;
+    std::string text;
+};
+
+/// Parses `// error: L:C: TEXT` headers; `+N` lines are offset by `appended_first_line - 1`.
+inline std::vector<ExpectedError> parse_expected_errors(const std::string& header_source, int appended_first_line = 1) {
+    std::vector<ExpectedError> out;
+    for (const std::string& v : header_values(header_source, "error")) {
+        ExpectedError e;
+        bool relative = !v.empty() && v[0] == '+';
+        if (std::sscanf(v.c_str() + (relative ? 1 : 0), "%d:%d:", &e.line, &e.col) != 2)
+            throw std::runtime_error("bad error header '" + v + "' (want L:C: message)");
+        if (relative) e.line += appended_first_line - 1;
+        size_t at = v.find(':', v.find(':') + 1);
+        e.text = v.substr(at + 1);
+        e.text.erase(0, e.text.find_first_not_of(' '));
+        out.push_back(e);
+    }
+    return out;
+}
+
+/// Compiles `source` as a module and, when it has a test(), through the CPU code generator
+/// (errors after sema come from lowering); returns the diagnostics, empty when it compiled.
+inline std::vector<lang::Diagnostic> compile_for_errors(const std::string& name, const std::string& source,
+                                                        std::string* rendered) {
+    try {
+        call::UserModule module(name, source);
+        if (module.functions("test").size() == 1) {
+            TestProgram p = prepare_test_program(name, source);
+            call::generate(*p.module, p.glue, codegen::Target::Cpu, {});
+        }
+    } catch (const lang::CompileError& e) {
+        *rendered = e.what();
+        return e.diagnostics;
+    }
+    return {};
+}
+
+/// Checks a must-fail program: every `// error:` is reported (the first one first), and the
+/// `// error-code:` number is on one of them.
+inline void check_errors(const std::string& name, const std::string& source, const std::string& header_source,
+                         int appended_first_line = 1) {
+    std::vector<ExpectedError> want = parse_expected_errors(header_source, appended_first_line);
+    ASSERT_FALSE(want.empty()) << "a must-fail program needs a `// error:` header";
+    std::vector<int> codes;
+    for (const std::string& c : header_values(header_source, "error-code")) codes.push_back(std::stoi(c));
+    std::string rendered;
+    std::vector<lang::Diagnostic> got;
+    try {
+        got = compile_for_errors(name, source, &rendered);
+    } catch (const lang::InternalError& e) {
+        FAIL() << "internal compiler error instead of a diagnostic: " << e.what();
+    }
+    std::vector<const lang::Diagnostic*> errors;
+    for (const auto& d : got)
+        if (d.severity == lang::Severity::Error) errors.push_back(&d);
+    ASSERT_FALSE(errors.empty()) << "the program compiled, but should fail with: " << want[0].text << "\n" << source;
+    // The SourceFile a location points to died with the compilation that threw; the offset is
+    // still good, and every expected error is in `source` (glue errors simply do not match).
+    auto line_col = [&](uint32_t offset) {
+        int line = 1, col = 1;
+        for (uint32_t k = 0; k < offset && k < source.size(); ++k) {
+            if (source[k] == '\n') ++line, col = 1;
+            else ++col;
+        }
+        return std::make_pair(line, col);
+    };
+    auto matches = [&](const lang::Diagnostic& d, const ExpectedError& e) {
+        if (!d.loc.valid()) return false;
+        auto [line, col] = line_col(d.loc.offset);
+        return line == e.line && col == e.col && d.message.find(e.text) != std::string::npos;
+    };
+    EXPECT_TRUE(matches(*errors[0], want[0]))
+        << "first error differs from " << want[0].line << ":" << want[0].col << ": " << want[0].text << "\n"
+        << rendered;
+    std::vector<const lang::Diagnostic*> matched;
+    for (const ExpectedError& e : want) {
+        const lang::Diagnostic* hit = nullptr;
+        for (const lang::Diagnostic* d : errors)
+            if (matches(*d, e)) hit = d;
+        EXPECT_TRUE(hit != nullptr) << "missing error " << e.line << ":" << e.col << ": " << e.text << "\n" << rendered;
+        if (hit) matched.push_back(hit);
+    }
+    for (int code : codes) {
+        bool found = false;
+        for (const lang::Diagnostic* d : matched) found |= d->code == code;
+        EXPECT_TRUE(found) << "no matched error carries code " << code << "\n" << rendered;
+    }
+}
+
+}  // namespace sg::test
