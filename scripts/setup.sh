@@ -2,7 +2,7 @@
 # scripts/setup.sh — prepares a fresh machine and installs shadegrad from this checkout.
 #
 # Idempotent: installs only what is missing (GoogleTest from Debian; torch, nanobind, pillow,
-# pytest, numpy and the build tools from PyPI), then builds and installs the package into the
+# pytest, numpy, NVRTC and the build tools from PyPI), then builds and installs the package into the
 # current Python environment. The build tree build/py also holds the C++ test binaries, so ctest
 # runs from there without a second compile (scripts/test.sh).
 #
@@ -50,6 +50,19 @@ EOF
 if [ ${#missing[@]} -gt 0 ]; then
     say "pip install ${missing[*]}"
     "$PYTHON" -m pip install "${missing[@]}"
+fi
+
+# NVRTC for the CUDA compile checks of the C++ tests (compiling needs no GPU). Found by the same
+# search as at run time: nvidia/cu13/lib under a sys.path entry.
+if "$PYTHON" - <<'PY'
+import glob, os, sys
+sys.exit(0 if any(glob.glob(os.path.join(p, "nvidia", "cu13", "lib", "libnvrtc.so*")) for p in sys.path) else 1)
+PY
+then
+    say "python: NVRTC (nvidia-cuda-nvrtc) present"
+else
+    say "python: NVRTC missing, pip install nvidia-cuda-nvrtc"
+    "$PYTHON" -m pip install "nvidia-cuda-nvrtc>=13,<14"
 fi
 
 # --- the package -------------------------------------------------------------------------------

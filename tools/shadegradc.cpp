@@ -1,7 +1,13 @@
 // tools/shadegradc.cpp — command-line compiler: checks a kernel file and prints its AST, IR or
 // generated CPU/CUDA code.
 //
-//   shadegradc FILE [--entry FN] [--emit ast|ir|cpp|cuda] [-o OUT]
+//   shadegradc FILE [--entry FN] [--emit ast|ir|cpp|cuda] [--no-derivatives] [-o OUT]
+//
+// Every function is compiled with its declared parameter types, except that an interface tensor
+// parameter (ITensor, IDiffTensor, ...) takes its concrete kind with every buffer bound (for
+// IDiffTensor: a DiffTensor with a gradient), the kind of a call where all inputs require grad.
+// A [Differentiable] function also gets its backward and forward derivatives (bwd_<f>, fwd_<f>),
+// as a call through bwd_diff/fwd_diff would generate them (none of a kind the user supplies).
 //
 // Exit status 0 on success, 1 on compile errors (diagnostics on stderr), 2 on usage errors.
 #include <cstdio>
@@ -23,22 +29,43 @@ namespace {
 
 int usage() {
     std::fprintf(stderr,
-                 "usage: shadegradc FILE [--entry FN] [--emit ast|ir|cpp|cuda] [-o OUT]\n"
-                 "  --entry FN   compile only function FN (and what it calls); default: every function\n"
-                 "  --emit WHAT  ast, ir (after autodiff and inlining), cpp (CPU backend) or cuda\n"
-                 "  -o OUT       write the output to OUT instead of standard output\n");
+                 "usage: shadegradc FILE [--entry FN] [--emit ast|ir|cpp|cuda] [--no-derivatives] [-o OUT]\n"
+                 "  --entry FN        compile only function FN (and what it calls); default: every function\n"
+                 "  --emit WHAT       ast, ir (after autodiff and inlining; the default), cpp (CPU backend)\n"
+                 "                    or cuda\n"
+                 "  --no-derivatives  do not generate bwd_/fwd_ derivatives of [Differentiable] functions\n"
+                 "  -o OUT            write the output to OUT instead of standard output\n");
     return 2;
+}
+
+// The parameter types a function is compiled with: interface tensors become the concrete kind
+// with every buffer bound (see the file comment).
+std::vector<const sg::lang::Type*> concrete_params(const sg::lang::FunctionDecl& f, sg::lang::TypeContext& types) {
+    std::vector<const sg::lang::Type*> out;
+    for (const sg::lang::VarDecl* p : f.params) {
+        const sg::lang::Type* t = p->type;
+        if (t->is_tensor() && t->tensor.interface) {
+            sg::lang::TensorKind kind = t->tensor;
+            kind.interface = false;
+            kind.has_grad = kind.differentiable;
+            t = types.tensor(t->element, t->rank, kind);
+        }
+        out.push_back(t);
+    }
+    return out;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
     std::string file, entry, emit = "ir", out_path;
+    bool derivatives = true;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--entry" && i + 1 < argc) entry = argv[++i];
         else if (a == "--emit" && i + 1 < argc) emit = argv[++i];
         else if (a == "-o" && i + 1 < argc) out_path = argv[++i];
+        else if (a == "--no-derivatives") derivatives = false;
         else if (a == "-h" || a == "--help") return usage();
         else if (!a.empty() && a[0] == '-') return usage();
         else if (file.empty()) file = a;
@@ -73,10 +100,11 @@ int main(int argc, char** argv) {
             bool found = false;
             for (lang::FunctionDecl* f : sema.functions) {
                 if (!entry.empty() && f->name != entry) continue;
-                bool has_interface = false;
-                for (lang::VarDecl* p : f->params) has_interface |= p->type->is_tensor() && p->type->tensor.interface;
-                if (has_interface && entry.empty()) continue;  // generic over tensor kinds: needs a call
-                lowering.instantiate(f);
+                ir::Function* fn = lowering.instantiate(f, concrete_params(*f, types));
+                if (derivatives && f->is_differentiable) {  // a user-supplied derivative stands for its kind
+                    if (!fn->custom_backward) lowering.derivative(fn, ir::DerivativeKind::Backward);
+                    if (!fn->custom_forward) lowering.derivative(fn, ir::DerivativeKind::Forward);
+                }
                 found = true;
             }
             diags.throw_if_errors();

@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/cuda_compile_check.h"
+
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -30,6 +32,8 @@ namespace sg::runtime {
 namespace {
 
 namespace fs = std::filesystem;
+using sg::test::nvrtc_required;
+using sg::test::test_nvrtc;
 
 // A self-contained kernel in the generated code's shape: one by-value parameter block, one
 // thread per element, `total` first. += so that an element visited twice shows up.
@@ -76,30 +80,6 @@ std::string expect_backend_error(Action&& action, const std::string& text) {
     return "";
 }
 
-// python3's sys.path, as the Python layer would pass it; empty when there is no python3.
-std::vector<std::string> python_sys_path() {
-    std::vector<std::string> dirs;
-    try {
-        const char* script = "import sys; print('\\n'.join(p for p in sys.path if p))";
-        const ProcessResult result = run_process({"python3", "-c", script});
-        std::istringstream lines(result.succeeded() ? result.output : "");
-        for (std::string line; std::getline(lines, line);) dirs.push_back(line);
-    } catch (const BackendError&) {
-    }
-    return dirs;
-}
-
-// NVRTC, searched once per process with python's sys.path; null (and the reason) when absent.
-const Nvrtc* test_nvrtc(std::string* reason = nullptr) {
-    static const bool configured = (set_nvrtc_search_dirs(python_sys_path()), true);
-    if (reason && configured) *reason = nvrtc_status();
-    try {
-        return &nvrtc();
-    } catch (const BackendError&) {
-        return nullptr;
-    }
-}
-
 // Each test gets an empty cache directory and an empty memory cache.
 class CudaRuntimeTest : public ::testing::Test {
 protected:
@@ -125,8 +105,10 @@ protected:
     void SetUp() override {
         CudaRuntimeTest::SetUp();
         std::string reason;
-        if (!test_nvrtc(&reason))
+        if (!test_nvrtc(&reason)) {
+            if (nvrtc_required()) FAIL() << "SG_REQUIRE_NVRTC=1 but NVRTC was not found: " << reason;
             GTEST_SKIP() << "NVRTC not available (pip install nvidia-cuda-nvrtc): " << reason;
+        }
     }
 };
 

@@ -38,6 +38,7 @@
 #include "call/user_module.h"
 #include "runtime/cpu_module.h"
 #include "runtime/cuda_nvrtc.h"
+#include "../support/cuda_compile_check.h"
 
 namespace sg::test {
 
@@ -272,81 +273,13 @@ inline void check_program(const std::string& name, const std::string& source) {
 
 // ---------------------------------------------------------------- CUDA compile checks
 
-inline std::string find_nvcc() {
-    if (const char* env = std::getenv("SG_TEST_NVCC")) return env;
-    for (const char* p : {"/usr/local/bin/nvcc", "/usr/local/cuda/bin/nvcc"})
-        if (fs::exists(p)) return p;
-    return {};
-}
-
-/// Compiles generated CUDA source with NVRTC when a library is found, else with nvcc when it
-/// exists; skipped (success, with `*skipped` set) when neither is available.
-inline ::testing::AssertionResult cuda_compiles(const std::string& source, bool* skipped) {
-    *skipped = false;
-    const runtime::Nvrtc* nvrtc = nullptr;
-    try {
-        nvrtc = &runtime::nvrtc();
-    } catch (const std::exception&) {
-        nvrtc = nullptr;
-    }
-    if (nvrtc) {
-        static bool noted =
-            (std::fprintf(stderr, "[ NOTE     ] CUDA compile checks use NVRTC %s\n", nvrtc->path.c_str()), true);
-        (void)noted;
-        std::vector<std::string> options = {"--gpu-architecture=sm_90", "-std=c++17", "-DSG_TARGET_CUDA=1",
-                                            "-default-device"};
-        if (!nvrtc->supports_arch(90)) options[0] = "--gpu-architecture=compute_90";
-        runtime::NvrtcOutput out =
-            runtime::nvrtc_compile(*nvrtc, source, "program.cu", options, !nvrtc->supports_arch(90));
-        if (out.ok) return ::testing::AssertionSuccess();
-        return ::testing::AssertionFailure() << "NVRTC: " << out.error << "\n" << out.log;
-    }
-    const std::string nvcc = find_nvcc();
-    if (nvcc.empty()) {
-        *skipped = true;
-        return ::testing::AssertionSuccess();
-    }
-    static bool noted =
-        (std::fprintf(stderr, "[ NOTE     ] no NVRTC found: CUDA compile checks use %s\n", nvcc.c_str()), true);
-    (void)noted;
-    // Sources that fail stay in a per-process directory (named in the failure message) until exit.
-    struct Scratch {
-        fs::path path = fs::temp_directory_path() / ("sg_programs_cuda_" + std::to_string(getpid()));
-        ~Scratch() {
-            std::error_code ec;
-            if (!std::getenv("SG_TEST_KEEP")) fs::remove_all(path, ec);
-        }
-    };
-    static Scratch scratch;
-    static int counter = 0;
-    fs::create_directories(scratch.path);
-    fs::path src = scratch.path / ("p" + std::to_string(counter++) + ".cu");
-    std::ofstream(src) << source;
-    std::string cmd =
-        nvcc + " -cubin -arch=sm_90 -std=c++17 -x cu -o " + src.string() + ".cubin " + src.string() + " 2>&1";
-    std::string output;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe) return ::testing::AssertionFailure() << "popen failed";
-    char buf[4096];
-    while (size_t n = fread(buf, 1, sizeof buf, pipe)) output.append(buf, n);
-    int status = pclose(pipe);
-    std::error_code ec;
-    if (status == 0) {
-        fs::remove(src, ec);
-        fs::remove(src.string() + ".cubin", ec);
-        return ::testing::AssertionSuccess();
-    }
-    return ::testing::AssertionFailure() << "nvcc failed on " << src << ":\n" << output;
-}
-
-/// Generates the program's entry for CUDA and compiles it.
 inline void check_program_cuda(const std::string& name, const std::string& source) {
     try {
         TestProgram p = prepare_test_program(name, source);
         call::CompiledKernel k = call::generate(*p.module, p.glue, codegen::Target::Cuda, {});
         bool skipped = false;
         EXPECT_TRUE(cuda_compiles(k.generated.source, &skipped));
-        if (skipped) GTEST_SKIP() << "neither NVRTC nor nvcc found";
+        if (skipped) GTEST_SKIP() << "neither NVRTC nor nvcc found (pip install nvidia-cuda-nvrtc)";
     } catch (const lang::CompileError& e) {
         FAIL() << "compile error:\n" << e.what();
     }
