@@ -20,21 +20,7 @@ import subprocess
 import sys
 import time
 
-SOURCE = """
-import slangpy;
-
-[Differentiable]
-float mul2(no_diff int2 pix, IDiffTensor<float, 2> a, IDiffTensor<float, 2> b)
-{
-    return a[uint2(pix.x, pix.y)] * b[uint2(pix.x, pix.y)];
-}
-
-[Differentiable]
-float mul(float a, float b)
-{
-    return a * b;
-}
-"""
+from mul2_kernels import MUL2_SOURCE, python_frames_during
 
 SHAPES = [(4, 4), (64, 64)]
 BRIDGES = ["native", "fallback"]
@@ -53,27 +39,6 @@ def time_per_call(fn, number: int, repeat: int, warmup: int) -> float:
     return statistics.median(rounds)
 
 
-def count_python_calls(module, name: str, args: tuple, calls: int) -> int:
-    """Python-level function calls (frames entered) during `calls` calls of module.name(*args).
-
-    The loop runs in this frame, which is already active when the profiler starts, so any frame
-    counted was entered by the call itself (a lambda or helper here would count one per call)."""
-    count = 0
-
-    def profiler(frame, event, arg):
-        nonlocal count
-        if event == "call":
-            count += 1
-
-    sys.setprofile(profiler)
-    try:
-        for _ in range(calls):
-            getattr(module, name)(*args)
-    finally:
-        sys.setprofile(None)
-    return count
-
-
 def worker(quick: bool) -> dict:
     """Measures every case with the bridge this process was started with."""
     import torch
@@ -83,7 +48,7 @@ def worker(quick: bool) -> dict:
     number, repeat, warmup = (50, 5, 50) if quick else (500, 21, 500)
     bwd_number = max(number // 5, 10)
     device = sg.create_torch_device(type=sg.DeviceType.cpu)
-    m = sg.Module.load_from_source(device, "bench", SOURCE)
+    m = sg.Module.load_from_source(device, "bench", MUL2_SOURCE)
     results = []
 
     def record(case, shape, sg_fn, torch_fn, n):
@@ -124,9 +89,9 @@ def worker(quick: bool) -> dict:
         record("mul2 forward+backward", shape, sg_fwd_bwd, torch_fwd_bwd, bwd_number)
 
         key = "x".join(map(str, shape))
-        python_calls[f"mul2 {key}"] = count_python_calls(m, "mul2", (grid, a, b), 1000)
-        python_calls[f"mul {key}"] = count_python_calls(m, "mul", (a, b), 1000)
-        python_calls[f"mul2 {key} requires_grad"] = count_python_calls(m, "mul2", (grid, ga, gb), 1000)
+        python_calls[f"mul2 {key}"] = len(python_frames_during(m, "mul2", (grid, a, b), 1000))
+        python_calls[f"mul {key}"] = len(python_frames_during(m, "mul", (a, b), 1000))
+        python_calls[f"mul2 {key} requires_grad"] = len(python_frames_during(m, "mul2", (grid, ga, gb), 1000))
 
     return {
         "bridge": sg.torch_bridge_status()["active"],

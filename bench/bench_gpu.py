@@ -37,21 +37,9 @@ import textwrap
 import time
 import traceback
 
-SOURCE = """
-import slangpy;
+from mul2_kernels import MUL2_SOURCE
 
-[Differentiable]
-float mul2(no_diff int2 pix, IDiffTensor<float, 2> a, IDiffTensor<float, 2> b)
-{
-    return a[uint2(pix.x, pix.y)] * b[uint2(pix.x, pix.y)];
-}
-
-[Differentiable]
-float mul(float a, float b)
-{
-    return a * b;
-}
-
+SOURCE = MUL2_SOURCE + """
 float scale(float x)
 {
     return x * 2.0;

@@ -1,45 +1,10 @@
 # tests/python/test_no_python_on_hot_path.py — with the native torch bridge, a cached call (plan
 # cache hit) enters no Python function: the profiler sees no Python frame during many calls.
-import sys
-
 import pytest
 import torch
-
-MUL2 = """
-import slangpy;
-[Differentiable]
-float mul2(no_diff int2 pix, IDiffTensor<float, 2> a, IDiffTensor<float, 2> b)
-{
-    return a[uint2(pix.x, pix.y)] * b[uint2(pix.x, pix.y)];
-}
-[Differentiable]
-float mul(float a, float b)
-{
-    return a * b;
-}
-"""
+from mul2_kernels import MUL2_SOURCE, python_frames_during  # bench/, put on sys.path by conftest.py
 
 CALLS = 200
-
-
-def python_frames_during(module, name, args, calls=CALLS):
-    """Python frames entered during `calls` calls of module.name(*args).
-
-    The loop runs in this frame, already active when profiling starts, so every frame counted was
-    entered by the call path itself."""
-    frames = []
-
-    def profiler(frame, event, arg):
-        if event == "call":
-            frames.append(f"{frame.f_code.co_filename}:{frame.f_code.co_name}")
-
-    sys.setprofile(profiler)
-    try:
-        for _ in range(calls):
-            getattr(module, name)(*args)
-    finally:
-        sys.setprofile(None)
-    return frames
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +12,7 @@ def module(sg, cpu_device):
     status = sg.torch_bridge_status()
     if status["active"] != "native":
         pytest.skip(f"the native torch bridge is not active ({status['active']}: {status['reason']})")
-    return sg.Module.load_from_source(cpu_device, "hot_path", MUL2)
+    return sg.Module.load_from_source(cpu_device, "hot_path", MUL2_SOURCE)
 
 
 @pytest.mark.parametrize("requires_grad", [False, True], ids=["no_grad_inputs", "grad_inputs"])
@@ -57,7 +22,7 @@ def test_cached_mul2_call_runs_no_python(sg, module, shape, requires_grad):
     b = torch.rand(shape, requires_grad=requires_grad)
     grid = sg.grid(shape)  # sg.grid is a Python helper: built outside the measured calls
     module.mul2(grid, a, b)  # compiles and fills the plan cache
-    frames = python_frames_during(module, "mul2", (grid, a, b))
+    frames = python_frames_during(module, "mul2", (grid, a, b), CALLS)
     assert not frames, f"{len(frames)} Python frames in {CALLS} cached calls, first: {frames[:5]}"
 
 
@@ -65,5 +30,5 @@ def test_cached_elementwise_call_runs_no_python(module):
     a = torch.rand(64, 64)
     b = torch.rand(64, 64)
     module.mul(a, b)
-    frames = python_frames_during(module, "mul", (a, b))
+    frames = python_frames_during(module, "mul", (a, b), CALLS)
     assert not frames, f"{len(frames)} Python frames in {CALLS} cached calls, first: {frames[:5]}"

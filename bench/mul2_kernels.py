@@ -1,0 +1,45 @@
+# bench/mul2_kernels.py — what bench/bench_call.py, bench/bench_gpu.py and
+# tests/python/test_no_python_on_hot_path.py share: the mul2 / mul kernel source and the profiler
+# count of Python frames entered during cached calls. The benchmarks import it from their own
+# directory (a script's directory is on sys.path); tests/python/conftest.py puts bench/ on sys.path.
+"""The mul2 / mul kernels of the benchmarks and the hot-path test, and a Python-frame counter."""
+
+from __future__ import annotations
+
+import sys
+
+MUL2_SOURCE = """
+import slangpy;
+
+[Differentiable]
+float mul2(no_diff int2 pix, IDiffTensor<float, 2> a, IDiffTensor<float, 2> b)
+{
+    return a[uint2(pix.x, pix.y)] * b[uint2(pix.x, pix.y)];
+}
+
+[Differentiable]
+float mul(float a, float b)
+{
+    return a * b;
+}
+"""
+
+
+def python_frames_during(module, name: str, args: tuple, calls: int) -> list:
+    """Python frames ("file:function") entered during `calls` calls of module.name(*args).
+
+    The loop runs in this frame, already active when profiling starts, so every frame counted was
+    entered by the call path itself (a lambda or helper around the call would count one per call)."""
+    frames = []
+
+    def profiler(frame, event, arg):
+        if event == "call":
+            frames.append(f"{frame.f_code.co_filename}:{frame.f_code.co_name}")
+
+    sys.setprofile(profiler)
+    try:
+        for _ in range(calls):
+            getattr(module, name)(*args)
+    finally:
+        sys.setprofile(None)
+    return frames
