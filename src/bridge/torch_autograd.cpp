@@ -21,6 +21,7 @@
 #include <ATen/ops/zeros.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/GradMode.h>
+#include <c10/util/strides.h>
 #include <torch/csrc/autograd/custom_function.h>
 #include <torch/csrc/autograd/python_variable.h>
 
@@ -37,6 +38,42 @@ constexpr const char* kDoubleBackwardMessage =
     "shadegrad: double backward is not supported (the generated backward kernel is "
     "differentiable once)";
 constexpr const char* kCallKey = "shadegrad.call";
+
+/// The gradient buffers of the inputs that need one: contiguous and zero-filled, since the kernel
+/// accumulates into them (broadcast inputs get their full expanded shape; torch's expand
+/// backward does the reduction). When all share a dtype and device they are views of one
+/// zeroed allocation: one allocation and one fill instead of one per input (on CUDA each fill
+/// is a kernel launch).
+void allocate_gradient_buffers(AutogradContext* ctx, const variable_list& saved, variable_list& grads) {
+    std::vector<std::size_t> needed;
+    int64_t total = 0;
+    bool uniform = true;
+    for (std::size_t i = 0; i < saved.size(); ++i) {
+        if (!ctx->needs_input_grad(i)) continue;
+        if (!needed.empty()) {
+            const at::Tensor& first = saved[needed.front()];
+            uniform = uniform && saved[i].scalar_type() == first.scalar_type() &&
+                      saved[i].device() == first.device();
+        }
+        needed.push_back(i);
+        total += saved[i].numel();
+    }
+    if (needed.empty()) return;
+    auto options_of = [](const at::Tensor& t) {
+        return at::TensorOptions().dtype(t.scalar_type()).device(t.device());
+    };
+    if (needed.size() == 1 || !uniform) {
+        for (std::size_t i : needed) grads[i] = at::zeros(saved[i].sizes(), options_of(saved[i]));
+        return;
+    }
+    const at::Tensor flat = at::zeros({total}, options_of(saved[needed.front()]));
+    int64_t offset = 0;
+    for (std::size_t i : needed) {
+        const at::Tensor& input = saved[i];
+        grads[i] = flat.as_strided(input.sizes(), c10::contiguous_strides(input.sizes()), offset);
+        offset += input.numel();
+    }
+}
 
 /// The core's callbacks and context, owned by the autograd node. Stored in the node's
 /// AutogradContext::saved_data as an IValue capsule, so torch's own node lifetime drives release.
@@ -142,16 +179,11 @@ struct ShadegradFunction : torch::autograd::Function<ShadegradFunction> {
         TORCH_INTERNAL_ASSERT(saved.size() == n_inputs, "shadegrad: saved input count mismatch");
 
         c10::Device device(c10::DeviceType::CPU);
+        allocate_gradient_buffers(ctx, saved, grads);
         for (std::size_t i = 0; i < n_inputs; ++i) {
-            if (!ctx->needs_input_grad(i)) continue;  // grad_infos[i] stays zero: data == nullptr
-            const at::Tensor& input = saved[i];
-            // Contiguous and zero-filled: the kernel accumulates into it (broadcast inputs get
-            // their full expanded shape; torch's expand backward does the reduction).
-            const at::TensorOptions options =
-                at::TensorOptions().dtype(input.scalar_type()).device(input.device());
-            grads[i] = at::zeros(input.sizes(), options);
+            if (!grads[i].defined()) continue;  // grad_infos[i] stays zero: data == nullptr
             describe_or_throw(grads[i], &grad_infos[i], "the gradient buffer of input", i);
-            if (!device.is_cuda()) device = input.device();
+            if (!device.is_cuda()) device = saved[i].device();
         }
         std::vector<TensorInfo> saved_infos(n_inputs);
         for (std::size_t i = 0; i < n_inputs; ++i) {

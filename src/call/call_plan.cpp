@@ -137,7 +137,9 @@ void CallPlan::launch(const CompiledKernel& kernel, std::vector<uint8_t>& block,
     std::memcpy(&header, block.data(), sizeof(header));
     if (header.total == 0) return;
     if (kernel.target == codegen::Target::Cuda) {
-        runtime::cuda_launch(*kernel.cuda_entry, block.data(), block.size(), header.total, stream);
+        const int64_t per_thread = kernel.generated.elements_per_thread;
+        const int64_t threads = header.total / per_thread + (header.total % per_thread != 0);
+        runtime::cuda_launch(*kernel.cuda_entry, block.data(), block.size(), threads, stream);
         return;
     }
     // CPU kernels check every tensor index; the first violation lands in this flag.

@@ -70,6 +70,11 @@ size_t value_align(const lang::Type* t, const lang::TypeContext& types);
 struct CodegenOptions {
     bool index_64bit = false;   ///< 64-bit offset arithmetic (needed when a tensor has >= 2^31 elements)
     bool debug_checks = false;  ///< bounds-check every tensor index; report via error_flag
+    /// CUDA: loads from read-only tensors (access Read) take the read-only path. Only valid when
+    /// no tensor the kernel writes overlaps one it reads in memory (the caller checks).
+    bool readonly_loads = false;
+    /// CUDA: call elements per thread; 0 lets the generator choose (see GeneratedKernel).
+    int elements_per_thread = 0;
 };
 
 /// Codes written to CallHeader::error_flag (the first violation of a call wins). Trap
@@ -82,6 +87,9 @@ struct GeneratedKernel {
     ParamLayout layout;
     size_t body_begin = 0;   ///< offset in `source` where the kernel's own code starts (after the
                              ///< prelude): what a user wants to read in debug output
+    /// Call elements each thread runs (CUDA; 1 on the CPU): the launch has ceil(total / this)
+    /// threads. Small kernels run several, so that their loads overlap (bandwidth-bound calls).
+    int elements_per_thread = 1;
 };
 
 /// Emits the kernel and every function it still calls (after inlining, only functions with a

@@ -112,11 +112,44 @@ std::string Emitter::namespace_contents() const {
 
 }  // namespace detail
 
+namespace {
+
+// Kernels up to this many IR instructions, without loops or calls, run several call elements per
+// CUDA thread: they are the memory-bound ones, and one element per thread keeps too few loads in
+// flight to reach DRAM bandwidth. Larger kernels keep one (registers, code size).
+constexpr int kSmallKernelInsts = 96;
+constexpr int kSmallKernelElements = 4;
+
+// Instructions in `block` and its regions; -1 when it holds a loop or a call.
+int straight_line_size(const ir::Block& block) {
+    int n = 0;
+    for (const auto& inst : block.insts) {
+        if (inst->op == ir::OpKind::Loop || inst->op == ir::OpKind::Call) return -1;
+        ++n;
+        for (const auto& region : inst->regions) {
+            const int inner = straight_line_size(*region);
+            if (inner < 0) return -1;
+            n += inner;
+        }
+    }
+    return n;
+}
+
+int choose_elements_per_thread(const ir::Function& kernel, Target target, const CodegenOptions& options) {
+    if (target != Target::Cuda) return 1;
+    if (options.elements_per_thread > 0) return options.elements_per_thread;
+    const int size = straight_line_size(*kernel.body);
+    return size >= 0 && size <= kSmallKernelInsts ? kSmallKernelElements : 1;
+}
+
+}  // namespace
+
 GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& kernel, Target target,
                                 const CodegenOptions& options) {
     SG_INTERNAL_ASSERT(program.types != nullptr, "generate_kernel: program without a TypeContext");
     GeneratedKernel out;
     out.layout = compute_param_layout(kernel, *program.types);
+    out.elements_per_thread = choose_elements_per_thread(kernel, target, options);
     Emitter emitter(program, target, options);
     const auto [params, thread] = emitter.emit_kernel_body(kernel, out.layout);
     out.entry = "sg_kernel_" + symbol_fragment(kernel.name);
@@ -136,7 +169,7 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
                 "        sg_user::" + thread + "(P, tid, idx);\n" +
                 "        sg_call_index_next(P.header, idx);\n" +
                 "    }\n}\n";
-    } else {
+    } else if (out.elements_per_thread == 1) {
         // One thread per call element on a 1-D grid; the block is read from constant memory.
         entry = "SG_EXPORT __global__ void " + out.entry + "(const __grid_constant__ sg_user::" + params + " params) {\n" +
                 "    const int64_t tid = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;\n" +
@@ -144,6 +177,29 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
                 "    " + idx + " idx[8];\n" +
                 "    sg_call_index(params.header, tid, idx);\n" +
                 "    sg_user::" + thread + "(params, tid, idx);\n}\n";
+    } else {
+        // Each block covers E * blockDim consecutive call elements, each thread E of them a block
+        // apart (coalesced). A block wholly inside the call runs them unrolled with no bounds
+        // test in between, so that independent loads can be issued together.
+        const std::string e = std::to_string(out.elements_per_thread);
+        auto run = [&](const std::string& indent) {
+            return indent + idx + " idx[8];\n" + indent + "sg_call_index(params.header, tid, idx);\n" + indent +
+                   "sg_user::" + thread + "(params, tid, idx);\n";
+        };
+        entry = "SG_EXPORT __global__ void " + out.entry + "(const __grid_constant__ sg_user::" + params + " params) {\n" +
+                "    const int64_t first = blockIdx.x * (int64_t)blockDim.x * " + e + " + threadIdx.x;\n" +
+                "    if (blockIdx.x * (int64_t)blockDim.x * " + e + " + blockDim.x * (int64_t)" + e +
+                " <= params.header.total) {\n" +
+                "        SG_UNROLL\n" +
+                "        for (int k = 0; k < " + e + "; ++k) {\n" +
+                "            const int64_t tid = first + k * (int64_t)blockDim.x;\n" + run("            ") +
+                "        }\n" +
+                "        return;\n" +
+                "    }\n" +
+                "    for (int k = 0; k < " + e + "; ++k) {\n" +
+                "        const int64_t tid = first + k * (int64_t)blockDim.x;\n" +
+                "        if (tid >= params.header.total) return;\n" + run("        ") +
+                "    }\n}\n";
     }
     out.source = target == Target::Cuda ? "#define SG_TARGET_CUDA 1\n" : "";
     out.source += device_prelude();

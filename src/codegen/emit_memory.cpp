@@ -51,7 +51,10 @@ void Emitter::emit_tensor(const Inst& inst) {
     if (rank == 0) offset = "(" + index_type + ")0";
     const std::string off = "off" + std::to_string(temp_counter_++);
 
-    std::string call = std::string(fn) + "(" + t + ", " + off;
+    // Read-only tensors load through the read-only path when the call allows it (CUDA).
+    const bool readonly = inst.op == OpKind::TensorLoad && options_.readonly_loads && target_ == Target::Cuda &&
+                          tt->tensor.access == lang::TensorAccess::Read;
+    std::string call = std::string(readonly ? "sg_tensor_load_ro" : fn) + "(" + t + ", " + off;
     if (!loads) call += ", " + ref(inst.operands.back());
     call += ")";
 

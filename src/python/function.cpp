@@ -9,6 +9,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "call/call_options.h"
 #include "call/errors.h"
 #include "python/torch_ops.h"
 
@@ -159,34 +160,12 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
 
 void autograd_release(void* p) { delete static_cast<AutogradCtx*>(p); }
 
-constexpr uint32_t kOption64BitIndex = 1;
-
 bool debug_mode() {
     static const bool on = [] {
         const char* v = std::getenv("SHADEGRAD_DEBUG");
         return v && *v && std::strcmp(v, "0") != 0;
     }();
     return on;
-}
-
-/// Whether some tensor's element offsets or the call's thread count may reach 2^31: then the
-/// kernel computes offsets in 64-bit (a different kernel, so a bit of the key).
-bool needs_64bit_index(const ArgInfo* args, size_t count) {
-    constexpr int64_t kLimit = int64_t(1) << 31;
-    for (size_t i = 0; i < count; ++i) {
-        const ArgInfo& a = args[i];
-        if (a.kind != ArgKind::Tensor && a.kind != ArgKind::Grid) continue;
-        int64_t span = 1, total = 1;
-        for (int d = 0; d < a.tensor.ndim; ++d) {
-            int64_t e = a.tensor.shape[d];
-            if (e == 0) return false;
-            int64_t s = a.tensor.strides[d] < 0 ? -a.tensor.strides[d] : a.tensor.strides[d];
-            span += (e - 1) * s;
-            total = total > kLimit / e ? kLimit : total * e;
-            if (span >= kLimit || total >= kLimit) return true;
-        }
-    }
-    return false;
 }
 
 /// A zero-filled buffer on a device, allocated once per device through torch and kept for the
@@ -228,18 +207,14 @@ size_t Function::describe(nb::args& args, nb::kwargs& kwargs, bool& grad_mode) {
 }
 
 std::shared_ptr<call::CallPlan> Function::plan_for(size_t count, bool grad_mode) {
-    uint32_t options = needs_64bit_index(t_args.data(), count) ? kOption64BitIndex : 0;
+    const uint32_t options = call::call_options(t_args.data(), count);
     call::build_call_key(t_key, id_, t_args.data(), count, t_keywords, grad_mode, options);
     auto it = plans_.find(t_key);
     if (it != plans_.end()) [[likely]]
         return it->second;
     call::Binding binding = call::bind_call(*module_, name_, t_args.data(), positional_, count, t_keywords, grad_mode,
                                             device_.type);
-    codegen::CodegenOptions codegen_options;
-    codegen_options.index_64bit = (options & kOption64BitIndex) != 0;
-    // CPU kernels always bounds-check tensor indices (a bad index must not crash the process);
-    // CUDA kernels in debug mode (SHADEGRAD_DEBUG=1).
-    codegen_options.debug_checks = device_.type == DeviceType::CPU || debug_mode();
+    const codegen::CodegenOptions codegen_options = call::codegen_options(options, device_.type, debug_mode());
     auto plan = std::make_shared<call::CallPlan>(*module_, std::move(binding), t_key, codegen_options);
     plans_.emplace(t_key, plan);
     return plan;
@@ -335,8 +310,7 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
 std::string Function::call_key(nb::args args, nb::kwargs kwargs) {
     bool grad_mode = false;
     size_t count = describe(args, kwargs, grad_mode);
-    uint32_t options = needs_64bit_index(t_args.data(), count) ? kOption64BitIndex : 0;
-    call::build_call_key(t_key, id_, t_args.data(), count, t_keywords, grad_mode, options);
+    call::build_call_key(t_key, id_, t_args.data(), count, t_keywords, grad_mode, call::call_options(t_args.data(), count));
     return call::render_call_key(t_key);
 }
 

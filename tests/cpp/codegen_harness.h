@@ -1,7 +1,7 @@
 // tests/cpp/codegen_harness.h — test support for test_codegen.cpp: builds IR programs, compiles
 // generated CPU code with the system compiler and loads it (without the runtime layer), fills
-// parameter blocks from a ParamLayout, and compiles generated CUDA code with nvcc and, where a
-// libnvrtc can be found, NVRTC (which has no system headers: the strict check of the prelude).
+// parameter blocks from a ParamLayout, and compiles generated CUDA code with nvcc and NVRTC
+// (which has no system headers: the strict check of the prelude).
 #pragma once
 
 #include <dlfcn.h>
@@ -18,6 +18,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/cuda_compile_check.h"
 #include "codegen/codegen.h"
 #include "ir/builder.h"
 #include "ir/passes.h"
@@ -171,84 +172,18 @@ private:
     std::vector<uint64_t> storage_;
 };
 
-inline std::string find_nvcc() {
-    if (const char* env = std::getenv("SG_TEST_NVCC")) return env;
-    for (const char* p : {"/usr/local/bin/nvcc", "/usr/local/cuda/bin/nvcc", "/usr/bin/nvcc"})
-        if (std::filesystem::exists(p)) return p;
-    return {};
-}
-
-/// nvcc -cubin for sm_90 (compile only; no GPU needed).
+/// nvcc -cubin for sm_90 (compile only; no GPU needed); passes where there is no nvcc.
 inline ::testing::AssertionResult nvcc_compiles(const std::string& source) {
     const std::string nvcc = find_nvcc();
-    if (nvcc.empty()) {
-        static bool noted = (std::fprintf(stderr, "[ NOTE     ] nvcc not found: CUDA compile checks skipped\n"), true);
-        (void)noted;
-        return ::testing::AssertionSuccess();
-    }
-    auto src = write_source(source, ".cu");
-    auto [status, output] = run_command(nvcc + " -cubin -arch=sm_90 -std=c++17 -x cu -o " + src.string() + ".cubin " + src.string());
-    if (status == 0) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "nvcc failed on " << src << ":\n" << output;
+    if (nvcc.empty()) return ::testing::AssertionSuccess();
+    return detail::nvcc_compiles(nvcc, source);
 }
 
-/// NVRTC through dlopen: nullptr functions when no libnvrtc is found ($SG_TEST_NVRTC names one).
-struct Nvrtc {
-    using Create = int (*)(void**, const char*, const char*, int, const char* const*, const char* const*);
-    using Compile = int (*)(void*, int, const char* const*);
-    using LogSize = int (*)(void*, size_t*);
-    using Log = int (*)(void*, char*);
-    using Destroy = int (*)(void**);
-    Create create = nullptr;
-    Compile compile = nullptr;
-    LogSize log_size = nullptr;
-    Log log = nullptr;
-    Destroy destroy = nullptr;
-
-    static const Nvrtc& get() {
-        static const Nvrtc instance = [] {
-            Nvrtc n;
-            std::vector<std::string> candidates;
-            if (const char* env = std::getenv("SG_TEST_NVRTC")) candidates.push_back(env);
-            for (const char* p : {"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so", "/usr/local/cuda/lib64/libnvrtc.so"})
-                candidates.push_back(p);
-            for (const auto& c : candidates) {
-                void* h = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
-                if (!h) continue;
-                n.create = reinterpret_cast<Create>(dlsym(h, "nvrtcCreateProgram"));
-                n.compile = reinterpret_cast<Compile>(dlsym(h, "nvrtcCompileProgram"));
-                n.log_size = reinterpret_cast<LogSize>(dlsym(h, "nvrtcGetProgramLogSize"));
-                n.log = reinterpret_cast<Log>(dlsym(h, "nvrtcGetProgramLog"));
-                n.destroy = reinterpret_cast<Destroy>(dlsym(h, "nvrtcDestroyProgram"));
-                if (n.create && n.compile && n.log_size && n.log && n.destroy) break;
-                n = Nvrtc{};
-            }
-            return n;
-        }();
-        return instance;
-    }
-    bool available() const { return create != nullptr; }
-};
-
+/// NVRTC as the runtime finds it (tests/support/cuda_compile_check.h: nvcc where NVRTC is
+/// missing, a failure where SG_REQUIRE_NVRTC=1).
 inline ::testing::AssertionResult nvrtc_compiles(const std::string& source) {
-    const Nvrtc& nvrtc = Nvrtc::get();
-    if (!nvrtc.available()) {
-        static bool noted = (std::fprintf(stderr, "[ NOTE     ] libnvrtc not found (set SG_TEST_NVRTC): NVRTC checks skipped\n"), true);
-        (void)noted;
-        return ::testing::AssertionSuccess();
-    }
-    void* prog = nullptr;
-    if (nvrtc.create(&prog, source.c_str(), "kernel.cu", 0, nullptr, nullptr) != 0)
-        return ::testing::AssertionFailure() << "nvrtcCreateProgram failed";
-    const char* options[] = {"--gpu-architecture=sm_90", "-std=c++17"};
-    const int status = nvrtc.compile(prog, 2, options);
-    size_t size = 0;
-    nvrtc.log_size(prog, &size);
-    std::string log(size, '\0');
-    nvrtc.log(prog, log.data());
-    nvrtc.destroy(&prog);
-    if (status == 0) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "NVRTC failed:\n" << log << "\nsource at " << write_source(source, ".cu");
+    bool skipped = false;
+    return cuda_compiles(source, &skipped);
 }
 
 /// A kernel generated for the CPU and loaded; code() is the part after the prelude.
@@ -269,11 +204,17 @@ inline Compiled compile_cpu(TestProgram& tp, ir::Function* kernel, const codegen
 #define ASSERT_COMPILED(c) ASSERT_TRUE((c).cpu->ok()) << (c).cpu->log() << "\n" << (c).code()
 
 /// Generates the CUDA version of `kernel` and checks that nvcc and NVRTC accept it.
+/// Compiles the kernel for CUDA with `options`, and again with read-only loads (the variant of
+/// calls whose tensors do not overlap).
 inline void expect_cuda_compiles(const ir::Program& program, const ir::Function& kernel,
                                  const codegen::CodegenOptions& options = {}) {
     auto cuda = codegen::generate_kernel(program, kernel, Target::Cuda, options);
     EXPECT_TRUE(nvcc_compiles(cuda.source));
     EXPECT_TRUE(nvrtc_compiles(cuda.source));
+    codegen::CodegenOptions readonly = options;
+    readonly.readonly_loads = true;
+    auto ro = codegen::generate_kernel(program, kernel, Target::Cuda, readonly);
+    EXPECT_TRUE(nvrtc_compiles(ro.source));
 }
 
 }  // namespace sg::test

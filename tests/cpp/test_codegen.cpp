@@ -140,6 +140,64 @@ TEST(Kernel, ElementwiseSinOnStridedTensors) {
     expect_cuda_compiles(tp.program, *k);
 }
 
+// CUDA code generation choices: read-only loads only for tensors the kernel never writes (and
+// only when the caller allows them); several call elements per thread for small straight-line
+// kernels, one for kernels with loops, always one on the CPU.
+TEST(Kernel, ReadOnlyLoadsAndElementsPerThread) {
+    TestProgram tp;
+    auto& T = tp.types;
+    const Type* f = T.float32();
+    auto* k = tp.add_kernel("axpy", {{"x", tp.tensor(f, 1, kRead)}, {"y", tp.tensor(f, 1, kRW)}});
+    ir::Builder b(*k, T);
+    b.set_insert(k->body.get());
+    Value* i = b.call_index(0);
+    Value* sum = b.binary(OpKind::Add, b.tensor_load(arg(k, 0), {i}), b.tensor_load(arg(k, 1), {i}));
+    b.tensor_store(arg(k, 1), {i}, sum);
+    b.ret({});
+
+    CodegenOptions readonly;
+    readonly.readonly_loads = true;
+    auto cuda = codegen::generate_kernel(tp.program, *k, Target::Cuda, readonly);
+    const std::string body = cuda.source.substr(cuda.body_begin);
+    EXPECT_EQ(cuda.elements_per_thread, 4);
+    EXPECT_NE(body.find("sg_tensor_load_ro(P.x, "), std::string::npos) << body;  // x: read only
+    EXPECT_NE(body.find("sg_tensor_load(P.y, "), std::string::npos) << body;     // y: written too
+    EXPECT_EQ(body.find("sg_tensor_load_ro(P.y"), std::string::npos) << body;
+    EXPECT_NE(body.find("for (int k = 0; k < 4; ++k)"), std::string::npos) << body;
+    EXPECT_TRUE(nvrtc_compiles(cuda.source));
+
+    auto plain = codegen::generate_kernel(tp.program, *k, Target::Cuda, {});
+    EXPECT_EQ(plain.source.find("sg_tensor_load_ro(v"), std::string::npos);
+    CodegenOptions one = readonly;
+    one.elements_per_thread = 1;
+    auto single = codegen::generate_kernel(tp.program, *k, Target::Cuda, one);
+    EXPECT_EQ(single.elements_per_thread, 1);
+    EXPECT_NE(single.source.find("if (tid >= params.header.total) return;"), std::string::npos);
+    EXPECT_TRUE(nvrtc_compiles(single.source));
+
+    auto cpu = codegen::generate_kernel(tp.program, *k, Target::Cpu, readonly);
+    EXPECT_EQ(cpu.elements_per_thread, 1);
+    EXPECT_EQ(cpu.source.find("sg_tensor_load_ro(v"), std::string::npos);
+}
+
+TEST(Kernel, KernelsWithLoopsRunOneElementPerThread) {
+    TestProgram tp;
+    auto& T = tp.types;
+    const Type* i32 = T.int32();
+    auto* k = tp.add_kernel("count", {{"out", tp.tensor(i32, 1, kRW)}});
+    ir::Builder b(*k, T);
+    b.set_insert(k->body.get());
+    Value* i = b.call_index(0);
+    ir::Inst* loop = b.loop({b.const_int(i32, 0)}, 0);
+    b.set_insert(loop->regions[0].get());
+    Value* next = b.binary(OpKind::Add, loop->regions[0]->params[0], b.const_int(i32, 1));
+    b.yield({b.binary(OpKind::Lt, next, b.const_int(i32, 3)), next});
+    b.set_insert(k->body.get());
+    b.tensor_store(arg(k, 0), {i}, loop->results[0]);
+    b.ret({});
+    EXPECT_EQ(codegen::generate_kernel(tp.program, *k, Target::Cuda, {}).elements_per_thread, 1);
+}
+
 // sum 1..n through a Loop inside an If (with results); fib(n) through a Loop whose carried
 // values swap (parallel assignment).
 TEST(Kernel, IfResultsAndLoopCarriedValues) {

@@ -106,3 +106,17 @@ def test_cubin_cache_is_reused_by_a_new_process(tmp_path):
     assert second.returncode == 0, second.stderr
     assert float(second.stdout) < float(first.stdout), (first.stdout, second.stdout)
     assert any(tmp_path.rglob("*.bin")), "no disk-cache entries were written"
+
+
+# Small kernels run several call elements per thread (codegen: elements_per_thread), with an
+# unrolled fast path for whole blocks and a checked tail: every size around the block edges must
+# be covered exactly once.
+@pytest.mark.parametrize("n", [1, 3, 255, 256, 257, 1023, 1024, 1025, 4095, 4096, 4097, 100_003])
+def test_every_element_once_at_every_size(sg, m, n):
+    x = torch.rand(n, device="cuda")
+    torch.testing.assert_close(m.add1(x), x + 1.0, rtol=0, atol=0)
+    a = torch.rand(n, device="cuda", requires_grad=True)
+    y = m.axpb(a, 3.0, 0.5)
+    torch.testing.assert_close(y, a.detach() * 3.0 + 0.5)
+    y.backward(torch.ones_like(y))
+    torch.testing.assert_close(a.grad, torch.full_like(a, 3.0), rtol=0, atol=0)
