@@ -219,8 +219,9 @@ class ShadegradFunction(torch.autograd.Function):
         if not any(needs):
             return (None,) * n_results
         saved = ctx.saved_tensors  # raises if an input was modified in place since forward
+        # Contents unspecified: the core zero-fills them (bridge_abi.h, SgBackwardFn).
         grad_inputs = [
-            torch.zeros(t.shape, dtype=t.dtype, device=t.device) if need else None
+            torch.empty(t.shape, dtype=t.dtype, device=t.device) if need else None
             for t, need in zip(saved, needs)
         ]
         ctx.handle.backward(saved, grad_outputs, grad_inputs)

@@ -17,13 +17,15 @@ extern "C" {
 
 typedef struct _object PyObject;
 
-#define SG_BRIDGE_API_VERSION 1
+#define SG_BRIDGE_API_VERSION 2
 
 /// Called by the bridge's autograd node during backward. `grad_outputs[i]` is the incoming
 /// gradient of output i (data == nullptr when torch passes none: treat as zero);
 /// `saved_inputs` are the differentiable inputs as saved at forward (version-checked by the
-/// bridge); `grad_inputs[i]` is a zero-filled, contiguous buffer for input i when its grad is
-/// needed, data == nullptr otherwise. `stream` is the current stream of the device (CUDA) or
+/// bridge); `grad_inputs[i]` is a contiguous buffer for input i when its grad is needed,
+/// data == nullptr otherwise: its contents are unspecified, the core zero-fills it (so that a
+/// CUDA backward costs one asynchronous fill per run of adjacent buffers, not a fill kernel per
+/// tensor; since API version 2). `stream` is the current stream of the device (CUDA) or
 /// nullptr. Returns 0, or non-zero with a message in `err` (capacity `err_size`).
 typedef int (*SgBackwardFn)(void* ctx, const sg::TensorInfo* saved_inputs, int n_inputs,
                             const sg::TensorInfo* grad_outputs, int n_outputs,

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include <ATen/core/ivalue.h>
-#include <ATen/ops/zeros.h>
+#include <ATen/ops/empty.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/GradMode.h>
 #include <c10/util/strides.h>
@@ -39,11 +39,10 @@ constexpr const char* kDoubleBackwardMessage =
     "differentiable once)";
 constexpr const char* kCallKey = "shadegrad.call";
 
-/// The gradient buffers of the inputs that need one: contiguous and zero-filled, since the kernel
-/// accumulates into them (broadcast inputs get their full expanded shape; torch's expand
-/// backward does the reduction). When all share a dtype and device they are views of one
-/// zeroed allocation: one allocation and one fill instead of one per input (on CUDA each fill
-/// is a kernel launch).
+/// The gradient buffers of the inputs that need one: contiguous, uninitialized (the core
+/// zero-fills them before its kernel accumulates into them, bridge_abi.h); broadcast inputs get
+/// their full expanded shape and torch's expand backward does the reduction. When all share a
+/// dtype and device they are views of one allocation, which the core fills at once.
 void allocate_gradient_buffers(AutogradContext* ctx, const variable_list& saved, variable_list& grads) {
     std::vector<std::size_t> needed;
     int64_t total = 0;
@@ -63,10 +62,10 @@ void allocate_gradient_buffers(AutogradContext* ctx, const variable_list& saved,
         return at::TensorOptions().dtype(t.scalar_type()).device(t.device());
     };
     if (needed.size() == 1 || !uniform) {
-        for (std::size_t i : needed) grads[i] = at::zeros(saved[i].sizes(), options_of(saved[i]));
+        for (std::size_t i : needed) grads[i] = at::empty(saved[i].sizes(), options_of(saved[i]));
         return;
     }
-    const at::Tensor flat = at::zeros({total}, options_of(saved[needed.front()]));
+    const at::Tensor flat = at::empty({total}, options_of(saved[needed.front()]));
     int64_t offset = 0;
     for (std::size_t i : needed) {
         const at::Tensor& input = saved[i];

@@ -10,6 +10,7 @@ namespace sg::call {
 
 CallPlan::CallPlan(const UserModule& module, Binding binding, const CallKey& key, const codegen::CodegenOptions& options)
     : module_(module), binding_(std::move(binding)), options_(options), key_text_(render_call_key(key)) {
+    options_.call_rank = binding_.call_rank;  // fixed by the key
     for (size_t i = 0; i < binding_.params.size(); ++i)
         if (binding_.params[i].requires_grad) grad_mask_ |= uint64_t(1) << i;
     forward_glue_ = make_forward_glue(binding_, options_.index_64bit);

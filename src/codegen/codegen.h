@@ -75,6 +75,10 @@ struct CodegenOptions {
     bool readonly_loads = false;
     /// CUDA: call elements per thread; 0 lets the generator choose (see GeneratedKernel).
     int elements_per_thread = 0;
+    /// The rank of the calls the kernel runs, when the caller knows it (the call layer does: it
+    /// is part of the call key): the call index is then decomposed without a loop over the
+    /// run-time rank. -1: read the rank from the call header.
+    int call_rank = -1;
 };
 
 /// Codes written to CallHeader::error_flag (the first violation of a call wins). Trap

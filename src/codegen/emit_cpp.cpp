@@ -156,6 +156,9 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
 
     std::string entry;
     const std::string idx = options.index_64bit ? "int64_t" : "int";
+    const std::string decompose = options.call_rank >= 0 && options.call_rank <= 8
+                                      ? "sg_call_index_fixed<" + std::to_string(options.call_rank) + ">"
+                                      : std::string("sg_call_index");
     if (target == Target::Cpu) {
         // Runs threads [begin, end) of the call on the calling CPU thread; the call index is
         // decomposed once and then advanced (no division per element).
@@ -175,7 +178,7 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
                 "    const int64_t tid = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;\n" +
                 "    if (tid >= params.header.total) return;\n" +
                 "    " + idx + " idx[8];\n" +
-                "    sg_call_index(params.header, tid, idx);\n" +
+                "    " + decompose + "(params.header, tid, idx);\n" +
                 "    sg_user::" + thread + "(params, tid, idx);\n}\n";
     } else {
         // Each block covers E * blockDim consecutive call elements, each thread E of them a block
@@ -183,7 +186,7 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
         // test in between, so that independent loads can be issued together.
         const std::string e = std::to_string(out.elements_per_thread);
         auto run = [&](const std::string& indent) {
-            return indent + idx + " idx[8];\n" + indent + "sg_call_index(params.header, tid, idx);\n" + indent +
+            return indent + idx + " idx[8];\n" + indent + decompose + "(params.header, tid, idx);\n" + indent +
                    "sg_user::" + thread + "(params, tid, idx);\n";
         };
         entry = "SG_EXPORT __global__ void " + out.entry + "(const __grid_constant__ sg_user::" + params + " params) {\n" +

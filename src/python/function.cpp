@@ -2,6 +2,7 @@
 // wiring through the active torch bridge.
 #include "python/function.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -112,10 +113,36 @@ int autograd_forward(void* p, char* err, size_t size) {
     }
 }
 
+/// Zero-fills the gradient buffers the bridge allocated (contiguous, contents unspecified: see
+/// bridge_abi.h) on `stream`, one fill per run of adjacent buffers (the native bridge carves them
+/// from one allocation).
+void zero_gradient_buffers(const AutogradCtx& c, const TensorInfo* buffers, int n, void* stream) {
+    struct Range {
+        char* data;
+        size_t bytes;
+    };
+    std::vector<Range> ranges;
+    for (int i = 0; i < n; ++i)
+        if (buffers[i].data && buffers[i].numel > 0)
+            ranges.push_back({static_cast<char*>(buffers[i].data),
+                              size_t(buffers[i].numel) * size_t(dtype_size(buffers[i].dtype))});
+    std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.data < b.data; });
+    const call::CompiledKernel& k = c.plan->forward();  // its function knows the device's context
+    for (size_t i = 0; i < ranges.size();) {
+        char* begin = ranges[i].data;
+        char* end = begin + ranges[i].bytes;
+        for (++i; i < ranges.size() && ranges[i].data <= end; ++i)
+            end = std::max(end, ranges[i].data + ranges[i].bytes);
+        if (k.target == codegen::Target::Cuda) runtime::cuda_zero_async(*k.cuda_entry, begin, size_t(end - begin), stream);
+        else std::memset(begin, 0, size_t(end - begin));
+    }
+}
+
 int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const TensorInfo* grad_outputs, int n_outputs,
                       TensorInfo* grad_inputs, void* stream, char* err, size_t size) {
     try {
         auto* c = static_cast<AutogradCtx*>(p);
+        zero_gradient_buffers(*c, grad_inputs, n_inputs, stream ? stream : c->stream);
         const call::Binding& b = c->plan->binding();
         std::vector<ArgInfo> args = c->args;
         std::vector<const TensorInfo*> grads(b.params.size(), nullptr);

@@ -79,6 +79,8 @@ struct CudaDriver {
     CuResult (*cuLaunchKernel)(CuFunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                                unsigned, unsigned, CuStream, void**, void**) = nullptr;
     CuResult (*cuStreamSynchronize)(CuStream) = nullptr;
+    CuResult (*cuMemsetD8Async)(CuDevicePtr, unsigned char, size_t, CuStream) = nullptr;
+    CuResult (*cuMemsetD32Async)(CuDevicePtr, unsigned, size_t, CuStream) = nullptr;
     // Memory: only tests and tools use these (the call layer gets memory from torch).
     CuResult (*cuMemAlloc)(CuDevicePtr*, size_t) = nullptr;
     CuResult (*cuMemFree)(CuDevicePtr) = nullptr;

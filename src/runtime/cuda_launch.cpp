@@ -64,6 +64,31 @@ CuResult launch_raw(const CudaFunction& function, void* params, int64_t blocks, 
 
 }  // namespace
 
+void cuda_zero_async(const CudaFunction& function, void* data, size_t bytes, void* stream) {
+    if (bytes == 0) return;
+    if (!function.driver || !function.context) throw_invalid_launch(function, 0, 0, nullptr);
+    const CudaDriver& d = *function.driver;
+    const auto address = reinterpret_cast<CuDevicePtr>(data);
+    const auto cu_stream = static_cast<CuStream>(stream);
+    auto zero = [&] {
+        return address % 4 == 0 && bytes % 4 == 0 ? d.cuMemsetD32Async(address, 0u, bytes / 4, cu_stream)
+                                                  : d.cuMemsetD8Async(address, 0, bytes, cu_stream);
+    };
+    CuContext current = nullptr;
+    check_cuda(d.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+    CuResult result;
+    if (current == function.context) {
+        result = zero();
+    } else {
+        check_cuda(d.cuCtxPushCurrent(function.context), "cuCtxPushCurrent");
+        result = zero();
+        CuContext popped = nullptr;
+        const CuResult pop = d.cuCtxPopCurrent(&popped);
+        if (result == kCudaSuccess) check_cuda(pop, "cuCtxPopCurrent");
+    }
+    check_cuda(result, "cuMemsetAsync of a gradient buffer");
+}
+
 void cuda_launch(const CudaFunction& function, const void* params, size_t params_size,
                  int64_t total_threads, void* stream) {
     const int64_t block = function.block_size;

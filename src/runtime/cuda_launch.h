@@ -41,4 +41,9 @@ struct CudaFunction {
 void cuda_launch(const CudaFunction& function, const void* params, size_t params_size,
                  int64_t total_threads, void* stream);
 
+/// Enqueues zero-filling `bytes` bytes at device address `data` on `stream`, in the context of
+/// `function` (the device the memory lives on). 32-bit stores when address and size allow.
+/// Throws BackendError when the driver refuses.
+void cuda_zero_async(const CudaFunction& function, void* data, size_t bytes, void* stream);
+
 }  // namespace sg::runtime

@@ -148,7 +148,7 @@ _py_decref = ctypes.pythonapi.Py_DecRef
 _py_decref.argtypes = [ctypes.c_void_p]
 _py_decref.restype = None
 
-SG_BRIDGE_API_VERSION = 1
+SG_BRIDGE_API_VERSION = 2
 ERR_SIZE = 1024
 
 
@@ -296,10 +296,12 @@ class Kernel:
             if g1 is not None and g1.is_floating_point():
                 ga = ga + g1
                 gb = gb - g1
+            # The buffers' contents are unspecified (API version 2): like the core, zero-fill
+            # them, then accumulate.
             if grad_inputs[0] is not None:
-                grad_inputs[0].add_(ga)
+                grad_inputs[0].zero_().add_(ga)
             if grad_inputs[1] is not None:
-                grad_inputs[1].add_(gb)
+                grad_inputs[1].zero_().add_(gb)
 
 
 # ctx keys -> kernels alive in the native bridge; release counts per key.
