@@ -1,23 +1,20 @@
 // src/runtime/cpu_module.cpp — the CPU backend's module loader: content-addressed keys, the
-// in-memory cache, the disk cache (kind "cpu", payload = the shared object's bytes), the host
-// compiler as the last resort, and dlopen.
+// disk cache's payload (kind "cpu": the shared object's bytes), the host compiler as the last
+// resort, and dlopen. The memory and disk caching steps are module_cache.h's.
 #include "runtime/cpu_module.h"
 
 #include "runtime/content_hash.h"
 #include "runtime/disk_cache.h"
 #include "runtime/file_util.h"
 #include "runtime/host_compiler.h"
+#include "runtime/module_cache.h"
 
-#include <atomic>
-#include <chrono>
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <filesystem>
-#include <mutex>
-#include <pthread.h>
-#include <unordered_map>
 
 namespace sg::runtime {
 namespace {
@@ -72,79 +69,17 @@ private:
     bool compiled_;
 };
 
-// The memory cache. One slot per key, with its own mutex: loads of the same key serialize (the
-// second finds the first's library), loads of different keys compile in parallel.
-struct CacheSlot {
-    std::mutex mutex;
-    std::weak_ptr<CpuLibrary> library;
-};
-
-struct ModuleCache {
-    std::mutex mutex;  // guards `slots` only; never held while compiling
-    std::unordered_map<std::string, std::shared_ptr<CacheSlot>> slots;
-    size_t prune_threshold = 64;
-};
-
-// Heap-allocated and never destroyed: a module may be loaded from another static destructor,
-// and a fork() child replaces it (below) because slot mutexes held by the parent's other
-// threads would stay locked forever in the child.
-std::atomic<ModuleCache*> g_cache{nullptr};
-
-ModuleCache& module_cache() {
-    static std::once_flag once;
-    std::call_once(once, [] {
-        g_cache.store(new ModuleCache);
-        ::pthread_atfork([] { g_cache.load()->mutex.lock(); },
-                         [] { g_cache.load()->mutex.unlock(); },
-                         [] {
-                             g_cache.load()->mutex.unlock();
-                             g_cache.store(new ModuleCache);  // the old one leaks, by design
-                         });
-    });
-    return *g_cache.load();
-}
-
-std::shared_ptr<CacheSlot> cache_slot(const std::string& hash) {
-    ModuleCache& cache = module_cache();
-    std::lock_guard<std::mutex> lock(cache.mutex);
-    auto [it, inserted] = cache.slots.try_emplace(hash);
-    if (inserted) {
-        it->second = std::make_shared<CacheSlot>();
-        // Drop slots of unloaded modules now and then, so a long process that loads many
-        // distinct kernels does not accumulate empty slots. Amortized O(1) per insertion.
-        if (cache.slots.size() >= cache.prune_threshold) {
-            std::erase_if(cache.slots, [&](const auto& entry) {
-                return entry.first != hash && entry.second.use_count() == 1 &&
-                       entry.second->library.expired();
-            });
-            cache.prune_threshold = std::max<size_t>(64, 2 * cache.slots.size());
-        }
-    }
-    return it->second;
-}
-
-// Length-prefixed fields: no choice of flags or source can make two different inputs produce
-// the same key material.
-void append_field(std::string& out, std::string_view name, std::string_view value) {
-    out += name;
-    out += ' ';
-    out += std::to_string(value.size());
-    out += ':';
-    out += value;
-    out += '\n';
-}
-
 // The cache key. Flags are kept in order rather than sorted: order is meaningful to a compiler
 // (`-O3 -O0` is not `-O0 -O3`, nor `-DX -UX` `-UX -DX`), and the generator emits them in a fixed
 // order anyway, so sorting could only alias different objects.
 std::string module_key(const std::string& source, const std::vector<std::string>& compiler,
                        const std::vector<std::string>& flags) {
     std::string material = "shadegrad cpu module\n";
-    append_field(material, "abi", std::to_string(kCpuRuntimeAbiVersion));
-    append_field(material, "compiler", join_command(compiler));
-    append_field(material, "identity", host_compiler_identity(compiler));
-    for (const std::string& flag : flags) append_field(material, "flag", flag);
-    append_field(material, "source", source);
+    append_key_field(material, "abi", std::to_string(kCpuRuntimeAbiVersion));
+    append_key_field(material, "compiler", join_command(compiler));
+    append_key_field(material, "identity", host_compiler_identity(compiler));
+    for (const std::string& flag : flags) append_key_field(material, "flag", flag);
+    append_key_field(material, "source", source);
     return content_hash(material);
 }
 
@@ -177,14 +112,12 @@ void sweep_stale_temporaries(const std::string& tmp_dir) {
 // random name, on the cache's filesystem because /tmp is often noexec), and that file is loaded
 // and unlinked: the mapping outlives the name, so nothing is left behind, and what runs is
 // exactly what was verified. Debug modules keep the file until unloaded, for debuggers.
-std::shared_ptr<CpuLibrary> load_from_disk(const std::string& hash, bool debug) {
-    std::optional<std::string> payload = disk_cache_load(kCacheKind, hash);
-    if (!payload) return nullptr;
-
+std::optional<std::shared_ptr<CpuLibrary>> open_verified(const std::string& hash,
+                                                         const std::string& payload, bool debug) {
     const std::string tmp_dir = cache_subdirectory("tmp");
     std::string path;
     ScopedFd fd = create_unique_file(tmp_dir, hash, ".so", path);
-    bool written = fd.valid() && write_all(fd.get(), *payload);
+    bool written = fd.valid() && write_all(fd.get(), payload);
     written = fd.reset() && written;
     if (!written) {
         const int error = errno;
@@ -194,40 +127,33 @@ std::shared_ptr<CpuLibrary> load_from_disk(const std::string& hash, bool debug) 
     }
     void* handle = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!debug || !handle) remove_quietly(path);
-    if (!handle) {
-        // Verified but unloadable (e.g. a runtime library the object needs is gone): the entry
-        // is useless here, so drop it and let the caller rebuild; a rebuilt object that fails
-        // too reports the loader's error.
-        remove_quietly(disk_cache_entry_path(kCacheKind, hash));
-        return nullptr;
-    }
+    // Verified but unloadable (e.g. a runtime library the object needs is gone): the entry is
+    // useless here, so it is dropped and rebuilt; a rebuilt object that fails too reports the
+    // loader's error.
+    if (!handle) return std::nullopt;
     return std::make_shared<CpuLibrary>(handle, hash, debug ? std::vector<std::string>{path}
                                                             : std::vector<std::string>{});
 }
 
-// Keeps a failing source (and the full compiler log) where the user can find them; returns the
-// source's final path.
-std::string keep_failed_source(const std::string& source_path, const std::string& hash,
-                               const std::string& command, const ProcessResult& result) {
-    try {
-        const std::string dir = cache_subdirectory("failed");
-        const std::string kept = dir + "/" + hash + ".cpp";
-        if (::rename(source_path.c_str(), kept.c_str()) != 0) return source_path;
-        ScopedFd log(::open((dir + "/" + hash + ".log").c_str(),
-                            O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-        if (log.valid()) write_all(log.get(), command + "\n" + result.output);
-        return kept;
-    } catch (const BackendError&) {
-        return source_path;  // no "failed" directory: the temporary stays where it is
-    }
+// Moves a failing source (and the full compiler log) to <cache>/failed, where the user can find
+// them; returns the source's final path. When that fails, the source stays at `source_path`.
+std::string keep_failed_source(const std::string& source, const std::string& source_path,
+                               const std::string& hash, const std::string& command,
+                               const ProcessResult& result) {
+    const std::string kept = publish_cache_file("failed", hash + ".cpp", source);
+    if (kept.empty()) return source_path;
+    remove_quietly(source_path);
+    publish_cache_file("failed", hash + ".log", command + "\n" + result.output);
+    return kept;
 }
 
-[[noreturn, gnu::noinline]] void throw_compile_error(const std::string& source_path,
+[[noreturn, gnu::noinline]] void throw_compile_error(const std::string& source,
+                                                     const std::string& source_path,
                                                      const std::string& hash,
                                                      const std::vector<std::string>& argv,
                                                      const ProcessResult& result) {
     const std::string command = join_command(argv);
-    const std::string kept = keep_failed_source(source_path, hash, command, result);
+    const std::string kept = keep_failed_source(source, source_path, hash, command, result);
     std::string message = "host C++ compiler failed on generated CPU code (";
     message += result.signal ? "killed by signal " + std::to_string(result.signal)
                              : "exit status " + std::to_string(result.exit_code);
@@ -240,29 +166,26 @@ std::string keep_failed_source(const std::string& source_path, const std::string
 }
 
 // Writes `source` for the compiler. Normally a private temporary; for debug builds a stable,
-// content-addressed copy (<cache>/debug/<hash>.cpp, published by rename like cache entries) so
-// the debug info keeps naming a file that exists — also when the module is later loaded from
-// the disk cache by another process. Returns false (errno set) on failure.
+// content-addressed copy (<cache>/debug/<hash>.cpp) so the debug info keeps naming a file that
+// exists — also when the module is later loaded from the disk cache by another process.
+// Returns false (errno set) on failure.
 bool write_source(const std::string& tmp_dir, const std::string& hash, const std::string& source,
                   bool debug, std::string& path) {
-    std::string temporary;
-    const std::string dir = debug ? cache_subdirectory("debug") : tmp_dir;
-    ScopedFd fd = create_unique_file(dir, hash, ".cpp", temporary);
-    bool written = fd.valid() && write_all(fd.get(), source);
-    written = fd.reset() && written;
-    if (!debug || !written) {
-        path = temporary;
-        return written;
+    if (debug) {
+        path = publish_cache_file("debug", hash + ".cpp", source);
+        return !path.empty();
     }
-    path = dir + "/" + hash + ".cpp";
-    if (::rename(temporary.c_str(), path.c_str()) == 0) return true;
-    remove_quietly(temporary);
-    return false;
+    ScopedFd fd = create_unique_file(tmp_dir, hash, ".cpp", path);
+    const bool written = fd.valid() && write_all(fd.get(), source);
+    return fd.reset() && written;
 }
 
-std::shared_ptr<CpuLibrary> compile(const std::string& hash, const std::string& source,
-                                    const std::vector<std::string>& compiler,
-                                    const std::vector<std::string>& flags, bool debug) {
+// Runs the host compiler; the result's payload is the object's bytes, for the disk cache.
+CompileResult<std::shared_ptr<CpuLibrary>> compile(const std::string& hash,
+                                                   const std::string& source,
+                                                   const std::vector<std::string>& compiler,
+                                                   const std::vector<std::string>& flags,
+                                                   bool debug) {
     const std::string tmp_dir = cache_subdirectory("tmp");
     sweep_stale_temporaries(tmp_dir);
 
@@ -292,19 +215,21 @@ std::shared_ptr<CpuLibrary> compile(const std::string& hash, const std::string& 
     const ProcessResult result = run_process(argv);
     if (!result.succeeded()) {
         cleanup.keep_source = true;  // moved to <cache>/failed when possible
-        throw_compile_error(source_path, hash, argv, result);
+        throw_compile_error(source, source_path, hash, argv, result);
     }
 
     std::optional<std::string> object = read_file(object_path);
     if (!object || object->empty())
         throw BackendError("host compiler reported success but wrote no object at " + object_path);
-    disk_cache_store(kCacheKind, hash, *object);  // failure only costs a recompile later
 
     void* handle = ::dlopen(object_path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!handle) throw_load_error(object_path, hash);
-    if (!debug) return std::make_shared<CpuLibrary>(handle, hash, std::vector<std::string>{});
-    cleanup.keep_object = true;  // debug: removed when the library is unloaded
-    return std::make_shared<CpuLibrary>(handle, hash, std::vector<std::string>{object_path});
+    std::vector<std::string> kept_files;
+    if (debug) {
+        cleanup.keep_object = true;  // debug: removed when the library is unloaded
+        kept_files.push_back(object_path);
+    }
+    return {std::make_shared<CpuLibrary>(handle, hash, std::move(kept_files)), std::move(*object)};
 }
 
 }  // namespace
@@ -315,25 +240,17 @@ std::shared_ptr<CpuModule> load_cpu_module(const std::string& source,
     const std::vector<std::string> flags = host_compile_flags(options.flags, options.debug);
     const std::string hash = module_key(source, compiler, flags);
 
-    const std::shared_ptr<CacheSlot> slot = cache_slot(hash);
-    std::lock_guard<std::mutex> lock(slot->mutex);
-    if (std::shared_ptr<CpuLibrary> library = slot->library.lock())
-        return std::make_shared<LoadedCpuModule>(std::move(library), false);
-
-    bool compiled = false;
-    std::shared_ptr<CpuLibrary> library = load_from_disk(hash, options.debug);
-    if (!library) {
-        library = compile(hash, source, compiler, flags, options.debug);
-        compiled = true;
-    }
-    slot->library = library;
+    bool compiled = false;  // stays false when the memory cache has the library
+    ModuleCache<CpuLibrary>& memory = ModuleCache<CpuLibrary>::instance();
+    std::shared_ptr<CpuLibrary> library = memory.get_or_load(hash, [&] {
+        return load_or_compile<std::shared_ptr<CpuLibrary>>(
+            kCacheKind, hash,
+            [&](const std::string& payload) { return open_verified(hash, payload, options.debug); },
+            [&] { return compile(hash, source, compiler, flags, options.debug); }, compiled);
+    });
     return std::make_shared<LoadedCpuModule>(std::move(library), compiled);
 }
 
-void clear_cpu_module_cache() {
-    ModuleCache& cache = module_cache();
-    std::lock_guard<std::mutex> lock(cache.mutex);
-    cache.slots.clear();  // loads in flight keep their slot alive until they finish
-}
+void clear_cpu_module_cache() { ModuleCache<CpuLibrary>::instance().clear(); }
 
 }  // namespace sg::runtime

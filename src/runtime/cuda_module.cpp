@@ -1,17 +1,15 @@
 // src/runtime/cuda_module.cpp — the CUDA backend's module loader: compile plans and keys, the
-// disk cache (kind "cuda"), NVRTC as the last resort, the in-memory cache, and per-device
-// loading of the image with its functions' launch settings (see cuda_module.h).
+// disk cache's payload (kind "cuda"), NVRTC as the last resort, and per-device loading of the
+// image with its functions' launch settings (see cuda_module.h). The memory and disk caching
+// steps are module_cache.h's.
 #include "runtime/cuda_module.h"
 
 #include "runtime/content_hash.h"
 #include "runtime/cpu_module.h"  // BackendError, cache_directory
 #include "runtime/cuda_nvrtc.h"
-#include "runtime/disk_cache.h"
-#include "runtime/file_util.h"
+#include "runtime/module_cache.h"
 
 #include <algorithm>
-#include <cstring>
-#include <fcntl.h>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -38,16 +36,6 @@ struct CompilePlan {
     int arch = 0;
     std::string hash;
 };
-
-void append_field(std::string& out, std::string_view name, std::string_view value) {
-    // Length-prefixed: no choice of options or source makes two inputs share key material.
-    out += name;
-    out += ' ';
-    out += std::to_string(value.size());
-    out += ':';
-    out += value;
-    out += '\n';
-}
 
 // The architecture to compile for: `wanted` itself when NVRTC knows it, else (as PTX) the
 // newest one it knows below `wanted` — the driver JIT-compiles that PTX for the device.
@@ -93,12 +81,12 @@ CompilePlan plan_compile(const std::string& source, const CudaCompileOptions& op
     plan.flags.insert(plan.flags.end(), options.flags.begin(), options.flags.end());
 
     std::string material = "shadegrad cuda module\n";
-    append_field(material, "abi", std::to_string(kCudaRuntimeAbiVersion));
-    append_field(material, "compiler", plan.compiler->identity);
-    append_field(material, "output", plan.is_ptx ? "ptx" : "cubin");
-    append_field(material, "debug", options.debug ? "1" : "0");
-    for (const std::string& flag : plan.flags) append_field(material, "flag", flag);
-    append_field(material, "source", source);
+    append_key_field(material, "abi", std::to_string(kCudaRuntimeAbiVersion));
+    append_key_field(material, "compiler", plan.compiler->identity);
+    append_key_field(material, "output", plan.is_ptx ? "ptx" : "cubin");
+    append_key_field(material, "debug", options.debug ? "1" : "0");
+    for (const std::string& flag : plan.flags) append_key_field(material, "flag", flag);
+    append_key_field(material, "source", source);
     plan.hash = content_hash(material);
     return plan;
 }
@@ -115,42 +103,18 @@ bool looks_valid(const CompiledCuda& image) {
     return image.is_ptx || image.bytes.compare(0, 4, "\x7f" "ELF") == 0;
 }
 
-std::optional<CompiledCuda> load_from_disk(const CompilePlan& plan) {
-    std::optional<std::string> payload = disk_cache_load(kCacheKind, plan.hash);
-    if (!payload) return std::nullopt;
+// A verified entry's image; nullopt when it is intact but not what this key must hold (another
+// writer's bug), so that it is rebuilt, never trusted.
+std::optional<CompiledCuda> decode_payload(const CompilePlan& plan, const std::string& payload) {
     const std::string header = std::string(plan.is_ptx ? "ptx " : "cubin ") +
                                std::to_string(plan.arch) + "\n";
     CompiledCuda image;
     image.is_ptx = plan.is_ptx;
     image.arch = plan.arch;
     image.hash = plan.hash;
-    if (payload->compare(0, header.size(), header) == 0)
-        image.bytes = payload->substr(header.size());
-    if (!looks_valid(image)) {
-        // Intact but not what this key must hold (another writer's bug): rebuild, never trust.
-        remove_quietly(disk_cache_entry_path(kCacheKind, plan.hash));
-        return std::nullopt;
-    }
+    if (payload.compare(0, header.size(), header) == 0) image.bytes = payload.substr(header.size());
+    if (!looks_valid(image)) return std::nullopt;
     return image;
-}
-
-// Writes `content` to <cache>/<dir>/<name> through a temporary and rename(), so readers (a
-// debugger, a second process) never see a partial file. Returns the path, or "" on failure.
-std::string publish_file(std::string_view dir_name, const std::string& name,
-                         const std::string& content) {
-    try {
-        const std::string dir = cache_subdirectory(dir_name);
-        std::string temporary;
-        ScopedFd fd = create_unique_file(dir, name, ".tmp", temporary);
-        bool written = fd.valid() && write_all(fd.get(), content);
-        written = fd.reset() && written;
-        const std::string path = dir + "/" + name;
-        if (written && ::rename(temporary.c_str(), path.c_str()) == 0) return path;
-        remove_quietly(temporary);
-    } catch (const BackendError&) {
-        // No cache directory: the caller reports the source as not kept.
-    }
-    return "";
 }
 
 [[noreturn, gnu::noinline]] void throw_compile_error(const CompilePlan& plan,
@@ -158,10 +122,11 @@ std::string publish_file(std::string_view dir_name, const std::string& name,
                                                      const NvrtcOutput& output) {
     std::string options;
     for (const std::string& flag : plan.flags) options += (options.empty() ? "" : " ") + flag;
-    const std::string kept = publish_file("failed", plan.hash + ".cu", source);
-    publish_file("failed", plan.hash + ".log",
-                 "NVRTC " + plan.compiler->identity + " at " + plan.compiler->path +
-                     "\noptions: " + options + "\n" + output.error + "\n" + output.log + "\n");
+    const std::string kept = publish_cache_file("failed", plan.hash + ".cu", source);
+    publish_cache_file("failed", plan.hash + ".log",
+                       "NVRTC " + plan.compiler->identity + " at " + plan.compiler->path +
+                           "\noptions: " + options + "\n" + output.error + "\n" + output.log +
+                           "\n");
     std::string message = "NVRTC failed on generated CUDA code (" + output.error + ")\n";
     message += "  options: " + options + "\n";
     message += "  source kept at: " + (kept.empty() ? std::string("(not kept)") : kept) + "\n";
@@ -172,13 +137,13 @@ std::string publish_file(std::string_view dir_name, const std::string& name,
     throw BackendError(message);
 }
 
-CompiledCuda compile_planned(const CompilePlan& plan, const std::string& source, bool debug) {
-    if (std::optional<CompiledCuda> cached = load_from_disk(plan)) return std::move(*cached);
-
+// Runs NVRTC; the result's payload is the image with its header, for the disk cache.
+CompileResult<CompiledCuda> compile_with_nvrtc(const CompilePlan& plan, const std::string& source,
+                                               bool debug) {
     // Debug: NVRTC's line info names the program; make that a file that exists afterwards.
     std::string program_name = "shadegrad_" + plan.hash + ".cu";
     if (debug) {
-        const std::string kept = publish_file("debug", plan.hash + ".cu", source);
+        const std::string kept = publish_cache_file("debug", plan.hash + ".cu", source);
         if (!kept.empty()) program_name = kept;
     }
     const NvrtcOutput output =
@@ -190,11 +155,20 @@ CompiledCuda compile_planned(const CompilePlan& plan, const std::string& source,
     image.is_ptx = plan.is_ptx;
     image.arch = plan.arch;
     image.hash = plan.hash;
-    image.compiled = true;
     if (!looks_valid(image))
         throw BackendError(std::string("NVRTC returned a malformed ") +
                            (plan.is_ptx ? "PTX" : "CUBIN") + " for module " + plan.hash);
-    disk_cache_store(kCacheKind, plan.hash, encode_payload(image));  // failure: recompile later
+    std::string payload = encode_payload(image);
+    return {std::move(image), std::move(payload)};
+}
+
+CompiledCuda compile_planned(const CompilePlan& plan, const std::string& source, bool debug) {
+    bool compiled = false;
+    CompiledCuda image = load_or_compile<CompiledCuda>(
+        kCacheKind, plan.hash,
+        [&](const std::string& payload) { return decode_payload(plan, payload); },
+        [&] { return compile_with_nvrtc(plan, source, debug); }, compiled);
+    image.compiled = compiled;
     return image;
 }
 
@@ -347,45 +321,6 @@ private:
     bool compiled_;
 };
 
-// ---- the memory cache -----------------------------------------------------------------------
-// One slot per key, with its own mutex: loads of one key serialize (the second finds the
-// first's image), loads of different keys compile in parallel. Images are held weakly, so a
-// module nobody uses is unloaded from its devices.
-
-struct CacheSlot {
-    std::mutex mutex;
-    std::weak_ptr<CudaImage> image;
-};
-
-struct ModuleCache {
-    std::mutex mutex;  // guards `slots` only; never held while compiling
-    std::unordered_map<std::string, std::shared_ptr<CacheSlot>> slots;
-    size_t prune_threshold = 64;
-};
-
-ModuleCache& module_cache() {
-    static ModuleCache* const cache = new ModuleCache;  // never destroyed (used at exit)
-    return *cache;
-}
-
-std::shared_ptr<CacheSlot> cache_slot(const std::string& hash) {
-    ModuleCache& cache = module_cache();
-    std::lock_guard<std::mutex> lock(cache.mutex);
-    auto [it, inserted] = cache.slots.try_emplace(hash);
-    if (inserted) {
-        it->second = std::make_shared<CacheSlot>();
-        // Drop slots of unloaded modules now and then (amortized O(1) per insertion).
-        if (cache.slots.size() >= cache.prune_threshold) {
-            std::erase_if(cache.slots, [&](const auto& entry) {
-                return entry.first != hash && entry.second.use_count() == 1 &&
-                       entry.second->image.expired();
-            });
-            cache.prune_threshold = std::max<size_t>(64, 2 * cache.slots.size());
-        }
-    }
-    return it->second;
-}
-
 }  // namespace
 
 CompiledCuda compile_cuda(const std::string& source, const CudaCompileOptions& options) {
@@ -399,20 +334,17 @@ std::vector<std::string> cuda_compile_flags(const CudaCompileOptions& options) {
 std::shared_ptr<CudaModule> load_cuda_module(const std::string& source,
                                              const CudaCompileOptions& options) {
     const CompilePlan plan = plan_compile(source, options);
-    const std::shared_ptr<CacheSlot> slot = cache_slot(plan.hash);
-    std::lock_guard<std::mutex> lock(slot->mutex);
-    if (std::shared_ptr<CudaImage> image = slot->image.lock())
-        return std::make_shared<LoadedCudaModule>(std::move(image), false);
-    auto image = std::make_shared<CudaImage>(compile_planned(plan, source, options.debug));
-    const bool compiled = image->image().compiled;
-    slot->image = image;
+    bool compiled = false;  // stays false when the memory cache has the image
+    // Held weakly there: an image nobody uses is unloaded from its devices.
+    ModuleCache<CudaImage>& memory = ModuleCache<CudaImage>::instance();
+    std::shared_ptr<CudaImage> image = memory.get_or_load(plan.hash, [&] {
+        CompiledCuda loaded = compile_planned(plan, source, options.debug);
+        compiled = loaded.compiled;
+        return std::make_shared<CudaImage>(std::move(loaded));
+    });
     return std::make_shared<LoadedCudaModule>(std::move(image), compiled);
 }
 
-void clear_cuda_module_cache() {
-    ModuleCache& cache = module_cache();
-    std::lock_guard<std::mutex> lock(cache.mutex);
-    cache.slots.clear();  // loads in flight keep their slot alive until they finish
-}
+void clear_cuda_module_cache() { ModuleCache<CudaImage>::instance().clear(); }
 
 }  // namespace sg::runtime

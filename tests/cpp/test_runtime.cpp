@@ -1,16 +1,20 @@
-// tests/cpp/test_runtime.cpp — the CPU backend runtime: content hash, disk cache, module
-// loading (memory / disk / compile, corruption, errors, concurrency) and the thread pool.
+// tests/cpp/test_runtime.cpp — the CPU backend runtime: content hash, disk cache, the module
+// cache shared with CUDA, module loading (memory / disk / compile, corruption, errors,
+// concurrency) and the thread pool.
 #include "runtime/content_hash.h"
 #include "runtime/cpu_module.h"
 #include "runtime/disk_cache.h"
+#include "runtime/module_cache.h"
 #include "runtime/thread_pool.h"
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <set>
 #include <sys/wait.h>
 #include <thread>
@@ -170,6 +174,99 @@ TEST_F(DiskCache, StoreLoadAndRejectDamage) {
 TEST_F(DiskCache, RejectsUnsafeNames) {
     EXPECT_THROW(disk_cache_load("../x", content_hash("k")), std::invalid_argument);
     EXPECT_THROW(disk_cache_store("cpu", "../../etc/passwd", "x"), std::invalid_argument);
+}
+
+// ---- the module cache shared by the backends --------------------------------------------------
+
+using ModuleCacheTest = RuntimeTest;
+
+TEST_F(ModuleCacheTest, DiskEntriesAreDecodedAndUnusableOnesRebuilt) {
+    const std::string key = content_hash("module cache key");
+    int compiles = 0;
+    bool usable = true;
+    auto decode = [&](const std::string& payload) {
+        return usable ? std::optional<std::string>("decoded " + payload) : std::nullopt;
+    };
+    auto compile = [&] {
+        return CompileResult<std::string>{"built", "bytes " + std::to_string(++compiles)};
+    };
+    auto load = [&](bool& compiled) {
+        return load_or_compile<std::string>("test", key, decode, compile, compiled);
+    };
+    bool compiled = false;
+    EXPECT_EQ(load(compiled), "built");
+    EXPECT_TRUE(compiled);
+    EXPECT_EQ(load(compiled), "decoded bytes 1");  // stored by the first load
+    EXPECT_FALSE(compiled);
+    usable = false;  // intact but unusable: removed and rebuilt
+    EXPECT_EQ(load(compiled), "built");
+    EXPECT_TRUE(compiled);
+    EXPECT_EQ(disk_cache_load("test", key), "bytes 2");
+}
+
+TEST_F(ModuleCacheTest, OneLoadPerKeyWhileTheValueIsHeld) {
+    struct Value {};  // a type of its own: a cache no other test touches
+    ModuleCache<Value>& cache = ModuleCache<Value>::instance();
+    std::atomic<int> loads{0};
+    auto load = [&] {
+        ++loads;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20));  // let the others queue up
+        return std::make_shared<Value>();
+    };
+    std::vector<std::shared_ptr<Value>> held(8);
+    std::vector<std::thread> threads;
+    for (auto& value : held) threads.emplace_back([&] { value = cache.get_or_load("k", load); });
+    for (std::thread& thread : threads) thread.join();
+    EXPECT_EQ(loads.load(), 1);
+    for (const auto& value : held) EXPECT_EQ(value, held[0]);
+    EXPECT_NE(cache.get_or_load("other", load), held[0]);
+    EXPECT_EQ(loads.load(), 2);
+
+    held.clear();  // held weakly: nobody uses it now, so the next get loads again
+    cache.get_or_load("k", load);
+    EXPECT_EQ(loads.load(), 3);
+}
+
+TEST_F(ModuleCacheTest, ForkChildStartsEmptyEvenWhileAParentLoadIsInFlight) {
+    struct Value {};
+    ModuleCache<Value>& cache = ModuleCache<Value>::instance();
+    std::atomic<bool> loading{false}, release{false};
+    std::thread parent_load([&] {
+        cache.get_or_load("k", [&] {
+            loading = true;
+            while (!release) std::this_thread::yield();
+            return std::make_shared<Value>();
+        });
+    });
+    while (!loading) std::this_thread::yield();  // the key's slot is locked now
+
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        ::alarm(20);  // a deadlock fails the test instead of hanging it
+        bool loaded = false;
+        cache.get_or_load("k", [&] {
+            loaded = true;
+            return std::make_shared<Value>();
+        });
+        ::_exit(loaded ? 0 : 1);
+    }
+    release = true;
+    parent_load.join();
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
+}
+
+TEST_F(ModuleCacheTest, PublishedFilesAppearWholeOrNotAtAll) {
+    const std::string path = publish_cache_file("kept", "a.txt", "content");
+    EXPECT_EQ(path, dir_ + "/kept/a.txt");
+    EXPECT_EQ(read_entry(path), "content");
+    EXPECT_EQ(std::distance(fs::directory_iterator(dir_ + "/kept"), {}), 1);  // no temporary left
+
+    overwrite_entry(dir_ + "/file", "");
+    set_cache_directory_for_testing(dir_ + "/file");  // cannot hold a directory
+    EXPECT_EQ(publish_cache_file("kept", "a.txt", "content"), "");
 }
 
 // ---- CPU modules ----------------------------------------------------------------------------
