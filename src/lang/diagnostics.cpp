@@ -33,7 +33,7 @@ const SourceFile* SourceManager::add(std::string name, std::string text) {
 
 void Diagnostics::error(SourceLoc loc, std::string message, int code) {
     ++error_count_;
-    diags_.push_back({Severity::Error, code, loc, std::move(message)});
+    diags_.push_back({Severity::Error, code, resolve_location(loc), std::move(message)});
     if (error_count_ >= kMaxErrors) {
         diags_.push_back({Severity::Note, 0, {}, "too many errors; stopping"});
         throw_if_errors();
@@ -41,11 +41,11 @@ void Diagnostics::error(SourceLoc loc, std::string message, int code) {
 }
 
 void Diagnostics::warning(SourceLoc loc, std::string message, int code) {
-    diags_.push_back({Severity::Warning, code, loc, std::move(message)});
+    diags_.push_back({Severity::Warning, code, resolve_location(loc), std::move(message)});
 }
 
 void Diagnostics::note(SourceLoc loc, std::string message) {
-    diags_.push_back({Severity::Note, 0, loc, std::move(message)});
+    diags_.push_back({Severity::Note, 0, resolve_location(loc), std::move(message)});
 }
 
 void Diagnostics::unsupported(SourceLoc loc, std::string_view construct) {
@@ -99,29 +99,42 @@ std::string rendered_message(const std::string& message) {
 
 }  // namespace
 
+ResolvedLocation resolve_location(SourceLoc loc) {
+    if (!loc.valid()) return {};
+    auto [line, col] = loc.file->line_col(loc.offset);
+    // Only what the renderer shows is kept (long lines stay readable, and a 1 MB one-line
+    // source does not cost 1 MB per diagnostic).
+    return {loc.file->name, int(line), int(col), printable(loc.file->line_text(line), 400)};
+}
+
+const char* severity_name(Severity severity) {
+    static const char* kNames[] = {"error", "warning", "note"};
+    return kNames[int(severity)];
+}
+
 std::string render_diagnostic(const Diagnostic& d) {
-    static const char* kSeverity[] = {"error", "warning", "note"};
+    const ResolvedLocation& at = d.location;
     std::string out;
-    if (d.loc.valid()) {
-        auto [line, col] = d.loc.file->line_col(d.loc.offset);
-        out += d.loc.file->name + ":" + std::to_string(line) + ":" + std::to_string(col) + ": ";
-        out += kSeverity[int(d.severity)];
-        if (d.code) out += " " + std::to_string(d.code);
-        out += ": " + rendered_message(d.message) + "\n";
-        std::string text = printable(d.loc.file->line_text(line), 400);  // long lines stay readable
+    if (at.valid()) out += at.file + ":" + std::to_string(at.line) + ":" + std::to_string(at.col) + ": ";
+    // Appended piece by piece: `" " + std::string` here trips a false -Wrestrict in GCC 12.
+    out += severity_name(d.severity);
+    if (d.code) {
+        out += ' ';
+        out += std::to_string(d.code);
+    }
+    out += ": ";
+    out += rendered_message(d.message);
+    out += '\n';
+    if (at.valid()) {
         out += "    ";
-        out += text;
+        out += at.source_line;
         out += "\n    ";
         // One blank per character before the column (tabs kept, so the caret lines up).
-        for (uint32_t i = 1; i < col && i <= text.size(); ++i) {
-            unsigned char c = static_cast<unsigned char>(text[i - 1]);
+        for (size_t i = 1; i < size_t(at.col) && i <= at.source_line.size(); ++i) {
+            unsigned char c = static_cast<unsigned char>(at.source_line[i - 1]);
             if ((c & 0xC0) != 0x80) out += c == '\t' ? '\t' : ' ';
         }
         out += "^\n";
-    } else {
-        out += kSeverity[int(d.severity)];
-        if (d.code) out += " " + std::to_string(d.code);
-        out += ": " + rendered_message(d.message) + "\n";
     }
     return out;
 }

@@ -3,6 +3,8 @@
 // Every token, AST node and IR instruction carries a SourceLoc. A Diagnostics object collects
 // user errors (mistakes in kernel source, reported as `file:line:col: error: message`, the
 // source line and a caret) separately from internal errors (compiler bugs, which say so).
+// A reported Diagnostic holds its location resolved to file name, line, column and line text,
+// never a SourceLoc: the sources die with the compilation, the diagnostics may not.
 #pragma once
 
 #include <cstdint>
@@ -45,15 +47,37 @@ private:
 
 enum class Severity : uint8_t { Error, Warning, Note };
 
+/// Where a diagnostic points, resolved from a SourceLoc when the diagnostic is reported. Plain
+/// values, no pointer into a SourceFile: a Diagnostic, and the CompileError carrying it, stay
+/// valid after the SourceManager that owned the text is gone (it usually dies while a
+/// CompileError unwinds the compilation).
+struct ResolvedLocation {
+    std::string file;         ///< the SourceFile's name ("m.slang", "<glue>")
+    int line = 0;             ///< 1-based; 0 means "no location" (synthesized code)
+    int col = 0;              ///< 1-based, in bytes from the start of the line
+    std::string source_line;  ///< the line's text as rendered: valid UTF-8 (bad bytes become
+                              ///< '?', one for one), at most 400 bytes
+
+    bool valid() const { return line != 0; }
+};
+
+/// In: a location (possibly "no location"). Out: its file name, line, column and line text.
+ResolvedLocation resolve_location(SourceLoc loc);
+
+/// One reported error, warning or note. Self-contained: see ResolvedLocation.
 struct Diagnostic {
     Severity severity = Severity::Error;
     int code = 0;  ///< Slang's diagnostic number where one exists (30510, 41022, ...), else 0
-    SourceLoc loc;
+    ResolvedLocation location;
     std::string message;
 };
 
+/// "error", "warning" or "note".
+const char* severity_name(Severity severity);
+
 /// Thrown when compilation must stop (too many errors, a resource limit, or at the end of a
-/// phase that reported errors). Carries the rendered diagnostics.
+/// phase that reported errors). Carries the rendered text (what()) and every diagnostic so
+/// far, both independent of the compilation's sources, so the error may outlive them.
 class CompileError : public std::runtime_error {
 public:
     CompileError(std::string rendered, std::vector<Diagnostic> diags)
@@ -68,6 +92,8 @@ public:
         : std::logic_error("internal compiler error (a shadegrad bug; please report it): " + what) {}
 };
 
+/// Collects the diagnostics of one compilation. Each report resolves its SourceLoc at once (the
+/// SourceFile must be alive then, and only then).
 class Diagnostics {
 public:
     static constexpr size_t kMaxErrors = 100;

@@ -19,15 +19,82 @@ namespace nb = nanobind;
 using namespace sg;
 using namespace sg::py;
 
+namespace {
+
+constexpr const char* kCompileErrorDoc =
+    "A kernel source (or the code generated for a call) did not compile.\n"
+    "\n"
+    "str(error) is the rendered report: for each diagnostic `file:line:col: error: message`,\n"
+    "the source line and a caret.\n"
+    "\n"
+    "error.diagnostics is a list of Diagnostic named tuples, in the order reported:\n"
+    "(file, line, col, code, severity, message)\n"
+    "  file      the source's name (\"m.slang\"; \"<glue>\" for code generated for a call)\n"
+    "  line      1-based line\n"
+    "  col       1-based column, counted in bytes from the start of the line\n"
+    "  code      Slang's diagnostic number (30510, 41022, ...), or 0\n"
+    "  severity  \"error\", \"warning\" or \"note\"\n"
+    "  message   the message, without location\n"
+    "file, line and col are None for a diagnostic without a location.";
+
+// Created once by the module init and kept for the life of the process (no destructor runs
+// after the interpreter is gone).
+PyObject* compile_error_type = nullptr;
+PyObject* diagnostic_type = nullptr;
+
+/// Kernel text may hold any bytes; a str is made with U+FFFD for the ones that are not UTF-8.
+nb::object utf8_str(const std::string& s) {
+    PyObject* str = PyUnicode_DecodeUTF8(s.data(), Py_ssize_t(s.size()), "replace");
+    if (!str) throw nb::python_error();
+    return nb::steal(str);
+}
+
+/// Raises shadegrad.CompileError for `e`: its text and its `diagnostics`, built from the
+/// error's self-contained diagnostics (the sources they came from are gone by now).
+NB_NOINLINE void raise_compile_error(const lang::CompileError& e) {
+    try {
+        nb::list diagnostics;
+        for (const lang::Diagnostic& d : e.diagnostics) {
+            const lang::ResolvedLocation& at = d.location;
+            nb::object file = nb::none(), line = nb::none(), col = nb::none();
+            if (at.valid()) file = utf8_str(at.file), line = nb::int_(at.line), col = nb::int_(at.col);
+            diagnostics.append(nb::handle(diagnostic_type)(file, line, col, d.code, lang::severity_name(d.severity),
+                                                           utf8_str(d.message)));
+        }
+        nb::object error = nb::handle(compile_error_type)(utf8_str(e.what()));
+        error.attr("diagnostics") = diagnostics;
+        PyErr_SetObject(compile_error_type, error.ptr());
+    } catch (const nb::python_error&) {
+        // Building the exception failed (out of memory): the text alone still says what is wrong.
+        PyErr_SetString(compile_error_type, e.what());
+    }
+}
+
+}  // namespace
+
 NB_MODULE(_core, m) {
     m.doc() = "shadegrad core: compiler, runtime and call dispatch";
     // Autograd nodes alive at interpreter exit legitimately hold handles; not leaks of ours.
     nb::set_leak_warnings(false);
 
-    static nb::object compile_error = nb::exception<lang::CompileError>(m, "CompileError", PyExc_Exception);
+    nb::object diagnostic =
+        nb::module_::import_("collections")
+            .attr("namedtuple")("Diagnostic", nb::make_tuple("file", "line", "col", "code", "severity", "message"));
+    diagnostic.attr("__module__") = "shadegrad._core";
+    diagnostic.attr("__doc__") = "One diagnostic of a CompileError: see CompileError.";
+    m.attr("Diagnostic") = diagnostic;
+    diagnostic_type = diagnostic.release().ptr();
+    compile_error_type =
+        PyErr_NewExceptionWithDoc("shadegrad._core.CompileError", kCompileErrorDoc, PyExc_Exception, nullptr);
+    if (!compile_error_type) throw nb::python_error();
+    m.attr("CompileError") = nb::handle(compile_error_type);
+
+    // The one place where C++ exceptions become Python exceptions.
     nb::register_exception_translator([](const std::exception_ptr& p, void*) {
         try {
             std::rethrow_exception(p);
+        } catch (const lang::CompileError& e) {
+            raise_compile_error(e);
         } catch (const call::CallError& e) {
             PyObject* type = e.kind == call::ErrorKind::Type    ? PyExc_TypeError
                              : e.kind == call::ErrorKind::Value ? PyExc_ValueError

@@ -346,20 +346,13 @@ inline void check_errors(const std::string& name, const std::string& source, con
     for (const auto& d : got)
         if (d.severity == lang::Severity::Error) errors.push_back(&d);
     ASSERT_FALSE(errors.empty()) << "the program compiled, but should fail with: " << want[0].text << "\n" << source;
-    // The SourceFile a location points to died with the compilation that threw; the offset is
-    // still good, and every expected error is in `source` (glue errors simply do not match).
-    auto line_col = [&](uint32_t offset) {
-        int line = 1, col = 1;
-        for (uint32_t k = 0; k < offset && k < source.size(); ++k) {
-            if (source[k] == '\n') ++line, col = 1;
-            else ++col;
-        }
-        return std::make_pair(line, col);
-    };
+    // Every expected error is in the module's own file (named as UserModule names it), never
+    // in the glue.
+    const std::string file = name.find('.') == std::string::npos ? name + ".slang" : name;
     auto matches = [&](const lang::Diagnostic& d, const ExpectedError& e) {
-        if (!d.loc.valid()) return false;
-        auto [line, col] = line_col(d.loc.offset);
-        return line == e.line && col == e.col && d.message.find(e.text) != std::string::npos;
+        const lang::ResolvedLocation& at = d.location;
+        return at.valid() && at.file == file && at.line == e.line && at.col == e.col &&
+               d.message.find(e.text) != std::string::npos;
     };
     EXPECT_TRUE(matches(*errors[0], want[0]))
         << "first error differs from " << want[0].line << ":" << want[0].col << ": " << want[0].text << "\n"
