@@ -157,6 +157,7 @@ TEST(Kernel, ReadOnlyLoadsAndElementsPerThread) {
 
     CodegenOptions readonly;
     readonly.readonly_loads = true;
+    readonly.call_rank = 1;  // known rank: straight-line index decomposition
     auto cuda = codegen::generate_kernel(tp.program, *k, Target::Cuda, readonly);
     const std::string body = cuda.source.substr(cuda.body_begin);
     EXPECT_EQ(cuda.elements_per_thread, 4);
@@ -164,10 +165,12 @@ TEST(Kernel, ReadOnlyLoadsAndElementsPerThread) {
     EXPECT_NE(body.find("sg_tensor_load(P.y, "), std::string::npos) << body;     // y: written too
     EXPECT_EQ(body.find("sg_tensor_load_ro(P.y"), std::string::npos) << body;
     EXPECT_NE(body.find("for (int k = 0; k < 4; ++k)"), std::string::npos) << body;
+    EXPECT_NE(body.find("sg_call_index_fixed<1>(params.header, tid, idx);"), std::string::npos) << body;
     EXPECT_TRUE(nvrtc_compiles(cuda.source));
 
     auto plain = codegen::generate_kernel(tp.program, *k, Target::Cuda, {});
     EXPECT_EQ(plain.source.find("sg_tensor_load_ro(v"), std::string::npos);
+    EXPECT_NE(plain.source.find("    sg_call_index(params.header, tid, idx);"), std::string::npos);  // rank unknown
     CodegenOptions one = readonly;
     one.elements_per_thread = 1;
     auto single = codegen::generate_kernel(tp.program, *k, Target::Cuda, one);

@@ -120,3 +120,15 @@ def test_every_element_once_at_every_size(sg, m, n):
     torch.testing.assert_close(y, a.detach() * 3.0 + 0.5)
     y.backward(torch.ones_like(y))
     torch.testing.assert_close(a.grad, torch.full_like(a, 3.0), rtol=0, atol=0)
+
+
+# The same for 2-D calls: the call index is decomposed with the rank fixed at generation.
+@pytest.mark.parametrize("shape", [(1, 1), (3, 5), (17, 33), (255, 3), (2, 1025), (129, 257)])
+def test_two_dimensional_calls_cover_every_element(sg, m, shape):
+    a = torch.rand(shape, device="cuda", requires_grad=True)
+    b = torch.rand(shape, device="cuda", requires_grad=True)
+    out = m.mul2(sg.grid(shape), a, b)
+    torch.testing.assert_close(out, (a * b).detach(), rtol=0, atol=0)
+    out.backward(torch.full(shape, 2.0, device="cuda"))
+    torch.testing.assert_close(a.grad, 2.0 * b.detach(), rtol=0, atol=0)
+    torch.testing.assert_close(b.grad, 2.0 * a.detach(), rtol=0, atol=0)
