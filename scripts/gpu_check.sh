@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # scripts/gpu_check.sh — the GPU check, in one command, on a machine with an NVIDIA GPU and no
 # internet: builds and installs the package (no build isolation: the bridge builds against the
-# installed torch), runs the C++ tests, the Python suite on the CUDA backend, compute-sanitizer's
-# memcheck over the CUDA autograd tests, then the benchmarks. Writes the logs, summary.md and
+# installed torch), runs the C++ tests, the Python suite on the CUDA backend and on the CPU
+# backend, compute-sanitizer's memcheck over the CUDA autograd tests, then the benchmarks. Writes the logs, summary.md and
 # the benchmark table (bench.md, bench.json) into the folder given as $1 (default: $OUT, else
 # ./gpu-results). Exit status: non-zero when any step failed.
 #
@@ -65,6 +65,8 @@ xdist=""
 python3 -c "import xdist" 2>/dev/null && xdist="-n 8"
 [ "$mode" = "--memcheck-only" ] || step "pytest (CUDA backend)" pytest_cuda.log \
     env SHADEGRAD_TEST_DEVICE=cuda python3 -m pytest -q $xdist -p no:cacheprovider tests/python
+[ "$mode" = "--memcheck-only" ] || [ $quick -eq 1 ] || step "pytest (CPU backend)" pytest_cpu.log \
+    env SHADEGRAD_TEST_DEVICE=cpu python3 -m pytest -q $xdist -p no:cacheprovider tests/python
 
 if [ $quick -eq 0 ]; then
     if [ -f bench/bench_gpu.py ] && [ "$mode" != "--memcheck-only" ]; then

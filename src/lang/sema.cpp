@@ -315,6 +315,14 @@ void Sema::check_stmt(Stmt* s) {
 /// Differentiable loops need a bound for the reverse pass's per-iteration storage: an explicit
 /// [MaxIters(n)] / [ForceUnroll] or a trip count inferred from constant bounds (error 30510).
 void Sema::check_loop_bound(Stmt* s) {
+    // The reverse pass re-runs and tapes every enclosing loop level for each inner one, so its
+    // size grows with the cube of the nesting depth (32 levels: 8 MB of generated C++). Real
+    // kernels nest a few loops; refuse depths that would only exhaust the compilers.
+    if (current_fn_ && body_is_differentiated(*current_fn_) && loop_depth_ == kMaxDifferentiatedLoopDepth)
+        diags_.error(s->loc, "loops nest more than " + std::to_string(kMaxDifferentiatedLoopDepth) +
+                                 " deep in differentiable function '" + current_fn_->name +
+                                 "'; its derivative grows with every level, so at most " +
+                                 std::to_string(kMaxDifferentiatedLoopDepth) + " are supported");
     if (const Attribute* a = find_attribute(s->attrs, "MaxIters")) {
         auto n = a->args.size() == 1 ? eval_const_int(a->args[0]) : std::nullopt;
         if (!n || *n <= 0 || *n > (1 << 20)) diags_.error(a->loc, "[MaxIters] takes a positive constant integer");

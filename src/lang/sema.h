@@ -17,6 +17,10 @@
 
 namespace sg::lang {
 
+/// Loops may nest this deep in a function that is differentiated (deeper: an error, since the
+/// reverse-mode derivative grows with the cube of the depth).
+inline constexpr int kMaxDifferentiatedLoopDepth = 16;
+
 /// Built-in functions that are not math intrinsics.
 enum class BuiltinKind : uint8_t {
     Intrinsic,      ///< intrinsic: see IntrinsicId

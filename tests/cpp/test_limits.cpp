@@ -147,29 +147,33 @@ TEST(Limits, DeepNestedIfElseThroughAutodiff) {
     expect_compiled(compile("250-deep else-if chain, [Differentiable]", s));
 }
 
-// DISABLED: reverse mode's output grows much faster than linearly with loop nesting (50 nested
-// 1-trip loops: 154,000 IR lines and 54 MB of C++; 100: 10 s; 250: 143 s, past the hang guard).
-// Enable when autodiff keeps nested loops compact.
-TEST(Limits, DISABLED_DeepNestedConstantLoopsThroughAutodiff) {
-    expect_compiled(compile("250 nested 1-trip for loops, [Differentiable]",
-                            deep_differentiable("for (int i = 0; i < 1; i++) ", "", 250)));
+// Reverse mode's output grows with the cube of loop nesting (32 nested loops: 8 MB of C++), so
+// differentiated functions may nest at most kMaxDifferentiatedLoopDepth (16) loops: 250 nested
+// loops get that diagnostic at once, and 16 still compile.
+TEST(Limits, DeepNestedConstantLoopsThroughAutodiff) {
+    expect_rejected(compile("250 nested 1-trip for loops, [Differentiable]",
+                            deep_differentiable("for (int i = 0; i < 1; i++) ", "", 250)),
+                    "loops nest more than 16 deep in differentiable function 'deep'");
 }
 
-// DISABLED: as above (250 nested loops: 144 s).
-TEST(Limits, DISABLED_DeepNestedMaxItersLoopsThroughAutodiff) {
-    // The reverse pass stores every iteration's state: 2^250 iterations cannot have a tape. Either
-    // a clear diagnostic or a compile is acceptable here; a crash or a huge allocation is not.
-    Timed t = compile("250 nested [MaxIters(2)] loops, [Differentiable]",
-                      deep_differentiable("[MaxIters(2)] for (int i = 0; i < int(y); i++) ", "", 250));
-    EXPECT_LT(t.seconds, time_limit_s());
-    if (!t.result.ok) std::printf("%s", t.result.diagnostics.substr(0, 600).c_str());
+TEST(Limits, DeepNestedMaxItersLoopsThroughAutodiff) {
+    expect_rejected(compile("250 nested [MaxIters(2)] loops, [Differentiable]",
+                            deep_differentiable("[MaxIters(2)] for (int i = 0; i < int(y); i++) ", "", 250)),
+                    "loops nest more than 16 deep in differentiable function 'deep'");
+    expect_compiled(compile("16 nested [MaxIters(2)] loops, [Differentiable]",
+                            deep_differentiable("[MaxIters(2)] for (int i = 0; i < int(y); i++) ", "", 16)));
 }
 
 TEST(Limits, DeepNestedBlocksAndLoopsMixed) {
     // A braced body costs two parser levels (the statement and the block), so each level of
-    // `if (...) { for (...) { ... } }` costs six: 40 of them nest 240 deep.
-    expect_compiled(compile("40 x if { for { } }, [Differentiable]",
-                            deep_differentiable("if (s < 100.0f) { for (int i = 0; i < 1; i++) { ", "} } ", 40)));
+    // `if (...) { for (...) { ... } }` costs six: 16 of them (the most loops a differentiated
+    // function may nest) inside 20 levels of `if (...) { { ... } }` nest about 230 deep.
+    const std::string ifs = repeat("if (s < 100.0f) { { ", 20);
+    const std::string loops = repeat("if (s < 100.0f) { for (int i = 0; i < 1; i++) { ", 16);
+    std::string source = deep_differentiable(ifs + loops, "", 1);
+    const std::string closing = repeat("} } ", 36);
+    source.insert(source.find("s *= y;\n") + 8, closing);
+    expect_compiled(compile("20 x if { { } } + 16 x if { for { } }, [Differentiable]", source));
 }
 
 // ---------------------------------------------------------------- size
