@@ -59,7 +59,12 @@ if [ ! -f "$build/CMakeCache.txt" ]; then
         -DSG_SANITIZE=ON -DSG_BUILD_FUZZER=ON -DSG_BUILD_PYTHON=OFF -DSG_BUILD_TESTS=OFF >/dev/null
 fi
 say "building fuzz_frontend"
-cmake --build "$build" --target fuzz_frontend -- ${CMAKE_BUILD_PARALLEL_LEVEL:+-j"$CMAKE_BUILD_PARALLEL_LEVEL"} >/dev/null
+if ! cmake --build "$build" --target fuzz_frontend -- ${CMAKE_BUILD_PARALLEL_LEVEL:+-j"$CMAKE_BUILD_PARALLEL_LEVEL"} \
+    >"$build/build.log" 2>&1; then
+    tail -n 40 "$build/build.log" >&2
+    echo "[fuzz] the build failed (log: $build/build.log)" >&2
+    exit 2
+fi
 say "built in $((SECONDS - start)) s"
 
 # --- corpus ------------------------------------------------------------------------------------

@@ -185,9 +185,10 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
         // apart (coalesced). A block wholly inside the call runs them unrolled with no bounds
         // test in between, so that independent loads can be issued together.
         const std::string e = std::to_string(out.elements_per_thread);
+        const std::string thread_fn = thread;  // clang 14 cannot capture a structured binding
         auto run = [&](const std::string& indent) {
             return indent + idx + " idx[8];\n" + indent + decompose + "(params.header, tid, idx);\n" + indent +
-                   "sg_user::" + thread + "(params, tid, idx);\n";
+                   "sg_user::" + thread_fn + "(params, tid, idx);\n";
         };
         entry = "SG_EXPORT __global__ void " + out.entry + "(const __grid_constant__ sg_user::" + params + " params) {\n" +
                 "    const int64_t first = blockIdx.x * (int64_t)blockDim.x * " + e + " + threadIdx.x;\n" +
