@@ -261,8 +261,14 @@ void Sema::check_stmt(Stmt* s) {
         check_convertible(s->cond, types_.boolean(), "if condition");
         if (s->cond->type && s->cond->type->is_vector())
             diags_.error(s->cond->loc, "if condition must be a scalar, got " + type_name(s->cond->type));
+        // Each branch is a scope of its own, braces or not: a declaration that is the whole
+        // branch (`if (c) int y = ...; else y = ...;`) is invisible to the other branch.
+        push_scope();
         check_stmt(s->then_stmt);
+        pop_scope();
+        push_scope();
         check_stmt(s->else_stmt);
+        pop_scope();
         pop_scope();
         break;
     case StmtKind::For:
