@@ -795,6 +795,27 @@ def test_forward_and_gradients(bridge):
     assert released() == 1
 
 
+def test_grad_fn_is_one_node_named_alike(bridge):
+    a = torch.randn(3, requires_grad=True)
+    b = torch.randn(3, requires_grad=True)
+    (y0, y1), _, _ = run_fn(bridge, a, b, n_outputs=2)
+    # The native node carries the name torch gives the fallback's torch.autograd.Function.
+    assert y0.grad_fn.name() == "ShadegradFunctionBackward"
+    assert y1.grad_fn is y0.grad_fn
+    assert len(y0.grad_fn.next_functions) == 2
+
+
+def test_grad_wrt_some_inputs(bridge):
+    a = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(3, dtype=torch.float64, requires_grad=True)
+    (y,), kernel, _ = run_fn(bridge, a, b)
+    (ga,) = torch.autograd.grad(y.sum(), a)
+    assert torch.allclose(ga, expected_grads(a, b)[0]) and b.grad is None
+    if bridge.name == "native":
+        # The mask follows the graph task (the edge to b is not needed here), not requires_grad.
+        assert kernel.backward_calls[0]["mask"] == [True, False]
+
+
 def test_native_backward_sees_saved_inputs_and_contiguous_zeroed_buffers():
     a = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)
     b = torch.randn(3, 2, dtype=torch.float64).t()  # non-contiguous, no grad
@@ -940,6 +961,23 @@ def test_dirty_leaf_requiring_grad_is_rejected_before_forward(bridge):
     rc, message, released = bridge.apply([a, b], [out], [1], kernel)
     assert rc != 0 and "leaf" in message and "output 0" in message
     assert kernel.forward_calls == 0 and not out.any()
+    gc.collect()
+    assert released() == 1
+
+
+def test_dirty_output_requiring_grad_under_no_grad(bridge):
+    # Like a torch in-place op under no_grad: written, version bumped, no history attached.
+    a = torch.randn(3, requires_grad=True)
+    b = torch.randn(3)
+    out = torch.zeros(3, requires_grad=True)
+    version = out._version
+    kernel = Kernel([a, b], [out])
+    with torch.no_grad():
+        rc, message, released = bridge.apply([a, b], [out], [1], kernel)
+    assert rc == 0, message
+    assert torch.allclose(out.detach(), (a * b + torch.sin(a)).detach())
+    assert out._version == version + 1
+    assert out.is_leaf and out.requires_grad and out.grad_fn is None
     gc.collect()
     assert released() == 1
 
