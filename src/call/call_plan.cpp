@@ -152,6 +152,11 @@ void CallPlan::launch(const CompiledKernel& kernel, std::vector<uint8_t>& block,
         report_kernel_error(function, error);
 }
 
+void CallPlan::zero(const CompiledKernel& kernel, void* data, size_t bytes, void* stream) {
+    if (kernel.target == codegen::Target::Cuda) runtime::cuda_zero_async(*kernel.cuda_entry, data, bytes, stream);
+    else std::memset(data, 0, bytes);
+}
+
 void report_kernel_error(const std::string& function, uint32_t code) {
     if (code == codegen::kErrorIndexOutOfBounds)
         throw CallError(ErrorKind::Runtime, function + "(): a tensor index was out of bounds in the kernel; the access "

@@ -61,6 +61,9 @@ public:
     /// `function` after the launch (the access itself was skipped).
     static void launch(const CompiledKernel& kernel, std::vector<uint8_t>& block, void* stream,
                        const std::string& function);
+    /// Zero-fills `bytes` bytes at `data` on `kernel`'s device: an asynchronous memset on `stream`
+    /// (CUDA, in the kernel's context) or a memset (CPU).
+    static void zero(const CompiledKernel& kernel, void* data, size_t bytes, void* stream);
 
 private:
     const UserModule& module_;

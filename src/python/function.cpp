@@ -127,14 +127,13 @@ void zero_gradient_buffers(const AutogradCtx& c, const TensorInfo* buffers, int 
             ranges.push_back({static_cast<char*>(buffers[i].data),
                               size_t(buffers[i].numel) * size_t(dtype_size(buffers[i].dtype))});
     std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.data < b.data; });
-    const call::CompiledKernel& k = c.plan->forward();  // its function knows the device's context
     for (size_t i = 0; i < ranges.size();) {
         char* begin = ranges[i].data;
         char* end = begin + ranges[i].bytes;
         for (++i; i < ranges.size() && ranges[i].data <= end; ++i)
             end = std::max(end, ranges[i].data + ranges[i].bytes);
-        if (k.target == codegen::Target::Cuda) runtime::cuda_zero_async(*k.cuda_entry, begin, size_t(end - begin), stream);
-        else std::memset(begin, 0, size_t(end - begin));
+        // The forward kernel names the device (and its context) the buffers live on.
+        call::CallPlan::zero(c.plan->forward(), begin, size_t(end - begin), stream);
     }
 }
 
