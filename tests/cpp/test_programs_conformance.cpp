@@ -18,12 +18,17 @@ std::vector<std::string> conformance_cases() {
     return list_lang_files(".test", [](const std::string& folder) { return folder == "conformance"; });
 }
 
-/// The conformance kernel a case belongs to: the file named like the case's `Txx_` prefix.
+/// The conformance kernel a case belongs to: the file named like the case's `Txx_` prefix, in the
+/// conformance folder or its tier2/ subfolder.
 fs::path kernel_of(const std::string& rel) {
     std::string stem = fs::path(rel).filename().string();
     std::string prefix = stem.substr(0, stem.find('_') + 1);
-    for (const auto& f : fs::directory_iterator(conformance_dir()))
-        if (f.path().extension() == ".slang" && f.path().filename().string().rfind(prefix, 0) == 0) return f.path();
+    for (const fs::path& dir : {conformance_dir(), conformance_dir() / "tier2"}) {
+        if (!fs::is_directory(dir)) continue;
+        for (const auto& f : fs::directory_iterator(dir))
+            if (f.path().extension() == ".slang" && f.path().filename().string().rfind(prefix, 0) == 0)
+                return f.path();
+    }
     throw std::runtime_error("no conformance kernel " + prefix + "*.slang for " + rel);
 }
 
