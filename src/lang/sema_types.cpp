@@ -98,11 +98,6 @@ ScalarKind wider(ScalarKind a, ScalarKind b) { return scalar_rank(a) >= scalar_r
 
 const Type* Sema::resolve_named_type(const std::string& name, SourceLoc loc, bool report) {
     if (name == "void") return types_.void_type();
-    // half has no arithmetic in the device prelude yet (tier 2): every spelling of it is reported.
-    if (name.rfind("half", 0) == 0 && (name.size() == 4 || std::isdigit(static_cast<unsigned char>(name[4])))) {
-        diags_.unsupported(loc, "the half type");
-        return types_.error_type();
-    }
     if (const ScalarName* s = find_scalar(name)) return types_.scalar(s->kind);
     // Vector and matrix shorthands: float3, int2, double4, float3x3, bool2.
     for (const auto& s : kScalarNames) {
