@@ -239,6 +239,10 @@ const Type* Sema::check_name(Expr* e) {
         e->type_ref = t;
         return types_.void_type();
     }
+    if (e->name == "this" && current_fn_ && current_fn_->owner && current_fn_->is_static) {
+        diags_.error(e->loc, "static function '" + current_fn_->name + "' has no 'this'", 30120);
+        return types_.error_type();
+    }
     diags_.error(e->loc, "unknown name '" + e->name + "'");
     return types_.error_type();
 }
@@ -466,7 +470,7 @@ const Type* Sema::check_member(Expr* e) {
                 return fields[k].type;
             }
         if (!find_methods(bt->decl, n).empty()) {
-            diags_.error(e->loc, "member function '" + n + "' of struct " + type_name(bt) + " must be called");
+            diags_.error(e->loc, "member function '" + n + "' of struct " + type_name(bt) + " must be called", 30019);
             return types_.error_type();
         }
         if (VarDecl* c = find_static_const(bt->decl, n)) {

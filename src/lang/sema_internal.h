@@ -165,7 +165,8 @@ private:
     std::map<const void*, int> instance_depth_;  ///< instance (fn or struct) → how deep it was made
     const Substitution* subst_ = nullptr;  ///< of the declaration being resolved or checked
     bool attributes_checked_ = false;
-    int const_depth_ = 0;  ///< later instantiations check their attributes themselves
+    int const_depth_ = 0;
+    const StructDecl* resolving_struct_ = nullptr;  ///< whose field types are being resolved  ///< later instantiations check their attributes themselves
     std::set<const StructDecl*> declared_structs_;   ///< field tables resolved (declare_struct)
     std::set<const StructDecl*> declaring_structs_;  ///< in progress: detects a struct containing itself
     std::map<std::string, std::vector<FunctionDecl*>> functions_;

@@ -16,9 +16,7 @@ void Sema::declare_signature(FunctionDecl* f) {
     if (f->owner && !f->owner->is_interface) {
         if (f->is_static && f->is_mutating) diags_.error(f->loc, "a static member function cannot be [mutating]");
         if (f->is_init && f->is_mutating) diags_.error(f->loc, "'__init' is [mutating] already");
-    } else if (f->is_mutating) {
-        diags_.error(f->loc, "[mutating] applies to member functions only");
-    }
+    }  // [mutating] on a free function means nothing; Slang accepts it too
     if (find_attribute(f->attrs, "NoDiffThis") && (!f->owner || f->is_static || f->is_init))
         diags_.error(f->loc, "[NoDiffThis] applies to member functions that have 'this'");
     f->result_type = f->is_init ? f->owner->type : resolve_type(f->return_type);
@@ -64,7 +62,10 @@ void Sema::declare_members(StructDecl* s) {
         for (VarDecl* f : s->fields)
             if (f->name == m->member_name)
                 diags_.error(m->loc, "'" + m->member_name + "' is a field of struct " + s->name);
+        const StructDecl* saved_struct = resolving_struct_;
+        resolving_struct_ = s;  // signatures may use the struct's static constants
         declare_signature(m);
+        resolving_struct_ = saved_struct;
         if (auto it = instance_depth_.find(s); it != instance_depth_.end()) instance_depth_[m] = it->second;
     }
     // Overloads of one method with the same parameter types.
@@ -74,7 +75,8 @@ void Sema::declare_members(StructDecl* s) {
             if (a->member_name != b->member_name || a->params.size() != b->params.size()) continue;
             bool same = true;
             for (size_t k = 0; k < a->params.size(); ++k) same &= a->params[k]->type == b->params[k]->type;
-            if (same) diags_.error(a->loc, "redefinition of '" + a->name + "' with the same parameter types");
+            if (same)
+                diags_.error(a->loc, "redefinition of '" + a->name + "' with the same parameter types", 30201);
         }
     check_conformance(s);
 }
@@ -182,7 +184,7 @@ const Type* Sema::check_member_call(Expr* e) {
                          instance ? "'" + callee->name + "' of struct " + type_name(st) +
                                         " is not static: call it on a value"
                                   : "struct " + type_name(st) + " has no static member function '" + callee->name + "'",
-                         30027);
+                         instance ? 30100 : 30027);
             return types_.error_type();
         }
         for (size_t k = 1; k < e->operands.size(); ++k)
@@ -209,7 +211,7 @@ const Type* Sema::check_member_call(Expr* e) {
         diags_.error(callee->loc,
                      field ? "field '" + callee->name + "' of struct " + type_name(bt) + " is not a function"
                            : "struct " + type_name(bt) + " has no member function '" + callee->name + "'",
-                     30027);
+                     field ? 30016 : 30027);
         return types_.error_type();
     }
     for (size_t k = 1; k < e->operands.size(); ++k)
@@ -232,6 +234,16 @@ const Type* Sema::check_member_call(Expr* e) {
     std::vector<FunctionDecl*> instance;
     for (FunctionDecl* m : methods)
         if (!m->is_static) instance.push_back(m);
+    bool all_mutating = true;
+    for (FunctionDecl* m : instance) all_mutating &= m->is_mutating;
+    if (all_mutating && !base->is_lvalue) {
+        diags_.error(base->loc,
+                     "cannot call [mutating] '" + callee->name + "' on a value that cannot be assigned" +
+                         (base->kind == ExprKind::Name && base->name == "this" ? " ('this' in a non-mutating method)"
+                                                                                 : ""),
+                     30050);
+        return types_.error_type();
+    }
     // The method is a function of `this` first: the call passes the base as argument 0.
     e->operands[0] = name;
     e->operands.insert(e->operands.begin() + 1, base);
@@ -241,7 +253,7 @@ const Type* Sema::check_member_call(Expr* e) {
                      "cannot call [mutating] '" + e->callee->member_name + "' on a value that cannot be assigned" +
                          (base->kind == ExprKind::Name && base->name == "this" ? " ('this' in a non-mutating method)"
                                                                                  : ""),
-                     30011);
+                     30050);
     return t;
 }
 
@@ -314,7 +326,7 @@ void Sema::prepare_init_body(FunctionDecl* f) {
         stack.pop_back();
         if (!s) continue;
         if (s->kind == StmtKind::Return) {
-            if (s->expr) diags_.error(s->expr->loc, "'__init' cannot return a value");
+            if (s->expr) diags_.error(s->expr->loc, "'__init' cannot return a value", 30019);
             else s->expr = this_name(s->loc);
         }
         for (Stmt* b : s->body) stack.push_back(b);

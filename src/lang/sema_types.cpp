@@ -145,8 +145,8 @@ std::optional<int64_t> Sema::eval_const_int(Expr* e) {
             return const_depth_ < 64 ? eval_global(e->var_ref) : std::nullopt;
         if (lookup_local(e->name)) return std::nullopt;
         if (auto v = generic_value(e->name)) return v;
-        if (current_fn_ && current_fn_->owner)
-            if (VarDecl* c = find_static_const(current_fn_->owner, e->name); c && c->init) return eval_global(c);
+        if (const StructDecl* owner = resolving_struct_ ? resolving_struct_ : current_fn_ ? current_fn_->owner : nullptr)
+            if (VarDecl* c = find_static_const(owner, e->name); c && c->init) return eval_global(c);
         auto it = globals_.find(e->name);
         if (it != globals_.end() && it->second->is_const && it->second->init) return eval_global(it->second);
         return std::nullopt;
@@ -356,7 +356,9 @@ void Sema::declare_struct(StructDecl* s) {
     // Differential, is known here.
     if (declared_structs_.count(s) || !declaring_structs_.insert(s).second) return;
     const Substitution* saved_subst = subst_;
+    const StructDecl* saved_struct = resolving_struct_;
     subst_ = substitution_of_struct(s);
+    resolving_struct_ = s;  // field types may use the struct's static constants
     bool differentiable = false;
     for (const auto& b : s->bases) {
         auto iface = interfaces_.find(b);
@@ -407,6 +409,7 @@ void Sema::declare_struct(StructDecl* s) {
     declaring_structs_.erase(s);
     declared_structs_.insert(s);
     subst_ = saved_subst;
+    resolving_struct_ = saved_struct;
 }
 
 // ---------------------------------------------------------------- shared rules
