@@ -71,7 +71,7 @@ bool Sema::satisfies(const GenericParam& p, const GenericArg& a) const {
     ScalarKind k = t->scalar;
     if (c == "IFloat") return (scalar || vec) && is_floating(k);
     if (c == "__BuiltinFloatingPointType" || c == "__BuiltinRealType") return scalar && is_floating(k);
-    if (c == "IArithmetic") return (scalar || vec || mat) && k != ScalarKind::Bool;
+    if (c == "IArithmetic") return scalar || vec || mat;  // bool too, as in Slang
     if (c == "__BuiltinArithmeticType") return scalar && k != ScalarKind::Bool;
     if (c == "__BuiltinSignedArithmeticType") return scalar && (is_floating(k) || is_signed_integer(k));
     if (c == "IInteger") return (scalar || vec) && is_integer(k);
