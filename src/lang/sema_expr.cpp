@@ -141,7 +141,6 @@ const Type* Sema::check_expr(Expr* e, const Type* expected) {
         t = (e->suffix == "l" || e->suffix == "L")   ? types_.scalar(ScalarKind::Double)
             : (e->suffix == "h" || e->suffix == "H") ? types_.scalar(ScalarKind::Half)
                                                      : types_.float32();
-        if (t->scalar == ScalarKind::Half) diags_.unsupported(e->loc, "the half type");
         break;
     case ExprKind::BoolLit: t = types_.boolean(); break;
     case ExprKind::Name:

@@ -102,11 +102,6 @@ const Type* Sema::resolve_named_type(const std::string& name, SourceLoc loc, boo
         auto it = subst_->types.find(name);
         if (it != subst_->types.end()) return it->second;
     }
-    // half has no arithmetic in the device prelude yet (tier 2): every spelling of it is reported.
-    if (name.rfind("half", 0) == 0 && (name.size() == 4 || std::isdigit(static_cast<unsigned char>(name[4])))) {
-        diags_.unsupported(loc, "the half type");
-        return types_.error_type();
-    }
     if (const ScalarName* s = find_scalar(name)) return types_.scalar(s->kind);
     // Vector and matrix shorthands: float3, int2, double4, float3x3, bool2.
     for (const auto& s : kScalarNames) {
