@@ -194,6 +194,8 @@ const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& can
             cost = c < 0 ? -1 : cost + c;
         }
         if (cost < 0) continue;
+        // At equal cost a concrete function is preferred to an instantiation of a generic.
+        cost = cost * 2 + (f->generic_origin ? 1 : 0);
         if (cost < best_cost) {
             best = f, best_cost = cost, ambiguous = false;
         } else if (cost == best_cost) {

@@ -194,6 +194,10 @@ const Type* Sema::check_name(Expr* e) {
             e->ref = RefKind::Function;
             return types_.void_type();
         }
+        if (functions_.count(e->name)) {
+            diags_.error(e->loc, "'" + e->name + "' is not generic: it takes no generic arguments");
+            return types_.error_type();
+        }
         const Type* t = resolve_type(e->type_expr);
         if (t->is_error()) return t;
         e->ref = RefKind::Type;

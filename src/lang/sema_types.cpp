@@ -122,7 +122,7 @@ const Type* Sema::resolve_named_type(const std::string& name, SourceLoc loc, boo
         return types_.error_type();
     }
     if (generic_structs_.count(name)) {
-        diags_.error(loc, "generic struct '" + name + "' needs its generic arguments: " + name + "<...>", 30400);
+        diags_.error(loc, "generic struct '" + name + "' needs its generic arguments: " + name + "<...>");
         return types_.error_type();
     }
     diags_.error(loc, "unknown type '" + name + "'");
@@ -278,7 +278,7 @@ const Type* Sema::resolve_type(TypeExpr* te) {
     } else if (nargs != 0) {
         auto g = generic_structs_.find(n);
         if (g == generic_structs_.end()) {
-            diags_.error(te->loc, "'" + n + "' is not a generic type", 30400);
+            diags_.error(te->loc, "'" + n + "' is not a generic type");
             return te->resolved = types_.error_type();
         }
         std::vector<GenericArg> args;
