@@ -101,6 +101,7 @@ struct Expr {
     uint64_t int_value = 0;
     double float_value = 0;
     std::string suffix;            ///< literal suffix as written ("u", "ull", "f", "h", "l")
+    bool decimal = true;           ///< IntLit written in decimal (wide hex/binary literals are uint)
     TypeExpr* type_expr = nullptr;
 
     // ---- sema annotations

@@ -309,6 +309,7 @@ Expr* Parser::parse_literal() {
         Expr* e = make_expr(ExprKind::IntLit, loc(t));
         e->int_value = v.value;
         e->suffix = std::string(v.suffix);
+        e->decimal = v.decimal;
         return e;
     }
     FloatLiteralValue v = decode_float_literal(text(t));
