@@ -18,12 +18,9 @@ struct UnsupportedKeyword {
     std::string_view construct;  ///< "<construct> is not supported yet"
 };
 constexpr UnsupportedKeyword kUnsupportedDeclKeywords[] = {
-    {"typedef", "'typedef'"},
-    {"typealias", "'typealias'"},
     {"interface", "'interface'"},
     {"extension", "'extension'"},
     {"namespace", "'namespace'"},
-    {"enum", "'enum'"},
     {"class", "'class'"},
     {"union", "'union'"},
     {"cbuffer", "'cbuffer'"},
@@ -173,6 +170,14 @@ void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
     }
     std::vector<Attribute> attrs;
     parse_attributes(attrs);
+    if (at_type_alias() || at_word("enum")) {
+        if (!attrs.empty()) error(attrs[0].loc, "attributes on a type declaration are not supported yet");
+        Decl* d = make_decl(at_word("enum") ? DeclKind::Enum : DeclKind::TypeAlias, first);
+        if (d->kind == DeclKind::Enum) d->enumeration = parse_enum();
+        else d->alias = at_word("typealias") ? parse_typealias() : parse_typedef();
+        out.push_back(d);
+        return;
+    }
     if (report_unsupported_declaration(&out)) {
         synchronize();
         return;
@@ -284,6 +289,7 @@ Decl* Parser::parse_struct(SourceLoc first) {
     auto* s = ctx_.make<StructDecl>();
     s->loc = loc(name);
     s->name = std::string(text(name));
+    type_names_.insert(s->name);
     d->structure = s;
     if (match(TokenKind::Colon)) {
         do s->bases.emplace_back(text(expect(TokenKind::Identifier)));

@@ -113,9 +113,18 @@ const Type* Sema::resolve_named_type(const std::string& name, SourceLoc loc, boo
         if (rest.size() == 3 && rest[1] == 'x' && rest[0] >= '1' && rest[0] <= '4' && rest[2] >= '1' && rest[2] <= '4')
             return types_.matrix(s.kind, rest[0] - '0', rest[2] - '0');
     }
+    for (auto scope = alias_scopes_.rbegin(); scope != alias_scopes_.rend(); ++scope) {
+        auto a = scope->find(name);
+        if (a != scope->end()) return resolve_alias(a->second);
+    }
+    if (auto a = aliases_.find(name); a != aliases_.end()) return resolve_alias(a->second);
+    if (EnumDecl* e = lookup_enum(name)) {
+        declare_enum(e);
+        return e->type;
+    }
     auto it = structs_.find(name);
     if (it != structs_.end()) return it->second->type;
-    if (report) diags_.error(loc, "unknown type '" + name + "'");
+    if (report) diags_.error(loc, "unknown type '" + name + "'", 30015);  // Slang: undefined identifier
     return nullptr;
 }
 
@@ -128,8 +137,10 @@ std::optional<int64_t> Sema::eval_const_int(Expr* e) {
     case ExprKind::Name: {
         auto it = globals_.find(e->name);
         if (it != globals_.end() && it->second->is_const && it->second->init) return eval_const_int(it->second->init);
-        return std::nullopt;
+        return enum_member_value(e);  // a bare enumerator inside its own enum's values
     }
+    case ExprKind::Member: return enum_member_value(e);
+    case ExprKind::Cast: return eval_const_int(e->operands[0]);  // `(int)Mode.B`
     case ExprKind::Unary: {
         auto v = eval_const_int(e->operands[0]);
         if (!v) return v;
@@ -358,6 +369,9 @@ const Type* binary_operand_type(TypeContext& types, Op op, const Type* a, const 
 bool implicitly_convertible(const Type* from, const Type* to) {
     if (from == to) return true;
     if (from->is_error() || to->is_error()) return true;     // already reported
+    // An enum converts to the integer types only; nothing converts to an enum without a cast.
+    if (to->is_enum()) return false;
+    if (from->is_enum()) return to->is_scalar() && is_integer(to->scalar) && !to->is_enum();
     if (from->is_scalar() && to->is_numeric()) return true;  // conversion or splat
     if ((from->is_vector() || from->is_matrix()) && from->kind == to->kind && from->rows == to->rows &&
         from->cols == to->cols)
