@@ -131,6 +131,12 @@ public:
     /// is then a cast.
     bool is_declared_type_name(std::string_view name) const { return type_names_.count(std::string(name)) > 0; }
 
+    // ---- generics, interfaces, struct members (parser_generics.cpp)
+    void parse_generic_params(std::vector<GenericParam>& out);
+    void reject_where_clause();
+    Decl* parse_interface(SourceLoc first);
+    void parse_bases(StructDecl* s);
+
     // ---- types and speculation (parser_type.cpp)
     TypeExpr* parse_type();
     void parse_generic_args(TypeExpr* type);
@@ -144,6 +150,7 @@ public:
     bool at_declaration_statement() const;
     bool looks_like_array_type_ctor() const;
     bool looks_like_generic_type_ctor() const;
+    bool looks_like_generic_member_access() const;
 
     // ---- statements and declarators (parser_stmt.cpp)
     Stmt* parse_block();

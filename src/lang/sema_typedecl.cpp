@@ -41,7 +41,12 @@ const Type* Sema::resolve_alias(TypeAliasDecl* a) {
         diags_.error(a->loc, "type alias '" + a->name + "' refers to itself");
         return a->resolved = types_.error_type();
     }
+    // A top-level alias names the same type wherever it is used, also inside a generic's
+    // instantiation (whose parameters it cannot see); a local one is resolved where it stands.
+    const Substitution* saved = subst_;
+    if (aliases_.count(a->name) && aliases_[a->name] == a) subst_ = nullptr;
     const Type* t = resolve_type(a->type);
+    subst_ = saved;
     resolving_aliases_.erase(a);
     if (t->is_void()) {
         diags_.error(a->type->loc, "type alias '" + a->name + "' cannot name void");
