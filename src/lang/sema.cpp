@@ -33,10 +33,8 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     // Pass 1: names of structs (so that fields and signatures may refer to any struct).
     for (ModuleAst* m : modules)
         for (Decl* d : m->decls) {
-            if (d->kind == DeclKind::Import) {
-                if (d->import_name != "slangpy")
-                    diags_.unsupported(d->loc, "importing module '" + d->import_name + "'");
-            } else if (d->kind == DeclKind::Struct) {
+            // Imports were resolved by load_modules: their modules are among `modules`.
+            if (d->kind == DeclKind::Struct) {
                 StructDecl* s = d->structure;
                 if (structs_.count(s->name) || resolve_named_type(s->name, s->loc, false))
                     diags_.error(s->loc, "redefinition of type '" + s->name + "'");
@@ -60,7 +58,8 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
                     else if (g->type) check_convertible(g->init, g->type, "global initializer");
                     else g->type = check_expr(g->init);
                     pop_scope();
-                } else {
+                } else if (!g->is_extern) {
+                    // An extern's value comes at link time (bind_link_constants, before sema).
                     diags_.error(g->loc, "'static const' global '" + g->name + "' needs an initializer");
                 }
                 if (!g->type) g->type = types_.error_type();
