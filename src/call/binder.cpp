@@ -141,7 +141,7 @@ void result_leaves(const UserModule& module, const std::string& function, const 
 
 Binding bind_call(const UserModule& module, const std::string& function, const ArgInfo* args, size_t positional,
                   size_t count, const std::vector<std::string>& keyword_names, bool grad_mode, DeviceType device,
-                  const CallModifiers& modifiers) {
+                  const CallModifiers& modifiers, int result_arg) {
     std::vector<lang::FunctionDecl*> overloads = module.functions(function);
     if (overloads.empty()) throw_value_error("module '" + module.name() + "' has no function '" + function + "'");
     if (overloads.size() > 1)
@@ -216,6 +216,24 @@ Binding bind_call(const UserModule& module, const std::string& function, const A
         result_leaves(module, function, b.result_type, "", keys, b.result_leaves, 0);
         b.result_elem_dims = int(b.result_leaves[0].elem_shape.size());
     }
+    if (result_arg >= 0) {
+        // A `_result=` tensor is written at the call index: its leading dims are call dims.
+        const TensorInfo& t = args[result_arg].tensor;
+        if (b.result_leaves.size() != 1) throw_type_error(function + "(): _result= cannot take a struct or void result");
+        const ResultLeaf& leaf = b.result_leaves[0];
+        int e = int(leaf.elem_shape.size());
+        if (t.ndim < e || !std::equal(leaf.elem_shape.begin(), leaf.elem_shape.end(), t.shape + t.ndim - e))
+            throw_value_error(function + "(): _result= needs a tensor whose last dims are " +
+                              shape_text(leaf.elem_shape.data(), e) + " (the result is " + lang::type_name(leaf.type) +
+                              "), got shape " + shape_text(t.shape, t.ndim));
+        if (t.dtype != dtype_of(leaf.scalar))
+            throw_type_error(function + "(): _result= needs a " + std::string(dtype_name(dtype_of(leaf.scalar))) +
+                             " tensor, got " + dtype_name(t.dtype));
+        if (t.device_type != device) throw_value_error(function + "(): _result= is on another device than the module");
+        b.result_arg = result_arg;
+        b.result_call_dims = t.ndim - e;
+        b.call_rank = std::max(b.call_rank, b.result_call_dims);
+    }
     // Broadcast flags from this call's shapes (the key fixes which extents are 1).
     int64_t shape[8];
     compute_call_shape(b, args, shape);
@@ -288,6 +306,22 @@ void compute_call_shape(const Binding& b, const ArgInfo* args, int64_t* shape) {
                               " (call dimension " + std::to_string(call_dim) + ": " + std::to_string(e) + " vs " +
                               std::to_string(shape[call_dim]) + ")");
         }
+    }
+    if (b.result_arg >= 0) {
+        // The result is written, not read: its extents must be the call's (1 sets nothing only
+        // where the call's extent is 1 too).
+        const TensorInfo& t = args[b.result_arg].tensor;
+        for (int d = 0; d < b.result_call_dims; ++d) {
+            int call_dim = rank - b.result_call_dims + d;
+            if (shape[call_dim] == 1) shape[call_dim] = t.shape[d];
+        }
+        int64_t want[16];
+        for (int d = 0; d < rank; ++d) want[d] = shape[d];
+        bool ok = b.result_call_dims == rank;
+        for (int d = 0; ok && d < rank; ++d) ok = t.shape[d] == shape[d];
+        if (!ok)
+            throw_value_error(b.function + "(): _result= of shape " + shape_text(t.shape, t.ndim) +
+                              " does not match the call shape " + shape_text(want, rank));
     }
 }
 

@@ -88,6 +88,8 @@ struct Binding {
     const lang::Type* result_type = nullptr;  ///< return type (void: no result tensor)
     int result_elem_dims = 0;           ///< of result_leaves[0] when the result is one leaf
     std::vector<ResultLeaf> result_leaves;
+    int result_arg = -1;                ///< the `_result=` tensor's node in the argument array, or -1
+    int result_call_dims = 0;           ///< ...and the call dims it spans (it shapes the call too)
     bool autograd = false;              ///< grad mode on and some differentiable input requires grad
     bool uses_call_extents = false;     ///< the glue reads the call shape (thread_id and hashes)
     DeviceType device = DeviceType::CPU;
@@ -108,7 +110,7 @@ bool element_shape(const lang::Type* t, std::vector<int64_t>& shape, lang::Scala
 /// `device` is the module's device: every tensor must live there.
 Binding bind_call(const UserModule& module, const std::string& function, const ArgInfo* args, size_t positional,
                   size_t count, const std::vector<std::string>& keyword_names, bool grad_mode, DeviceType device,
-                  const CallModifiers& modifiers = {});
+                  const CallModifiers& modifiers = {}, int result_arg = -1);
 
 /// Computes this call's shape (right-aligned broadcast of the arguments' call dims) into
 /// `shape`; throws CallError when extents neither match nor broadcast.

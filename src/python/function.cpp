@@ -35,19 +35,6 @@ constexpr int64_t kReleaseGilThreads = 1 << 16;
 constexpr DType kDTypes[] = {DType::Bool,   DType::Int8,   DType::Int16,   DType::Int32,   DType::Int64,  DType::UInt8,
                              DType::UInt16, DType::UInt32, DType::UInt64, DType::Float16, DType::Float32, DType::Float64};
 
-/// Checks a `_result=` tensor against the result the call makes.
-void check_result_tensor(const call::Binding& b, const TensorInfo& t, const int64_t* shape, int ndim, DType dtype) {
-    std::string want = call::shape_text(shape, ndim);
-    if (b.result_leaves.size() != 1) call::throw_type_error(b.function + "(): _result= cannot take a struct result");
-    if (t.ndim != ndim || !std::equal(shape, shape + ndim, t.shape))
-        call::throw_value_error(b.function + "(): _result= needs shape " + want + ", got " +
-                                call::shape_text(t.shape, t.ndim));
-    if (t.dtype != dtype)
-        call::throw_type_error(b.function + "(): _result= needs a " + std::string(dtype_name(dtype)) + " tensor, got " +
-                               dtype_name(t.dtype));
-    if (t.device_type != b.device) call::throw_value_error(b.function + "(): _result= is on another device than the call");
-}
-
 }  // namespace
 
 // ---------------------------------------------------------------- Function
@@ -116,7 +103,7 @@ std::shared_ptr<call::CallPlan> Function::plan_for(bool grad_mode) {
     call::CallModifiers mods = mods_.call;
     mods.strict_broadcasting |= core_->options.strict_broadcasting;
     call::Binding binding = call::bind_call(*core_->module, core_->name, s.args.data(), s.positional, s.count, s.keywords,
-                                            grad_mode, core_->device.type, mods);
+                                            grad_mode, core_->device.type, mods, s.result_index);
     const codegen::CodegenOptions codegen_options = call::codegen_options(options, core_->device.type, debug_mode());
     auto plan = std::make_shared<call::CallPlan>(*core_->module, std::move(binding), t_key, codegen_options);
     core_->plans.emplace(t_key, plan);
@@ -140,36 +127,22 @@ nb::object Function::call_described(bool grad_mode) {
     std::vector<nb::object> more;    // struct results: the other leaves
     const size_t n_results = b.result_leaves.size();
     if (t_results.size() < n_results) t_results.resize(n_results);
-    bool result_given = false;
+    const bool result_given = s.result_index >= 0;
     nb::object result_return;        // what `_result=` asks to get back (an ndarray)
-    nb::object result_copied;        // the array's CUDA copy, stored back after the launch
-    if (s.result_arg) [[unlikely]] {
-        nb::handle r(s.result_arg);
-        if (ops.is_tensor(r.ptr()) || is_ndarray(r.ptr())) result_given = true;
-        else mode = result_mode_of(r);
-    }
+    if (s.result_arg && !result_given) [[unlikely]]
+        mode = result_mode_of(nb::handle(s.result_arg));
     for (size_t k = 0; k < n_results; ++k) {
         const call::ResultLeaf& leaf = b.result_leaves[k];
         int ndim = b.call_rank;
         for (int64_t e : leaf.elem_shape) shape[ndim++] = e;
-        DType dtype = kDTypes[int(leaf.scalar)];
         if (result_given) {
-            nb::handle r(s.result_arg);
-            if (is_ndarray(r.ptr())) {
-                // Written through a torch view of the array (copied back for CUDA).
-                nb::tuple made = nb::cast<nb::tuple>(nb::module_::import_("shadegrad._values")
-                                                         .attr("numpy_to_tensor")(r, int(b.device), b.device_index));
-                result = made[0];
-                if (nb::cast<bool>(made[1])) result_copied = result;
-                result_return = nb::borrow(r);
-                mode = ResultMode::NumPy;
-            } else {
-                result = nb::borrow(r);
-            }
-            ops.describe(result.ptr(), t_results[k]);
-            check_result_tensor(b, t_results[k], shape, ndim, dtype);
+            // Checked by the binder; written through a torch view of an array (copied for CUDA).
+            const ArgInfo& r = s.args[size_t(s.result_index)];
+            result = nb::borrow(static_cast<PyObject*>(r.object));
+            t_results[k] = r.tensor;
+            if (r.origin == call::ArgOrigin::NumPy) result_return = nb::borrow(s.result_arg);
         } else {
-            nb::object t = ops.empty(shape, ndim, dtype, b.device, b.device_index, false, t_results[k]);
+            nb::object t = ops.empty(shape, ndim, kDTypes[int(leaf.scalar)], b.device, b.device_index, false, t_results[k]);
             if (k == 0) result = std::move(t);
             else more.push_back(std::move(t));
         }
@@ -177,8 +150,9 @@ nb::object Function::call_described(bool grad_mode) {
     auto finish = [&](nb::object first, bool autograd) -> nb::object {
         write_back(b, s);
         if (result_return.is_valid()) [[unlikely]] {
-            if (result_copied.is_valid())
-                nb::module_::import_("shadegrad._values").attr("numpy_store")(result_return, result_copied);
+            for (const CallScratch::WriteBack& w : s.writebacks)
+                if (w.arg == s.result_index)
+                    nb::module_::import_("shadegrad._values").attr("numpy_store")(result_return, nb::handle(w.tensor));
             return result_return;
         }
         if (n_results == 0) return nb::none();

@@ -303,6 +303,11 @@ void describe_args(TorchOps& ops, nb::args& args, nb::kwargs& kwargs, CallScratc
     }
     s.count = i;
     s.positional = args.size();
+    if (s.result_arg && (ops.is_tensor(s.result_arg) || is_ndarray(s.result_arg))) [[unlikely]] {
+        // A `_result=` tensor shapes the call like an argument: a node after the others.
+        s.result_index = d.reserve(1);
+        d.describe(s.result_arg, size_t(s.result_index), 0);
+    }
 }
 
 void write_back(const call::Binding& b, CallScratch& s) {

@@ -42,6 +42,7 @@ struct CallScratch {
     bool any_torch = false;             ///< some argument is a torch tensor
     bool any_numpy = false;             ///< some argument is a numpy array
     PyObject* result_arg = nullptr;     ///< `_result=` (borrowed), nullptr when not given
+    int result_index = -1;              ///< a `_result=` tensor or array: its node (after the others)
     /// Objects made for this call: tensors viewing numpy arrays, holding refs' values.
     std::vector<nb::object> keep;
     struct WriteBack {
@@ -55,6 +56,7 @@ struct CallScratch {
         count = total = positional = 0;
         any_torch = any_numpy = false;
         result_arg = nullptr;
+        result_index = -1;
         keywords.clear();
         if (!keep.empty()) keep.clear();
         writebacks.clear();
