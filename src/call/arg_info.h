@@ -55,6 +55,8 @@ struct ArgInfo {
     int32_t child_count = 0;
     const char* name = nullptr;  ///< a Dict child: its key (UTF-8, borrowed from the dict)
     uint32_t name_size = 0;
+    uint32_t struct_name_size = 0;
+    const char* struct_name = nullptr;  ///< Dict: its `_type` value (borrowed), nullptr when absent
     TensorInfo tensor{};    ///< Tensor; Grid uses shape/ndim, and strides for its stride
     int64_t offset[kMaxTensorRank] = {};  ///< Grid: the offset per dimension
     void* object = nullptr; ///< the Python object (borrowed) for tensors

@@ -32,6 +32,14 @@ bool element_shape(const Type* t, std::vector<int64_t>& shape, ScalarKind& scala
     }
 }
 
+const Type* array_inner(const Type* t, std::vector<int64_t>* counts) {
+    while (t->is_array()) {
+        if (counts) counts->push_back(t->count);
+        t = t->element;
+    }
+    return t;
+}
+
 namespace {
 
 /// Nesting limit for composite arguments and struct results (a self-referencing list cannot
@@ -96,9 +104,16 @@ public:
                 rank = std::max(rank, map[i] + 1);
             }
             pb.dim_map = map;
-            pb.call_dims = rank;  // the leaf's view spans call dims [0, rank)
+            pb.call_dims = rank;  // at least; the whole call once its rank is known (bind_call)
         }
-        if (pb.call_dims > 8) throw_value_error(r.where(*this) + ": more than 8 call dimensions");
+        if (pb.kind == BindingKind::Elementwise) {
+            std::vector<int64_t> counts;
+            array_inner(r.type, &counts);
+            pb.array_dims = int(counts.size());
+            if (pb.array_dims && !pb.dim_map.empty())
+                throw_type_error(r.where(*this) + ": map() of an array-typed argument is not supported yet");
+        }
+        if (pb.call_dims + pb.elem_dims > 8) throw_value_error(r.where(*this) + ": more than 8 tensor dimensions");
         b_.params.push_back(std::move(pb));
         ValueNode node;
         node.type = r.type;
@@ -122,6 +137,9 @@ void result_leaves(const UserModule& module, const std::string& function, const 
     if (depth > kMaxValueDepth) throw_type_error(function + "(): the result type is nested too deeply");
     ResultLeaf leaf;
     if (element_shape(t, leaf.elem_shape, leaf.scalar)) {
+        std::vector<int64_t> counts;
+        array_inner(t, &counts);
+        leaf.array_dims = int(counts.size());
         leaf.path = path;
         leaf.keys = keys;
         leaf.type = t;
@@ -203,6 +221,9 @@ Binding bind_call(const UserModule& module, const std::string& function, const A
         b.uses_call_extents |= pb.arg_kind == ArgKind::ThreadId || pb.arg_kind == ArgKind::WangHash ||
                                pb.arg_kind == ArgKind::RandFloat;
     }
+    // fn.map() names absolute call dims: a mapped leaf's view spans the whole call.
+    for (ParamBinding& pb : b.params)
+        if (!pb.dim_map.empty()) pb.call_dims = b.call_rank;
     if (modifiers.strict_broadcasting)
         for (const ParamBinding& pb : b.params)
             if (pb.call_dims > 0 && pb.call_dims < b.call_rank && pb.dim_map.empty())
@@ -265,6 +286,11 @@ Binding bind_call(const UserModule& module, const std::string& function, const A
             throw_value_error(function + "(): out parameter '" + pb.name + "' is broadcast; every thread would write the same element");
     }
     b.autograd = b.autograd && fn->is_differentiable;
+    if (b.autograd)
+        for (const ParamBinding& pb : b.params)
+            if (pb.dir == lang::ParamDir::InOut && pb.differentiable)
+                throw_type_error(function + "(): gradients through inout parameter '" + pb.name +
+                                 "' are not supported yet (call it under torch.no_grad(), or use an out parameter)");
     return b;
 }
 

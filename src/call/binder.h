@@ -44,6 +44,7 @@ struct ParamBinding {
     std::string diff_path;          ///< access path from the parameter's value to this leaf
     int call_dims = 0;              ///< call dimensions this argument spans (right-aligned)
     int elem_dims = 0;              ///< trailing tensor dims that form one element
+    int array_dims = 0;             ///< ...of which the leading ones index arrays (float3[2]: 1)
     bool differentiable = false;    ///< the leaf takes part in differentiation
     bool requires_grad = false;     ///< ...and its tensor requires grad (autograd input in the mask)
     bool is_output = false;         ///< a tensor the function writes (write-access tensor parameter)
@@ -76,8 +77,12 @@ struct ResultLeaf {
     std::vector<std::string> keys;        ///< dict keys down to the field (empty for all of it)
     const lang::Type* type = nullptr;
     std::vector<int64_t> elem_shape;      ///< trailing dims of its tensor
+    int array_dims = 0;                   ///< leading element dims that index arrays
     lang::ScalarKind scalar = lang::ScalarKind::Float;
 };
+
+/// The element type under a type's array dimensions (float3[2][4] → float3, counts {2, 4}).
+const lang::Type* array_inner(const lang::Type* t, std::vector<int64_t>* counts = nullptr);
 
 struct Binding {
     std::string function;

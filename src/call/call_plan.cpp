@@ -48,11 +48,12 @@ void put(std::vector<uint8_t>& block, size_t offset, T value) {
 /// Writes a tensor view: `dims` leading dims of `t`, plus the inner strides of the element's
 /// trailing dims. With `call_extent` (an argument read at the call index), an extent-1 dim is
 /// broadcast: stride 0, and the call's extent as the view's extent so that bounds checks pass.
+/// `broadcast_dims`: how many of the leading dims are call dims (array dims after them never broadcast).
 void put_view(std::vector<uint8_t>& block, size_t data, size_t shape, size_t strides, size_t inner, const TensorInfo& t,
-              int dims, int elem_dims, const int64_t* call_extent) {
+              int dims, int elem_dims, const int64_t* call_extent, int broadcast_dims = kMaxTensorRank) {
     put<const void*>(block, data, t.data);
     for (int d = 0; d < dims; ++d) {
-        bool broadcast = call_extent && t.shape[d] == 1;
+        bool broadcast = call_extent && d < broadcast_dims && t.shape[d] == 1;
         if (shape) put<int64_t>(block, shape + size_t(d) * 8, broadcast ? call_extent[d] : t.shape[d]);
         int64_t stride = broadcast ? 0 : t.strides[d];
         put<int64_t>(block, strides + size_t(d) * 8, stride);
@@ -134,24 +135,28 @@ void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Bindin
             else put<int32_t>(block, f.offset, int32_t(data.call_shape[g.component]));
             break;
         case ParamSource::Result:
-            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, data.result[g.binding], b.call_rank,
-                     int(b.result_leaves[size_t(g.binding)].elem_shape.size()), nullptr);
+        {
+            const ResultLeaf& leaf = b.result_leaves[size_t(g.binding)];
+            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, data.result[g.binding], b.call_rank + leaf.array_dims,
+                     int(leaf.elem_shape.size()) - leaf.array_dims, nullptr);
+        }
             break;
         case ParamSource::ResultGrad:
-            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, *data.result_grad, b.call_rank, b.result_elem_dims,
-                     nullptr);
+            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, *data.result_grad,
+                     b.call_rank + b.result_leaves[0].array_dims, b.result_elem_dims - b.result_leaves[0].array_dims, nullptr);
             break;
         case ParamSource::ArgTensor: {
             const ParamBinding& p = b.params[size_t(g.binding)];
             const TensorInfo& t = data.args[p.arg].tensor;
-            int dims = g.whole ? t.ndim - p.elem_dims : p.call_dims;
+            int dims = g.whole ? t.ndim - p.elem_dims : p.call_dims + p.array_dims;
+            int elem = p.elem_dims - (g.whole ? 0 : p.array_dims);
             const int64_t* extents = g.whole ? nullptr : data.call_shape + (b.call_rank - p.call_dims);
             if (!p.dim_map.empty()) put_mapped_view(block, tl.data, tl.shape, tl.strides, tl.inner, t, p, extents);
-            else put_view(block, tl.data, tl.shape, tl.strides, tl.inner, t, dims, p.elem_dims, extents);
+            else put_view(block, tl.data, tl.shape, tl.strides, tl.inner, t, dims, elem, extents, p.call_dims);
             if (g.grad_view) {
                 const TensorInfo* grad = data.binding_grads ? data.binding_grads[g.binding] : nullptr;
                 SG_INTERNAL_ASSERT(grad != nullptr, "missing gradient buffer for '" + p.name + "'");
-                put_view(block, tl.grad_data, 0, tl.grad_strides, tl.grad_inner, *grad, dims, p.elem_dims, extents);
+                put_view(block, tl.grad_data, 0, tl.grad_strides, tl.grad_inner, *grad, dims, elem, extents, p.call_dims);
             }
             break;
         }
@@ -161,7 +166,9 @@ void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Bindin
             SG_INTERNAL_ASSERT(grad != nullptr, "missing gradient buffer for '" + p.name + "'");
             const int64_t* extents = data.call_shape + (b.call_rank - p.call_dims);
             if (!p.dim_map.empty()) put_mapped_view(block, tl.data, tl.shape, tl.strides, tl.inner, *grad, p, extents);
-            else put_view(block, tl.data, tl.shape, tl.strides, tl.inner, *grad, p.call_dims, p.elem_dims, extents);
+            else
+                put_view(block, tl.data, tl.shape, tl.strides, tl.inner, *grad, p.call_dims + p.array_dims,
+                         p.elem_dims - p.array_dims, extents, p.call_dims);
             break;
         }
         }

@@ -54,6 +54,64 @@ public:
     }
     static std::string cid(int d) { return "_c" + std::to_string(d); }
 
+    /// `Tensor<float3, 2>` for a leaf whose value is `t` (arrays: their element type, one more
+    /// dim per array level) over `dims` call dims.
+    static std::string tensor_type(const std::string& kind, const Type* t, int dims) {
+        std::vector<int64_t> counts;
+        const Type* inner = array_inner(t, &counts);
+        return kind + "<" + lang::type_name(inner) + ", " + std::to_string(dims + int(counts.size())) + ">";
+    }
+
+    /// Reads a value of type `t` from `tensor` at the call index: arrays element by element into
+    /// a local named `local` (loops over the array dims), everything else in one load.
+    std::string load(const std::string& tensor, int dims, const Type* t, const std::string& local) {
+        std::vector<int64_t> counts;
+        array_inner(t, &counts);
+        if (counts.empty()) return index(tensor, dims);
+        std::vector<std::string> vars;
+        body += "    " + declare(t, local) + ";\n" + loops(counts, local, vars) + "        " + local + subscripts(vars) +
+                " = " + at(tensor, dims, vars) + ";\n";
+        return local;
+    }
+    /// Stores `value` (of type `t`) into `tensor` at the call index (arrays element by element).
+    std::string store_value(const std::string& tensor, int dims, const Type* t, const std::string& value, bool atomic) {
+        std::vector<int64_t> counts;
+        array_inner(t, &counts);
+        if (counts.empty()) return store(tensor, dims, value, atomic);
+        std::vector<std::string> vars;
+        std::string s = loops(counts, tensor, vars).substr(4);
+        std::string idx = at(tensor, dims, vars);
+        std::string args = idx.substr(tensor.size() + 1, idx.size() - tensor.size() - 2);
+        std::string v = value + subscripts(vars);
+        return s + "        " + (atomic ? tensor + ".add(" + args + ", " + v + ");" : idx + " = " + v + ";");
+    }
+    /// `for (...)` headers over `counts`, one per line; the loop variables go to `vars`.
+    static std::string loops(const std::vector<int64_t>& counts, const std::string& tag, std::vector<std::string>& vars) {
+        std::string s;
+        for (size_t k = 0; k < counts.size(); ++k) {
+            std::string v = "_i" + tag + "_" + std::to_string(k);
+            vars.push_back(v);
+            s += "    for (int " + v + " = 0; " + v + " < " + std::to_string(counts[k]) + "; " + v + "++)\n";
+        }
+        return s;
+    }
+    static std::string subscripts(const std::vector<std::string>& vars) {
+        std::string s;
+        for (const std::string& v : vars) s += "[" + v + "]";
+        return s;
+    }
+    /// `t[c.., extra..]`.
+    std::string at(const std::string& tensor, int dims, const std::vector<std::string>& extra) const {
+        std::string s = tensor + "[";
+        bool first = true;
+        for (int d = 0; d < dims; ++d, first = false) s += (first ? "" : ", ") + cid(b_.call_rank - dims + d);
+        for (const std::string& e : extra) {
+            s += (first ? "" : ", ") + e;
+            first = false;
+        }
+        return s + "]";
+    }
+
     /// Declares a kernel parameter.
     void param(const std::string& decl, GlueParam p) {
         decls.push_back(decl);
@@ -85,15 +143,12 @@ public:
         // A vector gets .x = the last (fastest) call dimension; an array gets dimension order.
         const ParamBinding& p = b_.params[size_t(i)];
         const Type* t = p.type;
-        int rank = p.call_dims;
+        int rank = p.dim_map.empty() ? p.call_dims : int(p.dim_map.size());
         std::vector<std::string> parts;
         for (int k = 0; k < rank; ++k) {
             int d = t->is_vector() ? rank - 1 - k : k;  // argument dimension of component k
-            int call_dim = b_.call_rank - rank + d;
-            if (!p.dim_map.empty()) {
-                // fn.map(): grid dimension d reads call dimension map[d] of the mapped view.
-                call_dim = b_.call_rank - rank + p.dim_map[size_t(d)];
-            }
+            // fn.map(): grid dimension d reads call dimension map[d].
+            int call_dim = p.dim_map.empty() ? b_.call_rank - rank + d : p.dim_map[size_t(d)];
             std::string c = cid(call_dim);
             if (p.grid_strided) {
                 std::string n = "_p_" + p.ident;
@@ -162,9 +217,8 @@ public:
             param(concrete_tensor(p.type, false) + " " + n, {n, ParamSource::ArgTensor, i, true, false});
             return n;
         case BindingKind::Elementwise:
-            param("Tensor<" + lang::type_name(p.type) + ", " + std::to_string(p.call_dims) + "> " + n,
-                  {n, ParamSource::ArgTensor, i, false, false});
-            return index(n, p.call_dims);
+            param(tensor_type("Tensor", p.type, p.call_dims) + " " + n, {n, ParamSource::ArgTensor, i, false, false});
+            return load(n, p.call_dims, p.type, "_a_" + p.ident);
         }
         return "";
     }
@@ -261,7 +315,7 @@ Glue make_forward_glue(const Binding& b, bool index_64bit) {
     const bool one_result = b.result_leaves.size() == 1 && b.result_leaves[0].path.empty();
     for (size_t k = 0; k < b.result_leaves.size(); ++k) {
         std::string n = one_result ? "_result" : "_result_" + std::to_string(k);
-        w.param("RWTensor<" + lang::type_name(b.result_leaves[k].type) + ", " + std::to_string(b.call_rank) + "> " + n,
+        w.param(GlueWriter::tensor_type("RWTensor", b.result_leaves[k].type, b.call_rank) + " " + n,
                 {n, ParamSource::Result, int(k), false, false});
     }
     for (size_t s = 0; s < b.slots.size(); ++s) {
@@ -278,23 +332,28 @@ Glue make_forward_glue(const Binding& b, bool index_64bit) {
         }
         // out / inout: a local the function writes, stored back after the call.
         std::string n = "_p_" + p.ident;
-        w.param("RWTensor<" + lang::type_name(p.type) + ", " + std::to_string(p.call_dims) + "> " + n,
-                {n, ParamSource::ArgTensor, i, false, false});
+        w.param(GlueWriter::tensor_type("RWTensor", p.type, p.call_dims) + " " + n, {n, ParamSource::ArgTensor, i, false, false});
         std::string local = "_v_" + p.ident;
-        w.body += "    " + lang::type_name(p.type) + " " + local +
-                  (p.dir == lang::ParamDir::InOut ? " = " + w.index(n, p.call_dims) : "") + ";\n";
+        if (p.dir == lang::ParamDir::InOut && p.array_dims == 0) {
+            w.body += "    " + lang::type_name(p.type) + " " + local + " = " + w.index(n, p.call_dims) + ";\n";
+        } else if (p.dir == lang::ParamDir::InOut) {
+            local = w.load(n, p.call_dims, p.type, local);
+        } else {
+            w.body += "    " + GlueWriter::declare(p.type, local) + ";\n";
+        }
         call_args.push_back(local);
-        post += "    " + w.store(n, p.call_dims, local, false) + "\n";
+        post += "    " + w.store_value(n, p.call_dims, p.type, local, false) + "\n";
     }
     std::string call = b.function + "(";
     for (size_t k = 0; k < call_args.size(); ++k) call += (k ? ", " : "") + call_args[k];
     call += ")";
-    if (one_result) {
+    if (one_result && b.result_leaves[0].array_dims == 0) {
         w.body += "    " + w.store("_result", b.call_rank, call, false) + "\n";
     } else if (!b.result_leaves.empty()) {
-        w.body += "    " + lang::type_name(b.result_type) + " _r = " + call + ";\n";
+        w.body += "    " + GlueWriter::declare(b.result_type, "_r") + " = " + call + ";\n";
         for (size_t k = 0; k < b.result_leaves.size(); ++k)
-            w.body += "    " + w.store("_result_" + std::to_string(k), b.call_rank, "_r" + b.result_leaves[k].path, false) + "\n";
+            w.body += "    " + w.store_value(one_result ? "_result" : "_result_" + std::to_string(k), b.call_rank,
+                                             b.result_leaves[k].type, "_r" + b.result_leaves[k].path, false) + "\n";
     } else {
         w.body += "    " + call + ";\n";
     }
@@ -316,7 +375,7 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
         throw_type_error(b.function + "(): gradients through a struct result are not supported yet");
     if (diff_result) {
         // First in the signature, as the launcher and the existing kernels expect.
-        w.param("Tensor<" + lang::type_name(r) + ", " + std::to_string(b.call_rank) + "> _result_grad",
+        w.param(GlueWriter::tensor_type("Tensor", r, b.call_rank) + " _result_grad",
                 {"_result_grad", ParamSource::ResultGrad, -1, false, false});
     }
     for (size_t s = 0; s < b.slots.size(); ++s) {
@@ -336,10 +395,9 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
                 const ParamBinding& p = b.params[i];
                 if (p.param != int(s) || !p.requires_grad || p.kind != BindingKind::Elementwise) continue;
                 std::string gn = "_p_" + p.ident + "_grad";
-                w.param((p.grad_atomic ? "AtomicTensor<" : "RWTensor<") + lang::type_name(p.type) + ", " +
-                            std::to_string(p.call_dims) + "> " + gn,
+                w.param(GlueWriter::tensor_type(p.grad_atomic ? "AtomicTensor" : "RWTensor", p.type, p.call_dims) + " " + gn,
                         {gn, ParamSource::ArgGrad, int(i), false, false});
-                post += "    " + w.store(gn, p.call_dims, pair + ".d" + p.diff_path, p.grad_atomic) + "\n";
+                post += "    " + w.store_value(gn, p.call_dims, p.type, pair + ".d" + p.diff_path, p.grad_atomic) + "\n";
             }
             continue;
         }
@@ -351,9 +409,8 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
                 throw_type_error(b.function + "(): gradients through inout parameter '" + p.name + "' are not supported yet");
             // An out parameter's derivative argument is its incoming gradient.
             std::string gn = n + "_grad";
-            w.param("Tensor<" + lang::type_name(p.type) + ", " + std::to_string(p.call_dims) + "> " + gn,
-                    {gn, ParamSource::ArgGrad, i, false, false});
-            call_args.push_back(w.index(gn, p.call_dims));
+            w.param(GlueWriter::tensor_type("Tensor", p.type, p.call_dims) + " " + gn, {gn, ParamSource::ArgGrad, i, false, false});
+            call_args.push_back(w.load(gn, p.call_dims, p.type, "_a_" + p.ident + "_grad"));
             continue;
         }
         if (p.kind == BindingKind::Elementwise && p.dir != lang::ParamDir::In)
@@ -382,21 +439,19 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
                 call_args.push_back(w.leaf_value(i));
                 break;
             }
-            w.param("Tensor<" + lang::type_name(p.type) + ", " + std::to_string(p.call_dims) + "> " + n,
-                    {n, ParamSource::ArgTensor, i, false, false});
-            w.body += "    var _d_" + p.ident + " = diffPair(" + w.index(n, p.call_dims) + ");\n";
+            w.param(GlueWriter::tensor_type("Tensor", p.type, p.call_dims) + " " + n, {n, ParamSource::ArgTensor, i, false, false});
+            w.body += "    var _d_" + p.ident + " = diffPair(" + w.load(n, p.call_dims, p.type, "_a_" + p.ident) + ");\n";
             call_args.push_back("_d_" + p.ident);
             if (p.requires_grad) {
                 std::string gn = n + "_grad";
-                w.param((p.grad_atomic ? "AtomicTensor<" : "RWTensor<") + lang::type_name(p.type) + ", " +
-                            std::to_string(p.call_dims) + "> " + gn,
+                w.param(GlueWriter::tensor_type(p.grad_atomic ? "AtomicTensor" : "RWTensor", p.type, p.call_dims) + " " + gn,
                         {gn, ParamSource::ArgGrad, i, false, false});
-                post += "    " + w.store(gn, p.call_dims, "_d_" + p.ident + ".d", p.grad_atomic) + "\n";
+                post += "    " + w.store_value(gn, p.call_dims, p.type, "_d_" + p.ident + ".d", p.grad_atomic) + "\n";
             }
             break;
         }
     }
-    if (diff_result) call_args.push_back(w.index("_result_grad", b.call_rank));
+    if (diff_result) call_args.push_back(w.load("_result_grad", b.call_rank, r, "_rg"));
     std::string call = "bwd_diff(" + b.function + ")(";
     for (size_t k = 0; k < call_args.size(); ++k) call += (k ? ", " : "") + call_args[k];
     w.body += "    " + call + ");\n" + post;

@@ -327,8 +327,8 @@ ValueNode bind_list(BindContext& c, const BindRequest& r) {
 
 void key_dict(const ArgInfo& a, std::string& s) {
     put<uint16_t>(s, uint16_t(a.child_count));
-    put<uint8_t>(s, uint8_t(a.name_size));
-    s.append(a.name ? a.name : "", a.name_size);  // the `_type` value, if any; the children carry their keys
+    put<uint8_t>(s, uint8_t(a.struct_name_size));
+    s.append(a.struct_name ? a.struct_name : "", a.struct_name_size);  // `_type`, if any; the children carry their keys
 }
 
 void render_dict(const std::string& s, size_t& pos, std::string& out) {
@@ -348,8 +348,8 @@ ValueNode bind_dict(BindContext& c, const BindRequest& r) {
     check_composite_dir(c, r, describe_dict(a));
     if (!t->is_struct()) throw_type_error(r.where(c) + " cannot take " + describe_dict(a) + " (a dict binds to a struct)");
     const std::string struct_name = t->decl->name;
-    if (a.name && std::string(a.name, a.name_size) != struct_name)
-        throw_type_error(r.where(c) + " got a dict with _type '" + std::string(a.name, a.name_size) + "'");
+    if (a.struct_name && std::string(a.struct_name, a.struct_name_size) != struct_name)
+        throw_type_error(r.where(c) + " got a dict with _type '" + std::string(a.struct_name, a.struct_name_size) + "'");
     const std::vector<lang::FieldInfo>& fields = c.module->types().fields(t);
     std::vector<bool> used(size_t(a.child_count), false);
     ValueNode node;

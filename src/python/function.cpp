@@ -110,7 +110,20 @@ std::shared_ptr<call::CallPlan> Function::plan_for(bool grad_mode) {
     return plan;
 }
 
-nb::object Function::call(nb::args args, nb::kwargs kwargs) { return call_described(describe(args, kwargs)); }
+namespace {
+/// Drops the Python objects a call made (the scratch is thread-local and outlives the interpreter).
+struct ScratchRelease {
+    ~ScratchRelease() {
+        if (!t_scratch.keep.empty()) t_scratch.keep.clear();
+        t_scratch.writebacks.clear();
+    }
+};
+}  // namespace
+
+nb::object Function::call(nb::args args, nb::kwargs kwargs) {
+    ScratchRelease release;
+    return call_described(describe(args, kwargs));
+}
 
 nb::object Function::call_described(bool grad_mode) {
     CallScratch& s = t_scratch;
@@ -229,6 +242,7 @@ nb::object Function::call_described(bool grad_mode) {
 }
 
 std::string Function::call_key(nb::args args, nb::kwargs kwargs) {
+    ScratchRelease release;
     bool grad_mode = describe(args, kwargs);
     CallScratch& s = t_scratch;
     call::build_call_key(t_key, core_->id, s.args.data(), s.count, s.total, s.keywords, grad_mode,
@@ -237,6 +251,7 @@ std::string Function::call_key(nb::args args, nb::kwargs kwargs) {
 }
 
 std::string Function::debug_code(nb::args args, nb::kwargs kwargs) {
+    ScratchRelease release;
     bool grad_mode = describe(args, kwargs);
     std::shared_ptr<call::CallPlan> plan = plan_for(grad_mode);
     std::string out = "// call plan " + plan->key_text() + "\n";

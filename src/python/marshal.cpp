@@ -74,6 +74,7 @@ public:
         a.first_child = -1;
         a.name = nullptr;
         a.name_size = 0;
+        a.struct_name = nullptr;
         if (PyFloat_Check(o)) {
             a.kind = ArgKind::Float;
             a.number = PyFloat_AS_DOUBLE(o);
@@ -173,8 +174,8 @@ private:
                 Py_ssize_t size = 0;
                 const char* text = PyUnicode_Check(type) ? PyUnicode_AsUTF8AndSize(type, &size) : nullptr;
                 if (!text) call::throw_type_error("a dict's _type must be a struct name (a str)");
-                a.name = text;
-                a.name_size = uint32_t(size);
+                a.struct_name = text;
+                a.struct_name_size = uint32_t(size);
             }
         }
         Py_ssize_t pos = 0;
