@@ -10,6 +10,7 @@ from pathlib import Path
 import torch as _torch  # noqa: F401  (the bridge needs torch loaded first)
 
 from . import _bwds, _core, _torch_fallback, _values
+from ._version import __version__
 from ._core import CompileError, Device, DeviceType, Function, GridArg, Module, Struct, cuda_status, torch_bridge_status
 from ._values import (
     CallIdArg,
@@ -26,6 +27,7 @@ from ._values import (
 )
 
 __all__ = [
+    "__version__",
     "ValueRef",
     "ValueType",
     "call_id",

@@ -223,8 +223,9 @@ ValueNode bind_tensor(BindContext& c, const BindRequest& r) {
                           device_name(c.device));
     if (c.device_index == -2) c.device_index = ti.device_index;
     else if (ti.device_index != c.device_index)
-        throw_value_error(where + " got a tensor on device index " + std::to_string(ti.device_index) +
-                          ", other tensors are on " + std::to_string(c.device_index));
+        throw_value_error(where + " got a tensor on cuda:" + std::to_string(ti.device_index) +
+                          ", but other tensors of the call are on cuda:" + std::to_string(c.device_index) +
+                          "; every tensor of one call must be on the same device");
     if (ti.dtype == DType::Unknown) throw_type_error(where + " got a tensor of an unsupported dtype");
     std::vector<int64_t> elem;
     ScalarKind scalar = ScalarKind::Float;
