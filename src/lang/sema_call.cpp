@@ -221,7 +221,7 @@ const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& can
                 const VarDecl* p = f->params[k];
                 if (a->kind == ExprKind::InitList || a->type == p->type ||
                     (p->dir == ParamDir::In && !p->type->is_tensor() && implicitly_convertible(a->type, p->type)) ||
-                    (p->type->is_tensor() && tensor_accepts(p->type, a->type)))
+                    (p->type->is_tensor() && tensor_accepts(p->type, a->type, allow_internal_)))
                     continue;
                 diags_.error(a->loc, "argument for parameter '" + p->name + "' of '" + name + "' must be " +
                                          type_name(p->type) + ", got " + type_name(a->type),
