@@ -32,7 +32,7 @@ class BwdsFunction:
         if fn.returns_value:
             if "_result_grad" in kwargs:
                 dresult = kwargs.pop("_result_grad")
-            elif len(args) > len([p for p in params if p[0] not in kwargs]) - 0 and args:
+            elif args and len(args) > len([p for p in params if p[0] not in kwargs]):
                 dresult = args.pop()
             if dresult is None:
                 raise TypeError(f"{fn.name}.bwds(): the gradient of the result is missing (pass it as the last argument)")
@@ -53,7 +53,10 @@ class BwdsFunction:
                     return t
                 if direction == "inout":
                     raise TypeError(f"{fn.name}.bwds(): gradients through inout parameters are not supported yet")
-                t = _values.value_to_tensor(value.primal, value._sg_scalar_name, *device)
+                primal = value.primal
+                if isinstance(primal, int) and not isinstance(primal, bool) and value._sg_scalar_name is None:
+                    primal = float(primal)  # only floating-point values have derivatives
+                t = _values.value_to_tensor(primal, value._sg_scalar_name, *device)
                 if value.needs_grad and t.is_floating_point():
                     t.requires_grad_(True)
                 pairs.append((value, t))

@@ -69,8 +69,9 @@ public:
         array_inner(t, &counts);
         if (counts.empty()) return index(tensor, dims);
         std::vector<std::string> vars;
-        body += "    " + declare(t, local) + ";\n" + loops(counts, local, vars) + "        " + local + subscripts(vars) +
-                " = " + at(tensor, dims, vars) + ";\n";
+        std::string headers = loops(counts, local, vars);  // fills vars: before the statement uses them
+        body += "    " + declare(t, local) + ";\n" + headers + "        " + local + subscripts(vars) + " = " +
+                at(tensor, dims, vars) + ";\n";
         return local;
     }
     /// Stores `value` (of type `t`) into `tensor` at the call index (arrays element by element).

@@ -163,6 +163,7 @@ NB_MODULE(_core, m) {
         .def_prop_ro("parameter_names", &Function::parameter_names)
         .def_prop_ro("parameters", &Function::parameters)
         .def_prop_ro("returns_value", &Function::returns_value)
+        .def_prop_ro("device", [](const Function& f) { return f.device(); })
         .def_prop_ro("device_type", [](const Function& f) { return int(f.device().type); })
         .def_prop_ro("device_index", [](const Function& f) { return f.device().index; })
         .def("__repr__", [](const Function& f) { return "<shadegrad function " + f.name() + ">"; });
