@@ -12,6 +12,7 @@
 #include "call/errors.h"
 #include "call/value_kind.h"
 #include "python/autograd_call.h"
+#include "python/compile_support.h"
 #include "python/torch_ops.h"
 
 namespace sg::py {
@@ -39,7 +40,11 @@ constexpr DType kDTypes[] = {DType::Bool,   DType::Int8,   DType::Int16,   DType
 
 // ---------------------------------------------------------------- Function
 
-Function::Function(std::shared_ptr<FunctionCore> core, Modifiers modifiers) : core_(std::move(core)), mods_(std::move(modifiers)) {}
+Function::Function(std::shared_ptr<FunctionCore> core, Modifiers modifiers) : core_(std::move(core)), mods_(std::move(modifiers)) {
+    register_live_function(this);
+}
+
+Function::~Function() { unregister_live_function(this); }
 
 std::vector<std::string> Function::parameter_names() const {
     std::vector<std::string> names;

@@ -53,6 +53,9 @@ struct Modifiers {
 class Function {
 public:
     Function(std::shared_ptr<FunctionCore> core, Modifiers modifiers);
+    ~Function();
+    Function(const Function&) = delete;
+    Function& operator=(const Function&) = delete;
 
     nb::object call(nb::args args, nb::kwargs kwargs);
     /// The generated code of the kernels this call would run (glue, target source, IR).
@@ -74,6 +77,7 @@ public:
     std::vector<std::tuple<std::string, std::string, std::string>> parameters() const;
     bool returns_value() const;
     const Device& device() const { return core_->device; }
+    const std::shared_ptr<call::UserModule>& user_module() const { return core_->module; }
 
 private:
     /// Describes the arguments into the thread's scratch; returns whether grad mode is on.

@@ -204,8 +204,16 @@ inline TestResult unpack_result(const std::vector<Leaf>& leaves, const std::vect
     return r;
 }
 
+/// The distance between adjacent halves at `value` (2^-24 among the subnormals).
+inline double half_ulp(double value) {
+    int exponent = 0;
+    std::frexp(value, &exponent);  // |value| in [2^(exponent-1), 2^exponent)
+    return std::ldexp(1.0, std::max(exponent - 11, -24));
+}
+
 /// The exact 64-bit pattern an `// expect:` token names (decimal, optionally negative).
 inline uint64_t expected_wide(const std::string& token) {
+    if (token == "true" || token == "false") return token == "true";
     size_t used = 0;
     uint64_t v = token[0] == '-' ? uint64_t(std::stoll(token, &used)) : std::stoull(token, &used);
     if (used != token.size()) throw std::runtime_error("bad expected 64-bit integer '" + token + "'");
@@ -283,8 +291,8 @@ inline std::vector<double> run_test_kernel(const call::CompiledKernel& k, size_t
 
 /// Compares results with expectations: exact for integers (64-bit ones bit for bit against the
 /// written decimal) and bools, 1e-5 relative for float (with a 1e-6 absolute floor near zero),
-/// 1e-12 relative for double, and for half one half ulp of the expected value (2^-11 relative,
-/// 2^-25 absolute: the expected value rounded to half, with room for the last bit).
+/// 1e-12 relative for double, and for half within the spacing of halves at the expected value
+/// (one ulp: a result may differ from the exactly computed value in its last bit).
 inline ::testing::AssertionResult values_match(const std::vector<Leaf>& leaves, const TestResult& result,
                                                const std::vector<double>& want,
                                                const std::vector<std::string>& want_tokens) {
@@ -301,7 +309,7 @@ inline ::testing::AssertionResult values_match(const std::vector<Leaf>& leaves, 
         else if (std::isinf(w)) ok = g == w;
         else if (leaves[k].kind == lang::ScalarKind::Double) ok = std::fabs(g - w) <= 1e-12 * std::fabs(w) + 1e-14;
         else if (leaves[k].kind == lang::ScalarKind::Half)
-            ok = std::fabs(g - w) <= std::ldexp(std::fabs(w), -11) + std::ldexp(1.0, -25);
+            ok = std::fabs(g - w) <= half_ulp(w);
         else if (lang::is_floating(leaves[k].kind)) ok = std::fabs(g - w) <= 1e-5 * std::fabs(w) + 1e-6;
         else ok = g == w;
         if (!ok) err << "  component " << k << " (_v" << leaves[k].path << "): got " << g << ", expected " << w << "\n";
@@ -401,8 +409,8 @@ inline void check_program_on_gpu(const std::string& name, const std::string& sou
     try {
         TestProgram p = prepare_test_program(name, source);
         call::CompiledKernel k = call::compile_cuda_kernel(*p.module, p.glue, {}, 0);
-        std::vector<double> got = run_test_kernel_cuda(k, p.leaves.size());
-        EXPECT_TRUE(values_match(p.leaves, got, want)) << "IR of the entry:\n" << k.ir_text;
+        TestResult got = unpack_result(p.leaves, run_test_kernel_cuda(k, result_slots(p.leaves)));
+        EXPECT_TRUE(values_match(p.leaves, got, want, expect_tokens(expects[0]))) << "IR of the entry:\n" << k.ir_text;
     } catch (const lang::CompileError& e) {
         FAIL() << "compile error:\n" << e.what();
     }
