@@ -94,9 +94,15 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     // Attributes that name other functions.
     for (FunctionDecl* f : result_.functions) check_function_attributes(f);
     attributes_checked_ = true;
-    // Pass 4: bodies. Instantiations made while checking a body join the list, and are checked
-    // in turn.
-    for (size_t i = 0; i < result_.functions.size(); ++i) {
+    // Pass 4: bodies.
+    check_bodies(0);
+    check_recursion_and_derivatives(0);
+    return result_;
+}
+
+void Sema::check_bodies(size_t first) {
+    // Instantiations made while checking a body join the list, and are checked in turn.
+    for (size_t i = first; i < result_.functions.size(); ++i) {
         FunctionDecl* f = result_.functions[i];
         if (!f->body) {
             diags_.error(f->loc, "function '" + f->name + "' is declared but has no body");
@@ -112,6 +118,9 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
         subst_ = saved;
         diags_.set_context(context);
     }
+}
+
+void Sema::check_recursion_and_derivatives(size_t first_derivative_call) {
     // Recursion cannot run on the GPU (no call stack to speak of) and would not inline.
     std::map<FunctionDecl*, int> state;
     std::function<void(FunctionDecl*)> visit;
@@ -150,9 +159,9 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     for (FunctionDecl* f : result_.functions)
         if (state[f] == 0) visit(f);
     if (!diags_.has_errors())
-        for (auto [call, backward] : derivative_calls_)
-            check_derivative_availability(call, call->diff_target, backward);
-    return result_;
+        for (size_t k = first_derivative_call; k < derivative_calls_.size(); ++k)
+            check_derivative_availability(derivative_calls_[k].first, derivative_calls_[k].first->diff_target,
+                                          derivative_calls_[k].second);
 }
 
 namespace {

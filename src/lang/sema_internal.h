@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "lang/analysis.h"
 #include "lang/sema.h"
 
 namespace sg::lang {
@@ -50,6 +51,8 @@ public:
     void check_init_list(Expr* e, const Type* target);
 
     // ---- statements (sema.cpp)
+    void check_bodies(size_t first);
+    void check_recursion_and_derivatives(size_t first_derivative_call);
     void check_global(VarDecl* g);
     void check_function_attributes(FunctionDecl* f);
     std::string instance_context(const FunctionDecl* f) const;
@@ -112,6 +115,14 @@ public:
     /// arguments, the rest inferred from the primal types of the derivative call's arguments.
     FunctionDecl* derivative_instance(Expr* call, Expr* target);
     std::string instance_name(const std::string& base, const std::vector<GenericArg>& args) const;
+
+    // ---- the call layer's questions (analysis.cpp)
+    std::vector<FunctionInfo> function_infos() const;
+    FunctionDecl* instantiate_by_name(const std::string& name, const std::vector<GenericArg>& args);
+    /// Drops the functions from index `first` on (a failed instantiation and what it made).
+    void forget_functions_from(size_t first);
+    const Type* named_type(const std::string& name) { return resolve_named_type(name, {}, false); }
+    const SemaResult& result() const { return result_; }
 
     // ---- interfaces (sema_interfaces.cpp)
     void declare_interface(StructDecl* s);
