@@ -96,6 +96,11 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     attributes_checked_ = true;
     // Pass 4: bodies.
     check_bodies(0);
+    // Generics that no body instantiated are checked once as declared, through one
+    // representative instantiation each (their constraints' simplest type, N = 4).
+    size_t first_representative = result_.functions.size();
+    check_uninstantiated_generics();
+    check_bodies(first_representative);
     check_recursion_and_derivatives(0);
     return result_;
 }
@@ -241,9 +246,16 @@ void Sema::check_function_attributes(FunctionDecl* f) {
 }
 
 std::string Sema::instance_context(const FunctionDecl* f) const {
-    if (f->generic_origin) return "in instantiation " + f->name;
-    if (f->owner && f->owner->generic_origin) return "in instantiation " + f->owner->name;
-    return "";
+    const void* instance = f->generic_origin ? static_cast<const void*>(f)
+                           : f->owner && f->owner->generic_origin ? static_cast<const void*>(f->owner)
+                                                                  : nullptr;
+    if (!instance) return "";
+    const std::string& name = f->generic_origin ? f->name : f->owner->name;
+    if (representatives_.count(instance)) {
+        std::string origin = f->generic_origin ? f->generic_origin->name : f->owner->generic_origin->name;
+        return "in generic " + origin + ", checked as " + name;
+    }
+    return "in instantiation " + name;
 }
 
 void Sema::check_function(FunctionDecl* f) {

@@ -111,6 +111,10 @@ public:
     /// generic ones for the explicit (`f<4>`) or inferred arguments.
     std::vector<FunctionDecl*> call_candidates(Expr* e, Expr* callee, bool& reported);
     std::optional<int64_t> generic_value(const std::string& name);
+    /// Instantiates each generic function and struct that nothing instantiated with
+    /// representative arguments, so that its body is checked once anyway.
+    void check_uninstantiated_generics();
+    bool representative_args(const std::vector<GenericParam>& params, std::vector<GenericArg>& out) const;
     /// The instantiation `bwd_diff(f<...>)` / `bwd_diff(f)(args)` differentiates: explicit
     /// arguments, the rest inferred from the primal types of the derivative call's arguments.
     FunctionDecl* derivative_instance(Expr* call, Expr* target);
@@ -176,6 +180,8 @@ private:
     std::map<const void*, int> instance_depth_;  ///< instance (fn or struct) → how deep it was made
     const Substitution* subst_ = nullptr;  ///< of the declaration being resolved or checked
     bool attributes_checked_ = false;
+    std::set<const void*> representatives_;  ///< instances made only to check a generic once
+    bool making_representative_ = false;
     int const_depth_ = 0;
     const StructDecl* resolving_struct_ = nullptr;  ///< whose field types are being resolved  ///< later instantiations check their attributes themselves
     std::set<const StructDecl*> declared_structs_;   ///< field tables resolved (declare_struct)
