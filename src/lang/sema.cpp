@@ -58,6 +58,14 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
                 result_.generic_functions.push_back(d->function);
             }
         }
+    auto check_generic_params = [&](const std::vector<GenericParam>& params) {
+        for (size_t i = 0; i < params.size(); ++i)
+            for (size_t j = 0; j < i; ++j)
+                if (params[i].name == params[j].name)
+                    diags_.error(params[i].loc, "generic parameter '" + params[i].name + "' is declared twice");
+    };
+    for (FunctionDecl* g : result_.generic_functions) check_generic_params(g->generic_params);
+    for (StructDecl* g : result_.generic_structs) check_generic_params(g->generic_params);
     // Pass 2: globals (constants may size arrays used in struct fields), then struct fields.
     for (ModuleAst* m : modules)
         for (Decl* d : m->decls) {
