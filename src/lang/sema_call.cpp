@@ -356,7 +356,6 @@ const Type* Sema::check_intrinsic(Expr* e, const IntrinsicInfo& info) {
     case IntrinsicRule::Reduce: {
         const Type* t = intrinsic_operand_type(types_, info.id, types);
         if (!t || (info.id == IntrinsicId::Dot && !t->is_vector()) || t->is_matrix()) return fail();
-        if (info.id == IntrinsicId::Dot && !is_floating(t->scalar)) return fail();
         return types_.scalar_of(t);
     }
     case IntrinsicRule::Cross: {
