@@ -197,3 +197,28 @@ def test_double_gradient(m):
     assert torch.allclose(x.grad, fd_x, rtol=1e-7, atol=1e-9)
     assert torch.autograd.gradcheck(lambda a, b: m.smooth_d(a, b), (x.detach()[:5].clone().requires_grad_(True),
                                                                    y.detach()[:5].clone().requires_grad_(True)))
+
+
+@pytest.mark.parametrize("bridge", ["native", "fallback"])
+def test_half_and_int64_through_each_bridge(bridge):
+    from conftest import run_python
+
+    proc = run_python(
+        f"""
+        import torch, shadegrad as sg
+        dev = sg.create_torch_device(type=sg.DeviceType.{TEST_DEVICE})
+        m = sg.Module.load_from_source(dev, "b", {SOURCE!r})
+        x = torch.tensor([0.5, -1.5, 2.0], dtype=torch.float16, device="{TEST_DEVICE}", requires_grad=True)
+        y = m.cube_h(x)
+        assert y.dtype == torch.float16 and torch.equal(y, x.detach() ** 3), y
+        y.sum().backward()
+        assert x.grad.dtype == torch.float16 and torch.equal(x.grad, 3 * x.detach() ** 2), x.grad
+        a = torch.tensor([2**62, -5], dtype=torch.int64, device="{TEST_DEVICE}")
+        r = m.mad_i64(a, torch.ones_like(a))
+        assert r.tolist() == [2**62 + 1, -4], r
+        print(sg.torch_bridge_status()["active"])
+        """,
+        bridge=bridge,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip().splitlines()[-1] == bridge
