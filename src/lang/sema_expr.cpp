@@ -64,7 +64,11 @@ void Sema::require_lvalue(Expr* e, const char* what) {
                      30011);
         return;
     }
-    diags_.error(e->loc, std::string("cannot ") + what + ": the expression is not an assignable location");
+    // Slang's 30011 ("left of '=' is not an l-value").
+    if (e->kind == ExprKind::Member && e->ref == RefKind::Swizzle && e->operands[0]->is_lvalue)
+        diags_.error(e->loc, std::string("cannot ") + what + ": swizzle '" + e->name +
+                                 "' names a component twice, so it is not an assignable location", 30011);
+    else diags_.error(e->loc, std::string("cannot ") + what + ": the expression is not an assignable location", 30011);
 }
 
 void Sema::check_convertible(Expr* e, const Type* to, const char* what) {
@@ -74,7 +78,8 @@ void Sema::check_convertible(Expr* e, const Type* to, const char* what) {
     }
     const Type* from = check_expr(e);
     if (!implicitly_convertible(from, to))
-        diags_.error(e->loc, std::string("cannot convert ") + type_name(from) + " to " + type_name(to) + " in " + what);
+        diags_.error(e->loc, std::string("cannot convert ") + type_name(from) + " to " + type_name(to) + " in " + what,
+                     30019);  // Slang: type mismatch
     else warn_implicit_conversion(e, to);
 }
 
@@ -194,10 +199,7 @@ const Type* Sema::check_expr(Expr* e, const Type* expected) {
         t = check_expr(e->operands[1]);
         break;
     case ExprKind::NoDiff: t = check_expr(e->operands[0]); break;
-    case ExprKind::Cast:
-        diags_.unsupported(e->loc, "C-style cast (write float(x) instead)");
-        check_expr(e->operands[0]);
-        break;
+    case ExprKind::Cast: t = check_cast(e); break;
     }
     --expr_depth_;
     return e->type = t;
@@ -209,6 +211,10 @@ const Type* Sema::check_name(Expr* e) {
         if (generic_functions_.count(e->name)) {
             e->ref = RefKind::Function;
             return types_.void_type();
+        }
+        if (functions_.count(e->name)) {
+            diags_.error(e->loc, "'" + e->name + "' is not generic: it takes no generic arguments");
+            return types_.error_type();
         }
         const Type* t = resolve_type(e->type_expr);
         if (t->is_error()) return t;
@@ -258,7 +264,7 @@ const Type* Sema::check_name(Expr* e) {
         diags_.error(e->loc, "static function '" + current_fn_->name + "' has no 'this'", 30120);
         return types_.error_type();
     }
-    diags_.error(e->loc, "unknown name '" + e->name + "'");
+    diags_.error(e->loc, "unknown name '" + e->name + "'", 30015);  // Slang: undefined identifier
     return types_.error_type();
 }
 
@@ -312,12 +318,7 @@ const Type* Sema::check_binary(Expr* e) {
     case Op::Ne: return types_.with_scalar(t, ScalarKind::Bool);
     case Op::LogAnd:
     case Op::LogOr: return types_.with_scalar(t, ScalarKind::Bool);
-    case Op::Rem:
-        if (is_floating(t->scalar)) {
-            diags_.unsupported(e->loc, "'%' on floating-point values (use fmod)");
-            return types_.error_type();
-        }
-        return t;
+    case Op::Rem: return t;  // on floats: fmod (truncated quotient, the sign of the dividend)
     case Op::Shl:
     case Op::Shr:
     case Op::BitAnd:
@@ -338,11 +339,6 @@ const Type* Sema::check_binary(Expr* e) {
 const Type* Sema::check_assign(Expr* e) {
     Expr* lhs = e->operands[0];
     const Type* a = check_expr(lhs);
-    if (lhs->kind == ExprKind::Member && lhs->ref == RefKind::Swizzle && lhs->swizzle.size() > 1) {
-        diags_.unsupported(lhs->loc, "assignment to a swizzle");
-        check_expr(e->operands[1]);
-        return types_.error_type();
-    }
     require_lvalue(lhs, "assign");
     if (e->op == Op::Assign) {
         if (e->operands[1]->kind == ExprKind::InitList) check_init_list(e->operands[1], a);
@@ -366,7 +362,6 @@ const Type* Sema::check_assign(Expr* e) {
                                  type_name(a) + " and " + type_name(b));
         return types_.error_type();
     }
-    if (bin == Op::Rem && is_floating(t->scalar)) diags_.unsupported(e->loc, "'%=' on floating-point values");
     // slangc converts the right operand to the left one's type (`a += i` warns for int8_t a).
     if (bin != Op::Shl && bin != Op::Shr) warn_implicit_conversion(e->operands[1], types_.with_scalar(b, a->scalar));
     return a;
@@ -466,6 +461,7 @@ const Type* Sema::check_tensor_index(Expr* at, const Type* tensor, const std::ve
 }
 
 const Type* Sema::check_member(Expr* e) {
+    if (const Type* t = check_enum_member(e)) return t;
     Expr* base = e->operands[0];
     const std::string& n = e->name;
     if (const Type* st = static_base_type(base)) {
@@ -537,7 +533,8 @@ const Type* Sema::check_member(Expr* e) {
             }
             int idx = int(std::string(set).find(c));
             if (idx >= width) {
-                diags_.error(e->loc, std::string("swizzle component '") + c + "' is out of range for " + type_name(bt));
+                diags_.error(e->loc, std::string("swizzle component '") + c + "' is out of range for " + type_name(bt),
+                             30027);
                 return types_.error_type();
             }
             comps.push_back(idx);
@@ -545,7 +542,11 @@ const Type* Sema::check_member(Expr* e) {
         if (ok) {
             e->ref = RefKind::Swizzle;
             e->swizzle = comps;
-            e->is_lvalue = base->is_lvalue && comps.size() == 1;
+            // A write swizzle (`v.xz = ...`) names each component at most once.
+            bool distinct = true;
+            for (size_t i = 0; i < comps.size(); ++i)
+                for (size_t j = 0; j < i; ++j) distinct &= comps[i] != comps[j];
+            e->is_lvalue = base->is_lvalue && distinct;
             return types_.vector(bt->scalar, int(comps.size()));
         }
         diags_.error(e->loc, "invalid swizzle '" + n + "' on " + type_name(bt));

@@ -112,6 +112,15 @@ const Type* Sema::resolve_named_type(const std::string& name, SourceLoc loc, boo
         if (rest.size() == 3 && rest[1] == 'x' && rest[0] >= '1' && rest[0] <= '4' && rest[2] >= '1' && rest[2] <= '4')
             return types_.matrix(s.kind, rest[0] - '0', rest[2] - '0');
     }
+    for (auto scope = alias_scopes_.rbegin(); scope != alias_scopes_.rend(); ++scope) {
+        auto a = scope->find(name);
+        if (a != scope->end()) return resolve_alias(a->second);
+    }
+    if (auto a = aliases_.find(name); a != aliases_.end()) return resolve_alias(a->second);
+    if (EnumDecl* e = lookup_enum(name)) {
+        declare_enum(e);
+        return e->type;
+    }
     auto it = structs_.find(name);
     if (it != structs_.end()) return it->second->type;
     if (!report) return nullptr;
@@ -122,10 +131,10 @@ const Type* Sema::resolve_named_type(const std::string& name, SourceLoc loc, boo
         return types_.error_type();
     }
     if (generic_structs_.count(name)) {
-        diags_.error(loc, "generic struct '" + name + "' needs its generic arguments: " + name + "<...>", 30400);
+        diags_.error(loc, "generic struct '" + name + "' needs its generic arguments: " + name + "<...>");
         return types_.error_type();
     }
-    diags_.error(loc, "unknown type '" + name + "'");
+    diags_.error(loc, "unknown type '" + name + "'", 30015);  // Slang: undefined identifier
     return nullptr;
 }
 
@@ -144,17 +153,18 @@ std::optional<int64_t> Sema::eval_const_int(Expr* e) {
             if (VarDecl* c = find_static_const(owner, e->name); c && c->init) return eval_global(c);
         auto it = globals_.find(e->name);
         if (it != globals_.end() && it->second->is_const && it->second->init) return eval_global(it->second);
-        return std::nullopt;
+        return enum_member_value(e);  // a bare enumerator inside its own enum's values
     }
     case ExprKind::Member: {
         // `S.N` / `S::N`: a static constant of a struct.
         Expr* base = e->operands[0];
         if (base->kind != ExprKind::Name || lookup_local(base->name)) return std::nullopt;
         auto it = structs_.find(base->name);
-        if (it == structs_.end()) return std::nullopt;
+        if (it == structs_.end()) return enum_member_value(e);  // `Mode.A`
         VarDecl* c = find_static_const(it->second, e->name);
         return c && c->init ? eval_global(c) : std::nullopt;
     }
+    case ExprKind::Cast: return eval_const_int(e->operands[0]);  // `(int)Mode.B`
     case ExprKind::Unary: {
         auto v = eval_const_int(e->operands[0]);
         if (!v) return v;
@@ -278,7 +288,7 @@ const Type* Sema::resolve_type(TypeExpr* te) {
     } else if (nargs != 0) {
         auto g = generic_structs_.find(n);
         if (g == generic_structs_.end()) {
-            diags_.error(te->loc, "'" + n + "' is not a generic type", 30400);
+            diags_.error(te->loc, "'" + n + "' is not a generic type");
             return te->resolved = types_.error_type();
         }
         std::vector<GenericArg> args;
@@ -427,6 +437,9 @@ const Type* binary_operand_type(TypeContext& types, Op op, const Type* a, const 
 bool implicitly_convertible(const Type* from, const Type* to) {
     if (from == to) return true;
     if (from->is_error() || to->is_error()) return true;     // already reported
+    // An enum converts to the integer types only; nothing converts to an enum without a cast.
+    if (to->is_enum()) return false;
+    if (from->is_enum()) return to->is_scalar() && is_integer(to->scalar) && !to->is_enum();
     if (from->is_scalar() && to->is_numeric()) return true;  // conversion or splat
     if ((from->is_vector() || from->is_matrix()) && from->kind == to->kind && from->rows == to->rows &&
         from->cols == to->cols)
