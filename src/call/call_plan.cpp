@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "call/errors.h"
+#include "lang/half_float.h"
 
 namespace sg::call {
 
@@ -86,7 +87,7 @@ void put_uniform(std::vector<uint8_t>& block, size_t offset, const lang::Type* t
     case lang::ScalarKind::UInt16: put<uint16_t>(block, offset, uint16_t(i)); break;
     case lang::ScalarKind::UInt32: put<uint32_t>(block, offset, uint32_t(i)); break;
     case lang::ScalarKind::UInt64: put<uint64_t>(block, offset, uint64_t(i)); break;
-    case lang::ScalarKind::Half: SG_INTERNAL_ASSERT(false, "half uniforms are not supported");
+    case lang::ScalarKind::Half: put<uint16_t>(block, offset, lang::half_bits_from_double(v)); break;  // rounded once
     }
 }
 

@@ -74,6 +74,9 @@ public:
     const Type* check_expr(Expr* e, const Type* expected = nullptr);
     /// Checks `e` and that it converts implicitly to `to`; reports an error naming `what`.
     void check_convertible(Expr* e, const Type* to, const char* what);
+    /// slangc's warning 30081 when the implicit conversion of `e` to `to` loses information
+    /// (sema_conversions.cpp); silent for conversions that keep the value.
+    void warn_implicit_conversion(Expr* e, const Type* to);
     void check_init_list(Expr* e, const Type* target);
 
     // ---- statements (sema.cpp)
