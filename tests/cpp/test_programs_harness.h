@@ -401,8 +401,8 @@ inline void check_program_on_gpu(const std::string& name, const std::string& sou
     try {
         TestProgram p = prepare_test_program(name, source);
         call::CompiledKernel k = call::compile_cuda_kernel(*p.module, p.glue, {}, 0);
-        std::vector<double> got = run_test_kernel_cuda(k, p.leaves.size());
-        EXPECT_TRUE(values_match(p.leaves, got, want)) << "IR of the entry:\n" << k.ir_text;
+        TestResult got = unpack_result(p.leaves, run_test_kernel_cuda(k, result_slots(p.leaves)));
+        EXPECT_TRUE(values_match(p.leaves, got, want, expect_tokens(expects[0]))) << "IR of the entry:\n" << k.ir_text;
     } catch (const lang::CompileError& e) {
         FAIL() << "compile error:\n" << e.what();
     }
