@@ -79,6 +79,14 @@ void build_call_key(CallKey& key, uint32_t function_id, const ArgInfo* args, siz
     }
 }
 
+void append_link_key(CallKey& key, const std::string& link) {
+    if (link.empty()) return;
+    // After the keyword names, marked by a length no keyword name has (0xFF), then u32 length.
+    key.bytes.push_back(char(0xFF));
+    put<uint32_t>(key.bytes, uint32_t(link.size()));
+    key.bytes += link;
+}
+
 static std::string extents(const std::string& s, size_t& pos, int ndim) {
     std::string out = "[";
     for (int d = 0; d < ndim; ++d) {
@@ -116,6 +124,12 @@ std::string render_call_key(const CallKey& key) {
     out += ")";
     while (pos < s.size()) {
         uint8_t n = take<uint8_t>(s, pos);
+        if (n == 0xFF) {
+            uint32_t len = take<uint32_t>(s, pos);
+            out += " link{" + s.substr(pos, len) + "}";
+            pos += len;
+            continue;
+        }
         out += " " + s.substr(pos, n) + "=";
         pos += n;
     }

@@ -216,7 +216,9 @@ Value* Lower::lower_expr(Expr* e) {
         switch (e->op) {
         case Op::Neg: return b_.unary(OpKind::Neg, a);
         case Op::Plus: return a;
-        case Op::Not: return b_.unary(OpKind::LogicNot, convert(a, types_.with_scalar(a->type, ScalarKind::Bool)));
+        case Op::Not:
+            return convert(b_.unary(OpKind::LogicNot, convert(a, types_.with_scalar(a->type, ScalarKind::Bool))),
+                           e->type);
         case Op::BitNot: return b_.unary(OpKind::BitNot, a);
         case Op::PreInc:
         case Op::PreDec:

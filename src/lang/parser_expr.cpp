@@ -286,7 +286,12 @@ Expr* Parser::parse_primary() {
         // kept in type_expr. Like Slang, this prefers the generic reading over `(f < 4) > (x)`.
         Expr* e = make_expr(ExprKind::Name, loc());
         e->name = std::string(name);
-        e->type_expr = parse_type();
+        e->type_expr = ctx_.make<TypeExpr>();
+        e->type_expr->loc = e->loc;
+        e->type_expr->name = e->name;
+        advance();
+        DepthGuard guard(*this);
+        parse_generic_args(e->type_expr);  // only the arguments: `.x` / `::x` after them is a member
         return e;
     }
     Expr* e = make_expr(ExprKind::Name, loc());
@@ -304,6 +309,7 @@ Expr* Parser::parse_literal() {
         Expr* e = make_expr(ExprKind::IntLit, loc(t));
         e->int_value = v.value;
         e->suffix = std::string(v.suffix);
+        e->decimal = v.decimal;
         return e;
     }
     FloatLiteralValue v = decode_float_literal(text(t));

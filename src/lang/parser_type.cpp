@@ -228,6 +228,8 @@ bool Parser::looks_like_declaration(size_t i) const {
 /// Whether the statement at the cursor is a local variable declaration.
 bool Parser::at_declaration_statement() const {
     size_t i = pos_;
+    // `extern` / `export` start a declaration (reported there: they belong on globals).
+    if (at_word("extern") || at_word("export")) return true;
     bool only_no_diff = true;
     for (;; ++i) {
         TokenKind k = kind_at(i);
@@ -263,6 +265,7 @@ bool Parser::looks_like_generic_type_ctor() const {
 }
 
 /// A name, a generic argument list, then '.' or '::' and a name: `Poly<3>.make()`, `S<float>::N`.
+/// (`a < b > .c` has no other reading: a comparison cannot be followed by '.'.)
 /// Also a name and a generic argument list closed by ')' or ',' (`bwd_diff(f<float>)`): no
 /// comparison can end there (`a < b >` lacks its right operand).
 bool Parser::looks_like_generic_member_access() const {
@@ -270,7 +273,7 @@ bool Parser::looks_like_generic_member_access() const {
     size_t end = scan_generic_args(pos_ + 1);
     if (end == npos) return false;
     TokenKind next = kind_at(end);
-    return (next == TokenKind::ColonColon && kind_at(end + 1) == TokenKind::Identifier) ||
+    return ((next == TokenKind::ColonColon || next == TokenKind::Dot) && kind_at(end + 1) == TokenKind::Identifier) ||
            next == TokenKind::RParen || next == TokenKind::Comma;
 }
 

@@ -134,12 +134,27 @@ const Type* Sema::check_expr(Expr* e, const Type* expected) {
     const Type* t = types_.error_type();
     switch (e->kind) {
     case ExprKind::IntLit: {
+        // Slang's rules (checked against slangc): `ll` makes a 64-bit literal, a single `l` is
+        // ignored (1l is int, 1lu uint); an unsuffixed literal that does not fit int is int64_t
+        // when decimal, uint when written in hex or binary and it fits 32 bits; one above
+        // INT64_MAX is uint64_t, as is a `u` literal above UINT32_MAX.
         const std::string& s = e->suffix;
+        const uint64_t v = e->int_value;
         bool is_unsigned = s.find('u') != std::string::npos || s.find('U') != std::string::npos;
-        bool is_long = s.find('l') != std::string::npos || s.find('L') != std::string::npos;
-        if (is_long) t = types_.scalar(is_unsigned ? ScalarKind::UInt64 : ScalarKind::Int64);
-        else if (is_unsigned) t = e->int_value > 0xffffffffull ? types_.scalar(ScalarKind::UInt64) : types_.uint32();
-        else t = e->int_value > 0x7fffffffull ? types_.scalar(ScalarKind::Int64) : types_.int32();
+        bool is_long_long = s.find("ll") != std::string::npos || s.find("LL") != std::string::npos;
+        if (is_long_long) t = types_.scalar(is_unsigned ? ScalarKind::UInt64 : ScalarKind::Int64);
+        else if (is_unsigned) t = v > 0xffffffffull ? types_.scalar(ScalarKind::UInt64) : types_.uint32();
+        else if (v <= 0x7fffffffull) t = types_.int32();
+        else if (!e->decimal && v <= 0xffffffffull) t = types_.uint32();
+        else if (v <= uint64_t(INT64_MAX)) t = types_.scalar(ScalarKind::Int64);
+        else {
+            t = types_.scalar(ScalarKind::UInt64);
+            if (e->decimal && !is_unsigned)
+                diags_.warning(e->loc,
+                               "integer literal is too large to be represented in a signed integer type, "
+                               "interpreting as unsigned",
+                               40004);
+        }
         break;
     }
     case ExprKind::FloatLit:
@@ -195,6 +210,10 @@ const Type* Sema::check_name(Expr* e) {
         if (generic_functions_.count(e->name)) {
             e->ref = RefKind::Function;
             return types_.void_type();
+        }
+        if (functions_.count(e->name)) {
+            diags_.error(e->loc, "'" + e->name + "' is not generic: it takes no generic arguments");
+            return types_.error_type();
         }
         const Type* t = resolve_type(e->type_expr);
         if (t->is_error()) return t;
@@ -256,9 +275,9 @@ const Type* Sema::check_unary(Expr* e) {
     case Op::Plus:
         if (!a->is_numeric() || a->scalar == ScalarKind::Bool) break;
         return a;
-    case Op::Not:
+    case Op::Not:  // Slang: `!` keeps an integer operand's type (the value is 0 or 1)
         if (!a->is_numeric()) break;
-        return types_.with_scalar(a, ScalarKind::Bool);
+        return is_integer(a->scalar) ? a : types_.with_scalar(a, ScalarKind::Bool);
     case Op::BitNot:
         if (!a->is_numeric() || !is_integer(a->scalar)) break;
         return a;
