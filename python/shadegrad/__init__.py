@@ -10,9 +10,11 @@ from pathlib import Path
 import torch as _torch  # noqa: F401  (the bridge needs torch loaded first)
 
 from . import _core, _torch_fallback
+from ._version import __version__
 from ._core import CompileError, Device, DeviceType, Function, GridArg, Module, cuda_status, torch_bridge_status
 
 __all__ = [
+    "__version__",
     "CompileError",
     "Device",
     "DeviceType",

@@ -149,8 +149,9 @@ Binding bind_call(const UserModule& module, const std::string& function, const A
                                   ", but the module's device is " + device_name(device));
             if (device_index == -2) device_index = ti.device_index;
             else if (ti.device_index != device_index)
-                throw_value_error(where + " got a tensor on device index " + std::to_string(ti.device_index) +
-                                  ", other tensors are on " + std::to_string(device_index));
+                throw_value_error(where + " got a tensor on cuda:" + std::to_string(ti.device_index) +
+                                  ", but other tensors of the call are on cuda:" + std::to_string(device_index) +
+                                  "; every tensor of one call must be on the same device");
             if (ti.dtype == DType::Unknown) throw_type_error(where + " got a tensor of an unsupported dtype");
             std::vector<int64_t> elem;
             ScalarKind scalar = ScalarKind::Float;

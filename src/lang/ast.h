@@ -49,7 +49,7 @@ enum class ExprKind : uint8_t {
     IntLit,       ///< int_value, int_suffix
     FloatLit,     ///< float_value, float_suffix
     BoolLit,      ///< int_value (0/1)
-    Name,         ///< name
+    Name,         ///< name; type_expr: explicit generic arguments (`f<4>`, `Poly<3>`), else null
     Unary,        ///< op, operands[0]
     Postfix,      ///< op (Inc/Dec), operands[0]
     Binary,       ///< op, operands[0..1]
@@ -58,7 +58,7 @@ enum class ExprKind : uint8_t {
     Call,         ///< operands[0] callee, operands[1..] arguments
     TypeCtor,     ///< type_expr(operands...): `vector<float,3>(x)`, `float[2](a, b)`
     Index,        ///< operands[0] base, operands[1..] indices (`t[i, j]` has two)
-    Member,       ///< operands[0] base, name (field, swizzle, `.shape`, `.p`, `.d`)
+    Member,       ///< operands[0] base, name (field, swizzle, method, `.shape`, `.p`, `.d`; `S::f` too)
     InitList,     ///< `{a, b, c}`: operands
     Comma,        ///< operands[0], operands[1]
     NoDiff,       ///< `no_diff expr`: operands[0]
@@ -170,9 +170,30 @@ struct VarDecl {
     int index = -1;                 ///< sema: parameter index or field index
 };
 
-struct FunctionDecl {
+/// One parameter of a generic declaration: `T`, `T : IFloat`, `let N : int`, legacy `int N`.
+struct GenericParam {
     SourceLoc loc;
     std::string name;
+    bool is_value = false;           ///< `let N : int` / `int N`
+    TypeExpr* value_type = nullptr;  ///< the value parameter's type (`int`, `uint`)
+    std::string constraint;          ///< type parameter: interface name ("" when unconstrained)
+};
+
+/// One argument of an instantiation: a type, or an integer for a value parameter.
+struct GenericArg {
+    const Type* type = nullptr;
+    int64_t value = 0;
+    bool is_value = false;
+    bool operator<(const GenericArg& o) const {
+        if (is_value != o.is_value) return is_value < o.is_value;
+        return is_value ? value < o.value : type < o.type;
+    }
+    bool operator==(const GenericArg& o) const = default;
+};
+
+struct FunctionDecl {
+    SourceLoc loc;
+    std::string name;               ///< free function: its name; method: "Struct.method"
     std::vector<Attribute> attrs;   ///< `[Differentiable]`, `[BackwardDerivative(f)]`, ...
     TypeExpr* return_type = nullptr;
     bool return_no_diff = false;
@@ -185,18 +206,40 @@ struct FunctionDecl {
     FunctionDecl* custom_backward = nullptr;      ///< [BackwardDerivative(fn)]
     FunctionDecl* custom_forward = nullptr;       ///< [ForwardDerivative(fn)]
     bool is_glue_entry = false;                   ///< the generated kernel entry (glue only)
+
+    // ---- members and generics (parser, except where marked sema)
+    std::vector<GenericParam> generic_params;     ///< `f<T : IFloat, let N : int>`: a generic function
+    StructDecl* owner = nullptr;                  ///< member function of this struct or interface
+    std::string member_name;                      ///< method: the name inside the struct ("energy")
+    bool is_static = false;                       ///< `static` member function (no `this`)
+    bool is_mutating = false;                     ///< `[mutating]`: `this` is inout
+    bool is_init = false;                         ///< `__init(...)`: a constructor, returns the struct
+    VarDecl* this_param = nullptr;                ///< sema: params[0] of a method that has `this`
+    FunctionDecl* generic_origin = nullptr;       ///< sema: an instantiation's generic declaration
+    std::vector<GenericArg> generic_args;         ///< sema: an instantiation's arguments
 };
 
+/// A struct, or an interface (`is_interface`: methods are requirements, there are no fields).
 struct StructDecl {
     SourceLoc loc;
-    std::string name;
-    std::vector<std::string> bases;  ///< `: IDifferentiable`
+    std::string name;                ///< a generic struct's instantiation: "Poly<3>" (sema)
+    std::vector<std::string> bases;  ///< `: IDifferentiable, IActivation`
+    std::vector<SourceLoc> base_locs;
     std::vector<VarDecl*> fields;
+    std::vector<FunctionDecl*> methods;     ///< member functions, static functions and `__init`s
+    std::vector<VarDecl*> static_consts;    ///< `static const int N = 3;`
+    std::vector<VarDecl*> type_aliases;     ///< `typealias T = float;` (type_expr; satisfies associatedtype)
+    std::vector<GenericParam> generic_params;
+    std::vector<std::string> associated_types;  ///< interface: `associatedtype T;`
+    std::vector<SourceLoc> associated_locs;
+    bool is_interface = false;
 
     const Type* type = nullptr;      ///< sema
+    StructDecl* generic_origin = nullptr;  ///< sema: an instantiation's generic declaration
+    std::vector<GenericArg> generic_args;  ///< sema: an instantiation's arguments
 };
 
-enum class DeclKind : uint8_t { Import, Function, Struct, GlobalVar, Unsupported };
+enum class DeclKind : uint8_t { Import, Function, Struct, Interface, GlobalVar, Unsupported };
 
 /// What an Import declaration says: `import m;`, `__include m;`, `module m;`, `implementing m;`.
 enum class ImportKind : uint8_t { Import, Include, ModuleName, Implementing };

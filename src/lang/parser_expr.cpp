@@ -185,7 +185,7 @@ Expr* Parser::parse_unary() {
     return parse_postfix();
 }
 
-// postfix = primary ( "(" args? ")" | "[" args "]" | "." ident | "++" | "--" )*
+// postfix = primary ( "(" args? ")" | "[" args "]" | ("." | "::") ident | "++" | "--" )*
 // args = assign ("," assign)*
 Expr* Parser::parse_postfix() {
     SourceLoc start = loc();
@@ -208,7 +208,8 @@ Expr* Parser::parse_postfix() {
             if (at(TokenKind::RBracket)) fail_expected("an index");
             parse_arguments(next, TokenKind::RBracket);  // `t[i, j]`: one node, two indices
             break;
-        case TokenKind::Dot: {
+        case TokenKind::Dot:
+        case TokenKind::ColonColon: {  // `S::f` is `S.f`: sema tells static members from fields
             chain.deepen();
             advance();
             if (!at(TokenKind::Identifier)) fail_expected("a member name");
@@ -243,7 +244,7 @@ void Parser::parse_arguments(Expr* node, TokenKind close) {
 
 // primary = int_lit | float_lit | "true" | "false" | "(" expr ")" | init_list
 //         | generic_type "(" args? ")"             (TypeCtor: `vector<float,3>(x)`)
-//         | ident generic_args "(" args? ")"       (explicit generic call: reported)
+//         | ident generic_args                     (before "(", "." or "::": `f<4>(x)`, `Poly<3>`)
 //         | ident ("[" conditional "]")+ "(" args? ")"   (TypeCtor: `float[2](a, b)`)
 //         | ident
 Expr* Parser::parse_primary() {
@@ -280,13 +281,12 @@ Expr* Parser::parse_primary() {
         parse_arguments(e, TokenKind::RParen);
         return e;
     }
-    if (looks_like_generic_type_ctor()) {
-        // `f<4>(x)`: tier 2. Report, then read on as a plain call so the arguments are still
-        // checked. Like Slang, this prefers the generic reading over `(f < 4) > (x)`.
-        error(loc(tokens_[pos_ + 1]), "explicit generic arguments are not supported yet");
+    if (looks_like_generic_type_ctor() || looks_like_generic_member_access()) {
+        // `f<4>(x)`, `Poly<3>(...)`, `S<float>.make()`: a name with explicit generic arguments,
+        // kept in type_expr. Like Slang, this prefers the generic reading over `(f < 4) > (x)`.
         Expr* e = make_expr(ExprKind::Name, loc());
         e->name = std::string(name);
-        pos_ = scan_generic_args(pos_ + 1);
+        e->type_expr = parse_type();
         return e;
     }
     Expr* e = make_expr(ExprKind::Name, loc());

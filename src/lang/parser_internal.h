@@ -129,6 +129,12 @@ public:
     bool report_unsupported_declaration(std::vector<Decl*>* out);
     Decl* make_decl(DeclKind kind, SourceLoc loc);
 
+    // ---- generics, interfaces, struct members (parser_generics.cpp)
+    void parse_generic_params(std::vector<GenericParam>& out);
+    void reject_where_clause();
+    Decl* parse_interface(SourceLoc first);
+    void parse_bases(StructDecl* s);
+
     // ---- types and speculation (parser_type.cpp)
     TypeExpr* parse_type();
     void parse_generic_args(TypeExpr* type);
@@ -141,6 +147,7 @@ public:
     bool at_declaration_statement() const;
     bool looks_like_array_type_ctor() const;
     bool looks_like_generic_type_ctor() const;
+    bool looks_like_generic_member_access() const;
 
     // ---- statements and declarators (parser_stmt.cpp)
     Stmt* parse_block();

@@ -235,4 +235,16 @@ bool Parser::looks_like_generic_type_ctor() const {
     return end != npos && kind_at(end) == TokenKind::LParen;
 }
 
+/// A name, a generic argument list, then '.' or '::' and a name: `Poly<3>.make()`, `S<float>::N`.
+/// Also a name and a generic argument list closed by ')' or ',' (`bwd_diff(f<float>)`): no
+/// comparison can end there (`a < b >` lacks its right operand).
+bool Parser::looks_like_generic_member_access() const {
+    if (kind(1) != TokenKind::Less) return false;
+    size_t end = scan_generic_args(pos_ + 1);
+    if (end == npos) return false;
+    TokenKind next = kind_at(end);
+    return (next == TokenKind::ColonColon && kind_at(end + 1) == TokenKind::Identifier) ||
+           next == TokenKind::RParen || next == TokenKind::Comma;
+}
+
 }  // namespace sg::lang::detail

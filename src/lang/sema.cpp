@@ -30,17 +30,30 @@ VarDecl* Sema::lookup_local(const std::string& name) const {
 }
 
 SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
-    // Pass 1: names of structs (so that fields and signatures may refer to any struct).
+    // Pass 1: names of structs, interfaces and generics (so that fields and signatures may refer
+    // to any of them).
     for (ModuleAst* m : modules)
         for (Decl* d : m->decls) {
             // Imports were resolved by load_modules: their modules are among `modules`.
-            if (d->kind == DeclKind::Struct) {
+            if (d->kind == DeclKind::Struct || d->kind == DeclKind::Interface) {
                 StructDecl* s = d->structure;
-                if (structs_.count(s->name) || resolve_named_type(s->name, s->loc, false))
+                if (structs_.count(s->name) || generic_structs_.count(s->name) || interfaces_.count(s->name) ||
+                    is_builtin_interface(s->name) || resolve_named_type(s->name, s->loc, false))
                     diags_.error(s->loc, "redefinition of type '" + s->name + "'");
-                s->type = types_.structure(s);
-                structs_[s->name] = s;
-                result_.structs.push_back(s);
+                if (s->is_interface) {
+                    interfaces_[s->name] = s;
+                    result_.interfaces.push_back(s);
+                } else if (!s->generic_params.empty()) {
+                    generic_structs_[s->name] = s;
+                    result_.generic_structs.push_back(s);
+                } else {
+                    s->type = types_.structure(s);
+                    structs_[s->name] = s;
+                    result_.structs.push_back(s);
+                }
+            } else if (d->kind == DeclKind::Function && !d->function->generic_params.empty()) {
+                generic_functions_[d->function->name].push_back(d->function);
+                result_.generic_functions.push_back(d->function);
             }
         }
     // Pass 2: globals (constants may size arrays used in struct fields), then struct fields.
@@ -50,41 +63,22 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
             for (VarDecl* g : d->globals) {
                 if (!g->is_static || !g->is_const)
                     diags_.unsupported(g->loc, "a global variable that is not 'static const'");
-                g->is_global = true;
-                g->type = g->type_expr ? resolve_type(g->type_expr) : nullptr;
-                if (g->init) {
-                    push_scope();
-                    if (g->init->kind == ExprKind::InitList && g->type) check_init_list(g->init, g->type);
-                    else if (g->type) check_convertible(g->init, g->type, "global initializer");
-                    else g->type = check_expr(g->init);
-                    pop_scope();
-                } else if (!g->is_extern) {
-                    // An extern's value comes at link time (bind_link_constants, before sema).
-                    diags_.error(g->loc, "'static const' global '" + g->name + "' needs an initializer");
-                }
-                if (!g->type) g->type = types_.error_type();
+                check_global(g);
                 if (globals_.count(g->name)) diags_.error(g->loc, "redefinition of '" + g->name + "'");
                 globals_[g->name] = g;
                 result_.globals.push_back(g);
             }
         }
-    for (StructDecl* s : result_.structs) declare_struct(s);
+    for (StructDecl* s : result_.interfaces) declare_interface(s);
+    std::vector<StructDecl*> plain_structs = result_.structs;  // instances declare their own members
+    for (StructDecl* s : plain_structs) declare_struct(s);
+    for (StructDecl* s : plain_structs) declare_members(s);
     // Pass 3: function signatures.
     for (ModuleAst* m : modules)
         for (Decl* d : m->decls) {
-            if (d->kind != DeclKind::Function) continue;
+            if (d->kind != DeclKind::Function || !d->function->generic_params.empty()) continue;
             FunctionDecl* f = d->function;
-            f->result_type = resolve_type(f->return_type);
-            f->is_differentiable =
-                find_attribute(f->attrs, "Differentiable") || find_attribute(f->attrs, "BackwardDifferentiable");
-            f->is_glue_entry = allow_internal_ && find_attribute(f->attrs, "__sg_kernel");
-            for (size_t k = 0; k < f->params.size(); ++k) {
-                VarDecl* p = f->params[k];
-                p->type = resolve_type(p->type_expr);
-                p->index = int(k);
-                p->is_param = true;
-                if (p->type->is_void()) diags_.error(p->loc, "parameter '" + p->name + "' cannot have type void");
-            }
+            declare_signature(f);
             auto& overloads = functions_[f->name];
             for (FunctionDecl* other : overloads) {
                 if (other->params.size() != f->params.size()) continue;
@@ -94,37 +88,27 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
                     diags_.error(f->loc, "redefinition of function '" + f->name + "' with the same parameter types");
             }
             overloads.push_back(f);
-            result_.functions.push_back(f);
         }
     // Attributes that name other functions.
-    for (FunctionDecl* f : result_.functions) {
-        for (const Attribute& a : f->attrs) {
-            bool bwd = a.name == "BackwardDerivative", fwd = a.name == "ForwardDerivative";
-            if (!bwd && !fwd) {
-                static const std::set<std::string> known = {"Differentiable", "BackwardDifferentiable", "__sg_kernel",
-                                                            "ForceInline", "noinline"};
-                if (!known.count(a.name)) {
-                    if (a.name == "BackwardDerivativeOf" || a.name == "ForwardDerivativeOf" ||
-                        a.name == "TreatAsDifferentiable" || a.name == "PreferRecompute" ||
-                        a.name == "PreferCheckpoint" || a.name == "mutating" || a.name == "NoDiffThis")
-                        diags_.unsupported(a.loc, "attribute [" + a.name + "]");
-                    else diags_.warning(a.loc, "unknown attribute [" + a.name + "] ignored");
-                }
-                continue;
-            }
-            resolve_custom_derivative(f, a, bwd);
-        }
-    }
-    // Pass 4: bodies.
-    for (FunctionDecl* f : result_.functions) {
+    for (FunctionDecl* f : result_.functions) check_function_attributes(f);
+    attributes_checked_ = true;
+    // Pass 4: bodies. Instantiations made while checking a body join the list, and are checked
+    // in turn.
+    for (size_t i = 0; i < result_.functions.size(); ++i) {
+        FunctionDecl* f = result_.functions[i];
         if (!f->body) {
             diags_.error(f->loc, "function '" + f->name + "' is declared but has no body");
             continue;
         }
         size_t errors_before = diags_.error_count();
+        std::string context = diags_.set_context(instance_context(f));
+        const Substitution* saved = subst_;
+        subst_ = substitution_of(f);
         check_function(f);
         // The flow analysis reads the annotations, so it runs only on a body that checked cleanly.
         if (body_is_differentiated(*f) && diags_.error_count() == errors_before) check_derivative_flow(f);
+        subst_ = saved;
+        diags_.set_context(context);
     }
     // Recursion cannot run on the GPU (no call stack to speak of) and would not inline.
     std::map<FunctionDecl*, int> state;
@@ -202,7 +186,58 @@ bool always_returns(const Stmt* s) {
 
 }  // namespace
 
+void Sema::check_global(VarDecl* g) {
+    g->is_global = true;
+    g->type = g->type_expr ? resolve_type(g->type_expr) : nullptr;
+    if (g->init) {
+        // A struct's constant may be checked while a body is (the struct instantiated there).
+        auto saved_scopes = std::move(scopes_);
+        FunctionDecl* saved_fn = current_fn_;
+        scopes_.clear();
+        current_fn_ = nullptr;
+        push_scope();
+        if (g->init->kind == ExprKind::InitList && g->type) check_init_list(g->init, g->type);
+        else if (g->type) check_convertible(g->init, g->type, "global initializer");
+        else g->type = check_expr(g->init);
+        scopes_ = std::move(saved_scopes);
+        current_fn_ = saved_fn;
+    } else if (!g->is_extern) {
+        // An extern's value comes at link time (bind_link_constants, before sema).
+        diags_.error(g->loc, "'static const' '" + g->name + "' needs an initializer");
+    }
+    if (!g->type) g->type = types_.error_type();
+}
+
+void Sema::check_function_attributes(FunctionDecl* f) {
+    for (const Attribute& a : f->attrs) {
+        bool bwd = a.name == "BackwardDerivative", fwd = a.name == "ForwardDerivative";
+        if (!bwd && !fwd) {
+            static const std::set<std::string> known = {"Differentiable", "BackwardDifferentiable", "__sg_kernel",
+                                                        "ForceInline", "noinline", "mutating", "NoDiffThis"};
+            if (!known.count(a.name)) {
+                if (a.name == "BackwardDerivativeOf" || a.name == "ForwardDerivativeOf" ||
+                    a.name == "TreatAsDifferentiable" || a.name == "PreferRecompute" || a.name == "PreferCheckpoint")
+                    diags_.unsupported(a.loc, "attribute [" + a.name + "]");
+                else diags_.warning(a.loc, "unknown attribute [" + a.name + "] ignored");
+            }
+            continue;
+        }
+        if (f->owner || f->generic_origin) {
+            diags_.unsupported(a.loc, "[" + a.name + "] on a member function or generic");
+            continue;
+        }
+        resolve_custom_derivative(f, a, bwd);
+    }
+}
+
+std::string Sema::instance_context(const FunctionDecl* f) const {
+    if (f->generic_origin) return "in instantiation " + f->name;
+    if (f->owner && f->owner->generic_origin) return "in instantiation " + f->owner->name;
+    return "";
+}
+
 void Sema::check_function(FunctionDecl* f) {
+    if (f->is_init) prepare_init_body(f);
     current_fn_ = f;
     scopes_.clear();
     push_scope();

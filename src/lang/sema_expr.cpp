@@ -54,8 +54,17 @@ bool is_swizzle_char(char c, const char* set) {
 }  // namespace
 
 void Sema::require_lvalue(Expr* e, const char* what) {
-    if (!e->is_lvalue && !e->type->is_error())
-        diags_.error(e->loc, std::string("cannot ") + what + ": the expression is not an assignable location");
+    if (e->is_lvalue || e->type->is_error()) return;
+    // Through `this` of a non-mutating method: Slang's 30011, with the reason.
+    const Expr* root = e;
+    while (root->kind == ExprKind::Member || root->kind == ExprKind::Index) root = root->operands[0];
+    if (root->kind == ExprKind::Name && root->var_ref && root->var_ref->name == "this" && root->var_ref->is_param &&
+        root->var_ref->is_const) {
+        diags_.error(e->loc, std::string("cannot ") + what + ": 'this' is read-only in a method that is not [mutating]",
+                     30011);
+        return;
+    }
+    diags_.error(e->loc, std::string("cannot ") + what + ": the expression is not an assignable location");
 }
 
 void Sema::check_convertible(Expr* e, const Type* to, const char* what) {
@@ -132,7 +141,6 @@ const Type* Sema::check_expr(Expr* e, const Type* expected) {
         t = (e->suffix == "l" || e->suffix == "L")   ? types_.scalar(ScalarKind::Double)
             : (e->suffix == "h" || e->suffix == "H") ? types_.scalar(ScalarKind::Half)
                                                      : types_.float32();
-        if (t->scalar == ScalarKind::Half) diags_.unsupported(e->loc, "the half type");
         break;
     case ExprKind::BoolLit: t = types_.boolean(); break;
     case ExprKind::Name:
@@ -180,11 +188,35 @@ const Type* Sema::check_expr(Expr* e, const Type* expected) {
 }
 
 const Type* Sema::check_name(Expr* e) {
+    if (e->type_expr) {
+        // `Poly<3>` names a type; `f<4>` a generic function (only as a callee).
+        if (generic_functions_.count(e->name)) {
+            e->ref = RefKind::Function;
+            return types_.void_type();
+        }
+        const Type* t = resolve_type(e->type_expr);
+        if (t->is_error()) return t;
+        e->ref = RefKind::Type;
+        e->type_ref = t;
+        return types_.void_type();
+    }
     if (VarDecl* v = lookup_local(e->name)) {
         e->ref = RefKind::Local;
         e->var_ref = v;
         e->is_lvalue = !v->is_const && !(v->is_param && v->type && v->type->is_tensor());
         return v->type ? v->type : types_.error_type();
+    }
+    if (subst_) {
+        auto it = subst_->values.find(e->name);
+        if (it != subst_->values.end()) {
+            e->ref = RefKind::Global;
+            e->var_ref = it->second;
+            return it->second->type;
+        }
+    }
+    if (resolve_implicit_member(e)) {
+        if (e->kind == ExprKind::Member) return check_member(e);
+        return e->var_ref->type ? e->var_ref->type : types_.error_type();
     }
     auto g = globals_.find(e->name);
     if (g != globals_.end()) {
@@ -192,7 +224,7 @@ const Type* Sema::check_name(Expr* e) {
         e->var_ref = g->second;
         return g->second->type ? g->second->type : types_.error_type();
     }
-    if (functions_.count(e->name)) {
+    if (functions_.count(e->name) || generic_functions_.count(e->name)) {
         e->ref = RefKind::Function;
         return types_.void_type();
     }
@@ -205,6 +237,10 @@ const Type* Sema::check_name(Expr* e) {
         e->ref = RefKind::Type;
         e->type_ref = t;
         return types_.void_type();
+    }
+    if (e->name == "this" && current_fn_ && current_fn_->owner && current_fn_->is_static) {
+        diags_.error(e->loc, "static function '" + current_fn_->name + "' has no 'this'", 30120);
+        return types_.error_type();
     }
     diags_.error(e->loc, "unknown name '" + e->name + "'");
     return types_.error_type();
@@ -407,9 +443,22 @@ const Type* Sema::check_tensor_index(Expr* at, const Type* tensor, const std::ve
 
 const Type* Sema::check_member(Expr* e) {
     Expr* base = e->operands[0];
+    const std::string& n = e->name;
+    if (const Type* st = static_base_type(base)) {
+        // `S.N` / `S::N`: the node becomes a reference to the static constant.
+        if (st->is_error()) return st;
+        if (VarDecl* c = find_static_const(st->decl, n)) {
+            e->kind = ExprKind::Name;
+            e->operands.clear();
+            e->ref = RefKind::Global;
+            e->var_ref = c;
+            return c->type ? c->type : types_.error_type();
+        }
+        diags_.error(e->loc, "struct " + type_name(st) + " has no static constant '" + n + "'", 30027);
+        return types_.error_type();
+    }
     const Type* bt = check_expr(base);
     if (bt->is_error()) return bt;
-    const std::string& n = e->name;
     if (bt->is_struct()) {
         const auto& fields = types_.fields(bt);
         for (size_t k = 0; k < fields.size(); ++k)
@@ -419,7 +468,18 @@ const Type* Sema::check_member(Expr* e) {
                 e->is_lvalue = base->is_lvalue;
                 return fields[k].type;
             }
-        diags_.error(e->loc, "struct " + type_name(bt) + " has no member '" + n + "'");
+        if (!find_methods(bt->decl, n).empty()) {
+            diags_.error(e->loc, "member function '" + n + "' of struct " + type_name(bt) + " must be called", 30019);
+            return types_.error_type();
+        }
+        if (VarDecl* c = find_static_const(bt->decl, n)) {
+            e->kind = ExprKind::Name;
+            e->operands.clear();
+            e->ref = RefKind::Global;
+            e->var_ref = c;
+            return c->type ? c->type : types_.error_type();
+        }
+        diags_.error(e->loc, "struct " + type_name(bt) + " has no member '" + n + "'", 30027);
         return types_.error_type();
     }
     if (bt->is_pair()) {

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -20,6 +21,12 @@ namespace sg::lang {
 /// 41022, 41031) do not apply to it.
 bool body_is_differentiated(const FunctionDecl& f);
 
+/// What the generic parameters of an instantiation stand for.
+struct Substitution {
+    std::map<std::string, const Type*> types;
+    std::map<std::string, VarDecl*> values;  ///< a synthesized `static const` per value parameter
+};
+
 class Sema {
 public:
     Sema(AstContext& ast, TypeContext& types, Diagnostics& diags, bool allow_internal)
@@ -31,6 +38,8 @@ public:
     const Type* resolve_type(TypeExpr* te);
     const Type* resolve_named_type(const std::string& name, SourceLoc loc, bool report);
     std::optional<int64_t> eval_const_int(Expr* e);
+    std::optional<int64_t> eval_global(VarDecl* g);
+    const Type* resolve_array_dims(TypeExpr* te, const Type* base);
     void declare_struct(StructDecl* s);
 
     // ---- expressions (sema_expr.cpp)
@@ -41,6 +50,9 @@ public:
     void check_init_list(Expr* e, const Type* target);
 
     // ---- statements (sema.cpp)
+    void check_global(VarDecl* g);
+    void check_function_attributes(FunctionDecl* f);
+    std::string instance_context(const FunctionDecl* f) const;
     void check_function(FunctionDecl* f);
     void check_stmt(Stmt* s);
 
@@ -53,6 +65,62 @@ public:
     /// bwd_diff(f) / fwd_diff(f): every function whose body the derivative goes through must
     /// have a derivative of that kind (a custom one, or a differentiable body).
     void check_derivative_availability(Expr* call, FunctionDecl* f, bool backward);
+
+    // ---- struct members (sema_members.cpp)
+    /// Resolves the signature of a function or method (parameter and result types, `this`,
+    /// [Differentiable]) and records it among the checked functions.
+    void declare_signature(FunctionDecl* f);
+    /// Static constants and member signatures of a struct whose fields are declared.
+    void declare_members(StructDecl* s);
+    /// `s.f(x)`, `S.f(x)`, `S::f(x)`, `f(x)` inside a method: a call of a member function.
+    const Type* check_member_call(Expr* e);
+    /// Whether `callee` (a Name) names a member function of the method being checked; rewrites
+    /// the call to go through `this` (or the struct, for a static one) when it does.
+    bool rewrite_implicit_member_call(Expr* e);
+    /// A bare name inside a method that names a field or static constant of its struct.
+    bool resolve_implicit_member(Expr* e);
+    /// `S.N` / `S::N` / `S.f` where `base` names a struct type; nullptr when it names none.
+    const Type* static_base_type(Expr* base);
+    VarDecl* find_static_const(const StructDecl* s, const std::string& name) const;
+    std::vector<FunctionDecl*> find_methods(const StructDecl* s, const std::string& name) const;
+    /// `S(a, b)` for a struct with `__init`s.
+    const Type* check_struct_constructor(Expr* e, const Type* t);
+    /// Gives an `__init` body its `this` local and makes it return `this`.
+    void prepare_init_body(FunctionDecl* f);
+
+    // ---- generics (sema_generics.cpp)
+    /// The substitution of an instantiated function (or of its struct's), or nullptr.
+    const Substitution* substitution_of(const FunctionDecl* f) const;
+    const Substitution* substitution_of_struct(const StructDecl* s) const;
+    /// The instantiation of generic `g` with `args` (cached), its signature resolved and its body
+    /// queued for checking; nullptr (reported) when the arguments do not satisfy `g`.
+    FunctionDecl* instantiate_function(FunctionDecl* g, const std::vector<GenericArg>& args, SourceLoc at);
+    StructDecl* instantiate_struct(StructDecl* g, const std::vector<GenericArg>& args, SourceLoc at);
+    /// Arguments written in `<...>` (of a TypeExpr) for `params`; false (reported) when wrong.
+    bool explicit_generic_args(TypeExpr* te, const std::vector<GenericParam>& params, const std::string& what,
+                               std::vector<GenericArg>& out, bool allow_partial);
+    /// Infers the arguments of `g` not given explicitly (`known`) from call arguments.
+    bool infer_generic_args(FunctionDecl* g, const std::vector<Expr*>& args, std::vector<GenericArg>& known,
+                            size_t explicit_count, SourceLoc at, bool report);
+    bool satisfies(const GenericParam& p, const GenericArg& a) const;
+    std::string describe_constraint_failure(const GenericParam& p, const GenericArg& a) const;
+    /// The candidates of a call of `name`: the concrete overloads, and the instantiations of its
+    /// generic ones for the explicit (`f<4>`) or inferred arguments.
+    std::vector<FunctionDecl*> call_candidates(Expr* e, Expr* callee, bool& reported);
+    std::optional<int64_t> generic_value(const std::string& name);
+    /// The instantiation `bwd_diff(f<...>)` / `bwd_diff(f)(args)` differentiates: explicit
+    /// arguments, the rest inferred from the primal types of the derivative call's arguments.
+    FunctionDecl* derivative_instance(Expr* call, Expr* target);
+    std::string instance_name(const std::string& base, const std::vector<GenericArg>& args) const;
+
+    // ---- interfaces (sema_interfaces.cpp)
+    void declare_interface(StructDecl* s);
+    /// Every requirement of every interface `s` lists is met (reported per missing method).
+    void check_conformance(StructDecl* s);
+    /// Whether struct type `t` declares (directly or through interface inheritance) `iface`.
+    bool conforms_to(const Type* t, const std::string& iface) const;
+    bool interface_extends(const StructDecl* iface, const std::string& base, int depth = 0) const;
+    bool is_builtin_interface(const std::string& name) const;
 
 private:
     friend struct ExprChecker;
@@ -89,6 +157,16 @@ private:
     bool allow_internal_;
 
     std::map<std::string, StructDecl*> structs_;
+    std::map<std::string, StructDecl*> generic_structs_;
+    std::map<std::string, StructDecl*> interfaces_;
+    std::map<std::string, std::vector<FunctionDecl*>> generic_functions_;
+    std::map<std::pair<const void*, std::vector<GenericArg>>, void*> instances_;  ///< generic → instance
+    std::map<const void*, std::unique_ptr<Substitution>> substitutions_;  ///< instance (fn or struct) → args
+    std::map<const void*, int> instance_depth_;  ///< instance (fn or struct) → how deep it was made
+    const Substitution* subst_ = nullptr;  ///< of the declaration being resolved or checked
+    bool attributes_checked_ = false;
+    int const_depth_ = 0;
+    const StructDecl* resolving_struct_ = nullptr;  ///< whose field types are being resolved  ///< later instantiations check their attributes themselves
     std::set<const StructDecl*> declared_structs_;   ///< field tables resolved (declare_struct)
     std::set<const StructDecl*> declaring_structs_;  ///< in progress: detects a struct containing itself
     std::map<std::string, std::vector<FunctionDecl*>> functions_;

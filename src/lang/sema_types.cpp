@@ -98,10 +98,9 @@ ScalarKind wider(ScalarKind a, ScalarKind b) { return scalar_rank(a) >= scalar_r
 
 const Type* Sema::resolve_named_type(const std::string& name, SourceLoc loc, bool report) {
     if (name == "void") return types_.void_type();
-    // half has no arithmetic in the device prelude yet (tier 2): every spelling of it is reported.
-    if (name.rfind("half", 0) == 0 && (name.size() == 4 || std::isdigit(static_cast<unsigned char>(name[4])))) {
-        diags_.unsupported(loc, "the half type");
-        return types_.error_type();
+    if (subst_) {
+        auto it = subst_->types.find(name);
+        if (it != subst_->types.end()) return it->second;
     }
     if (const ScalarName* s = find_scalar(name)) return types_.scalar(s->kind);
     // Vector and matrix shorthands: float3, int2, double4, float3x3, bool2.
@@ -115,7 +114,18 @@ const Type* Sema::resolve_named_type(const std::string& name, SourceLoc loc, boo
     }
     auto it = structs_.find(name);
     if (it != structs_.end()) return it->second->type;
-    if (report) diags_.error(loc, "unknown type '" + name + "'");
+    if (!report) return nullptr;
+    if (interfaces_.count(name) || is_builtin_interface(name)) {
+        // Static dispatch only: an interface constrains a generic, it is no type of values.
+        diags_.unsupported(loc, "a value of interface type '" + name + "' (dynamic dispatch; use a generic " +
+                                    "parameter constrained by it)");
+        return types_.error_type();
+    }
+    if (generic_structs_.count(name)) {
+        diags_.error(loc, "generic struct '" + name + "' needs its generic arguments: " + name + "<...>", 30400);
+        return types_.error_type();
+    }
+    diags_.error(loc, "unknown type '" + name + "'");
     return nullptr;
 }
 
@@ -126,9 +136,24 @@ std::optional<int64_t> Sema::eval_const_int(Expr* e) {
         if (e->int_value > uint64_t(INT64_MAX)) return std::nullopt;
         return int64_t(e->int_value);
     case ExprKind::Name: {
+        if (e->var_ref && e->var_ref->is_global && e->var_ref->is_const && e->var_ref->init)
+            return const_depth_ < 64 ? eval_global(e->var_ref) : std::nullopt;
+        if (lookup_local(e->name)) return std::nullopt;
+        if (auto v = generic_value(e->name)) return v;
+        if (const StructDecl* owner = resolving_struct_ ? resolving_struct_ : current_fn_ ? current_fn_->owner : nullptr)
+            if (VarDecl* c = find_static_const(owner, e->name); c && c->init) return eval_global(c);
         auto it = globals_.find(e->name);
-        if (it != globals_.end() && it->second->is_const && it->second->init) return eval_const_int(it->second->init);
+        if (it != globals_.end() && it->second->is_const && it->second->init) return eval_global(it->second);
         return std::nullopt;
+    }
+    case ExprKind::Member: {
+        // `S.N` / `S::N`: a static constant of a struct.
+        Expr* base = e->operands[0];
+        if (base->kind != ExprKind::Name || lookup_local(base->name)) return std::nullopt;
+        auto it = structs_.find(base->name);
+        if (it == structs_.end()) return std::nullopt;
+        VarDecl* c = find_static_const(it->second, e->name);
+        return c && c->init ? eval_global(c) : std::nullopt;
     }
     case ExprKind::Unary: {
         auto v = eval_const_int(e->operands[0]);
@@ -158,6 +183,15 @@ std::optional<int64_t> Sema::eval_const_int(Expr* e) {
     }
 }
 
+std::optional<int64_t> Sema::eval_global(VarDecl* g) {
+    // Bounded: `static const int A = B; static const int B = A;` must not recurse forever.
+    if (const_depth_ >= 64) return std::nullopt;
+    ++const_depth_;
+    auto v = eval_const_int(g->init);
+    --const_depth_;
+    return v;
+}
+
 const Type* Sema::resolve_type(TypeExpr* te) {
     if (!te) return types_.error_type();
     const Type* base = nullptr;
@@ -174,8 +208,10 @@ const Type* Sema::resolve_type(TypeExpr* te) {
             // `vector<float, N>` where N parsed as a type name: a static const int.
             size_t type_index = 0;
             for (size_t j = 0; j < k; ++j) type_index += !te->arg_is_value[j];
-            auto it = globals_.find(te->type_args[type_index]->name);
-            if (it != globals_.end() && it->second->init) return eval_const_int(it->second->init);
+            const std::string& arg = te->type_args[type_index]->name;
+            if (auto v = generic_value(arg)) return v;
+            auto it = globals_.find(arg);
+            if (it != globals_.end() && it->second->init) return eval_global(it->second);
             return std::nullopt;
         }
         size_t value_index = 0;
@@ -239,15 +275,35 @@ const Type* Sema::resolve_type(TypeExpr* te) {
             return te->resolved = types_.error_type();
         }
         base = types_.pair(elem);
-    } else {
-        if (nargs != 0) {
-            diags_.unsupported(te->loc, "generic type arguments on '" + n + "'");
+    } else if (nargs != 0) {
+        auto g = generic_structs_.find(n);
+        if (g == generic_structs_.end()) {
+            diags_.error(te->loc, "'" + n + "' is not a generic type", 30400);
             return te->resolved = types_.error_type();
         }
+        std::vector<GenericArg> args;
+        if (!explicit_generic_args(te, g->second->generic_params, n, args, false))
+            return te->resolved = types_.error_type();
+        for (size_t k = 0; k < args.size(); ++k)
+            if (!satisfies(g->second->generic_params[k], args[k])) {
+                diags_.error(te->loc, describe_constraint_failure(g->second->generic_params[k], args[k]) + " in '" +
+                                          instance_name(n, args) + "'",
+                             38029);
+                return te->resolved = types_.error_type();
+            }
+        StructDecl* s = instantiate_struct(g->second, args, te->loc);
+        if (!s) return te->resolved = types_.error_type();
+        base = s->type;
+    } else {
         base = resolve_named_type(n, te->loc, true);
         if (!base) return te->resolved = types_.error_type();
         if (base->is_struct() && !declared_structs_.count(base->decl) && !declaring_structs_.count(base->decl))
             declare_struct(const_cast<StructDecl*>(base->decl));
+    }
+    if (!te->member.empty() && base->is_struct() && te->member != "Differential") {
+        // `T.Value`: a type alias of the struct (what satisfies an interface's associatedtype).
+        for (const VarDecl* a : base->decl->type_aliases)
+            if (a->name == te->member && a->type) return resolve_array_dims(te, a->type);
     }
     if (!te->member.empty()) {
         if (te->member != "Differential") {
@@ -261,6 +317,10 @@ const Type* Sema::resolve_type(TypeExpr* te) {
         }
         base = d;
     }
+    return resolve_array_dims(te, base);
+}
+
+const Type* Sema::resolve_array_dims(TypeExpr* te, const Type* base) {
     // Array dimensions as written: `float[5][3]` is an array of 5 arrays of 3.
     // Count scalars, not elements: an array of structs that hold arrays is as large as all of them.
     int64_t total = te->array_dims.empty() ? 1 : scalar_count(base);
@@ -290,10 +350,15 @@ void Sema::declare_struct(StructDecl* s) {
     // struct type is declared before its container, so whether it is differentiable, and its
     // Differential, is known here.
     if (declared_structs_.count(s) || !declaring_structs_.insert(s).second) return;
+    const Substitution* saved_subst = subst_;
+    const StructDecl* saved_struct = resolving_struct_;
+    subst_ = substitution_of_struct(s);
+    resolving_struct_ = s;  // field types may use the struct's static constants
     bool differentiable = false;
     for (const auto& b : s->bases) {
+        auto iface = interfaces_.find(b);
         if (b == "IDifferentiable") differentiable = true;
-        else diags_.unsupported(s->loc, "inheriting from '" + b + "'");
+        else if (iface != interfaces_.end()) differentiable |= interface_extends(iface->second, "IDifferentiable");
     }
     std::vector<FieldInfo> fields;
     std::vector<FieldInfo> diff_fields;
@@ -338,6 +403,8 @@ void Sema::declare_struct(StructDecl* s) {
     types_.set_fields(s, std::move(fields), differentiable, differential);
     declaring_structs_.erase(s);
     declared_structs_.insert(s);
+    subst_ = saved_subst;
+    resolving_struct_ = saved_struct;
 }
 
 // ---------------------------------------------------------------- shared rules

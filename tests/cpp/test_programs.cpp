@@ -1,7 +1,7 @@
 // tests/cpp/test_programs.cpp — the kernel-language programs of tests/lang/<feature>/*.slang:
 // each declares `T test()` and a `// expect:` header; it is compiled through a generated entry,
 // run on the CPU backend and compared. The same entry is compiled for CUDA (NVRTC or nvcc when
-// available). One small program per feature (chibicc style); errors/ and conformance/ have
+// available) and, on a machine with a GPU, run there and compared too. One small program per feature (chibicc style); errors/ and conformance/ have
 // their own runners (test_diagnostics.cpp, test_programs_conformance.cpp).
 #include "test_programs_harness.h"
 
@@ -25,6 +25,12 @@ TEST_P(Program, CudaCompiles) {
     const std::string rel = GetParam();
     check_program_cuda(fs::path(rel).filename().string(), read_text(lang_tests_dir() / rel),
                        program_setup(lang_tests_dir() / rel));
+}
+
+TEST_P(Program, RunsOnGpu) {
+    const std::string rel = GetParam();
+    check_program_on_gpu(fs::path(rel).filename().string(), read_text(lang_tests_dir() / rel),
+                         program_setup(lang_tests_dir() / rel));
 }
 
 INSTANTIATE_TEST_SUITE_P(Lang, Program, ::testing::ValuesIn(feature_programs()),

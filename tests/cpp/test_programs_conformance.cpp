@@ -83,6 +83,11 @@ TEST_P(ConformanceCuda, Compiles) {
     check_program_cuda(c.name, c.source);
 }
 
+TEST_P(ConformanceCuda, RunsOnGpu) {
+    Case c = load_case(GetParam());
+    check_program_on_gpu(c.name, c.source);
+}
+
 INSTANTIATE_TEST_SUITE_P(Lang, ConformanceCuda, ::testing::ValuesIn(value_cases()),
                          [](const ::testing::TestParamInfo<std::string>& info) { return test_name(info.param); });
 

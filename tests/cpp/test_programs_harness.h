@@ -4,9 +4,10 @@
 // entry on the CPU backend, running it, and compiling the same entry for CUDA.
 //
 // A program declares `T test()` for a plain value type T (scalar, vector, matrix, array or
-// struct of bool/int/uint/float/double). The harness writes an entry point in the kernel
+// struct of any scalar type). The harness writes an entry point in the kernel
 // language that stores every scalar component of test()'s result, in order, into a
-// RWTensor<double, 1> (double holds every tier-1 scalar exactly), packs a parameter block from
+// RWTensor<double, 1> (double holds every scalar exactly but 64-bit integers, which take two
+// slots), packs a parameter block from
 // the kernel's layout and runs one thread. Headers (see tests/lang/README.md):
 //   // expect: VALUE        3.5 | -2 | true | (1, 2, 3) | ((1, 2), (3, 4)) — nesting is for
 //                           reading only; the flattened components are compared in order
@@ -44,6 +45,7 @@
 #include "call/compile_kernel.h"
 #include "call/user_module.h"
 #include "runtime/cpu_module.h"
+#include "runtime/cuda_driver.h"
 #include "runtime/cuda_nvrtc.h"
 #include "../support/cuda_compile_check.h"
 
@@ -158,11 +160,30 @@ inline void flatten(const lang::TypeContext& types, const lang::Type* t, const s
     }
 }
 
-/// The kernel-language entry that stores test()'s components into `_r`.
+/// 64-bit integers do not fit a double: their components take two slots (high, low 32 bits).
+inline bool is_wide_integer(lang::ScalarKind k) { return k == lang::ScalarKind::Int64 || k == lang::ScalarKind::UInt64; }
+
+/// Slots of the result tensor the entry writes for `leaves`.
+inline size_t result_slots(const std::vector<Leaf>& leaves) {
+    size_t n = 0;
+    for (const Leaf& l : leaves) n += is_wide_integer(l.kind) ? 2 : 1;
+    return n;
+}
+
+/// The kernel-language entry that stores test()'s components into `_r` (as doubles, which
+/// hold every other scalar exactly; a 64-bit integer as its two 32-bit halves).
 inline std::string test_entry_source(const std::vector<Leaf>& leaves) {
     std::string s = "[__sg_kernel]\nvoid __sg_test(RWTensor<double, 1> _r)\n{\n    let _v = test();\n";
-    for (size_t k = 0; k < leaves.size(); ++k)
-        s += "    _r[" + std::to_string(k) + "] = double(_v" + leaves[k].path + ");\n";
+    size_t slot = 0;
+    for (const Leaf& l : leaves) {
+        const std::string v = "_v" + l.path;
+        if (is_wide_integer(l.kind)) {
+            s += "    _r[" + std::to_string(slot++) + "] = double(uint(uint64_t(" + v + ") >> 32));\n";
+            s += "    _r[" + std::to_string(slot++) + "] = double(uint(uint64_t(" + v + ") & 0xffffffffull));\n";
+        } else {
+            s += "    _r[" + std::to_string(slot++) + "] = double(" + v + ");\n";
+        }
+    }
     return s + "}\n";
 }
 
@@ -196,6 +217,52 @@ inline call::ModuleSetup program_setup(const fs::path& file) {
     return setup;
 }
 
+/// The components of test()'s result from the entry's slots: 64-bit integers reassembled
+/// exactly (as their bits; `values_match` compares those).
+struct TestResult {
+    std::vector<double> values;   ///< one per leaf; 64-bit integers rounded (for messages)
+    std::vector<uint64_t> wide;   ///< one per leaf; the bits of 64-bit integers
+};
+
+inline TestResult unpack_result(const std::vector<Leaf>& leaves, const std::vector<double>& slots) {
+    TestResult r;
+    size_t slot = 0;
+    for (const Leaf& l : leaves) {
+        if (is_wide_integer(l.kind)) {
+            uint64_t bits = (uint64_t(slots[slot]) << 32) | uint64_t(slots[slot + 1]);
+            slot += 2;
+            r.wide.push_back(bits);
+            r.values.push_back(l.kind == lang::ScalarKind::Int64 ? double(int64_t(bits)) : double(bits));
+        } else {
+            r.wide.push_back(0);
+            r.values.push_back(slots[slot++]);
+        }
+    }
+    return r;
+}
+
+/// The exact 64-bit pattern an `// expect:` token names (decimal, optionally negative).
+inline uint64_t expected_wide(const std::string& token) {
+    size_t used = 0;
+    uint64_t v = token[0] == '-' ? uint64_t(std::stoll(token, &used)) : std::stoull(token, &used);
+    if (used != token.size()) throw std::runtime_error("bad expected 64-bit integer '" + token + "'");
+    return v;
+}
+
+/// The number tokens of an `// expect:` value, in order (as parse_expect flattens them).
+inline std::vector<std::string> expect_tokens(const std::string& text) {
+    std::vector<std::string> out;
+    size_t i = 0;
+    while (i < text.size()) {
+        size_t start = text.find_first_not_of("(), \t", i);
+        if (start == std::string::npos) break;
+        size_t end = text.find_first_of("(), \t", start);
+        out.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+        i = end == std::string::npos ? text.size() : end;
+    }
+    return out;
+}
+
 /// A test() program prepared for compilation: the checked module and the entry glue.
 struct TestProgram {
     std::unique_ptr<call::UserModule> module;
@@ -218,37 +285,48 @@ inline TestProgram prepare_test_program(const std::string& name, const std::stri
     return p;
 }
 
-/// Runs a compiled test entry on the CPU: one thread, `count` doubles out.
-inline std::vector<double> run_test_kernel(const call::CompiledKernel& k, size_t count) {
+/// The parameter block of a test entry: one thread writing `count` doubles to `data` (host
+/// memory for the CPU, device memory for CUDA), error flag at `error_flag` (nullable).
+inline std::vector<uint8_t> test_entry_block(const call::CompiledKernel& k, const void* data, size_t count,
+                                             uint32_t* error_flag) {
     const codegen::ParamLayout& layout = k.generated.layout;
     if (layout.fields.size() != 1 || !layout.fields[0].type->is_tensor())
         throw std::runtime_error("unexpected parameter layout of the test entry");
     std::vector<uint8_t> block(layout.size, 0);
-    std::vector<double> out(count, std::nan(""));
-    uint32_t error_flag = 0;
     codegen::CallHeader header{};
     for (int64_t& d : header.shape) d = 1;
     header.total = 1;
     header.rank = 1;
-    header.error_flag = &error_flag;
+    header.error_flag = error_flag;
     std::memcpy(block.data(), &header, sizeof header);
     // One view, written as the call layer's pack() writes views: data, shape[1], strides[1], inner[2].
     const codegen::TensorFieldLayout& t = layout.fields[0].tensor;
-    const void* data = out.data();
     const int64_t shape = int64_t(count), stride = 1, inner[2] = {0, 0};
     std::memcpy(block.data() + t.data, &data, sizeof data);
     std::memcpy(block.data() + t.shape, &shape, sizeof shape);
     std::memcpy(block.data() + t.strides, &stride, sizeof stride);
     std::memcpy(block.data() + t.inner, inner, sizeof inner);
+    return block;
+}
+
+/// Runs a compiled test entry on the CPU: one thread, `count` doubles out.
+inline std::vector<double> run_test_kernel(const call::CompiledKernel& k, size_t count) {
+    std::vector<double> out(count, std::nan(""));
+    uint32_t error_flag = 0;
+    std::vector<uint8_t> block = test_entry_block(k, out.data(), count, &error_flag);
     runtime::cpu_launch(k.cpu_entry, block.data(), 1);
     if (error_flag != 0) throw std::runtime_error("kernel reported error code " + std::to_string(error_flag));
     return out;
 }
 
-/// Compares results with expectations: exact for integers and bools, 1e-5 relative for float
-/// (with a 1e-6 absolute floor near zero), 1e-12 relative for double.
-inline ::testing::AssertionResult values_match(const std::vector<Leaf>& leaves, const std::vector<double>& got,
-                                               const std::vector<double>& want) {
+/// Compares results with expectations: exact for integers (64-bit ones bit for bit against the
+/// written decimal) and bools, 1e-5 relative for float (with a 1e-6 absolute floor near zero),
+/// 1e-12 relative for double, and for half one half ulp of the expected value (2^-11 relative,
+/// 2^-25 absolute: the expected value rounded to half, with room for the last bit).
+inline ::testing::AssertionResult values_match(const std::vector<Leaf>& leaves, const TestResult& result,
+                                               const std::vector<double>& want,
+                                               const std::vector<std::string>& want_tokens) {
+    const std::vector<double>& got = result.values;
     if (want.size() != leaves.size())
         return ::testing::AssertionFailure()
                << "expect: has " << want.size() << " components, test() returns " << leaves.size();
@@ -256,9 +334,12 @@ inline ::testing::AssertionResult values_match(const std::vector<Leaf>& leaves, 
     for (size_t k = 0; k < want.size(); ++k) {
         double g = got[k], w = want[k];
         bool ok;
-        if (std::isnan(w)) ok = std::isnan(g);
+        if (is_wide_integer(leaves[k].kind)) ok = result.wide[k] == expected_wide(want_tokens.at(k));
+        else if (std::isnan(w)) ok = std::isnan(g);
         else if (std::isinf(w)) ok = g == w;
         else if (leaves[k].kind == lang::ScalarKind::Double) ok = std::fabs(g - w) <= 1e-12 * std::fabs(w) + 1e-14;
+        else if (leaves[k].kind == lang::ScalarKind::Half)
+            ok = std::fabs(g - w) <= std::ldexp(std::fabs(w), -11) + std::ldexp(1.0, -25);
         else if (lang::is_floating(leaves[k].kind)) ok = std::fabs(g - w) <= 1e-5 * std::fabs(w) + 1e-6;
         else ok = g == w;
         if (!ok) err << "  component " << k << " (_v" << leaves[k].path << "): got " << g << ", expected " << w << "\n";
@@ -302,8 +383,8 @@ inline void check_program(const std::string& name, const std::string& source, co
         TestProgram p = prepare_test_program(name, source, setup);
         check_warnings(p.module->warnings(), header_values(source, "warning"));
         call::CompiledKernel k = call::compile_cpu_kernel(*p.module, p.glue, {});
-        std::vector<double> got = run_test_kernel(k, p.leaves.size());
-        EXPECT_TRUE(values_match(p.leaves, got, want)) << "IR of the entry:\n" << k.ir_text;
+        TestResult got = unpack_result(p.leaves, run_test_kernel(k, result_slots(p.leaves)));
+        EXPECT_TRUE(values_match(p.leaves, got, want, expect_tokens(expects[0]))) << "IR of the entry:\n" << k.ir_text;
     } catch (const lang::CompileError& e) {
         FAIL() << "compile error:\n" << e.what();
     }
@@ -319,6 +400,49 @@ inline void check_program_cuda(const std::string& name, const std::string& sourc
         bool skipped = false;
         EXPECT_TRUE(cuda_compiles(k.generated.source, &skipped));
         if (skipped) GTEST_SKIP() << "neither NVRTC nor nvcc found (pip install nvidia-cuda-nvrtc)";
+    } catch (const lang::CompileError& e) {
+        FAIL() << "compile error:\n" << e.what();
+    }
+}
+
+/// Runs a compiled CUDA test entry on device 0: one thread, `count` doubles out.
+inline std::vector<double> run_test_kernel_cuda(const call::CompiledKernel& k, size_t count) {
+    const runtime::CudaDriver& d = runtime::cuda_driver();
+    runtime::CudaContextGuard guard(runtime::cuda_primary_context(0));
+    const size_t flag_offset = count * sizeof(double);
+    runtime::CuDevicePtr memory = 0;
+    runtime::check_cuda(d.cuMemAlloc(&memory, flag_offset + 8), "cuMemAlloc");
+    struct Free {
+        runtime::CuDevicePtr p;
+        ~Free() { runtime::cuda_driver().cuMemFree(p); }
+    } free_at_exit{memory};
+    std::vector<double> out(count, std::nan(""));
+    uint32_t error_flag = 0;
+    runtime::check_cuda(d.cuMemcpyHtoD(memory, out.data(), flag_offset), "cuMemcpyHtoD");
+    runtime::check_cuda(d.cuMemcpyHtoD(memory + flag_offset, &error_flag, sizeof error_flag), "cuMemcpyHtoD");
+    std::vector<uint8_t> block = test_entry_block(k, reinterpret_cast<const void*>(memory), count,
+                                                  reinterpret_cast<uint32_t*>(memory + flag_offset));
+    runtime::cuda_launch(*k.cuda_entry, block.data(), block.size(), 1, nullptr);
+    runtime::check_cuda(d.cuCtxSynchronize(), "cuCtxSynchronize");
+    runtime::check_cuda(d.cuMemcpyDtoH(out.data(), memory, flag_offset), "cuMemcpyDtoH");
+    runtime::check_cuda(d.cuMemcpyDtoH(&error_flag, memory + flag_offset, sizeof error_flag), "cuMemcpyDtoH");
+    if (error_flag != 0) throw std::runtime_error("kernel reported error code " + std::to_string(error_flag));
+    return out;
+}
+
+/// Compiles and runs a program on CUDA device 0 and checks it like check_program. Skipped, with
+/// the reason, on machines without a GPU (CI): there check_program_cuda still compiles it.
+inline void check_program_on_gpu(const std::string& name, const std::string& source,
+                                 const call::ModuleSetup& setup = {}) {
+    if (!runtime::cuda_available()) GTEST_SKIP() << "no CUDA device: " << runtime::cuda_driver_status();
+    auto expects = header_values(source, "expect");
+    ASSERT_EQ(expects.size(), 1u) << "a program needs exactly one `// expect:` header";
+    std::vector<double> want = parse_expect(expects[0]);
+    try {
+        TestProgram p = prepare_test_program(name, source, setup);
+        call::CompiledKernel k = call::compile_cuda_kernel(*p.module, p.glue, {}, 0);
+        TestResult got = unpack_result(p.leaves, run_test_kernel_cuda(k, result_slots(p.leaves)));
+        EXPECT_TRUE(values_match(p.leaves, got, want, expect_tokens(expects[0]))) << "IR of the entry:\n" << k.ir_text;
     } catch (const lang::CompileError& e) {
         FAIL() << "compile error:\n" << e.what();
     }

@@ -70,6 +70,53 @@ def test_second_device(sg):
     assert torch.equal(a.grad, b)
 
 
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two CUDA devices")
+def test_tensors_on_two_devices_are_refused_naming_both(sg, m):
+    a = torch.rand(8, 8, device="cuda:0")
+    b = torch.rand(8, 8, device="cuda:1")
+    with pytest.raises(ValueError, match=r"mul2\(\).*parameter 'b'.* on cuda:1, but other tensors of the call are on cuda:0"):
+        m.mul2(sg.grid((8, 8)), a, b)
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two CUDA devices")
+def test_two_devices_from_two_threads_each_on_its_stream(sg, m):
+    # One module serves both devices: the tensors decide where a call runs (its plan is keyed by
+    # the device, and the kernel compiled for one H200 is reused on the other: same architecture).
+    import threading
+
+    errors = []
+
+    def work(dev: int):
+        try:
+            torch.cuda.set_device(dev)
+            side = torch.cuda.Stream(device=dev)
+            with torch.cuda.stream(side):
+                for step in range(50):
+                    a = torch.rand(128, 128, device=f"cuda:{dev}", requires_grad=True)
+                    b = torch.rand(128, 128, device=f"cuda:{dev}")
+                    out = m.mul2(sg.grid((128, 128)), a, b)
+                    assert out.device == torch.device(f"cuda:{dev}")
+                    out.sum().backward()
+                    y = m.axpb(2.0, m.add1(a.detach()), float(step))
+            side.synchronize()
+            assert torch.equal(out.detach(), (a * b).detach())
+            assert torch.equal(a.grad, b)
+            torch.testing.assert_close(y, 2.0 * (a.detach() + 1.0) + 49.0)
+        except Exception as e:  # noqa: BLE001 (reported by the main thread)
+            errors.append(f"cuda:{dev}: {e!r}")
+
+    # Alternate: each thread's calls interleave with the other device's.
+    threads = [threading.Thread(target=work, args=(d,)) for d in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors, errors
+    with torch.cuda.device(1):
+        x = torch.rand(1000, device="cuda")  # cuda:1 through the device context
+        torch.testing.assert_close(m.add1(x), x + 1.0)
+
+
 def test_mixed_devices_are_refused(sg, m):
     with pytest.raises(ValueError, match=r"parameter 'x' of type float got a tensor on cpu, but the module's device is cuda"):
         m.add1(torch.ones(4))
