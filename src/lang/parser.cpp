@@ -18,12 +18,9 @@ struct UnsupportedKeyword {
     std::string_view construct;  ///< "<construct> is not supported yet"
 };
 constexpr UnsupportedKeyword kUnsupportedDeclKeywords[] = {
-    {"typedef", "'typedef'"},
-    {"typealias", "'typealias'"},
     {"interface", "'interface'"},
     {"extension", "'extension'"},
     {"namespace", "'namespace'"},
-    {"enum", "'enum'"},
     {"class", "'class'"},
     {"union", "'union'"},
     {"cbuffer", "'cbuffer'"},
@@ -194,6 +191,15 @@ void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
         out.push_back(parse_interface(first));
         return;
     }
+    if (at_type_alias() || at_word("enum")) {
+        if (!attrs.empty()) error(attrs[0].loc, "attributes on a type declaration are not supported yet");
+        if (!generic_prefix.empty()) unsupported(generic_prefix[0].loc, "generic type alias or enum");
+        Decl* d = make_decl(at_word("enum") ? DeclKind::Enum : DeclKind::TypeAlias, first);
+        if (d->kind == DeclKind::Enum) d->enumeration = parse_enum();
+        else d->alias = at_word("typealias") ? parse_typealias() : parse_typedef();
+        out.push_back(d);
+        return;
+    }
     if (report_unsupported_declaration(&out)) {
         synchronize();
         return;
@@ -329,6 +335,7 @@ Decl* Parser::parse_struct(SourceLoc first) {
     auto* s = ctx_.make<StructDecl>();
     s->loc = loc(name);
     s->name = std::string(text(name));
+    type_names_.insert(s->name);
     d->structure = s;
     if (at(TokenKind::Less)) parse_generic_params(s->generic_params);
     parse_bases(s);

@@ -194,6 +194,8 @@ const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& can
             cost = c < 0 ? -1 : cost + c;
         }
         if (cost < 0) continue;
+        // At equal cost a concrete function is preferred to an instantiation of a generic.
+        cost = cost * 2 + (f->generic_origin ? 1 : 0);
         if (cost < best_cost) {
             best = f, best_cost = cost, ambiguous = false;
         } else if (cost == best_cost) {
@@ -391,6 +393,19 @@ const Type* Sema::check_intrinsic(Expr* e, const IntrinsicInfo& info) {
     case IntrinsicRule::Transpose:
         if (!types[0]->is_matrix()) return fail();
         return types_.matrix(types[0]->scalar, types[0]->cols, types[0]->rows);
+    case IntrinsicRule::Sign:
+    case IntrinsicRule::BitCount:
+    case IntrinsicRule::BitSame:
+    case IntrinsicRule::F16ToF32:
+    case IntrinsicRule::F32ToF16: {
+        const Type* t = intrinsic_operand_type(types_, info.id, types);
+        if (!t) return fail();
+        if (info.rule == IntrinsicRule::BitSame) return t;
+        ScalarKind k = info.rule == IntrinsicRule::Sign       ? ScalarKind::Int32
+                       : info.rule == IntrinsicRule::F16ToF32 ? ScalarKind::Float
+                                                              : ScalarKind::UInt32;
+        return types_.with_scalar(t, k);
+    }
     }
     return fail();
 }

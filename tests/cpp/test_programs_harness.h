@@ -187,6 +187,60 @@ inline std::string test_entry_source(const std::vector<Leaf>& leaves) {
     return s + "}\n";
 }
 
+/// The components of test()'s result from the entry's slots: 64-bit integers reassembled
+/// exactly (as their bits; `values_match` compares those).
+struct TestResult {
+    std::vector<double> values;   ///< one per leaf; 64-bit integers rounded (for messages)
+    std::vector<uint64_t> wide;   ///< one per leaf; the bits of 64-bit integers
+};
+
+inline TestResult unpack_result(const std::vector<Leaf>& leaves, const std::vector<double>& slots) {
+    TestResult r;
+    size_t slot = 0;
+    for (const Leaf& l : leaves) {
+        if (is_wide_integer(l.kind)) {
+            uint64_t bits = (uint64_t(slots[slot]) << 32) | uint64_t(slots[slot + 1]);
+            slot += 2;
+            r.wide.push_back(bits);
+            r.values.push_back(l.kind == lang::ScalarKind::Int64 ? double(int64_t(bits)) : double(bits));
+        } else {
+            r.wide.push_back(0);
+            r.values.push_back(slots[slot++]);
+        }
+    }
+    return r;
+}
+
+/// The distance between adjacent halves at `value` (2^-24 among the subnormals).
+inline double half_ulp(double value) {
+    int exponent = 0;
+    std::frexp(value, &exponent);  // |value| in [2^(exponent-1), 2^exponent)
+    return std::ldexp(1.0, std::max(exponent - 11, -24));
+}
+
+/// The exact 64-bit pattern an `// expect:` token names (decimal, optionally negative).
+inline uint64_t expected_wide(const std::string& token) {
+    if (token == "true" || token == "false") return token == "true";
+    size_t used = 0;
+    uint64_t v = token[0] == '-' ? uint64_t(std::stoll(token, &used)) : std::stoull(token, &used);
+    if (used != token.size()) throw std::runtime_error("bad expected 64-bit integer '" + token + "'");
+    return v;
+}
+
+/// The number tokens of an `// expect:` value, in order (as parse_expect flattens them).
+inline std::vector<std::string> expect_tokens(const std::string& text) {
+    std::vector<std::string> out;
+    size_t i = 0;
+    while (i < text.size()) {
+        size_t start = text.find_first_not_of("(), \t", i);
+        if (start == std::string::npos) break;
+        size_t end = text.find_first_of("(), \t", start);
+        out.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+        i = end == std::string::npos ? text.size() : end;
+    }
+    return out;
+}
+
 /// How a program file is loaded: from its own path (includes resolve beside it) with its
 /// folder's `include` subfolder as the include path; `// link: FILE` headers link the exports
 /// of FILE (beside the program), `// constants: N=3 F=2.5 B=true` override externs.
@@ -215,52 +269,6 @@ inline call::ModuleSetup program_setup(const fs::path& file) {
         }
     }
     return setup;
-}
-
-/// The components of test()'s result from the entry's slots: 64-bit integers reassembled
-/// exactly (as their bits; `values_match` compares those).
-struct TestResult {
-    std::vector<double> values;   ///< one per leaf; 64-bit integers rounded (for messages)
-    std::vector<uint64_t> wide;   ///< one per leaf; the bits of 64-bit integers
-};
-
-inline TestResult unpack_result(const std::vector<Leaf>& leaves, const std::vector<double>& slots) {
-    TestResult r;
-    size_t slot = 0;
-    for (const Leaf& l : leaves) {
-        if (is_wide_integer(l.kind)) {
-            uint64_t bits = (uint64_t(slots[slot]) << 32) | uint64_t(slots[slot + 1]);
-            slot += 2;
-            r.wide.push_back(bits);
-            r.values.push_back(l.kind == lang::ScalarKind::Int64 ? double(int64_t(bits)) : double(bits));
-        } else {
-            r.wide.push_back(0);
-            r.values.push_back(slots[slot++]);
-        }
-    }
-    return r;
-}
-
-/// The exact 64-bit pattern an `// expect:` token names (decimal, optionally negative).
-inline uint64_t expected_wide(const std::string& token) {
-    size_t used = 0;
-    uint64_t v = token[0] == '-' ? uint64_t(std::stoll(token, &used)) : std::stoull(token, &used);
-    if (used != token.size()) throw std::runtime_error("bad expected 64-bit integer '" + token + "'");
-    return v;
-}
-
-/// The number tokens of an `// expect:` value, in order (as parse_expect flattens them).
-inline std::vector<std::string> expect_tokens(const std::string& text) {
-    std::vector<std::string> out;
-    size_t i = 0;
-    while (i < text.size()) {
-        size_t start = text.find_first_not_of("(), \t", i);
-        if (start == std::string::npos) break;
-        size_t end = text.find_first_of("(), \t", start);
-        out.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
-        i = end == std::string::npos ? text.size() : end;
-    }
-    return out;
 }
 
 /// A test() program prepared for compilation: the checked module and the entry glue.
@@ -321,8 +329,8 @@ inline std::vector<double> run_test_kernel(const call::CompiledKernel& k, size_t
 
 /// Compares results with expectations: exact for integers (64-bit ones bit for bit against the
 /// written decimal) and bools, 1e-5 relative for float (with a 1e-6 absolute floor near zero),
-/// 1e-12 relative for double, and for half one half ulp of the expected value (2^-11 relative,
-/// 2^-25 absolute: the expected value rounded to half, with room for the last bit).
+/// 1e-12 relative for double, and for half within the spacing of halves at the expected value
+/// (one ulp: a result may differ from the exactly computed value in its last bit).
 inline ::testing::AssertionResult values_match(const std::vector<Leaf>& leaves, const TestResult& result,
                                                const std::vector<double>& want,
                                                const std::vector<std::string>& want_tokens) {
@@ -339,7 +347,7 @@ inline ::testing::AssertionResult values_match(const std::vector<Leaf>& leaves, 
         else if (std::isinf(w)) ok = g == w;
         else if (leaves[k].kind == lang::ScalarKind::Double) ok = std::fabs(g - w) <= 1e-12 * std::fabs(w) + 1e-14;
         else if (leaves[k].kind == lang::ScalarKind::Half)
-            ok = std::fabs(g - w) <= std::ldexp(std::fabs(w), -11) + std::ldexp(1.0, -25);
+            ok = std::fabs(g - w) <= half_ulp(w);
         else if (lang::is_floating(leaves[k].kind)) ok = std::fabs(g - w) <= 1e-5 * std::fabs(w) + 1e-6;
         else ok = g == w;
         if (!ok) err << "  component " << k << " (_v" << leaves[k].path << "): got " << g << ", expected " << w << "\n";
@@ -432,14 +440,13 @@ inline std::vector<double> run_test_kernel_cuda(const call::CompiledKernel& k, s
 
 /// Compiles and runs a program on CUDA device 0 and checks it like check_program. Skipped, with
 /// the reason, on machines without a GPU (CI): there check_program_cuda still compiles it.
-inline void check_program_on_gpu(const std::string& name, const std::string& source,
-                                 const call::ModuleSetup& setup = {}) {
+inline void check_program_on_gpu(const std::string& name, const std::string& source) {
     if (!runtime::cuda_available()) GTEST_SKIP() << "no CUDA device: " << runtime::cuda_driver_status();
     auto expects = header_values(source, "expect");
     ASSERT_EQ(expects.size(), 1u) << "a program needs exactly one `// expect:` header";
     std::vector<double> want = parse_expect(expects[0]);
     try {
-        TestProgram p = prepare_test_program(name, source, setup);
+        TestProgram p = prepare_test_program(name, source);
         call::CompiledKernel k = call::compile_cuda_kernel(*p.module, p.glue, {}, 0);
         TestResult got = unpack_result(p.leaves, run_test_kernel_cuda(k, result_slots(p.leaves)));
         EXPECT_TRUE(values_match(p.leaves, got, want, expect_tokens(expects[0]))) << "IR of the entry:\n" << k.ir_text;
