@@ -86,4 +86,16 @@ std::vector<std::string> UserModule::function_names() const {
     return {names.begin(), names.end()};
 }
 
+const lang::StructDecl* UserModule::find_struct(const std::string& name) const {
+    for (const lang::StructDecl* s : sema_.structs)
+        if (s->name == name) return s;
+    return nullptr;
+}
+
+std::vector<std::string> UserModule::struct_names() const {
+    std::set<std::string> names;
+    for (const lang::StructDecl* s : sema_.structs) names.insert(s->name);
+    return {names.begin(), names.end()};
+}
+
 }  // namespace sg::call

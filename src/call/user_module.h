@@ -39,6 +39,9 @@ public:
     /// Overloads named `fn` (empty when none).
     std::vector<lang::FunctionDecl*> functions(const std::string& fn) const;
     std::vector<std::string> function_names() const;
+    /// The struct named `name` (nullptr when none).
+    const lang::StructDecl* find_struct(const std::string& name) const;
+    std::vector<std::string> struct_names() const;
     lang::TypeContext& types() { return types_; }
     const lang::TypeContext& types() const { return types_; }
     /// Warnings of the load (rendered), for users who ask.
