@@ -17,12 +17,14 @@
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <vector>
 
 #include "autodiff/autodiff.h"
 #include "codegen/codegen.h"
 #include "ir/lower.h"
 #include "ir/passes.h"
 #include "lang/ast_printer.h"
+#include "lang/module_loader.h"
 #include "lang/parser.h"
 #include "lang/sema.h"
 
@@ -90,12 +92,16 @@ int main(int argc, char** argv) {
     lang::Diagnostics diags;
     std::string output;
     try {
-        lang::ModuleAst* module = lang::parse_module(sources.add(file, ss.str()), ast, diags);
+        // Includes and imports resolve beside FILE; the AST printed is the file's own.
+        lang::SourceFile* root = sources.add(file, ss.str());
+        root->path = file;
+        lang::SourceLoader loader;
+        std::vector<lang::ModuleAst*> modules = lang::load_modules(root, sources, loader, ast, diags);
         diags.throw_if_errors();
         if (emit == "ast") {
-            output = lang::print_ast(*module);
+            output = lang::print_ast(*modules.back());
         } else {
-            lang::SemaResult sema = lang::analyze({module}, ast, types, diags);
+            lang::SemaResult sema = lang::analyze(modules, ast, types, diags);
             diags.throw_if_errors();
             ir::Program program;
             program.types = &types;

@@ -124,9 +124,10 @@ SourceLoc original_location(SourceLoc loc) {
                                    [](uint32_t off, const OriginSegment& s) { return off < s.out_offset; });
         if (it == segs.begin()) break;
         --it;
-        uint32_t offset = it->fixed ? it->offset : it->offset + (loc.offset - it->out_offset);
-        if (it->file == nullptr || offset > it->file->text.size()) break;
-        loc = {it->file, offset};
+        if (it->file == nullptr) break;
+        uint64_t offset = it->fixed ? it->offset : uint64_t(it->offset) + (loc.offset - it->out_offset);
+        // Past a segment's text (the end-of-file token after the last one): its file's end.
+        loc = {it->file, uint32_t(std::min<uint64_t>(offset, it->file->text.size()))};
     }
     return loc;
 }

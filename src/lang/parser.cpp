@@ -362,7 +362,7 @@ Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> a
         error(mods.first, "parameter direction modifiers are only allowed on parameters");
     TypeExpr* type = parse_type();
     if (!at(TokenKind::Identifier)) fail_expected("a name");
-    if (mods.link.valid() && kind(1) == TokenKind::LParen) {
+    if (mods.link.valid() && (kind(1) == TokenKind::LParen || kind(1) == TokenKind::Less)) {
         unsupported(mods.link, std::string("'") + (mods.is_extern ? "extern" : "export") + "' on a function");
         mods.is_extern = mods.is_export = false;
     }

@@ -2,6 +2,7 @@
 // output text with its origin map.
 #include "lang/preprocessor.h"
 
+#include <algorithm>
 #include <set>
 
 #include "lang/lexer.h"
@@ -276,6 +277,14 @@ void Preprocessor::define(const std::vector<Token>& line) {
         diags_.error(at.loc(), "'##' cannot appear at either end of a macro body", 15406);
         return;
     }
+    if (m->function_like)
+        for (size_t k = 0; k < m->body.size(); ++k)
+            if (m->body[k].is("#") &&
+                (k + 1 == m->body.size() || m->body[k + 1].kind != Kind::Identifier ||
+                 std::find(m->params.begin(), m->params.end(), m->body[k + 1].text) == m->params.end())) {
+                diags_.error(m->body[k].loc(), "'#' is not followed by a parameter of macro '" + m->name + "'");
+                return;
+            }
     expander_.define(std::move(m));
 }
 

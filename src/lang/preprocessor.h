@@ -26,6 +26,6 @@ const SourceFile* preprocess(const SourceFile* file, SourceManager& sources, Sou
 
 inline constexpr int kMaxIncludeDepth = 64;         ///< nested `#include`s
 inline constexpr int kMaxMacroNesting = 200;        ///< macro calls nested in macro arguments
-inline constexpr size_t kMaxExpandedTokens = 4u << 20;  ///< tokens made by macro expansion, per file
+inline constexpr size_t kMaxExpandedTokens = 1u << 20;  ///< tokens made by macro expansion, per file
 
 }  // namespace sg::lang

@@ -11,9 +11,22 @@ namespace fs = std::filesystem;
 
 SourceLoader::SourceLoader(std::vector<std::string> include_paths) : include_paths_(std::move(include_paths)) {}
 
+void SourceLoader::use_virtual_files(std::map<std::string, std::string> files) {
+    std::lock_guard<std::mutex> lock(mutex_);
+    virtual_only_ = true;
+    texts_.clear();
+    for (auto& [name, text] : files) texts_.emplace("<virtual>/" + name, std::make_unique<std::string>(std::move(text)));
+}
+
 std::optional<FoundSource> SourceLoader::find(const std::string& name, const std::string& from_path,
                                               const std::string& from_display) {
     if (name.empty() || name.find('\0') != std::string::npos) return std::nullopt;
+    if (virtual_only_) {
+        std::lock_guard<std::mutex> lock(mutex_);
+        auto it = texts_.find("<virtual>/" + name);
+        if (it == texts_.end()) return std::nullopt;
+        return FoundSource{it->first, name, "", it->second.get()};
+    }
     std::vector<fs::path> folders;
     fs::path asked(name);
     if (asked.is_absolute()) {

@@ -37,6 +37,10 @@ public:
 
     const std::vector<std::string>& include_paths() const { return include_paths_; }
 
+    /// Serves lookups from these files (name → text) instead of the file system, which is not
+    /// touched at all then (the fuzzer: random input must not read random files).
+    void use_virtual_files(std::map<std::string, std::string> files);
+
     /// Largest file read (a larger one reads as missing, and the caller says so).
     static constexpr size_t kMaxFileBytes = 2u << 20;
 
@@ -44,6 +48,7 @@ private:
     std::vector<std::string> include_paths_;
     mutable std::mutex mutex_;
     std::map<std::string, std::unique_ptr<std::string>> texts_;  ///< key → content
+    bool virtual_only_ = false;
 };
 
 }  // namespace sg::lang

@@ -29,7 +29,8 @@ TEST_P(Program, CudaCompiles) {
 
 TEST_P(Program, RunsOnGpu) {
     const std::string rel = GetParam();
-    check_program_on_gpu(fs::path(rel).filename().string(), read_text(lang_tests_dir() / rel));
+    check_program_on_gpu(fs::path(rel).filename().string(), read_text(lang_tests_dir() / rel),
+                         program_setup(lang_tests_dir() / rel));
 }
 
 INSTANTIATE_TEST_SUITE_P(Lang, Program, ::testing::ValuesIn(feature_programs()),

@@ -3,7 +3,7 @@
 //
 // In: one source text. Out: whether it compiled, the rendered diagnostics, and how long each
 // phase took. The phases are those of shadegradc and call/compile_kernel.cpp in a straight line:
-// parse → sema → lower every function → autodiff → inline_calls → strip_detach → dead_code →
+// load_modules (preprocess, imports) → parse → sema → lower every function → autodiff → inline_calls → strip_detach → dead_code →
 // (IR text) → CPU code generation. Unlike a kernel compilation there is no glue entry: every
 // function of the module is instantiated (and, on request, differentiated both ways) — with its
 // declared parameter types, or, for a function with interface tensor parameters
@@ -23,6 +23,7 @@
 #include "codegen/codegen.h"
 #include "ir/lower.h"
 #include "ir/passes.h"
+#include "lang/module_loader.h"
 #include "lang/parser.h"
 #include "lang/sema.h"
 
@@ -141,16 +142,21 @@ inline FrontendResult run_frontend(const std::string& name, std::string source, 
             if (!(stubs_pending && fn->body->insts.empty())) ir::verify_function(*fn, after);
     };
     try {
-        lang::ModuleAst* module = nullptr;
+        std::vector<lang::ModuleAst*> modules;
         {
+            // Preprocessor and imports included; includes and imports find only the two virtual
+            // files below, never the file system.
             detail::PhaseTimer t(result.times.parse_ms);
-            module = lang::parse_module(sources.add(name, std::move(source)), ast, diags);
+            lang::SourceLoader loader;
+            loader.use_virtual_files({{"fuzz.h", "#pragma once\n#define FZ(x) ((x) + 1)\nfloat fz(float x) { return FZ(x); }\n"},
+                                      {"fuzzmod.slang", "import fuzzmod;\nfloat fm(float x) { return x * 2; }\n"}});
+            modules = lang::load_modules(sources.add(name, std::move(source)), sources, loader, ast, diags);
             diags.throw_if_errors();
         }
         lang::SemaResult sema;
         {
             detail::PhaseTimer t(result.times.sema_ms);
-            sema = lang::analyze({module}, ast, types, diags);
+            sema = lang::analyze(modules, ast, types, diags);
             diags.throw_if_errors();
         }
         if (options.check_only) {
