@@ -65,6 +65,14 @@ void build_call_key(CallKey& key, uint32_t function_id, const ArgInfo* args, siz
     s += modifiers;
 }
 
+void append_link_key(CallKey& key, const std::string& link) {
+    if (link.empty()) return;
+    // Last in the key, after the modifiers: a marker byte, then u32 length and the text.
+    key.bytes.push_back(char(0xFF));
+    put<uint32_t>(key.bytes, uint32_t(link.size()));
+    key.bytes += link;
+}
+
 std::string render_call_key(const CallKey& key) {
     const std::string& s = key.bytes;
     size_t pos = 1;
@@ -92,6 +100,12 @@ std::string render_call_key(const CallKey& key) {
     }
     uint16_t m = take<uint16_t>(s, pos);
     if (m) out += " modifiers[" + std::to_string(m) + "]";
+    pos += m;
+    if (pos < s.size() && uint8_t(s[pos]) == 0xFF) {
+        ++pos;
+        uint32_t len = take<uint32_t>(s, pos);
+        out += " link{" + s.substr(pos, len) + "}";
+    }
     return out;
 }
 

@@ -32,6 +32,10 @@ void build_call_key(CallKey& key, uint32_t function_id, const ArgInfo* args, siz
                     const std::vector<std::string>& keyword_names, bool grad_mode, uint32_t options,
                     const std::string& modifiers = {});
 
+/// Appends what the function's module depends on besides the call (its link-time constants and
+/// the content of its files: UserModule::link_key) to a built key. Nothing when `link` is empty.
+void append_link_key(CallKey& key, const std::string& link);
+
 /// A readable rendering of a key, e.g. `fn#3 grad=1 opt=0 (grid[*,*], tensor f32 cpu [*,*] g1, float)`.
 std::string render_call_key(const CallKey& key);
 
