@@ -143,8 +143,12 @@ void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Bindin
         }
             break;
         case ParamSource::ResultGrad:
-            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, *data.result_grad,
-                     b.call_rank + b.result_leaves[0].array_dims, b.result_elem_dims - b.result_leaves[0].array_dims, nullptr);
+        {
+            const int k = g.binding < 0 ? 0 : g.binding;
+            const ResultLeaf& leaf = b.result_leaves[size_t(k)];
+            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, data.result_grad[k], b.call_rank + leaf.array_dims,
+                     int(leaf.elem_shape.size()) - leaf.array_dims, nullptr);
+        }
             break;
         case ParamSource::ArgTensor: {
             const ParamBinding& p = b.params[size_t(g.binding)];
