@@ -158,7 +158,6 @@ def _broadcast(shapes):
 
 def _describe(layout, tensors, ints, floats):
     """The call's argument descriptions for _core._bind_signature (hint values for sizes)."""
-    positional, keywords = [], []
     grid = lambda extents: ("grid", [_hint(e) for e in extents])  # noqa: E731
     args, kwargs = _rebuild(layout, tensors, ints, floats, grid=grid)
 

@@ -7,6 +7,8 @@ import torch._dynamo
 from mul2_kernels import python_frames_during  # bench/, put on sys.path by conftest.py
 from torch._dynamo.testing import CompileCounterWithBackend
 
+from conftest import run_python
+
 SOURCE = """
 import slangpy;
 
@@ -152,3 +154,24 @@ def test_unsupported_calls_say_so(sg, m):
         torch.compile(write, fullgraph=True, backend="aot_eager")(torch.zeros(3))
     with pytest.raises(Exception, match="not supported yet"):
         torch.compile(lambda x: m.poly(x, [1.0], 2), fullgraph=True, backend="aot_eager")(torch.zeros(3))
+
+
+def test_fallback_bridge_in_a_fresh_process():
+    # Also checks the lazy registration: torch._dynamo is imported after shadegrad here.
+    proc = run_python(
+        """
+        import sys
+        import torch, shadegrad as sg
+        assert "torch._dynamo" not in sys.modules
+        m = sg.Module.load_from_source(sg.create_device(), "f", "[Differentiable] float sq(float x) { return x * x; }")
+        step = torch.compile(lambda x: m.sq(x).sum(), fullgraph=True, dynamic=True, backend="aot_eager")
+        for n in (3, 7):
+            x = torch.rand(n, requires_grad=True)
+            step(x).backward()
+            assert torch.allclose(x.grad, 2 * x.detach()), (x.grad, x)
+        print(sg.torch_bridge_status()["active"])
+        """,
+        bridge="fallback",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "fallback"
