@@ -71,7 +71,7 @@ bool Sema::satisfies(const GenericParam& p, const GenericArg& a) const {
     ScalarKind k = t->scalar;
     if (c == "IFloat") return (scalar || vec) && is_floating(k);
     if (c == "__BuiltinFloatingPointType" || c == "__BuiltinRealType") return scalar && is_floating(k);
-    if (c == "IArithmetic") return (scalar || vec || mat) && k != ScalarKind::Bool;
+    if (c == "IArithmetic") return scalar || vec || mat;  // bool too, as in Slang
     if (c == "__BuiltinArithmeticType") return scalar && k != ScalarKind::Bool;
     if (c == "__BuiltinSignedArithmeticType") return scalar && (is_floating(k) || is_signed_integer(k));
     if (c == "IInteger") return (scalar || vec) && is_integer(k);
@@ -120,15 +120,16 @@ bool Sema::explicit_generic_args(TypeExpr* te, const std::vector<GenericParam>& 
                 }
             }
             if (!v) {
-                diags_.error(at, "generic argument '" + params[k].name + "' of '" + what +
-                                     "' must be a constant integer");
+                diags_.error(at,
+                             "generic argument '" + params[k].name + "' of '" + what + "' must be a constant integer",
+                             30019);
                 return false;
             }
             a.value = *v;
         } else {
             if (te->arg_is_value[k]) {
                 diags_.error(te->value_args[vi]->loc,
-                             "generic argument '" + params[k].name + "' of '" + what + "' must be a type");
+                             "generic argument '" + params[k].name + "' of '" + what + "' must be a type", 30060);
                 return false;
             }
             a.type = resolve_type(te->type_args[ti++]);
@@ -261,7 +262,7 @@ std::vector<FunctionDecl*> Sema::call_candidates(Expr* e, Expr* callee, bool& re
     if (!callee->type_expr && concrete != functions_.end()) out = concrete->second;
     if (generic == generic_functions_.end()) {
         if (callee->type_expr) {
-            diags_.error(callee->loc, "'" + callee->name + "' is not generic", 30400);
+            diags_.error(callee->loc, "'" + callee->name + "' is not generic");
             reported = true;
             out.clear();
         }
@@ -302,8 +303,10 @@ std::vector<FunctionDecl*> Sema::call_candidates(Expr* e, Expr* callee, bool& re
     if (out.empty() && !reported) {
         const FunctionDecl* g = generic->second.front();
         if (generic->second.size() == 1 && (concrete == functions_.end() || callee->type_expr))
-            diags_.error(e->loc, "function '" + g->name + "' takes " + std::to_string(g->params.size()) + " argument" +
-                                     (g->params.size() == 1 ? "" : "s") + ", " + std::to_string(nargs) + " given");
+            diags_.error(e->loc,
+                         "function '" + g->name + "' takes " + std::to_string(g->params.size()) + " argument" +
+                             (g->params.size() == 1 ? "" : "s") + ", " + std::to_string(nargs) + " given",
+                         30438);
         else diags_.error(e->loc, "no overload of '" + g->name + "' accepts these arguments");
         reported = true;
     }

@@ -67,11 +67,12 @@ void Sema::check_conformance(StructDecl* s) {
         if (b == "IDifferentiable") continue;
         if (interfaces_.count(b)) collect_interfaces(interfaces_, b, required, 0);
         else if (is_builtin_interface(b)) diags_.unsupported(at, "conforming a struct to built-in interface '" + b + "'");
-        else diags_.error(at, "unknown interface '" + b + "'");
+        else diags_.error(at, "unknown interface '" + b + "'", 30015);
     }
     for (const StructDecl* iface : required) {
         // Associated types first: the requirements' signatures may name them.
         Substitution assoc;
+        bool assoc_missing = false;
         for (size_t k = 0; k < iface->associated_types.size(); ++k) {
             const std::string& a = iface->associated_types[k];
             const VarDecl* alias = nullptr;
@@ -82,10 +83,12 @@ void Sema::check_conformance(StructDecl* s) {
                              "struct " + s->name + " does not define associatedtype '" + a + "' required by interface '" +
                                  iface->name + "' (add `typealias " + a + " = ...;`)",
                              38100);
+                assoc_missing = true;
                 continue;
             }
             assoc.types[a] = alias->type;
         }
+        if (assoc_missing) continue;  // the requirements' signatures would name it
         for (const FunctionDecl* r : iface->methods) {
             if (r->is_init) continue;
             const Substitution* saved = subst_;
@@ -96,36 +99,53 @@ void Sema::check_conformance(StructDecl* s) {
             for (const VarDecl* p : r->params) params.push_back(resolve_type(p->type_expr));
             subst_ = saved;
             if (diags_.error_count() != errors) continue;
+            // Slang's numbers: 38100 no such member, 38105 another signature, 38106 another
+            // return type.
             const FunctionDecl* found = nullptr;
+            const FunctionDecl* near = nullptr;
             std::string mismatch;
+            int code = 38100;
             for (const FunctionDecl* m : find_methods(s, r->member_name)) {
                 size_t first = m->this_param ? 1 : 0;
-                bool same = m->is_static == r->is_static && m->result_type == ret &&
-                            m->params.size() - first == params.size();
+                bool same = m->is_static == r->is_static && m->params.size() - first == params.size();
                 for (size_t k = 0; same && k < params.size(); ++k)
                     same = m->params[k + first]->type == params[k] && m->params[k + first]->dir == r->params[k]->dir;
+                near = m;
                 if (!same) {
-                    mismatch = " (its '" + r->member_name + "' has another signature)";
+                    mismatch = m->is_static != r->is_static
+                                   ? std::string(r->is_static ? " (its '" + r->member_name + "' is not static)"
+                                                              : " (its '" + r->member_name + "' is static)")
+                                   : " (its '" + r->member_name + "' has another signature)";
+                    code = 38105;
+                    continue;
+                }
+                if (m->result_type != ret) {
+                    mismatch = " (its '" + r->member_name + "' has another signature: it returns " +
+                               type_name(m->result_type) + ", not " + type_name(ret) + ")";
+                    code = 38106;
                     continue;
                 }
                 if (m->is_mutating != (find_attribute(r->attrs, "mutating") != nullptr)) {
                     mismatch = " (its '" + r->member_name + "' differs in [mutating])";
+                    code = 38105;
                     continue;
                 }
                 found = m;
                 break;
             }
             if (!found) {
-                diags_.error(s->loc,
+                diags_.error(near ? near->loc : s->loc,
                              "struct " + s->name + " does not implement method '" + r->member_name +
                                  "' required by interface '" + iface->name + "'" + mismatch,
-                             38100);
+                             code);
                 continue;
             }
             bool need_diff = find_attribute(r->attrs, "Differentiable") || find_attribute(r->attrs, "BackwardDifferentiable");
             if (need_diff && !found->is_differentiable)
-                diags_.error(found->loc, "method '" + found->name + "' must be [Differentiable]: interface '" +
-                                             iface->name + "' requires it");
+                diags_.error(found->loc,
+                             "method '" + found->name + "' must be [Differentiable]: interface '" + iface->name +
+                                 "' requires it",
+                             38105);
         }
     }
 }
