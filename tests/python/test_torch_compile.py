@@ -30,6 +30,11 @@ float3 scale3(float3 v, float s)
     return v * s;
 }
 
+float index_of(int i)
+{
+    return float(i);
+}
+
 void set_first(RWTensor<float, 1> t)
 {
     t[0] = 1.0;
@@ -126,6 +131,18 @@ def test_grid_made_outside_the_compiled_function(sg, m):
     torch.testing.assert_close(a.grad, b)
 
 
+def test_grid_stride_and_offset(sg, m):
+    counter = CompileCounterWithBackend("aot_eager")
+    inside = torch.compile(lambda n: m.index_of(sg.grid((n,), stride=2, offset=1)), fullgraph=True, dynamic=True,
+                           backend=counter)
+    for n in (4, 6):
+        torch.testing.assert_close(inside(n), 1.0 + 2.0 * torch.arange(n, dtype=torch.float32))
+    assert counter.frame_count == 1
+    grid = sg.grid((3,), offset=5)
+    outside = torch.compile(lambda: m.index_of(grid), fullgraph=True, backend="aot_eager")
+    torch.testing.assert_close(outside(), torch.tensor([5.0, 6.0, 7.0]))
+
+
 def test_eager_calls_stay_off_the_custom_operator(sg, m):
     step = training_step(sg, m)
     compiled = torch.compile(step, fullgraph=True, backend="aot_eager")
@@ -154,6 +171,9 @@ def test_unsupported_calls_say_so(sg, m):
         torch.compile(write, fullgraph=True, backend="aot_eager")(torch.zeros(3))
     with pytest.raises(Exception, match="not supported yet"):
         torch.compile(lambda x: m.poly(x, [1.0], 2), fullgraph=True, backend="aot_eager")(torch.zeros(3))
+    mapped = m.poly.map((0,), (0,))
+    with pytest.raises(Exception, match="modifiers .* not supported yet under torch.compile"):
+        torch.compile(lambda x: mapped(x, x, 2), fullgraph=True, backend="aot_eager")(torch.zeros(3))
 
 
 def test_fallback_bridge_in_a_fresh_process():
