@@ -10,7 +10,20 @@ from pathlib import Path
 import torch as _torch  # noqa: F401  (the bridge needs torch loaded first)
 
 from . import _core, _torch_fallback
-from ._core import CompileError, Device, DeviceType, Function, GridArg, Module, cuda_status, torch_bridge_status
+from ._core import (
+    CompileError,
+    Device,
+    DeviceType,
+    Function,
+    GridArg,
+    Module,
+    check_faults,
+    cuda_status,
+    debug_mode,
+    set_debug_mode,
+    synchronize,
+    torch_bridge_status,
+)
 
 __all__ = [
     "CompileError",
@@ -18,10 +31,14 @@ __all__ = [
     "DeviceType",
     "Function",
     "Module",
+    "check_faults",
     "create_device",
     "create_torch_device",
     "cuda_status",
+    "debug_mode",
     "grid",
+    "set_debug_mode",
+    "synchronize",
     "torch_bridge_status",
 ]
 

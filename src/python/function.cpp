@@ -12,6 +12,7 @@
 
 #include "call/call_options.h"
 #include "call/errors.h"
+#include "call/kernel_faults.h"
 #include "python/torch_ops.h"
 
 namespace sg::py {
@@ -186,14 +187,6 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
 
 void autograd_release(void* p) { delete static_cast<AutogradCtx*>(p); }
 
-bool debug_mode() {
-    static const bool on = [] {
-        const char* v = std::getenv("SHADEGRAD_DEBUG");
-        return v && *v && std::strcmp(v, "0") != 0;
-    }();
-    return on;
-}
-
 /// A zero-filled buffer on a device, allocated once per device through torch and kept for the
 /// process (undefined incoming gradients read it with stride 0).
 void* device_zeros(TorchOps& ops, DeviceType device, int index) {
@@ -240,7 +233,7 @@ std::shared_ptr<call::CallPlan> Function::plan_for(size_t count, bool grad_mode)
         return it->second;
     call::Binding binding = call::bind_call(*module_, name_, t_args.data(), positional_, count, t_keywords, grad_mode,
                                             device_.type);
-    const codegen::CodegenOptions codegen_options = call::codegen_options(options, device_.type, debug_mode());
+    const codegen::CodegenOptions codegen_options = call::codegen_options(options, device_.type, call::debug_mode());
     auto plan = std::make_shared<call::CallPlan>(*module_, std::move(binding), t_key, codegen_options);
     plans_.emplace(t_key, plan);
     return plan;
