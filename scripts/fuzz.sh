@@ -4,8 +4,8 @@
 #
 #   scripts/fuzz.sh [SECONDS] [extra libFuzzer arguments...]      (default: 60 seconds)
 #
-# The seed corpus is every .slang file of the repository, of ../shared/conformance (or shared/)
-# and of tests/lang, plus the kernel snippets embedded in the C++ and Python tests. New inputs
+# The seed corpus is every .slang file of the repository (tests/conformance and tests/lang
+# included), plus the kernel snippets embedded in the C++ and Python tests. New inputs
 # are kept in build-fuzz/corpus between runs. Crashes, sanitizer reports, leaks and timeouts go
 # to build-fuzz/crashes/; internal compiler errors (InternalError) are collected, smallest input
 # per distinct message, in build-fuzz/findings/ and summarized at the end.
@@ -72,16 +72,11 @@ seeds="$build/seeds"
 rm -rf "$seeds"
 rm -rf "$build/findings"  # per run: each run reports what it found
 mkdir -p "$seeds" "$build/corpus" "$build/crashes" "$build/findings"
-shared=""
-for d in "$root/../shared/conformance" "$root/shared/conformance"; do
-    if [ -d "$d" ]; then shared=$d; fi
-done
 n=0
 while IFS= read -r -d '' f; do
     n=$((n + 1))
     cp "$f" "$seeds/$(printf '%04d' "$n")-$(basename "$f")"
-done < <(find "$root" ${shared:+"$shared"} -name '*.slang' -type f \
-    -not -path "$root/build*" -not -path "*/.git/*" -print0 2>/dev/null)
+done < <(find "$root" -name '*.slang' -type f -not -path "$root/build*" -not -path "*/.git/*" -print0 2>/dev/null)
 # Kernel snippets inside the tests: C++ raw strings R"(...)" and Python triple-quoted strings.
 python3 - "$seeds" "$root/tests" <<'PY'
 import pathlib, re, sys
@@ -99,7 +94,7 @@ for path in sorted(tests.rglob("*")):
             (out / f"snippet-{count:04d}.slang").write_text(text)
 print(f"[fuzz] {count} kernel snippets from the tests")
 PY
-say "$n .slang seed files${shared:+ (conformance: $shared)}"
+say "$n .slang seed files (the conformance kernels of tests/conformance among them)"
 
 # --- run ---------------------------------------------------------------------------------------
 export SG_FUZZ_FINDINGS_DIR="$root/$build/findings"

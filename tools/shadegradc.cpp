@@ -9,7 +9,8 @@
 // A [Differentiable] function also gets its backward and forward derivatives (bwd_<f>, fwd_<f>),
 // as a call through bwd_diff/fwd_diff would generate them (none of a kind the user supplies).
 //
-// Exit status 0 on success, 1 on compile errors (diagnostics on stderr), 2 on usage errors.
+// Exit status 0 on success (and for --help), 1 on compile errors (diagnostics on stderr), 2 on
+// usage errors.
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -27,15 +28,17 @@
 
 namespace {
 
-int usage() {
-    std::fprintf(stderr,
+/// Prints the usage: to stdout with status 0 when asked for (--help), else to stderr with status 2.
+int usage(bool asked = false) {
+    std::fprintf(asked ? stdout : stderr,
                  "usage: shadegradc FILE [--entry FN] [--emit ast|ir|cpp|cuda] [--no-derivatives] [-o OUT]\n"
                  "  --entry FN        compile only function FN (and what it calls); default: every function\n"
                  "  --emit WHAT       ast, ir (after autodiff and inlining; the default), cpp (CPU backend)\n"
                  "                    or cuda\n"
                  "  --no-derivatives  do not generate bwd_/fwd_ derivatives of [Differentiable] functions\n"
-                 "  -o OUT            write the output to OUT instead of standard output\n");
-    return 2;
+                 "  -o OUT            write the output to OUT instead of standard output\n"
+                 "  -h, --help        print this help\n");
+    return asked ? 0 : 2;
 }
 
 // The parameter types a function is compiled with: interface tensors become the concrete kind
@@ -66,7 +69,7 @@ int main(int argc, char** argv) {
         else if (a == "--emit" && i + 1 < argc) emit = argv[++i];
         else if (a == "-o" && i + 1 < argc) out_path = argv[++i];
         else if (a == "--no-derivatives") derivatives = false;
-        else if (a == "-h" || a == "--help") return usage();
+        else if (a == "-h" || a == "--help") return usage(true);
         else if (!a.empty() && a[0] == '-') return usage();
         else if (file.empty()) file = a;
         else return usage();

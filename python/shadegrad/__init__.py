@@ -7,9 +7,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import torch as _torch  # noqa: F401  (the bridge needs torch loaded first)
+import torch as _torch  # the bridge needs torch loaded first
 
-from . import _core, _torch_fallback
+from . import _compile, _core, _torch_fallback
+from ._version import __version__
 from ._core import (
     CompileError,
     Device,
@@ -26,6 +27,7 @@ from ._core import (
 )
 
 __all__ = [
+    "__version__",
     "CompileError",
     "Device",
     "DeviceType",
@@ -59,6 +61,8 @@ def _nvrtc_search_dirs() -> list:
 
 
 _core._set_nvrtc_search_dirs(_nvrtc_search_dirs())
+# torch.compile support registers itself when torch._dynamo is loaded (docs/torch_compile.md).
+_compile.install()
 _core._init_torch(
     _native_bridge_path(),
     _torch_fallback,
@@ -80,10 +84,16 @@ def grid(shape) -> GridArg:
     """The call index as an argument: binds to int/int2/int3/... or int[N] parameters."""
     if isinstance(shape, int):
         shape = (shape,)
-    shape = tuple(int(s) for s in shape)
+    shape = tuple(shape)
     if not 1 <= len(shape) <= 8:
         raise ValueError(f"grid: shape must have 1 to 8 dimensions, got {len(shape)}")
+    if _torch.compiler.is_compiling():
+        # torch.compile is tracing: symbolic extents stay symbolic (docs/torch_compile.md).
+        return _compile.TracedGrid(shape)
+    shape = tuple(int(s) for s in shape)
     for d, extent in enumerate(shape):
         if extent < 0:
             raise ValueError(f"grid: extent {extent} of dimension {d} is negative")
-    return GridArg(list(shape))
+    g = GridArg(list(shape))
+    g.extents = shape  # for torch.compile's tracer, which cannot read the C++ `shape`
+    return g

@@ -2,8 +2,10 @@
 // the definitions of user struct types in dependency order.
 #include <charconv>
 #include <cmath>
+#include <cstdio>
 
 #include "codegen/emitter.h"
+#include "lang/half_float.h"
 
 namespace sg::codegen::detail {
 
@@ -74,9 +76,13 @@ std::string int_literal(int64_t value, ScalarKind kind) {
 }
 
 std::string float_literal(double value, ScalarKind kind) {
-    SG_INTERNAL_ASSERT(kind == ScalarKind::Float || kind == ScalarKind::Double,
-                       std::string("float literal of kind ") + lang::scalar_name(kind) +
-                           " (half is not supported by codegen yet)");
+    SG_INTERNAL_ASSERT(lang::is_floating(kind), std::string("float literal of kind ") + lang::scalar_name(kind));
+    if (kind == ScalarKind::Half) {
+        // A half is spelled by its bits: rounded here once, as the language rounds the literal.
+        char buf[16];
+        std::snprintf(buf, sizeof buf, "0x%04x", unsigned(lang::half_bits_from_double(value)));
+        return std::string("half::from_bits(") + buf + ")";
+    }
     const bool is_float = kind == ScalarKind::Float;
     if (std::isnan(value)) return is_float ? "SG_NAN_F" : "SG_NAN";
     if (std::isinf(value)) {
@@ -96,12 +102,10 @@ std::string TypeNames::name(const Type* t) {
     switch (t->kind) {
     case TypeKind::Void: return "void";
     case TypeKind::Scalar:
-        SG_INTERNAL_ASSERT(t->scalar != ScalarKind::Half, "half is not supported by codegen yet");
         return lang::scalar_name(t->scalar);  // prelude typedefs: int8_t, uint, int64_t, ...
     case TypeKind::Vector:
     case TypeKind::Matrix: {
         const ScalarKind k = t->scalar;
-        SG_INTERNAL_ASSERT(k != ScalarKind::Half, "half is not supported by codegen yet");
         const bool short_name = k == ScalarKind::Bool || k == ScalarKind::Int32 || k == ScalarKind::UInt32 ||
                                 k == ScalarKind::Float || k == ScalarKind::Double;
         const std::string s = lang::scalar_name(k);

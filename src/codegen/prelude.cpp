@@ -1,5 +1,5 @@
 // src/codegen/prelude.cpp — the device prelude text, embedded in the library (never read from
-// disk at run time). Its three parts live in prelude_*.inc as raw string literals so that they
+// disk at run time). Its four parts live in prelude_*.inc as raw string literals so that they
 // read like the C++ they are; adjacent literals concatenate into one string.
 #include "codegen/codegen.h"
 
@@ -8,6 +8,7 @@ namespace sg::codegen {
 const char* device_prelude() {
     static const char* const kPrelude =
 #include "codegen/prelude_core.inc"
+#include "codegen/prelude_half.inc"
 #include "codegen/prelude_math.inc"
 #include "codegen/prelude_tensor.inc"
         ;

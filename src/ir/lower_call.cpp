@@ -84,7 +84,13 @@ Value* Lower::lower_user_call(Expr* e, lang::FunctionDecl* callee, bool derivati
     for (size_t k = 0; k < args.size(); ++k) {
         const Param& p = target->params[k];
         if (p.dir == ParamDir::Out) continue;
-        values.push_back(p.dir == ParamDir::In ? lower_expr_as(args[k], p.type) : lower_expr(args[k]));
+        Value* v = p.dir == ParamDir::In ? lower_expr_as(args[k], p.type) : lower_expr(args[k]);
+        // A no_diff parameter of a differentiable callee takes no derivative; the call may be
+        // inlined before differentiation, so the argument is detached here, where it is known.
+        if (!derivative && p.dir == ParamDir::In && p.no_diff && callee->is_differentiable &&
+            types_.is_differentiable(v->type))
+            v = b_.detach(v);
+        values.push_back(v);
     }
     b_.set_loc(e->loc);
     std::vector<Value*> results = b_.call(target, values);
@@ -161,6 +167,12 @@ Value* Lower::lower_intrinsic(Expr* e) {
     case lang::IntrinsicRule::AnyAll:
     case lang::IntrinsicRule::BitCast:
     case lang::IntrinsicRule::Transpose: return b_.intrinsic(info.id, e->type, args);
+    case lang::IntrinsicRule::Sign: {
+        // sign computes in its operand's type (as its derivative rules use it); the language's
+        // result is int.
+        const Type* ot = lang::intrinsic_operand_type(types_, info.id, types);
+        return convert(b_.intrinsic(info.id, ot, {convert(args[0], ot)}), e->type);
+    }
     default: {
         const Type* ot = lang::intrinsic_operand_type(types_, info.id, types);
         for (Value*& a : args) a = convert(a, ot);

@@ -22,6 +22,8 @@ struct FunctionDecl;
 struct StructDecl;
 struct VarDecl;
 struct Builtin;
+struct TypeAliasDecl;
+struct EnumDecl;
 
 /// `[Name(args...)]` before a declaration or statement.
 struct Attribute {
@@ -49,7 +51,7 @@ enum class ExprKind : uint8_t {
     IntLit,       ///< int_value, int_suffix
     FloatLit,     ///< float_value, float_suffix
     BoolLit,      ///< int_value (0/1)
-    Name,         ///< name
+    Name,         ///< name; type_expr: explicit generic arguments (`f<4>`, `Poly<3>`), else null
     Unary,        ///< op, operands[0]
     Postfix,      ///< op (Inc/Dec), operands[0]
     Binary,       ///< op, operands[0..1]
@@ -58,7 +60,7 @@ enum class ExprKind : uint8_t {
     Call,         ///< operands[0] callee, operands[1..] arguments
     TypeCtor,     ///< type_expr(operands...): `vector<float,3>(x)`, `float[2](a, b)`
     Index,        ///< operands[0] base, operands[1..] indices (`t[i, j]` has two)
-    Member,       ///< operands[0] base, name (field, swizzle, `.shape`, `.p`, `.d`)
+    Member,       ///< operands[0] base, name (field, swizzle, method, `.shape`, `.p`, `.d`; `S::f` too)
     InitList,     ///< `{a, b, c}`: operands
     Comma,        ///< operands[0], operands[1]
     NoDiff,       ///< `no_diff expr`: operands[0]
@@ -90,6 +92,7 @@ enum class RefKind : uint8_t {
     Swizzle,      ///< swizzle: component indices
     TensorMember, ///< name: `shape`, `load`, `store`, `add`, `load_once`, `load_uniform`
     PairMember,   ///< name: `p`, `d`, `getPrimal`, `getDifferential` of DifferentialPair
+    EnumMember,   ///< enum_value: an enumerator `Mode.A` / `Mode::A` (type: the enum)
 };
 
 struct Expr {
@@ -101,6 +104,7 @@ struct Expr {
     uint64_t int_value = 0;
     double float_value = 0;
     std::string suffix;            ///< literal suffix as written ("u", "ull", "f", "h", "l")
+    bool decimal = true;           ///< IntLit written in decimal (wide hex/binary literals are uint)
     TypeExpr* type_expr = nullptr;
 
     // ---- sema annotations
@@ -115,6 +119,8 @@ struct Expr {
     int field_index = -1;
     /// For a Call: the function that bwd_diff/fwd_diff was applied to (`bwd_diff(f)(...)`).
     FunctionDecl* diff_target = nullptr;
+    /// For a Member naming an enumerator (`Mode.A`, `Mode::A`): its value (ref == EnumMember).
+    int64_t enum_value = 0;
 };
 
 // ---------------------------------------------------------------- statements and declarations
@@ -131,7 +137,9 @@ enum class StmtKind : uint8_t {
     Continue,
     Return,    ///< expr (nullable)
     Empty,
-    Switch,    ///< tier 2: parsed only far enough to report it
+    Switch,    ///< cond; body = the statements of the switch block, with Case labels among them
+    Case,      ///< `case expr:` (expr) or `default:` (expr == nullptr); only directly in a Switch body
+    TypeAlias, ///< alias: a local `typealias X = T;` / `typedef T X;`
 };
 
 struct Stmt {
@@ -146,6 +154,8 @@ struct Stmt {
     Expr* step = nullptr;
     Stmt* then_stmt = nullptr;
     Stmt* else_stmt = nullptr;
+    TypeAliasDecl* alias = nullptr;  ///< TypeAlias
+    int64_t case_value = 0;          ///< sema: the value of a `case` label
 };
 
 /// Parameter direction modifiers.
@@ -168,9 +178,30 @@ struct VarDecl {
     int index = -1;                 ///< sema: parameter index or field index
 };
 
-struct FunctionDecl {
+/// One parameter of a generic declaration: `T`, `T : IFloat`, `let N : int`, legacy `int N`.
+struct GenericParam {
     SourceLoc loc;
     std::string name;
+    bool is_value = false;           ///< `let N : int` / `int N`
+    TypeExpr* value_type = nullptr;  ///< the value parameter's type (`int`, `uint`)
+    std::string constraint;          ///< type parameter: interface name ("" when unconstrained)
+};
+
+/// One argument of an instantiation: a type, or an integer for a value parameter.
+struct GenericArg {
+    const Type* type = nullptr;
+    int64_t value = 0;
+    bool is_value = false;
+    bool operator<(const GenericArg& o) const {
+        if (is_value != o.is_value) return is_value < o.is_value;
+        return is_value ? value < o.value : type < o.type;
+    }
+    bool operator==(const GenericArg& o) const = default;
+};
+
+struct FunctionDecl {
+    SourceLoc loc;
+    std::string name;               ///< free function: its name; method: "Struct.method"
     std::vector<Attribute> attrs;   ///< `[Differentiable]`, `[BackwardDerivative(f)]`, ...
     TypeExpr* return_type = nullptr;
     bool return_no_diff = false;
@@ -183,18 +214,66 @@ struct FunctionDecl {
     FunctionDecl* custom_backward = nullptr;      ///< [BackwardDerivative(fn)]
     FunctionDecl* custom_forward = nullptr;       ///< [ForwardDerivative(fn)]
     bool is_glue_entry = false;                   ///< the generated kernel entry (glue only)
+
+    // ---- members and generics (parser, except where marked sema)
+    std::vector<GenericParam> generic_params;     ///< `f<T : IFloat, let N : int>`: a generic function
+    StructDecl* owner = nullptr;                  ///< member function of this struct or interface
+    std::string member_name;                      ///< method: the name inside the struct ("energy")
+    bool is_static = false;                       ///< `static` member function (no `this`)
+    bool is_mutating = false;                     ///< `[mutating]`: `this` is inout
+    bool is_init = false;                         ///< `__init(...)`: a constructor, returns the struct
+    VarDecl* this_param = nullptr;                ///< sema: params[0] of a method that has `this`
+    FunctionDecl* generic_origin = nullptr;       ///< sema: an instantiation's generic declaration
+    std::vector<GenericArg> generic_args;         ///< sema: an instantiation's arguments
 };
 
+/// A struct, or an interface (`is_interface`: methods are requirements, there are no fields).
 struct StructDecl {
     SourceLoc loc;
-    std::string name;
-    std::vector<std::string> bases;  ///< `: IDifferentiable`
+    std::string name;                ///< a generic struct's instantiation: "Poly<3>" (sema)
+    std::vector<std::string> bases;  ///< `: IDifferentiable, IActivation`
+    std::vector<SourceLoc> base_locs;
     std::vector<VarDecl*> fields;
+    std::vector<FunctionDecl*> methods;     ///< member functions, static functions and `__init`s
+    std::vector<VarDecl*> static_consts;    ///< `static const int N = 3;`
+    std::vector<VarDecl*> type_aliases;     ///< `typealias T = float;` (type_expr; satisfies associatedtype)
+    std::vector<GenericParam> generic_params;
+    std::vector<std::string> associated_types;  ///< interface: `associatedtype T;`
+    std::vector<SourceLoc> associated_locs;
+    bool is_interface = false;
 
     const Type* type = nullptr;      ///< sema
+    StructDecl* generic_origin = nullptr;  ///< sema: an instantiation's generic declaration
+    std::vector<GenericArg> generic_args;  ///< sema: an instantiation's arguments
 };
 
-enum class DeclKind : uint8_t { Import, Function, Struct, GlobalVar, Unsupported };
+/// `typealias X = T;` or `typedef T X;` (top level or local): X names the type T.
+struct TypeAliasDecl {
+    SourceLoc loc;                  ///< at the new name
+    std::string name;
+    TypeExpr* type = nullptr;
+    const Type* resolved = nullptr; ///< sema
+};
+
+/// One enumerator: `B = 4` (value nullptr when implicit: the previous value plus one).
+struct EnumMember {
+    SourceLoc loc;
+    std::string name;
+    Expr* value = nullptr;
+    int64_t resolved = 0;           ///< sema
+};
+
+/// `enum Mode { A, B = 4, C }` or `enum class Mode : uint { ... }`.
+struct EnumDecl {
+    SourceLoc loc;                  ///< at the name
+    std::string name;
+    bool is_class = false;
+    TypeExpr* underlying = nullptr; ///< `: uint`; nullptr: int
+    std::vector<EnumMember> members;
+    const Type* type = nullptr;     ///< sema
+};
+
+enum class DeclKind : uint8_t { Import, Function, Struct, Interface, GlobalVar, Unsupported, TypeAlias, Enum };
 
 struct Decl {
     DeclKind kind;
@@ -203,6 +282,8 @@ struct Decl {
     FunctionDecl* function = nullptr;
     StructDecl* structure = nullptr;
     std::vector<VarDecl*> globals;       ///< GlobalVar (`static const float K[2] = {...};`)
+    TypeAliasDecl* alias = nullptr;      ///< TypeAlias
+    EnumDecl* enumeration = nullptr;     ///< Enum
 };
 
 /// One parsed source file.

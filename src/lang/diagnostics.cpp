@@ -33,6 +33,7 @@ const SourceFile* SourceManager::add(std::string name, std::string text) {
 
 void Diagnostics::error(SourceLoc loc, std::string message, int code) {
     ++error_count_;
+    if (!context_.empty()) message += " (" + context_ + ")";
     diags_.push_back({Severity::Error, code, resolve_location(loc), std::move(message)});
     if (error_count_ >= kMaxErrors) {
         diags_.push_back({Severity::Note, 0, {}, "too many errors; stopping"});
@@ -41,6 +42,7 @@ void Diagnostics::error(SourceLoc loc, std::string message, int code) {
 }
 
 void Diagnostics::warning(SourceLoc loc, std::string message, int code) {
+    if (!context_.empty()) message += " (" + context_ + ")";
     diags_.push_back({Severity::Warning, code, resolve_location(loc), std::move(message)});
 }
 

@@ -113,7 +113,15 @@ public:
     /// Throws CompileError with everything collected so far when there are errors.
     void throw_if_errors() const;
 
+    /// Text appended in parentheses to every later error and warning ("in instantiation
+    /// f<int>"); empty for none. Returns the previous context, for the caller to restore.
+    std::string set_context(std::string context) {
+        std::swap(context, context_);
+        return context;
+    }
+
 private:
+    std::string context_;
     std::vector<Diagnostic> diags_;
     size_t error_count_ = 0;
 };

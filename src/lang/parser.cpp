@@ -18,12 +18,9 @@ struct UnsupportedKeyword {
     std::string_view construct;  ///< "<construct> is not supported yet"
 };
 constexpr UnsupportedKeyword kUnsupportedDeclKeywords[] = {
-    {"typedef", "'typedef'"},
-    {"typealias", "'typealias'"},
     {"interface", "'interface'"},
     {"extension", "'extension'"},
     {"namespace", "'namespace'"},
-    {"enum", "'enum'"},
     {"class", "'class'"},
     {"union", "'union'"},
     {"cbuffer", "'cbuffer'"},
@@ -163,7 +160,9 @@ Decl* Parser::make_decl(DeclKind kind, SourceLoc loc) {
     return d;
 }
 
-// top_decl = ";" | import_decl | attributes? (unsupported_decl | struct_decl | function_or_global)
+// top_decl = ";" | import_decl
+//          | attributes? ("__generic" generic_params)? (interface_decl | unsupported_decl | struct_decl
+//                                                        | function_or_global)
 void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
     if (match(TokenKind::Semicolon)) return;  // e.g. after a function body: harmless
     SourceLoc first = loc();
@@ -173,19 +172,55 @@ void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
     }
     std::vector<Attribute> attrs;
     parse_attributes(attrs);
+    // `__generic<T : IFloat>` before a function or struct: its generic parameters.
+    std::vector<GenericParam> generic_prefix;
+    if (at_word("__generic") && kind(1) == TokenKind::Less) {
+        advance();
+        parse_generic_params(generic_prefix);
+        parse_attributes(attrs);
+    }
+    if (at_word("interface") && kind(1) == TokenKind::Identifier) {
+        if (!attrs.empty()) error(attrs[0].loc, "attributes on an interface are not supported yet");
+        if (!generic_prefix.empty()) unsupported(generic_prefix[0].loc, "generic interface declaration");
+        out.push_back(parse_interface(first));
+        return;
+    }
+    if (at_type_alias() || at_word("enum")) {
+        if (!attrs.empty()) error(attrs[0].loc, "attributes on a type declaration are not supported yet");
+        if (!generic_prefix.empty()) unsupported(generic_prefix[0].loc, "generic type alias or enum");
+        Decl* d = make_decl(at_word("enum") ? DeclKind::Enum : DeclKind::TypeAlias, first);
+        if (d->kind == DeclKind::Enum) d->enumeration = parse_enum();
+        else d->alias = at_word("typealias") ? parse_typealias() : parse_typedef();
+        out.push_back(d);
+        return;
+    }
     if (report_unsupported_declaration(&out)) {
         synchronize();
         return;
     }
     if (at(TokenKind::KwStruct)) {
         if (!attrs.empty()) error(attrs[0].loc, "attributes on a struct are not supported yet");
-        out.push_back(parse_struct(first));
+        Decl* d = parse_struct(first);
+        if (d->structure && !generic_prefix.empty()) {
+            if (!d->structure->generic_params.empty()) error(d->loc, "a struct with two generic parameter lists");
+            d->structure->generic_params = std::move(generic_prefix);
+        }
+        out.push_back(d);
         return;
     }
     if (!at(TokenKind::Identifier) && !at(TokenKind::KwStatic) && !at(TokenKind::KwConst) &&
         !at(TokenKind::KwNoDiff))
         fail_expected("a declaration");
-    out.push_back(parse_function_or_global(first, std::move(attrs)));
+    Decl* d = parse_function_or_global(first, std::move(attrs));
+    if (!generic_prefix.empty()) {
+        if (d->kind != DeclKind::Function) {
+            error(first, "'__generic' must precede a function or struct declaration");
+        } else {
+            if (!d->function->generic_params.empty()) error(d->loc, "a function with two generic parameter lists");
+            d->function->generic_params = std::move(generic_prefix);
+        }
+    }
+    out.push_back(d);
 }
 
 /// Reports a declaration of a later tier (`typedef`, `interface`, `__generic<T>`, ...) at the
@@ -269,26 +304,19 @@ Modifiers Parser::parse_modifiers() {
     }
 }
 
-// struct_decl = "struct" ident (":" ident ("," ident)*)? "{" struct_member* "}" ";"?
+// struct_decl = "struct" ident generic_params? bases "{" struct_member* "}" ";"?
 // The body is a recovery point of its own: a bad member is skipped, the other fields are kept.
 Decl* Parser::parse_struct(SourceLoc first) {
     Decl* d = make_decl(DeclKind::Struct, first);
     advance();  // struct
     Token name = expect(TokenKind::Identifier);
-    if (at(TokenKind::Less)) {
-        unsupported(loc(), "generic struct declaration");
-        d->kind = DeclKind::Unsupported;
-        synchronize();
-        return d;
-    }
     auto* s = ctx_.make<StructDecl>();
     s->loc = loc(name);
     s->name = std::string(text(name));
+    type_names_.insert(s->name);
     d->structure = s;
-    if (match(TokenKind::Colon)) {
-        do s->bases.emplace_back(text(expect(TokenKind::Identifier)));
-        while (match(TokenKind::Comma));
-    }
+    if (at(TokenKind::Less)) parse_generic_params(s->generic_params);
+    parse_bases(s);
     expect(TokenKind::LBrace);
     while (!at(TokenKind::RBrace) && !at(TokenKind::EndOfFile)) {
         size_t start = pos_;
@@ -303,44 +331,7 @@ Decl* Parser::parse_struct(SourceLoc first) {
     return d;  // a trailing `;` is taken as an empty top-level declaration
 }
 
-// struct_member = ";" | attributes? (unsupported_member | modifiers type declarators ";")
-// Member functions (`type ident "("`) are reported and skipped.
-void Parser::parse_struct_member(StructDecl* s) {
-    if (match(TokenKind::Semicolon)) return;
-    std::vector<Attribute> attrs;
-    parse_attributes(attrs);  // `[mutating]` and friends only precede member functions
-    if (report_unsupported_declaration(nullptr)) {
-        synchronize();
-        return;
-    }
-    if (at(TokenKind::KwStruct)) {
-        unsupported(loc(), "nested struct declaration");
-        synchronize();
-        return;
-    }
-    Modifiers mods = parse_modifiers();
-    if (mods.is_static) {
-        unsupported(mods.first, "static struct member");
-        synchronize();
-        return;
-    }
-    if (mods.is_in || mods.is_out || mods.is_inout)
-        error(mods.first, "parameter direction modifiers are not allowed on struct fields");
-    TypeExpr* type = parse_type();
-    if (at(TokenKind::Identifier) && (kind(1) == TokenKind::LParen || kind(1) == TokenKind::Less)) {
-        unsupported(loc(), "member function");
-        synchronize();
-        return;
-    }
-    if (!attrs.empty()) error(attrs[0].loc, "attributes on struct fields are not supported yet");
-    VarDecl proto;
-    proto.is_no_diff = mods.is_no_diff;
-    proto.is_const = mods.is_const;
-    parse_declarators(type, proto, s->fields);
-    expect(TokenKind::Semicolon);
-}
-
-// function_or_global = modifiers type ident (function_rest | declarators ";")
+// function_or_global = modifiers type ident (generic_params? function_rest | declarators ";")
 // Both start with `type ident`; the token after the name decides. Which modifiers a global
 // needs (`static const`) is checked by sema, which reports every missing one at once.
 Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> attrs) {
@@ -350,16 +341,11 @@ Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> a
     TypeExpr* type = parse_type();
     if (!at(TokenKind::Identifier)) fail_expected("a name");
 
-    if (kind(1) == TokenKind::Less) {
-        Decl* d = make_decl(DeclKind::Unsupported, first);
-        unsupported(loc(tok()), "generic function declaration");
-        synchronize();
-        return d;
-    }
-    if (kind(1) == TokenKind::LParen) {
+    if (kind(1) == TokenKind::LParen || kind(1) == TokenKind::Less) {
         Decl* d = make_decl(DeclKind::Function, first);
         Token name = advance();
         auto* fn = ctx_.make<FunctionDecl>();
+        if (at(TokenKind::Less)) parse_generic_params(fn->generic_params);
         fn->loc = loc(name);
         fn->name = std::string(text(name));
         fn->attrs = std::move(attrs);
@@ -384,7 +370,7 @@ Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> a
     return d;
 }
 
-// function_rest = "(" ("void" | param ("," param)*)? ")" (";" | block)
+// function_rest = "(" ("void" | param ("," param)*)? ")" where_clause? (";" | block)
 void Parser::parse_function_rest(FunctionDecl* fn) {
     expect(TokenKind::LParen);
     if (at_word("void") && kind(1) == TokenKind::RParen) advance();  // C-style `f(void)`
@@ -393,6 +379,7 @@ void Parser::parse_function_rest(FunctionDecl* fn) {
         while (match(TokenKind::Comma));
     }
     expect(TokenKind::RParen);
+    reject_where_clause();
     if (at(TokenKind::Colon)) {  // `float4 main() : SV_Target` (entry points are tier 3)
         unsupported(loc(), "semantic annotation");
         advance();

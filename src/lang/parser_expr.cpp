@@ -155,7 +155,7 @@ Expr* Parser::parse_binary(int min_precedence) {
 
 // unary = ("-" | "+" | "!" | "~" | "++" | "--") unary
 //       | "no_diff" unary
-//       | "(" builtin_type ")" unary            (C-style cast; tier 2, reported by sema)
+//       | "(" type_name ")" unary               (C-style cast: a built-in or declared type name)
 //       | postfix
 Expr* Parser::parse_unary() {
     if (Op op = prefix_op(kind()); op != Op::None) {
@@ -173,8 +173,8 @@ Expr* Parser::parse_unary() {
     }
     // Only a known scalar/vector/matrix name makes `(name)` a cast: `(x) - y` stays a
     // subtraction for every variable x.
-    if (at(TokenKind::LParen) && kind(1) == TokenKind::Identifier &&
-        kind(2) == TokenKind::RParen && is_builtin_type_name(text(tokens_[pos_ + 1]))) {
+    if (at(TokenKind::LParen) && kind(1) == TokenKind::Identifier && kind(2) == TokenKind::RParen &&
+        (is_builtin_type_name(text(tokens_[pos_ + 1])) || is_declared_type_name(text(tokens_[pos_ + 1])))) {
         DepthGuard guard(*this);
         Expr* e = make_expr(ExprKind::Cast, loc(advance()));
         e->type_expr = parse_type();
@@ -185,7 +185,7 @@ Expr* Parser::parse_unary() {
     return parse_postfix();
 }
 
-// postfix = primary ( "(" args? ")" | "[" args "]" | "." ident | "++" | "--" )*
+// postfix = primary ( "(" args? ")" | "[" args "]" | ("." | "::") ident | "++" | "--" )*
 // args = assign ("," assign)*
 Expr* Parser::parse_postfix() {
     SourceLoc start = loc();
@@ -208,7 +208,8 @@ Expr* Parser::parse_postfix() {
             if (at(TokenKind::RBracket)) fail_expected("an index");
             parse_arguments(next, TokenKind::RBracket);  // `t[i, j]`: one node, two indices
             break;
-        case TokenKind::Dot: {
+        case TokenKind::Dot:
+        case TokenKind::ColonColon: {  // `S::f` is `S.f`, `Mode::A` is `Mode.A`: sema tells them apart
             chain.deepen();
             advance();
             if (!at(TokenKind::Identifier)) fail_expected("a member name");
@@ -243,7 +244,7 @@ void Parser::parse_arguments(Expr* node, TokenKind close) {
 
 // primary = int_lit | float_lit | "true" | "false" | "(" expr ")" | init_list
 //         | generic_type "(" args? ")"             (TypeCtor: `vector<float,3>(x)`)
-//         | ident generic_args "(" args? ")"       (explicit generic call: reported)
+//         | ident generic_args                     (before "(", "." or "::": `f<4>(x)`, `Poly<3>`)
 //         | ident ("[" conditional "]")+ "(" args? ")"   (TypeCtor: `float[2](a, b)`)
 //         | ident
 Expr* Parser::parse_primary() {
@@ -280,13 +281,17 @@ Expr* Parser::parse_primary() {
         parse_arguments(e, TokenKind::RParen);
         return e;
     }
-    if (looks_like_generic_type_ctor()) {
-        // `f<4>(x)`: tier 2. Report, then read on as a plain call so the arguments are still
-        // checked. Like Slang, this prefers the generic reading over `(f < 4) > (x)`.
-        error(loc(tokens_[pos_ + 1]), "explicit generic arguments are not supported yet");
+    if (looks_like_generic_type_ctor() || looks_like_generic_member_access()) {
+        // `f<4>(x)`, `Poly<3>(...)`, `S<float>.make()`: a name with explicit generic arguments,
+        // kept in type_expr. Like Slang, this prefers the generic reading over `(f < 4) > (x)`.
         Expr* e = make_expr(ExprKind::Name, loc());
         e->name = std::string(name);
-        pos_ = scan_generic_args(pos_ + 1);
+        e->type_expr = ctx_.make<TypeExpr>();
+        e->type_expr->loc = e->loc;
+        e->type_expr->name = e->name;
+        advance();
+        DepthGuard guard(*this);
+        parse_generic_args(e->type_expr);  // only the arguments: `.x` / `::x` after them is a member
         return e;
     }
     Expr* e = make_expr(ExprKind::Name, loc());
@@ -304,6 +309,7 @@ Expr* Parser::parse_literal() {
         Expr* e = make_expr(ExprKind::IntLit, loc(t));
         e->int_value = v.value;
         e->suffix = std::string(v.suffix);
+        e->decimal = v.decimal;
         return e;
     }
     FloatLiteralValue v = decode_float_literal(text(t));

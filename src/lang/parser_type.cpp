@@ -50,6 +50,14 @@ TypeExpr* Parser::parse_type() {
     type->loc = loc(name);
     type->name = std::string(text(name));
     if (at(TokenKind::Less)) parse_generic_args(type);
+    if (type->name == "Array" && !type->arg_is_value.empty()) {
+        // Dims written after `Array<T, N>` are outer ones: `Array<float, 3>[5]` is five of them.
+        type = array_type_from_generic(type);
+        std::vector<Expr*> outer;
+        parse_array_dims(outer);
+        type->array_dims.insert(type->array_dims.begin(), outer.begin(), outer.end());
+        return type;
+    }
     // `T.Differential`; deeper paths (`A.B.C`) are kept joined for sema to reject.
     while (at(TokenKind::Dot) && kind(1) == TokenKind::Identifier) {
         advance();
@@ -58,6 +66,27 @@ TypeExpr* Parser::parse_type() {
     }
     parse_array_dims(type->array_dims);
     return type;
+}
+
+/// `Array<T, N>` is `T[N]`: the count goes before T's own dims (it is the outer one), so that
+/// `Array<Array<float, 2>, 3>` is three arrays of two, like `float a[3][2]`. A count written as
+/// a plain name (`Array<float, N>`) arrives as a type argument and becomes a name expression.
+TypeExpr* Parser::array_type_from_generic(TypeExpr* generic) {
+    const char* usage = "Array takes an element type and a size: Array<float, 4>";
+    if (generic->arg_is_value.size() != 2 || generic->arg_is_value[0]) fail(generic->loc, usage);
+    Expr* count = nullptr;
+    if (generic->arg_is_value[1]) {
+        count = generic->value_args[0];
+    } else {
+        const TypeExpr* n = generic->type_args[1];
+        if (!n->type_args.empty() || !n->array_dims.empty() || !n->member.empty()) fail(n->loc, usage);
+        count = make_expr(ExprKind::Name, n->loc);
+        count->name = n->name;
+    }
+    auto* out = ctx_.make<TypeExpr>(*generic->type_args[0]);
+    out->loc = generic->loc;
+    out->array_dims.insert(out->array_dims.begin(), count);
+    return out;
 }
 
 // generic_args = "<" generic_arg ("," generic_arg)* ">"
@@ -231,6 +260,19 @@ bool Parser::looks_like_generic_type_ctor() const {
     if (kind(1) != TokenKind::Less) return false;
     size_t end = scan_generic_args(pos_ + 1);
     return end != npos && kind_at(end) == TokenKind::LParen;
+}
+
+/// A name, a generic argument list, then '.' or '::' and a name: `Poly<3>.make()`, `S<float>::N`.
+/// (`a < b > .c` has no other reading: a comparison cannot be followed by '.'.)
+/// Also a name and a generic argument list closed by ')' or ',' (`bwd_diff(f<float>)`): no
+/// comparison can end there (`a < b >` lacks its right operand).
+bool Parser::looks_like_generic_member_access() const {
+    if (kind(1) != TokenKind::Less) return false;
+    size_t end = scan_generic_args(pos_ + 1);
+    if (end == npos) return false;
+    TokenKind next = kind_at(end);
+    return ((next == TokenKind::ColonColon || next == TokenKind::Dot) && kind_at(end + 1) == TokenKind::Identifier) ||
+           next == TokenKind::RParen || next == TokenKind::Comma;
 }
 
 }  // namespace sg::lang::detail

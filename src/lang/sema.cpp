@@ -30,19 +30,34 @@ VarDecl* Sema::lookup_local(const std::string& name) const {
 }
 
 SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
-    // Pass 1: names of structs (so that fields and signatures may refer to any struct).
+    // Pass 1: names of structs, interfaces and generics (so that fields and signatures may refer
+    // to any of them).
     for (ModuleAst* m : modules)
         for (Decl* d : m->decls) {
             if (d->kind == DeclKind::Import) {
                 if (d->import_name != "slangpy")
                     diags_.unsupported(d->loc, "importing module '" + d->import_name + "'");
-            } else if (d->kind == DeclKind::Struct) {
+            } else if (d->kind == DeclKind::Struct || d->kind == DeclKind::Interface) {
                 StructDecl* s = d->structure;
-                if (structs_.count(s->name) || resolve_named_type(s->name, s->loc, false))
+                if (structs_.count(s->name) || generic_structs_.count(s->name) || interfaces_.count(s->name) ||
+                    is_builtin_interface(s->name) || resolve_named_type(s->name, s->loc, false))
                     diags_.error(s->loc, "redefinition of type '" + s->name + "'");
-                s->type = types_.structure(s);
-                structs_[s->name] = s;
-                result_.structs.push_back(s);
+                if (s->is_interface) {
+                    interfaces_[s->name] = s;
+                    result_.interfaces.push_back(s);
+                } else if (!s->generic_params.empty()) {
+                    generic_structs_[s->name] = s;
+                    result_.generic_structs.push_back(s);
+                } else {
+                    s->type = types_.structure(s);
+                    structs_[s->name] = s;
+                    result_.structs.push_back(s);
+                }
+            } else if (d->kind == DeclKind::Function && !d->function->generic_params.empty()) {
+                generic_functions_[d->function->name].push_back(d->function);
+                result_.generic_functions.push_back(d->function);
+            } else if (d->kind == DeclKind::TypeAlias || d->kind == DeclKind::Enum) {
+                declare_type_name(d);
             }
         }
     // Pass 2: globals (constants may size arrays used in struct fields), then struct fields.
@@ -52,40 +67,25 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
             for (VarDecl* g : d->globals) {
                 if (!g->is_static || !g->is_const)
                     diags_.unsupported(g->loc, "a global variable that is not 'static const'");
-                g->is_global = true;
-                g->type = g->type_expr ? resolve_type(g->type_expr) : nullptr;
-                if (g->init) {
-                    push_scope();
-                    if (g->init->kind == ExprKind::InitList && g->type) check_init_list(g->init, g->type);
-                    else if (g->type) check_convertible(g->init, g->type, "global initializer");
-                    else g->type = check_expr(g->init);
-                    pop_scope();
-                } else {
-                    diags_.error(g->loc, "'static const' global '" + g->name + "' needs an initializer");
-                }
-                if (!g->type) g->type = types_.error_type();
+                check_global(g);
                 if (globals_.count(g->name)) diags_.error(g->loc, "redefinition of '" + g->name + "'");
                 globals_[g->name] = g;
                 result_.globals.push_back(g);
             }
         }
-    for (StructDecl* s : result_.structs) declare_struct(s);
+    for (StructDecl* s : result_.interfaces) declare_interface(s);
+    std::vector<StructDecl*> plain_structs = result_.structs;  // instances declare their own members
+    for (StructDecl* s : plain_structs) declare_struct(s);
+    for (StructDecl* s : plain_structs) declare_members(s);
+    // Every alias and enum is checked, used or not (uses resolve them earlier, on demand).
+    for (auto& [name, alias] : aliases_) resolve_alias(alias);
+    for (auto& [name, e] : enums_) declare_enum(e);
     // Pass 3: function signatures.
     for (ModuleAst* m : modules)
         for (Decl* d : m->decls) {
-            if (d->kind != DeclKind::Function) continue;
+            if (d->kind != DeclKind::Function || !d->function->generic_params.empty()) continue;
             FunctionDecl* f = d->function;
-            f->result_type = resolve_type(f->return_type);
-            f->is_differentiable =
-                find_attribute(f->attrs, "Differentiable") || find_attribute(f->attrs, "BackwardDifferentiable");
-            f->is_glue_entry = allow_internal_ && find_attribute(f->attrs, "__sg_kernel");
-            for (size_t k = 0; k < f->params.size(); ++k) {
-                VarDecl* p = f->params[k];
-                p->type = resolve_type(p->type_expr);
-                p->index = int(k);
-                p->is_param = true;
-                if (p->type->is_void()) diags_.error(p->loc, "parameter '" + p->name + "' cannot have type void");
-            }
+            declare_signature(f);
             auto& overloads = functions_[f->name];
             for (FunctionDecl* other : overloads) {
                 if (other->params.size() != f->params.size()) continue;
@@ -95,37 +95,27 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
                     diags_.error(f->loc, "redefinition of function '" + f->name + "' with the same parameter types");
             }
             overloads.push_back(f);
-            result_.functions.push_back(f);
         }
     // Attributes that name other functions.
-    for (FunctionDecl* f : result_.functions) {
-        for (const Attribute& a : f->attrs) {
-            bool bwd = a.name == "BackwardDerivative", fwd = a.name == "ForwardDerivative";
-            if (!bwd && !fwd) {
-                static const std::set<std::string> known = {"Differentiable", "BackwardDifferentiable", "__sg_kernel",
-                                                            "ForceInline", "noinline"};
-                if (!known.count(a.name)) {
-                    if (a.name == "BackwardDerivativeOf" || a.name == "ForwardDerivativeOf" ||
-                        a.name == "TreatAsDifferentiable" || a.name == "PreferRecompute" ||
-                        a.name == "PreferCheckpoint" || a.name == "mutating" || a.name == "NoDiffThis")
-                        diags_.unsupported(a.loc, "attribute [" + a.name + "]");
-                    else diags_.warning(a.loc, "unknown attribute [" + a.name + "] ignored");
-                }
-                continue;
-            }
-            resolve_custom_derivative(f, a, bwd);
-        }
-    }
-    // Pass 4: bodies.
-    for (FunctionDecl* f : result_.functions) {
+    for (FunctionDecl* f : result_.functions) check_function_attributes(f);
+    attributes_checked_ = true;
+    // Pass 4: bodies. Instantiations made while checking a body join the list, and are checked
+    // in turn.
+    for (size_t i = 0; i < result_.functions.size(); ++i) {
+        FunctionDecl* f = result_.functions[i];
         if (!f->body) {
             diags_.error(f->loc, "function '" + f->name + "' is declared but has no body");
             continue;
         }
         size_t errors_before = diags_.error_count();
+        std::string context = diags_.set_context(instance_context(f));
+        const Substitution* saved = subst_;
+        subst_ = substitution_of(f);
         check_function(f);
         // The flow analysis reads the annotations, so it runs only on a body that checked cleanly.
         if (body_is_differentiated(*f) && diags_.error_count() == errors_before) check_derivative_flow(f);
+        subst_ = saved;
+        diags_.set_context(context);
     }
     // Recursion cannot run on the GPU (no call stack to speak of) and would not inline.
     std::map<FunctionDecl*, int> state;
@@ -176,7 +166,9 @@ namespace {
 bool breaks_out(const Stmt* s) {
     if (!s) return false;
     if (s->kind == StmtKind::Break) return true;
-    if (s->kind == StmtKind::For || s->kind == StmtKind::While || s->kind == StmtKind::DoWhile) return false;
+    if (s->kind == StmtKind::For || s->kind == StmtKind::While || s->kind == StmtKind::DoWhile ||
+        s->kind == StmtKind::Switch)
+        return false;
     for (const Stmt* b : s->body)
         if (breaks_out(b)) return true;
     return breaks_out(s->then_stmt) || breaks_out(s->else_stmt);
@@ -192,6 +184,24 @@ bool always_returns(const Stmt* s) {
             if (always_returns(b)) return true;
         return false;
     case StmtKind::If: return always_returns(s->then_stmt) && always_returns(s->else_stmt);
+    case StmtKind::Switch: {
+        // Every entry falls through to the last section unless a break leaves the switch: it
+        // returns on every path when it has a default and its last section always returns.
+        bool has_default = false;
+        size_t last = 0;
+        for (size_t k = 0; k < s->body.size(); ++k) {
+            if (s->body[k]->kind != StmtKind::Case) continue;
+            has_default |= !s->body[k]->expr;
+            last = k;
+        }
+        if (!has_default) return false;
+        for (const Stmt* b : s->body)
+            if (breaks_out(b)) return false;
+        for (size_t k = last + 1; k < s->body.size(); ++k)
+            if (always_returns(s->body[k])) return true;
+        return false;
+    }
+    case StmtKind::DoWhile: return always_returns(s->then_stmt);
     case StmtKind::For:
     case StmtKind::While: {
         bool forever = !s->cond || (s->cond->kind == ExprKind::BoolLit && s->cond->int_value != 0);
@@ -203,9 +213,69 @@ bool always_returns(const Stmt* s) {
 
 }  // namespace
 
+void Sema::check_global(VarDecl* g) {
+    g->is_global = true;
+    g->type = g->type_expr ? resolve_type(g->type_expr) : nullptr;
+    if (g->init) {
+        // A struct's constant may be checked while a body is (the struct instantiated there).
+        auto saved_scopes = std::move(scopes_);
+        auto saved_alias_scopes = std::move(alias_scopes_);
+        alias_scopes_.clear();
+        FunctionDecl* saved_fn = current_fn_;
+        scopes_.clear();
+        current_fn_ = nullptr;
+        push_scope();
+        if (g->init->kind == ExprKind::InitList && g->type) check_init_list(g->init, g->type);
+        else if (g->type) check_convertible(g->init, g->type, "global initializer");
+        else g->type = check_expr(g->init);
+        scopes_ = std::move(saved_scopes);
+        alias_scopes_ = std::move(saved_alias_scopes);
+        current_fn_ = saved_fn;
+    } else {
+        diags_.error(g->loc, "'static const' '" + g->name + "' needs an initializer");
+    }
+    if (!g->type) g->type = types_.error_type();
+}
+
+void Sema::check_function_attributes(FunctionDecl* f) {
+    for (const Attribute& a : f->attrs) {
+        bool bwd = a.name == "BackwardDerivative", fwd = a.name == "ForwardDerivative";
+        bool of = a.name == "BackwardDerivativeOf" || a.name == "ForwardDerivativeOf";
+        if (a.name == "TreatAsDifferentiable") {
+            // Differentiable for its callers, with a zero derivative: its body is not
+            // differentiated (body_is_differentiated) and lowering detaches its results.
+            f->is_differentiable = true;
+            continue;
+        }
+        if (!bwd && !fwd && !of) {
+            // [PreferRecompute] / [PreferCheckpoint] are hints about what the reverse pass
+            // stores; it recomputes or stores by its own rules.
+            static const std::set<std::string> known = {
+                "Differentiable", "BackwardDifferentiable", "__sg_kernel", "ForceInline",      "noinline",
+                "mutating",       "NoDiffThis",             "PreferRecompute", "PreferCheckpoint"};
+            if (!known.count(a.name)) diags_.warning(a.loc, "unknown attribute [" + a.name + "] ignored");
+            continue;
+        }
+        if (f->owner || f->generic_origin) {
+            diags_.unsupported(a.loc, "[" + a.name + "] on a member function or generic");
+            continue;
+        }
+        if (of) resolve_derivative_of(f, a, a.name == "BackwardDerivativeOf");
+        else resolve_custom_derivative(f, a, bwd);
+    }
+}
+
+std::string Sema::instance_context(const FunctionDecl* f) const {
+    if (f->generic_origin) return "in instantiation " + f->name;
+    if (f->owner && f->owner->generic_origin) return "in instantiation " + f->owner->name;
+    return "";
+}
+
 void Sema::check_function(FunctionDecl* f) {
+    if (f->is_init) prepare_init_body(f);
     current_fn_ = f;
     scopes_.clear();
+    alias_scopes_.clear();
     push_scope();
     for (VarDecl* p : f->params) declare_local(p);
     loop_depth_ = 0;
@@ -291,12 +361,19 @@ void Sema::check_stmt(Stmt* s) {
         check_loop_bound(s);
         pop_scope();
         break;
-    case StmtKind::DoWhile: diags_.unsupported(s->loc, "do-while loop"); break;
-    case StmtKind::Switch: diags_.unsupported(s->loc, "switch statement"); break;
+    case StmtKind::DoWhile: check_do_while(s); break;
+    case StmtKind::Switch: check_switch(s); break;
+    case StmtKind::Case:
+        diags_.error(s->loc, std::string(s->expr ? "'case'" : "'default'") +
+                                 " is not allowed outside of a 'switch' statement");
+        if (s->expr) check_expr(s->expr);
+        break;
+    case StmtKind::TypeAlias: declare_local_alias(s->alias); break;
     case StmtKind::Break:
+        if (loop_depth_ == 0 && switch_depth_ == 0) diags_.error(s->loc, "break outside a loop or switch");
+        break;
     case StmtKind::Continue:
-        if (loop_depth_ == 0)
-            diags_.error(s->loc, std::string(s->kind == StmtKind::Break ? "break" : "continue") + " outside a loop");
+        if (loop_depth_ == 0) diags_.error(s->loc, "continue outside a loop", 30004);
         break;
     case StmtKind::Return: {
         const Type* want = current_fn_->result_type;

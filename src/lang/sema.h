@@ -51,9 +51,14 @@ enum class TensorIndexForm : uint8_t {
 };
 
 struct SemaResult {
-    std::vector<FunctionDecl*> functions;  ///< every function declaration, in source order
-    std::vector<StructDecl*> structs;
+    /// Every concrete function in source order (free functions and methods, whose `this` is
+    /// params[0]), then the instantiations of generics in the order they were made.
+    std::vector<FunctionDecl*> functions;
+    std::vector<StructDecl*> structs;            ///< concrete structs, instantiations included
     std::vector<VarDecl*> globals;
+    std::vector<FunctionDecl*> generic_functions;  ///< generic declarations (never checked as such)
+    std::vector<StructDecl*> generic_structs;
+    std::vector<StructDecl*> interfaces;
 };
 
 /// Checks `modules` (later modules see earlier ones' declarations). Errors go to `diags`.

@@ -64,8 +64,14 @@ const Type* Sema::check_call(Expr* e) {
         if ((bwd || fwd) && !lookup_local(n)) {
             Expr* target = callee->operands[1];
             callee->type = types_.void_type();
-            auto it = target->kind == ExprKind::Name ? functions_.find(target->name) : functions_.end();
             for (size_t k = 1; k < e->operands.size(); ++k) check_expr(e->operands[k]);
+            if (target->kind == ExprKind::Name && generic_functions_.count(target->name) &&
+                (target->type_expr || !functions_.count(target->name))) {
+                // `bwd_diff(f<float>)` or `bwd_diff(f)` of a generic: its instantiation.
+                FunctionDecl* inst = derivative_instance(e, target);
+                return inst ? check_derivative_call(e, inst, bwd) : types_.error_type();
+            }
+            auto it = target->kind == ExprKind::Name ? functions_.find(target->name) : functions_.end();
             if (it == functions_.end()) {
                 diags_.error(target->loc, n + " needs the name of a function");
                 return types_.error_type();
@@ -78,10 +84,12 @@ const Type* Sema::check_call(Expr* e) {
         }
     }
     if (callee->kind == ExprKind::Member) {
+        if (const Type* t = check_member_call(e)) return t;
+        // Not a struct: the base and the arguments other than initializer lists are checked.
         Expr* base = callee->operands[0];
-        const Type* bt = check_expr(base);
-        for (size_t k = 1; k < e->operands.size(); ++k) check_expr(e->operands[k]);
-        if (bt->is_error()) return bt;
+        const Type* bt = base->type;
+        for (size_t k = 1; k < e->operands.size(); ++k)
+            if (e->operands[k]->kind == ExprKind::InitList) check_expr(e->operands[k]);
         if (bt->is_tensor()) return check_tensor_method(e, base, callee->name);
         if (bt->is_pair() && (callee->name == "getPrimal" || callee->name == "getDifferential")) {
             if (e->operands.size() != 1) diags_.error(e->loc, callee->name + " takes no arguments");
@@ -98,6 +106,8 @@ const Type* Sema::check_call(Expr* e) {
         diags_.error(callee->loc, "this expression cannot be called");
         return types_.error_type();
     }
+    // `f(x)` inside a method may call a member function of its struct.
+    if (rewrite_implicit_member_call(e)) return check_call(e);
     // A callee may name a function, builtin or type, which check_expr rejects as values.
     callee->type = check_name(callee);
     if (callee->ref == RefKind::Builtin &&
@@ -112,7 +122,15 @@ const Type* Sema::check_call(Expr* e) {
     for (size_t k = 1; k < e->operands.size(); ++k)
         if (e->operands[k]->type && e->operands[k]->type->is_error()) return types_.error_type();
     switch (callee->ref) {
-    case RefKind::Function: return check_user_call(e, functions_[callee->name]);
+    case RefKind::Function: {
+        bool reported = false;
+        std::vector<FunctionDecl*> candidates = call_candidates(e, callee, reported);
+        if (candidates.empty()) {
+            if (!reported) diags_.error(e->loc, "no function '" + callee->name + "' accepts these arguments");
+            return types_.error_type();
+        }
+        return check_user_call(e, candidates);
+    }
     case RefKind::Type: return check_constructor(e, callee->type_ref, 1);
     case RefKind::Builtin: {
         const Builtin* b = callee->builtin;
@@ -176,6 +194,8 @@ const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& can
             cost = c < 0 ? -1 : cost + c;
         }
         if (cost < 0) continue;
+        // At equal cost a concrete function is preferred to an instantiation of a generic.
+        cost = cost * 2 + (f->generic_origin ? 1 : 0);
         if (cost < best_cost) {
             best = f, best_cost = cost, ambiguous = false;
         } else if (cost == best_cost) {
@@ -186,10 +206,27 @@ const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& can
     if (!best) {
         bool arity_match = false;
         for (FunctionDecl* f : candidates) arity_match |= f->params.size() == nargs;
-        if (!arity_match && candidates.size() == 1)
-            diags_.error(e->loc, "function '" + name + "' takes " + arguments(candidates.front()->params.size()) +
-                                     ", " + std::to_string(nargs) + " given");
-        else diags_.error(e->loc, "no overload of '" + name + "' accepts arguments " + arg_types(e->operands, 1));
+        size_t self = candidates.front()->this_param && !candidates.front()->is_init ? 1 : 0;
+        if (!arity_match && candidates.size() == 1) {
+            diags_.error(e->loc, "function '" + name + "' takes " +
+                                     arguments(candidates.front()->params.size() - self) + ", " +
+                                     std::to_string(nargs - self) + " given");
+        } else if (candidates.size() == 1 && candidates.front()->generic_origin) {
+            // One instantiation: name the argument that does not fit (Slang's 30019).
+            const FunctionDecl* f = candidates.front();
+            for (size_t k = 0; k < nargs; ++k) {
+                Expr* a = e->operands[k + 1];
+                const VarDecl* p = f->params[k];
+                if (a->kind == ExprKind::InitList || a->type == p->type ||
+                    (p->dir == ParamDir::In && !p->type->is_tensor() && implicitly_convertible(a->type, p->type)) ||
+                    (p->type->is_tensor() && tensor_accepts(p->type, a->type)))
+                    continue;
+                diags_.error(a->loc, "argument for parameter '" + p->name + "' of '" + name + "' must be " +
+                                         type_name(p->type) + ", got " + type_name(a->type),
+                             30019);
+                break;
+            }
+        } else diags_.error(e->loc, "no overload of '" + name + "' accepts arguments " + arg_types(e->operands, 1));
         return types_.error_type();
     }
     if (ambiguous) {
@@ -285,10 +322,7 @@ const Type* Sema::check_constructor(Expr* e, const Type* t, size_t first) {
         diags_.unsupported(e->loc, "array constructor " + type_name(t) + "(...)");
         return types_.error_type();
     }
-    if (t->is_struct()) {
-        diags_.unsupported(e->loc, "struct constructor " + type_name(t) + "(...) (use an initializer list)");
-        return types_.error_type();
-    }
+    if (t->is_struct()) return check_struct_constructor(e, t);
     return fail();
 }
 
@@ -359,6 +393,19 @@ const Type* Sema::check_intrinsic(Expr* e, const IntrinsicInfo& info) {
     case IntrinsicRule::Transpose:
         if (!types[0]->is_matrix()) return fail();
         return types_.matrix(types[0]->scalar, types[0]->cols, types[0]->rows);
+    case IntrinsicRule::Sign:
+    case IntrinsicRule::BitCount:
+    case IntrinsicRule::BitSame:
+    case IntrinsicRule::F16ToF32:
+    case IntrinsicRule::F32ToF16: {
+        const Type* t = intrinsic_operand_type(types_, info.id, types);
+        if (!t) return fail();
+        if (info.rule == IntrinsicRule::BitSame) return t;
+        ScalarKind k = info.rule == IntrinsicRule::Sign       ? ScalarKind::Int32
+                       : info.rule == IntrinsicRule::F16ToF32 ? ScalarKind::Float
+                                                              : ScalarKind::UInt32;
+        return types_.with_scalar(t, k);
+    }
     }
     return fail();
 }

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
@@ -20,6 +21,12 @@ namespace sg::lang {
 /// 41022, 41031) do not apply to it.
 bool body_is_differentiated(const FunctionDecl& f);
 
+/// What the generic parameters of an instantiation stand for.
+struct Substitution {
+    std::map<std::string, const Type*> types;
+    std::map<std::string, VarDecl*> values;  ///< a synthesized `static const` per value parameter
+};
+
 class Sema {
 public:
     Sema(AstContext& ast, TypeContext& types, Diagnostics& diags, bool allow_internal)
@@ -31,7 +38,35 @@ public:
     const Type* resolve_type(TypeExpr* te);
     const Type* resolve_named_type(const std::string& name, SourceLoc loc, bool report);
     std::optional<int64_t> eval_const_int(Expr* e);
+    std::optional<int64_t> eval_global(VarDecl* g);
+    const Type* resolve_array_dims(TypeExpr* te, const Type* base);
     void declare_struct(StructDecl* s);
+
+    // ---- type declarations: typealias, typedef, enum, C-style casts (sema_typedecl.cpp)
+    /// Records a top-level alias or enum (pass 1); a name that is already a type is 30200.
+    void declare_type_name(Decl* d);
+    /// Resolves the aliased type on first use (aliases may refer to later declarations).
+    const Type* resolve_alias(TypeAliasDecl* a);
+    /// Computes the enumerators' values and the enum type.
+    void declare_enum(EnumDecl* e);
+    /// A local `typealias` / `typedef` statement: declared in the innermost scope.
+    void declare_local_alias(TypeAliasDecl* a);
+    /// `Mode.A` / `Mode::A` when `e`'s base names an enum type: its type, else nullptr.
+    const Type* check_enum_member(Expr* e);
+    /// The value of `Mode.A` written as an expression, without checking it (array sizes, case
+    /// labels, enumerator values); nullopt when `e` is not one.
+    std::optional<int64_t> enum_member_value(const Expr* e);
+    const Type* check_cast(Expr* e);
+    EnumDecl* lookup_enum(const std::string& name) const;
+
+    // ---- switch and do-while (sema_switch.cpp)
+    void check_switch(Stmt* s);
+    void check_do_while(Stmt* s);
+
+    // ---- derivative attributes naming their primal (sema_diff.cpp)
+    /// `[BackwardDerivativeOf(f)]` / `[ForwardDerivativeOf(f)]` on `g`: g becomes f's custom
+    /// derivative of that kind (the tier-1 attribute written from the derivative's side).
+    void resolve_derivative_of(FunctionDecl* g, const Attribute& a, bool backward);
 
     // ---- expressions (sema_expr.cpp)
     /// Checks `e`; `expected` guides initializer lists (nullptr: none). Returns e->type.
@@ -41,6 +76,9 @@ public:
     void check_init_list(Expr* e, const Type* target);
 
     // ---- statements (sema.cpp)
+    void check_global(VarDecl* g);
+    void check_function_attributes(FunctionDecl* f);
+    std::string instance_context(const FunctionDecl* f) const;
     void check_function(FunctionDecl* f);
     void check_stmt(Stmt* s);
 
@@ -53,6 +91,62 @@ public:
     /// bwd_diff(f) / fwd_diff(f): every function whose body the derivative goes through must
     /// have a derivative of that kind (a custom one, or a differentiable body).
     void check_derivative_availability(Expr* call, FunctionDecl* f, bool backward);
+
+    // ---- struct members (sema_members.cpp)
+    /// Resolves the signature of a function or method (parameter and result types, `this`,
+    /// [Differentiable]) and records it among the checked functions.
+    void declare_signature(FunctionDecl* f);
+    /// Static constants and member signatures of a struct whose fields are declared.
+    void declare_members(StructDecl* s);
+    /// `s.f(x)`, `S.f(x)`, `S::f(x)`, `f(x)` inside a method: a call of a member function.
+    const Type* check_member_call(Expr* e);
+    /// Whether `callee` (a Name) names a member function of the method being checked; rewrites
+    /// the call to go through `this` (or the struct, for a static one) when it does.
+    bool rewrite_implicit_member_call(Expr* e);
+    /// A bare name inside a method that names a field or static constant of its struct.
+    bool resolve_implicit_member(Expr* e);
+    /// `S.N` / `S::N` / `S.f` where `base` names a struct type; nullptr when it names none.
+    const Type* static_base_type(Expr* base);
+    VarDecl* find_static_const(const StructDecl* s, const std::string& name) const;
+    std::vector<FunctionDecl*> find_methods(const StructDecl* s, const std::string& name) const;
+    /// `S(a, b)` for a struct with `__init`s.
+    const Type* check_struct_constructor(Expr* e, const Type* t);
+    /// Gives an `__init` body its `this` local and makes it return `this`.
+    void prepare_init_body(FunctionDecl* f);
+
+    // ---- generics (sema_generics.cpp)
+    /// The substitution of an instantiated function (or of its struct's), or nullptr.
+    const Substitution* substitution_of(const FunctionDecl* f) const;
+    const Substitution* substitution_of_struct(const StructDecl* s) const;
+    /// The instantiation of generic `g` with `args` (cached), its signature resolved and its body
+    /// queued for checking; nullptr (reported) when the arguments do not satisfy `g`.
+    FunctionDecl* instantiate_function(FunctionDecl* g, const std::vector<GenericArg>& args, SourceLoc at);
+    StructDecl* instantiate_struct(StructDecl* g, const std::vector<GenericArg>& args, SourceLoc at);
+    /// Arguments written in `<...>` (of a TypeExpr) for `params`; false (reported) when wrong.
+    bool explicit_generic_args(TypeExpr* te, const std::vector<GenericParam>& params, const std::string& what,
+                               std::vector<GenericArg>& out, bool allow_partial);
+    /// Infers the arguments of `g` not given explicitly (`known`) from call arguments.
+    bool infer_generic_args(FunctionDecl* g, const std::vector<Expr*>& args, std::vector<GenericArg>& known,
+                            size_t explicit_count, SourceLoc at, bool report);
+    bool satisfies(const GenericParam& p, const GenericArg& a) const;
+    std::string describe_constraint_failure(const GenericParam& p, const GenericArg& a) const;
+    /// The candidates of a call of `name`: the concrete overloads, and the instantiations of its
+    /// generic ones for the explicit (`f<4>`) or inferred arguments.
+    std::vector<FunctionDecl*> call_candidates(Expr* e, Expr* callee, bool& reported);
+    std::optional<int64_t> generic_value(const std::string& name);
+    /// The instantiation `bwd_diff(f<...>)` / `bwd_diff(f)(args)` differentiates: explicit
+    /// arguments, the rest inferred from the primal types of the derivative call's arguments.
+    FunctionDecl* derivative_instance(Expr* call, Expr* target);
+    std::string instance_name(const std::string& base, const std::vector<GenericArg>& args) const;
+
+    // ---- interfaces (sema_interfaces.cpp)
+    void declare_interface(StructDecl* s);
+    /// Every requirement of every interface `s` lists is met (reported per missing method).
+    void check_conformance(StructDecl* s);
+    /// Whether struct type `t` declares (directly or through interface inheritance) `iface`.
+    bool conforms_to(const Type* t, const std::string& iface) const;
+    bool interface_extends(const StructDecl* iface, const std::string& base, int depth = 0) const;
+    bool is_builtin_interface(const std::string& name) const;
 
 private:
     friend struct ExprChecker;
@@ -75,8 +169,14 @@ private:
     bool is_integer_scalar(const Type* t) const { return t->is_scalar() && is_integer(t->scalar); }
 
     // scopes
-    void push_scope() { scopes_.emplace_back(); }
-    void pop_scope() { scopes_.pop_back(); }
+    void push_scope() {
+        scopes_.emplace_back();
+        alias_scopes_.emplace_back();
+    }
+    void pop_scope() {
+        scopes_.pop_back();
+        alias_scopes_.pop_back();
+    }
     void declare_local(VarDecl* v);
     VarDecl* lookup_local(const std::string& name) const;
 
@@ -89,11 +189,32 @@ private:
     bool allow_internal_;
 
     std::map<std::string, StructDecl*> structs_;
+    std::map<std::string, StructDecl*> generic_structs_;
+    std::map<std::string, StructDecl*> interfaces_;
+    std::map<std::string, std::vector<FunctionDecl*>> generic_functions_;
+    std::map<std::pair<const void*, std::vector<GenericArg>>, void*> instances_;  ///< generic → instance
+    std::map<const void*, std::unique_ptr<Substitution>> substitutions_;  ///< instance (fn or struct) → args
+    std::map<const void*, int> instance_depth_;  ///< instance (fn or struct) → how deep it was made
+    const Substitution* subst_ = nullptr;  ///< of the declaration being resolved or checked
+    bool attributes_checked_ = false;
+    int const_depth_ = 0;
+    const StructDecl* resolving_struct_ = nullptr;  ///< whose field types are being resolved  ///< later instantiations check their attributes themselves
     std::set<const StructDecl*> declared_structs_;   ///< field tables resolved (declare_struct)
     std::set<const StructDecl*> declaring_structs_;  ///< in progress: detects a struct containing itself
     std::map<std::string, std::vector<FunctionDecl*>> functions_;
     std::map<std::string, VarDecl*> globals_;
     std::vector<std::map<std::string, VarDecl*>> scopes_;
+    std::map<std::string, TypeAliasDecl*> aliases_;                   ///< top-level typealias/typedef
+    std::set<const TypeAliasDecl*> resolving_aliases_;                ///< in progress: detects cycles
+    std::vector<std::map<std::string, TypeAliasDecl*>> alias_scopes_; ///< local ones, beside scopes_
+    std::map<std::string, EnumDecl*> enums_;
+    std::set<const EnumDecl*> declared_enums_;
+    /// While an enum's values are evaluated: the enum and how many of its members have a value.
+    struct EnumScope {
+        const EnumDecl* decl = nullptr;
+        size_t resolved = 0;
+    } enum_scope_;
+    int switch_depth_ = 0;  ///< switch bodies the current statement is in (break leaves the innermost)
     FunctionDecl* current_fn_ = nullptr;
     int loop_depth_ = 0;
     int expr_depth_ = 0;

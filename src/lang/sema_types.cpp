@@ -23,7 +23,7 @@ const ScalarName kScalarNames[] = {
     {"int8_t", ScalarKind::Int8},      {"int16_t", ScalarKind::Int16},   {"int32_t", ScalarKind::Int32},
     {"int64_t", ScalarKind::Int64},    {"uint8_t", ScalarKind::UInt8},   {"uint16_t", ScalarKind::UInt16},
     {"uint32_t", ScalarKind::UInt32},  {"uint64_t", ScalarKind::UInt64}, {"float32_t", ScalarKind::Float},
-    {"float64_t", ScalarKind::Double},
+    {"float64_t", ScalarKind::Double}, {"float16_t", ScalarKind::Half},
 };
 
 const ScalarName* find_scalar(std::string_view name) {
@@ -98,10 +98,9 @@ ScalarKind wider(ScalarKind a, ScalarKind b) { return scalar_rank(a) >= scalar_r
 
 const Type* Sema::resolve_named_type(const std::string& name, SourceLoc loc, bool report) {
     if (name == "void") return types_.void_type();
-    // half has no arithmetic in the device prelude yet (tier 2): every spelling of it is reported.
-    if (name.rfind("half", 0) == 0 && (name.size() == 4 || std::isdigit(static_cast<unsigned char>(name[4])))) {
-        diags_.unsupported(loc, "the half type");
-        return types_.error_type();
+    if (subst_) {
+        auto it = subst_->types.find(name);
+        if (it != subst_->types.end()) return it->second;
     }
     if (const ScalarName* s = find_scalar(name)) return types_.scalar(s->kind);
     // Vector and matrix shorthands: float3, int2, double4, float3x3, bool2.
@@ -113,9 +112,29 @@ const Type* Sema::resolve_named_type(const std::string& name, SourceLoc loc, boo
         if (rest.size() == 3 && rest[1] == 'x' && rest[0] >= '1' && rest[0] <= '4' && rest[2] >= '1' && rest[2] <= '4')
             return types_.matrix(s.kind, rest[0] - '0', rest[2] - '0');
     }
+    for (auto scope = alias_scopes_.rbegin(); scope != alias_scopes_.rend(); ++scope) {
+        auto a = scope->find(name);
+        if (a != scope->end()) return resolve_alias(a->second);
+    }
+    if (auto a = aliases_.find(name); a != aliases_.end()) return resolve_alias(a->second);
+    if (EnumDecl* e = lookup_enum(name)) {
+        declare_enum(e);
+        return e->type;
+    }
     auto it = structs_.find(name);
     if (it != structs_.end()) return it->second->type;
-    if (report) diags_.error(loc, "unknown type '" + name + "'");
+    if (!report) return nullptr;
+    if (interfaces_.count(name) || is_builtin_interface(name)) {
+        // Static dispatch only: an interface constrains a generic, it is no type of values.
+        diags_.unsupported(loc, "a value of interface type '" + name + "' (dynamic dispatch; use a generic " +
+                                    "parameter constrained by it)");
+        return types_.error_type();
+    }
+    if (generic_structs_.count(name)) {
+        diags_.error(loc, "generic struct '" + name + "' needs its generic arguments: " + name + "<...>");
+        return types_.error_type();
+    }
+    diags_.error(loc, "unknown type '" + name + "'", 30015);  // Slang: undefined identifier
     return nullptr;
 }
 
@@ -126,10 +145,26 @@ std::optional<int64_t> Sema::eval_const_int(Expr* e) {
         if (e->int_value > uint64_t(INT64_MAX)) return std::nullopt;
         return int64_t(e->int_value);
     case ExprKind::Name: {
+        if (e->var_ref && e->var_ref->is_global && e->var_ref->is_const && e->var_ref->init)
+            return const_depth_ < 64 ? eval_global(e->var_ref) : std::nullopt;
+        if (lookup_local(e->name)) return std::nullopt;
+        if (auto v = generic_value(e->name)) return v;
+        if (const StructDecl* owner = resolving_struct_ ? resolving_struct_ : current_fn_ ? current_fn_->owner : nullptr)
+            if (VarDecl* c = find_static_const(owner, e->name); c && c->init) return eval_global(c);
         auto it = globals_.find(e->name);
-        if (it != globals_.end() && it->second->is_const && it->second->init) return eval_const_int(it->second->init);
-        return std::nullopt;
+        if (it != globals_.end() && it->second->is_const && it->second->init) return eval_global(it->second);
+        return enum_member_value(e);  // a bare enumerator inside its own enum's values
     }
+    case ExprKind::Member: {
+        // `S.N` / `S::N`: a static constant of a struct.
+        Expr* base = e->operands[0];
+        if (base->kind != ExprKind::Name || lookup_local(base->name)) return std::nullopt;
+        auto it = structs_.find(base->name);
+        if (it == structs_.end()) return enum_member_value(e);  // `Mode.A`
+        VarDecl* c = find_static_const(it->second, e->name);
+        return c && c->init ? eval_global(c) : std::nullopt;
+    }
+    case ExprKind::Cast: return eval_const_int(e->operands[0]);  // `(int)Mode.B`
     case ExprKind::Unary: {
         auto v = eval_const_int(e->operands[0]);
         if (!v) return v;
@@ -158,6 +193,15 @@ std::optional<int64_t> Sema::eval_const_int(Expr* e) {
     }
 }
 
+std::optional<int64_t> Sema::eval_global(VarDecl* g) {
+    // Bounded: `static const int A = B; static const int B = A;` must not recurse forever.
+    if (const_depth_ >= 64) return std::nullopt;
+    ++const_depth_;
+    auto v = eval_const_int(g->init);
+    --const_depth_;
+    return v;
+}
+
 const Type* Sema::resolve_type(TypeExpr* te) {
     if (!te) return types_.error_type();
     const Type* base = nullptr;
@@ -174,8 +218,10 @@ const Type* Sema::resolve_type(TypeExpr* te) {
             // `vector<float, N>` where N parsed as a type name: a static const int.
             size_t type_index = 0;
             for (size_t j = 0; j < k; ++j) type_index += !te->arg_is_value[j];
-            auto it = globals_.find(te->type_args[type_index]->name);
-            if (it != globals_.end() && it->second->init) return eval_const_int(it->second->init);
+            const std::string& arg = te->type_args[type_index]->name;
+            if (auto v = generic_value(arg)) return v;
+            auto it = globals_.find(arg);
+            if (it != globals_.end() && it->second->init) return eval_global(it->second);
             return std::nullopt;
         }
         size_t value_index = 0;
@@ -206,7 +252,7 @@ const Type* Sema::resolve_type(TypeExpr* te) {
             return te->resolved = types_.error_type();
         }
         if (t.kind.differentiable && !types_.is_differentiable(elem)) {
-            diags_.error(te->loc, n + " needs a differentiable element type, got " + type_name(elem));
+            diags_.error(te->loc, n + " needs a differentiable element type, got " + type_name(elem), 38029);
             return te->resolved = types_.error_type();
         }
         base = types_.tensor(elem, int(*rank), t.kind);
@@ -235,19 +281,39 @@ const Type* Sema::resolve_type(TypeExpr* te) {
             return te->resolved = types_.error_type();
         }
         if (!types_.is_differentiable(elem)) {
-            diags_.error(te->loc, "DifferentialPair<" + type_name(elem) + ">: the type is not differentiable");
+            diags_.error(te->loc, "DifferentialPair<" + type_name(elem) + ">: the type is not differentiable", 38029);
             return te->resolved = types_.error_type();
         }
         base = types_.pair(elem);
-    } else {
-        if (nargs != 0) {
-            diags_.unsupported(te->loc, "generic type arguments on '" + n + "'");
+    } else if (nargs != 0) {
+        auto g = generic_structs_.find(n);
+        if (g == generic_structs_.end()) {
+            diags_.error(te->loc, "'" + n + "' is not a generic type");
             return te->resolved = types_.error_type();
         }
+        std::vector<GenericArg> args;
+        if (!explicit_generic_args(te, g->second->generic_params, n, args, false))
+            return te->resolved = types_.error_type();
+        for (size_t k = 0; k < args.size(); ++k)
+            if (!satisfies(g->second->generic_params[k], args[k])) {
+                diags_.error(te->loc, describe_constraint_failure(g->second->generic_params[k], args[k]) + " in '" +
+                                          instance_name(n, args) + "'",
+                             38029);
+                return te->resolved = types_.error_type();
+            }
+        StructDecl* s = instantiate_struct(g->second, args, te->loc);
+        if (!s) return te->resolved = types_.error_type();
+        base = s->type;
+    } else {
         base = resolve_named_type(n, te->loc, true);
         if (!base) return te->resolved = types_.error_type();
         if (base->is_struct() && !declared_structs_.count(base->decl) && !declaring_structs_.count(base->decl))
             declare_struct(const_cast<StructDecl*>(base->decl));
+    }
+    if (!te->member.empty() && base->is_struct() && te->member != "Differential") {
+        // `T.Value`: a type alias of the struct (what satisfies an interface's associatedtype).
+        for (const VarDecl* a : base->decl->type_aliases)
+            if (a->name == te->member && a->type) return resolve_array_dims(te, a->type);
     }
     if (!te->member.empty()) {
         if (te->member != "Differential") {
@@ -261,6 +327,10 @@ const Type* Sema::resolve_type(TypeExpr* te) {
         }
         base = d;
     }
+    return resolve_array_dims(te, base);
+}
+
+const Type* Sema::resolve_array_dims(TypeExpr* te, const Type* base) {
     // Array dimensions as written: `float[5][3]` is an array of 5 arrays of 3.
     // Count scalars, not elements: an array of structs that hold arrays is as large as all of them.
     int64_t total = te->array_dims.empty() ? 1 : scalar_count(base);
@@ -290,10 +360,15 @@ void Sema::declare_struct(StructDecl* s) {
     // struct type is declared before its container, so whether it is differentiable, and its
     // Differential, is known here.
     if (declared_structs_.count(s) || !declaring_structs_.insert(s).second) return;
+    const Substitution* saved_subst = subst_;
+    const StructDecl* saved_struct = resolving_struct_;
+    subst_ = substitution_of_struct(s);
+    resolving_struct_ = s;  // field types may use the struct's static constants
     bool differentiable = false;
     for (const auto& b : s->bases) {
+        auto iface = interfaces_.find(b);
         if (b == "IDifferentiable") differentiable = true;
-        else diags_.unsupported(s->loc, "inheriting from '" + b + "'");
+        else if (iface != interfaces_.end()) differentiable |= interface_extends(iface->second, "IDifferentiable");
     }
     std::vector<FieldInfo> fields;
     std::vector<FieldInfo> diff_fields;
@@ -338,6 +413,8 @@ void Sema::declare_struct(StructDecl* s) {
     types_.set_fields(s, std::move(fields), differentiable, differential);
     declaring_structs_.erase(s);
     declared_structs_.insert(s);
+    subst_ = saved_subst;
+    resolving_struct_ = saved_struct;
 }
 
 // ---------------------------------------------------------------- shared rules
@@ -346,6 +423,8 @@ const Type* binary_operand_type(TypeContext& types, Op op, const Type* a, const 
     if (!a->is_numeric() || !b->is_numeric()) return nullptr;
     ScalarKind k = wider(a->scalar, b->scalar);
     bool arithmetic = op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div || op == Op::Rem;
+    // Shifts have the left operand's type (Slang: int << int64_t is int, int8_t << 1 is int8_t).
+    if (op == Op::Shl || op == Op::Shr) k = a->scalar == ScalarKind::Bool ? ScalarKind::Int32 : a->scalar;
     if (k == ScalarKind::Bool && arithmetic) k = ScalarKind::Int32;
     if (op == Op::LogAnd || op == Op::LogOr) k = ScalarKind::Bool;
     if (a->is_scalar() && b->is_scalar()) return types.scalar(k);
@@ -358,6 +437,9 @@ const Type* binary_operand_type(TypeContext& types, Op op, const Type* a, const 
 bool implicitly_convertible(const Type* from, const Type* to) {
     if (from == to) return true;
     if (from->is_error() || to->is_error()) return true;     // already reported
+    // An enum converts to the integer types only; nothing converts to an enum without a cast.
+    if (to->is_enum()) return false;
+    if (from->is_enum()) return to->is_scalar() && is_integer(to->scalar) && !to->is_enum();
     if (from->is_scalar() && to->is_numeric()) return true;  // conversion or splat
     if ((from->is_vector() || from->is_matrix()) && from->kind == to->kind && from->rows == to->rows &&
         from->cols == to->cols)
@@ -384,6 +466,19 @@ const Type* intrinsic_operand_type(TypeContext& types, IntrinsicId id, const std
         if (args.size() != 3) return nullptr;
         return binary_operand_type(types, Op::Add, args[1], args[2]);
     }
+    case IntrinsicRule::Sign:  // computed in the operand's own type, converted to int afterwards
+        if (args.size() != 1 || !args[0]->is_numeric()) return nullptr;
+        return args[0]->scalar == ScalarKind::Bool ? types.with_scalar(args[0], ScalarKind::Int32) : args[0];
+    case IntrinsicRule::BitCount:
+    case IntrinsicRule::BitSame:  // integers as they are; bools count as uint
+        if (args.size() != 1 || !args[0]->is_numeric() || args[0]->is_matrix()) return nullptr;
+        if (args[0]->scalar == ScalarKind::Bool) return types.with_scalar(args[0], ScalarKind::UInt32);
+        return is_integer(args[0]->scalar) ? args[0] : nullptr;
+    case IntrinsicRule::F16ToF32:
+    case IntrinsicRule::F32ToF16:
+        if (args.size() != 1 || !args[0]->is_numeric() || args[0]->is_matrix()) return nullptr;
+        return types.with_scalar(args[0],
+                                 info.rule == IntrinsicRule::F16ToF32 ? ScalarKind::UInt32 : ScalarKind::Float);
     default: return args.empty() ? nullptr : args[0];
     }
 }

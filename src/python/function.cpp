@@ -13,6 +13,7 @@
 #include "call/call_options.h"
 #include "call/errors.h"
 #include "call/kernel_faults.h"
+#include "python/compile_support.h"
 #include "python/torch_ops.h"
 
 namespace sg::py {
@@ -207,7 +208,11 @@ void* device_zeros(TorchOps& ops, DeviceType device, int index) {
 // ---------------------------------------------------------------- Function
 
 Function::Function(std::shared_ptr<call::UserModule> module, std::string name, Device device)
-    : module_(std::move(module)), name_(std::move(name)), device_(device), id_(g_next_function_id++) {}
+    : module_(std::move(module)), name_(std::move(name)), device_(device), id_(g_next_function_id++) {
+    register_live_function(this);
+}
+
+Function::~Function() { unregister_live_function(this); }
 
 size_t Function::describe(nb::args& args, nb::kwargs& kwargs, bool& grad_mode) {
     TorchOps& ops = torch_ops();

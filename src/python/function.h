@@ -31,6 +31,9 @@ struct GridArg {
 class Function {
 public:
     Function(std::shared_ptr<call::UserModule> module, std::string name, Device device);
+    ~Function();
+    Function(const Function&) = delete;
+    Function& operator=(const Function&) = delete;
 
     nb::object call(nb::args args, nb::kwargs kwargs);
     /// The generated code of the kernels this call would run (glue, target source, IR).
@@ -40,6 +43,8 @@ public:
     /// Number of cached call plans.
     size_t plan_count() const { return plans_.size(); }
     const std::string& name() const { return name_; }
+    const std::shared_ptr<call::UserModule>& user_module() const { return module_; }
+    Device device() const { return device_; }
 
 private:
     /// Describes the arguments into the thread's scratch arrays; returns the argument count.

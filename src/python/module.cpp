@@ -10,6 +10,7 @@
 #include "call/errors.h"
 #include "call/kernel_faults.h"
 #include "lang/diagnostics.h"
+#include "python/compile_support.h"
 #include "python/function.h"
 #include "python/torch_ops.h"
 #include "runtime/cpu_module.h"
@@ -71,6 +72,18 @@ NB_NOINLINE void raise_compile_error(const lang::CompileError& e) {
     }
 }
 
+/// A loaded module as a Python object (owning `module`) with each of its functions already in
+/// the instance dict: `m.fn` is a plain attribute then, which torch.compile's tracer can read (it
+/// cannot run the C++ __getattr__). A function named like a Module member stays reachable
+/// through __getattr__'s error path only, as before.
+nb::object with_functions(Module* module) {
+    nb::object self = nb::cast(module, nb::rv_policy::take_ownership);
+    nb::handle type = nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(self.ptr())));
+    for (const std::string& name : module->function_names())
+        if (!nb::hasattr(type, name.c_str())) nb::setattr(self, name.c_str(), module->function(name));
+    return self;
+}
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -130,7 +143,9 @@ NB_MODULE(_core, m) {
         },
         nb::arg("type") = DeviceType::CPU, nb::arg("index") = 0);
 
-    nb::class_<GridArg>(m, "GridArg")
+    // dynamic_attr: sg.grid keeps the extents as a Python tuple in the instance dict too, where
+    // torch.compile's tracer can read them (python/shadegrad/_compile.py).
+    nb::class_<GridArg>(m, "GridArg", nb::dynamic_attr())
         .def(nb::init<std::vector<int64_t>>(), nb::arg("shape"))
         .def_ro("shape", &GridArg::shape)
         .def("__repr__", [](const GridArg& g) {
@@ -139,21 +154,27 @@ NB_MODULE(_core, m) {
             return s + (g.shape.size() == 1 ? ",))" : "))");
         });
 
-    nb::class_<Function>(m, "Function")
-        .def("__call__", &Function::call)
+    // __call__ is the tp_call slot (forwarding to _call), not a method: torch.compile support
+    // registers a traceable stand-in for the slot's wrapper (compile_support.h).
+    auto function_class = nb::class_<Function>(m, "Function", nb::type_slots(function_type_slots()));
+    function_class.def("_call", &Function::call)
         .def("debug_code", &Function::debug_code)
         .def("call_key", &Function::call_key)
         .def_prop_ro("plan_count", &Function::plan_count)
         .def_prop_ro("name", &Function::name)
+        .def_prop_ro("device", &Function::device)
         .def("__repr__", [](const Function& f) { return "<shadegrad function " + f.name() + ">"; });
+    nb::object call_method = function_class.attr("__dict__")["_call"];
+    set_function_call_method(call_method);
+    bind_compile_support(m);
 
     nb::class_<Module>(m, "Module", nb::dynamic_attr())
         .def_static(
             "load_from_source",
             [](Device device, const std::string& name, const std::string& source) {
-                return new Module(device, name, source);
+                return with_functions(new Module(device, name, source));
             },
-            nb::arg("device"), nb::arg("name"), nb::arg("source"), nb::rv_policy::take_ownership)
+            nb::arg("device"), nb::arg("name"), nb::arg("source"))
         .def_static(
             "load_from_file",
             [](Device device, const std::string& path) {
@@ -163,9 +184,9 @@ NB_MODULE(_core, m) {
                 char buf[65536];
                 for (size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) text.append(buf, n);
                 std::fclose(f);
-                return new Module(device, path, text);
+                return with_functions(new Module(device, path, text));
             },
-            nb::arg("device"), nb::arg("path"), nb::rv_policy::take_ownership)
+            nb::arg("device"), nb::arg("path"))
         // The first lookup of a function caches it in the instance dict, so later `m.fn` lookups
         // never reach __getattr__.
         .def("__getattr__",

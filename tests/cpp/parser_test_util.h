@@ -11,15 +11,18 @@
 #include "lang/parser.h"
 
 #ifndef SG_CONFORMANCE_DIR
-#define SG_CONFORMANCE_DIR "/work/shared/conformance"
+#define SG_CONFORMANCE_DIR ""
+#endif
+#ifndef SG_SOURCE_DIR
+#define SG_SOURCE_DIR "."
 #endif
 
 namespace sg::lang::test {
 
-/// The conformance kernels (shared/conformance), also when the build defines the macro empty.
+/// The conformance kernels: the build's SG_CONFORMANCE_DIR, else the repository's own copy.
 inline std::string conformance_dir() {
     std::string dir = SG_CONFORMANCE_DIR;
-    return dir.empty() ? "/work/shared/conformance" : dir;
+    return dir.empty() ? std::string(SG_SOURCE_DIR) + "/tests/conformance" : dir;
 }
 
 /// One parsed source file with everything that owns it. CompileError (error limit) propagates.

@@ -4,9 +4,10 @@
 // entry on the CPU backend, running it, and compiling the same entry for CUDA.
 //
 // A program declares `T test()` for a plain value type T (scalar, vector, matrix, array or
-// struct of bool/int/uint/float/double). The harness writes an entry point in the kernel
+// struct of any scalar type). The harness writes an entry point in the kernel
 // language that stores every scalar component of test()'s result, in order, into a
-// RWTensor<double, 1> (double holds every tier-1 scalar exactly), packs a parameter block from
+// RWTensor<double, 1> (double holds every scalar exactly but 64-bit integers, which take two
+// slots), packs a parameter block from
 // the kernel's layout and runs one thread. Headers (see tests/lang/README.md):
 //   // expect: VALUE        3.5 | -2 | true | (1, 2, 3) | ((1, 2), (3, 4)) — nesting is for
 //                           reading only; the flattened components are compared in order
@@ -152,12 +153,85 @@ inline void flatten(const lang::TypeContext& types, const lang::Type* t, const s
     }
 }
 
-/// The kernel-language entry that stores test()'s components into `_r`.
+/// 64-bit integers do not fit a double: their components take two slots (high, low 32 bits).
+inline bool is_wide_integer(lang::ScalarKind k) { return k == lang::ScalarKind::Int64 || k == lang::ScalarKind::UInt64; }
+
+/// Slots of the result tensor the entry writes for `leaves`.
+inline size_t result_slots(const std::vector<Leaf>& leaves) {
+    size_t n = 0;
+    for (const Leaf& l : leaves) n += is_wide_integer(l.kind) ? 2 : 1;
+    return n;
+}
+
+/// The kernel-language entry that stores test()'s components into `_r` (as doubles, which
+/// hold every other scalar exactly; a 64-bit integer as its two 32-bit halves).
 inline std::string test_entry_source(const std::vector<Leaf>& leaves) {
     std::string s = "[__sg_kernel]\nvoid __sg_test(RWTensor<double, 1> _r)\n{\n    let _v = test();\n";
-    for (size_t k = 0; k < leaves.size(); ++k)
-        s += "    _r[" + std::to_string(k) + "] = double(_v" + leaves[k].path + ");\n";
+    size_t slot = 0;
+    for (const Leaf& l : leaves) {
+        const std::string v = "_v" + l.path;
+        if (is_wide_integer(l.kind)) {
+            s += "    _r[" + std::to_string(slot++) + "] = double(uint(uint64_t(" + v + ") >> 32));\n";
+            s += "    _r[" + std::to_string(slot++) + "] = double(uint(uint64_t(" + v + ") & 0xffffffffull));\n";
+        } else {
+            s += "    _r[" + std::to_string(slot++) + "] = double(" + v + ");\n";
+        }
+    }
     return s + "}\n";
+}
+
+/// The components of test()'s result from the entry's slots: 64-bit integers reassembled
+/// exactly (as their bits; `values_match` compares those).
+struct TestResult {
+    std::vector<double> values;   ///< one per leaf; 64-bit integers rounded (for messages)
+    std::vector<uint64_t> wide;   ///< one per leaf; the bits of 64-bit integers
+};
+
+inline TestResult unpack_result(const std::vector<Leaf>& leaves, const std::vector<double>& slots) {
+    TestResult r;
+    size_t slot = 0;
+    for (const Leaf& l : leaves) {
+        if (is_wide_integer(l.kind)) {
+            uint64_t bits = (uint64_t(slots[slot]) << 32) | uint64_t(slots[slot + 1]);
+            slot += 2;
+            r.wide.push_back(bits);
+            r.values.push_back(l.kind == lang::ScalarKind::Int64 ? double(int64_t(bits)) : double(bits));
+        } else {
+            r.wide.push_back(0);
+            r.values.push_back(slots[slot++]);
+        }
+    }
+    return r;
+}
+
+/// The distance between adjacent halves at `value` (2^-24 among the subnormals).
+inline double half_ulp(double value) {
+    int exponent = 0;
+    std::frexp(value, &exponent);  // |value| in [2^(exponent-1), 2^exponent)
+    return std::ldexp(1.0, std::max(exponent - 11, -24));
+}
+
+/// The exact 64-bit pattern an `// expect:` token names (decimal, optionally negative).
+inline uint64_t expected_wide(const std::string& token) {
+    if (token == "true" || token == "false") return token == "true";
+    size_t used = 0;
+    uint64_t v = token[0] == '-' ? uint64_t(std::stoll(token, &used)) : std::stoull(token, &used);
+    if (used != token.size()) throw std::runtime_error("bad expected 64-bit integer '" + token + "'");
+    return v;
+}
+
+/// The number tokens of an `// expect:` value, in order (as parse_expect flattens them).
+inline std::vector<std::string> expect_tokens(const std::string& text) {
+    std::vector<std::string> out;
+    size_t i = 0;
+    while (i < text.size()) {
+        size_t start = text.find_first_not_of("(), \t", i);
+        if (start == std::string::npos) break;
+        size_t end = text.find_first_of("(), \t", start);
+        out.push_back(text.substr(start, end == std::string::npos ? std::string::npos : end - start));
+        i = end == std::string::npos ? text.size() : end;
+    }
+    return out;
 }
 
 /// A test() program prepared for compilation: the checked module and the entry glue.
@@ -215,10 +289,14 @@ inline std::vector<double> run_test_kernel(const call::CompiledKernel& k, size_t
     return out;
 }
 
-/// Compares results with expectations: exact for integers and bools, 1e-5 relative for float
-/// (with a 1e-6 absolute floor near zero), 1e-12 relative for double.
-inline ::testing::AssertionResult values_match(const std::vector<Leaf>& leaves, const std::vector<double>& got,
-                                               const std::vector<double>& want) {
+/// Compares results with expectations: exact for integers (64-bit ones bit for bit against the
+/// written decimal) and bools, 1e-5 relative for float (with a 1e-6 absolute floor near zero),
+/// 1e-12 relative for double, and for half within the spacing of halves at the expected value
+/// (one ulp: a result may differ from the exactly computed value in its last bit).
+inline ::testing::AssertionResult values_match(const std::vector<Leaf>& leaves, const TestResult& result,
+                                               const std::vector<double>& want,
+                                               const std::vector<std::string>& want_tokens) {
+    const std::vector<double>& got = result.values;
     if (want.size() != leaves.size())
         return ::testing::AssertionFailure()
                << "expect: has " << want.size() << " components, test() returns " << leaves.size();
@@ -226,9 +304,12 @@ inline ::testing::AssertionResult values_match(const std::vector<Leaf>& leaves, 
     for (size_t k = 0; k < want.size(); ++k) {
         double g = got[k], w = want[k];
         bool ok;
-        if (std::isnan(w)) ok = std::isnan(g);
+        if (is_wide_integer(leaves[k].kind)) ok = result.wide[k] == expected_wide(want_tokens.at(k));
+        else if (std::isnan(w)) ok = std::isnan(g);
         else if (std::isinf(w)) ok = g == w;
         else if (leaves[k].kind == lang::ScalarKind::Double) ok = std::fabs(g - w) <= 1e-12 * std::fabs(w) + 1e-14;
+        else if (leaves[k].kind == lang::ScalarKind::Half)
+            ok = std::fabs(g - w) <= half_ulp(w);
         else if (lang::is_floating(leaves[k].kind)) ok = std::fabs(g - w) <= 1e-5 * std::fabs(w) + 1e-6;
         else ok = g == w;
         if (!ok) err << "  component " << k << " (_v" << leaves[k].path << "): got " << g << ", expected " << w << "\n";
@@ -272,8 +353,8 @@ inline void check_program(const std::string& name, const std::string& source) {
         TestProgram p = prepare_test_program(name, source);
         check_warnings(p.module->warnings(), header_values(source, "warning"));
         call::CompiledKernel k = call::compile_cpu_kernel(*p.module, p.glue, {});
-        std::vector<double> got = run_test_kernel(k, p.leaves.size());
-        EXPECT_TRUE(values_match(p.leaves, got, want)) << "IR of the entry:\n" << k.ir_text;
+        TestResult got = unpack_result(p.leaves, run_test_kernel(k, result_slots(p.leaves)));
+        EXPECT_TRUE(values_match(p.leaves, got, want, expect_tokens(expects[0]))) << "IR of the entry:\n" << k.ir_text;
     } catch (const lang::CompileError& e) {
         FAIL() << "compile error:\n" << e.what();
     }
@@ -328,8 +409,8 @@ inline void check_program_on_gpu(const std::string& name, const std::string& sou
     try {
         TestProgram p = prepare_test_program(name, source);
         call::CompiledKernel k = call::compile_cuda_kernel(*p.module, p.glue, {}, 0);
-        std::vector<double> got = run_test_kernel_cuda(k, p.leaves.size());
-        EXPECT_TRUE(values_match(p.leaves, got, want)) << "IR of the entry:\n" << k.ir_text;
+        TestResult got = unpack_result(p.leaves, run_test_kernel_cuda(k, result_slots(p.leaves)));
+        EXPECT_TRUE(values_match(p.leaves, got, want, expect_tokens(expects[0]))) << "IR of the entry:\n" << k.ir_text;
     } catch (const lang::CompileError& e) {
         FAIL() << "compile error:\n" << e.what();
     }

@@ -117,6 +117,15 @@ TEST_F(Shadegradc, UsageErrorsExitWithTwo) {
     EXPECT_NE(unreadable.output.find("cannot read"), std::string::npos) << unreadable.output;
 }
 
+TEST_F(Shadegradc, HelpPrintsTheUsageAndSucceeds) {
+    for (const char* flag : {"--help", "-h"}) {
+        runtime::ProcessResult r = run({flag});
+        EXPECT_EQ(r.exit_code, 0) << r.output;
+        EXPECT_NE(r.output.find("usage: shadegradc FILE"), std::string::npos) << r.output;
+        EXPECT_NE(r.output.find("--help"), std::string::npos) << r.output;
+    }
+}
+
 // ---- every conformance kernel, with its derivatives, through both backends' compilers
 
 std::vector<std::string> conformance_kernels() {

@@ -15,9 +15,9 @@ TEST_DEVICE = os.environ.get("SHADEGRAD_TEST_DEVICE", "cpu")
 _REPO = Path(__file__).resolve().parents[2]
 # bench/mul2_kernels.py holds the kernel source and frame counter shared with the benchmarks.
 sys.path.insert(0, str(_REPO / "bench"))
-# shared/ sits beside the checkout (../shared) or, in copies made for other machines, inside it.
-_SHARED = next((p for p in (_REPO.parent / "shared", _REPO / "shared") if (p / "conformance").is_dir()), _REPO / "shared")
-CONFORMANCE = Path(os.environ.get("SG_CONFORMANCE_DIR", _SHARED / "conformance"))
+# The conformance kernels: the repository's own copy (tests/conformance), or SG_CONFORMANCE_DIR.
+REPO = _REPO
+CONFORMANCE = Path(os.environ.get("SG_CONFORMANCE_DIR") or _REPO / "tests" / "conformance")
 
 
 def conformance_source(name: str) -> str:

@@ -1,0 +1,18 @@
+// src/lang/ast_clone.h — deep copies of declarations, for the instantiation of generics.
+//
+// In: a declaration as the parser built it (never one sema has annotated: sema rewrites parts
+// of the trees it checks, e.g. implicit `this` and inferred loop bounds). Out: an independent
+// copy in the same AstContext with every sema annotation cleared, ready to be checked with
+// concrete generic arguments. Recursion follows the tree, whose depth the parser bounds.
+#pragma once
+
+#include "lang/ast.h"
+
+namespace sg::lang {
+
+FunctionDecl* clone_function(AstContext& ast, const FunctionDecl* f);
+/// Copies a struct with its fields, static constants, type aliases and member functions (whose
+/// `owner` is the copy).
+StructDecl* clone_struct(AstContext& ast, const StructDecl* s);
+
+}  // namespace sg::lang

@@ -1,0 +1,224 @@
+// src/lang/parser_generics.cpp — generic parameter lists, `__generic<...>` prefixes, interfaces
+// and the members of structs (fields, methods, static members, `__init`).
+#include "lang/parser_internal.h"
+
+namespace sg::lang::detail {
+
+// generic_params = "<" generic_param ("," generic_param)* ">"
+// generic_param = "let" ident ":" type     (a value parameter)
+//               | type ident                (legacy value parameter: `int N`)
+//               | ident (":" ident)?        (a type parameter, optionally constrained)
+void Parser::parse_generic_params(std::vector<GenericParam>& out) {
+    expect(TokenKind::Less);
+    do {
+        GenericParam p;
+        if (match(TokenKind::KwLet)) {
+            Token name = expect(TokenKind::Identifier);
+            p.loc = loc(name);
+            p.name = std::string(text(name));
+            p.is_value = true;
+            expect(TokenKind::Colon);
+            p.value_type = parse_type();
+        } else if (at(TokenKind::Identifier) && kind(1) == TokenKind::Identifier) {
+            p.value_type = parse_type();
+            Token name = expect(TokenKind::Identifier);
+            p.loc = loc(name);
+            p.name = std::string(text(name));
+            p.is_value = true;
+        } else {
+            Token name = expect(TokenKind::Identifier);
+            p.loc = loc(name);
+            p.name = std::string(text(name));
+            if (match(TokenKind::Colon)) {
+                p.constraint = std::string(text(expect(TokenKind::Identifier)));
+                if (at(TokenKind::Less)) {
+                    unsupported(loc(), "a generic interface as a constraint");
+                    throw SyntaxError{};
+                }
+            }
+        }
+        if (at(TokenKind::Assign)) {
+            unsupported(loc(), "a default generic argument");
+            throw SyntaxError{};
+        }
+        out.push_back(std::move(p));
+    } while (match(TokenKind::Comma));
+    expect_closing_angle();
+}
+
+/// `where` clauses after a signature are tier 3: reported, and the clause skipped up to the body.
+void Parser::reject_where_clause() {
+    if (!at_word("where")) return;
+    unsupported(loc(), "a 'where' clause");
+    while (!at(TokenKind::LBrace) && !at(TokenKind::Semicolon) && !at(TokenKind::EndOfFile)) advance();
+}
+
+// interface_decl = "interface" ident (":" ident ("," ident)*)? "{" interface_member* "}" ";"?
+// interface_member = ";" | "associatedtype" ident (":" ident)? ";"
+//                  | attributes? "static"? type ident "(" params ")" ";"
+Decl* Parser::parse_interface(SourceLoc first) {
+    Decl* d = make_decl(DeclKind::Interface, first);
+    advance();  // interface
+    Token name = expect(TokenKind::Identifier);
+    auto* s = ctx_.make<StructDecl>();
+    s->loc = loc(name);
+    s->name = std::string(text(name));
+    s->is_interface = true;
+    d->structure = s;
+    if (at(TokenKind::Less)) {
+        unsupported(loc(), "generic interface declaration");
+        d->kind = DeclKind::Unsupported;
+        synchronize();
+        return d;
+    }
+    parse_bases(s);
+    expect(TokenKind::LBrace);
+    while (!at(TokenKind::RBrace) && !at(TokenKind::EndOfFile)) {
+        size_t start = pos_;
+        try {
+            parse_struct_member(s);
+        } catch (const SyntaxError&) {
+            synchronize();
+        }
+        if (pos_ == start && !at(TokenKind::RBrace)) advance();
+    }
+    expect(TokenKind::RBrace);
+    return d;
+}
+
+// bases = (":" ident ("," ident)*)?
+void Parser::parse_bases(StructDecl* s) {
+    if (!match(TokenKind::Colon)) return;
+    do {
+        Token b = expect(TokenKind::Identifier);
+        s->bases.emplace_back(text(b));
+        s->base_locs.push_back(loc(b));
+        if (at(TokenKind::Less)) {
+            unsupported(loc(), "a generic interface as a base");
+            throw SyntaxError{};
+        }
+    } while (match(TokenKind::Comma));
+}
+
+// struct_member = ";" | attributes? member
+// member = "__init" "(" params ")" block
+//        | "associatedtype" ident (":" ident)? ";"            (interfaces)
+//        | modifiers type ident generic_params? "(" params ")" (";" | block)   (a method)
+//        | modifiers type declarators ";"                      (fields; `static const` members)
+// Tier-3 members (`property`, `__subscript`, operators, nested types) are reported and skipped.
+void Parser::parse_struct_member(StructDecl* s) {
+    if (match(TokenKind::Semicolon)) return;
+    std::vector<Attribute> attrs;
+    parse_attributes(attrs);  // `[mutating]`, `[Differentiable]`, ... precede member functions
+    if (at_word("__init")) {
+        auto* fn = ctx_.make<FunctionDecl>();
+        fn->loc = loc();
+        advance();
+        fn->member_name = "__init";
+        fn->name = s->name + ".__init";
+        fn->is_init = true;
+        fn->owner = s;
+        fn->attrs = std::move(attrs);
+        auto* ret = ctx_.make<TypeExpr>();
+        ret->loc = fn->loc;
+        ret->name = s->name;  // sema replaces it with the (instantiated) struct type
+        fn->return_type = ret;
+        parse_function_rest(fn);
+        s->methods.push_back(fn);
+        return;
+    }
+    if (at_word("associatedtype")) {
+        if (!s->is_interface) {
+            unsupported(loc(), "'associatedtype' outside an interface");
+            synchronize();
+            return;
+        }
+        advance();
+        Token name = expect(TokenKind::Identifier);
+        s->associated_types.emplace_back(text(name));
+        s->associated_locs.push_back(loc(name));
+        if (match(TokenKind::Colon)) expect(TokenKind::Identifier);  // a constraint: not checked
+        expect(TokenKind::Semicolon);
+        return;
+    }
+    if (at_word("typealias") && !s->is_interface && kind(1) == TokenKind::Identifier &&
+        kind(2) == TokenKind::Assign) {
+        // `typealias T = float;` inside a struct: satisfies an associated type.
+        SourceLoc where = loc();
+        advance();
+        Token name = advance();
+        advance();  // '='
+        auto* v = ctx_.make<VarDecl>();
+        v->loc = loc(name);
+        v->name = std::string(text(name));
+        v->type_expr = parse_type();
+        v->is_static = true;
+        (void)where;
+        s->type_aliases.push_back(v);
+        expect(TokenKind::Semicolon);
+        return;
+    }
+    if (report_unsupported_declaration(nullptr)) {
+        synchronize();
+        return;
+    }
+    if (at(TokenKind::KwStruct)) {
+        unsupported(loc(), "nested struct declaration");
+        synchronize();
+        return;
+    }
+    Modifiers mods = parse_modifiers();
+    if (mods.is_in || mods.is_out || mods.is_inout)
+        error(mods.first, "parameter direction modifiers are not allowed on struct members");
+    TypeExpr* type = parse_type();
+    if (at_word("operator")) {
+        unsupported(loc(), "operator overloading");
+        synchronize();
+        return;
+    }
+    if (at(TokenKind::Identifier) && (kind(1) == TokenKind::LParen || kind(1) == TokenKind::Less)) {
+        Token name = advance();
+        auto* fn = ctx_.make<FunctionDecl>();
+        fn->loc = loc(name);
+        fn->member_name = std::string(text(name));
+        fn->name = s->name + "." + fn->member_name;
+        fn->owner = s;
+        fn->is_static = mods.is_static;
+        fn->attrs = std::move(attrs);
+        fn->return_type = type;
+        fn->return_no_diff = mods.is_no_diff;
+        if (mods.is_const) error(mods.first, "'const' is not allowed on a member function");
+        if (at(TokenKind::Less)) {
+            unsupported(loc(), "a generic member function");
+            throw SyntaxError{};
+        }
+        parse_function_rest(fn);
+        s->methods.push_back(fn);
+        return;
+    }
+    if (s->is_interface) {
+        error(type->loc, "an interface may declare only methods and associated types");
+        synchronize();
+        return;
+    }
+    if (!attrs.empty()) error(attrs[0].loc, "attributes on struct fields are not supported yet");
+    VarDecl proto;
+    proto.is_no_diff = mods.is_no_diff;
+    proto.is_const = mods.is_const;
+    if (mods.is_static) {
+        if (!mods.is_const) {
+            unsupported(mods.first, "a static struct member that is not 'static const'");
+            synchronize();
+            return;
+        }
+        proto.is_static = true;
+        proto.is_global = true;
+        parse_declarators(type, proto, s->static_consts);
+    } else {
+        if (mods.is_const) error(mods.first, "a 'const' field must also be 'static'");
+        parse_declarators(type, proto, s->fields);
+    }
+    expect(TokenKind::Semicolon);
+}
+
+}  // namespace sg::lang::detail

@@ -1,0 +1,153 @@
+// src/lang/sema_interfaces.cpp — user interfaces: their bases, the conformance of structs that
+// list them (every required method present with the same signature, [Differentiable] where the
+// requirement is, every associatedtype given by a `typealias`), and the constraint test used by
+// generics. Calls through a constrained type parameter need nothing here: the parameter is a
+// concrete struct in each instantiation, so dispatch is static.
+#include "lang/sema_internal.h"
+
+namespace sg::lang {
+
+void Sema::declare_interface(StructDecl* s) {
+    for (size_t k = 0; k < s->bases.size(); ++k) {
+        const std::string& b = s->bases[k];
+        SourceLoc at = k < s->base_locs.size() ? s->base_locs[k] : s->loc;
+        if (b == s->name) diags_.error(at, "interface '" + b + "' cannot inherit from itself");
+        else if (b != "IDifferentiable" && !interfaces_.count(b))
+            diags_.error(at, is_builtin_interface(b) ? "an interface may inherit from IDifferentiable and user "
+                                                       "interfaces only, not '" + b + "'"
+                                                     : "unknown interface '" + b + "'");
+    }
+    for (FunctionDecl* r : s->methods) {
+        if (r->body) diags_.unsupported(r->body->loc, "a default implementation in an interface");
+        if (r->is_init) diags_.unsupported(r->loc, "'__init' in an interface");
+    }
+}
+
+bool Sema::interface_extends(const StructDecl* iface, const std::string& base, int depth) const {
+    if (iface->name == base) return true;
+    if (depth > 32) return false;  // a cycle (reported by declare_interface)
+    for (const std::string& b : iface->bases) {
+        if (b == base) return true;
+        auto it = interfaces_.find(b);
+        if (it != interfaces_.end() && interface_extends(it->second, base, depth + 1)) return true;
+    }
+    return false;
+}
+
+bool Sema::conforms_to(const Type* t, const std::string& iface) const {
+    if (!t->is_struct()) return false;
+    if (iface == "IDifferentiable") return types_.struct_is_differentiable(t);
+    for (const std::string& b : t->decl->bases) {
+        if (b == iface) return true;
+        auto it = interfaces_.find(b);
+        if (it != interfaces_.end() && interface_extends(it->second, iface)) return true;
+    }
+    return false;
+}
+
+namespace {
+
+void collect_interfaces(const std::map<std::string, StructDecl*>& interfaces, const std::string& name,
+                        std::vector<const StructDecl*>& out, int depth) {
+    auto it = interfaces.find(name);
+    if (it == interfaces.end() || depth > 32) return;
+    for (const StructDecl* s : out)
+        if (s == it->second) return;
+    out.push_back(it->second);
+    for (const std::string& b : it->second->bases) collect_interfaces(interfaces, b, out, depth + 1);
+}
+
+}  // namespace
+
+void Sema::check_conformance(StructDecl* s) {
+    std::vector<const StructDecl*> required;
+    for (size_t k = 0; k < s->bases.size(); ++k) {
+        const std::string& b = s->bases[k];
+        SourceLoc at = k < s->base_locs.size() ? s->base_locs[k] : s->loc;
+        if (b == "IDifferentiable") continue;
+        if (interfaces_.count(b)) collect_interfaces(interfaces_, b, required, 0);
+        else if (is_builtin_interface(b)) diags_.unsupported(at, "conforming a struct to built-in interface '" + b + "'");
+        else diags_.error(at, "unknown interface '" + b + "'", 30015);
+    }
+    for (const StructDecl* iface : required) {
+        // Associated types first: the requirements' signatures may name them.
+        Substitution assoc;
+        bool assoc_missing = false;
+        for (size_t k = 0; k < iface->associated_types.size(); ++k) {
+            const std::string& a = iface->associated_types[k];
+            const VarDecl* alias = nullptr;
+            for (const VarDecl* v : s->type_aliases)
+                if (v->name == a) alias = v;
+            if (!alias || !alias->type) {
+                diags_.error(s->loc,
+                             "struct " + s->name + " does not define associatedtype '" + a + "' required by interface '" +
+                                 iface->name + "' (add `typealias " + a + " = ...;`)",
+                             38100);
+                assoc_missing = true;
+                continue;
+            }
+            assoc.types[a] = alias->type;
+        }
+        if (assoc_missing) continue;  // the requirements' signatures would name it
+        for (const FunctionDecl* r : iface->methods) {
+            if (r->is_init) continue;
+            const Substitution* saved = subst_;
+            subst_ = &assoc;
+            size_t errors = diags_.error_count();
+            const Type* ret = resolve_type(r->return_type);
+            std::vector<const Type*> params;
+            for (const VarDecl* p : r->params) params.push_back(resolve_type(p->type_expr));
+            subst_ = saved;
+            if (diags_.error_count() != errors) continue;
+            // Slang's numbers: 38100 no such member, 38105 another signature, 38106 another
+            // return type.
+            const FunctionDecl* found = nullptr;
+            const FunctionDecl* near = nullptr;
+            std::string mismatch;
+            int code = 38100;
+            for (const FunctionDecl* m : find_methods(s, r->member_name)) {
+                size_t first = m->this_param ? 1 : 0;
+                bool same = m->is_static == r->is_static && m->params.size() - first == params.size();
+                for (size_t k = 0; same && k < params.size(); ++k)
+                    same = m->params[k + first]->type == params[k] && m->params[k + first]->dir == r->params[k]->dir;
+                near = m;
+                if (!same) {
+                    mismatch = m->is_static != r->is_static
+                                   ? std::string(r->is_static ? " (its '" + r->member_name + "' is not static)"
+                                                              : " (its '" + r->member_name + "' is static)")
+                                   : " (its '" + r->member_name + "' has another signature)";
+                    code = 38105;
+                    continue;
+                }
+                if (m->result_type != ret) {
+                    mismatch = " (its '" + r->member_name + "' has another signature: it returns " +
+                               type_name(m->result_type) + ", not " + type_name(ret) + ")";
+                    code = 38106;
+                    continue;
+                }
+                if (m->is_mutating != (find_attribute(r->attrs, "mutating") != nullptr)) {
+                    mismatch = " (its '" + r->member_name + "' differs in [mutating])";
+                    code = 38105;
+                    continue;
+                }
+                found = m;
+                break;
+            }
+            if (!found) {
+                diags_.error(near ? near->loc : s->loc,
+                             "struct " + s->name + " does not implement method '" + r->member_name +
+                                 "' required by interface '" + iface->name + "'" + mismatch,
+                             code);
+                continue;
+            }
+            bool need_diff = find_attribute(r->attrs, "Differentiable") || find_attribute(r->attrs, "BackwardDifferentiable");
+            if (need_diff && !found->is_differentiable)
+                diags_.error(found->loc,
+                             "method '" + found->name + "' must be [Differentiable]: interface '" + iface->name +
+                                 "' requires it",
+                             38105);
+        }
+    }
+}
+
+}  // namespace sg::lang
