@@ -108,7 +108,7 @@ def apply_layout(kind: str, leaf: torch.Tensor, spec: dict) -> torch.Tensor:
         flat = torch.cat([torch.zeros(7, dtype=leaf.dtype), leaf.reshape(-1)])
         return flat[7:].view(leaf.shape)
     if kind == "expanded":
-        return leaf.expand(*spec["shape"])
+        return leaf.expand(list(spec["shape"]))
     if kind == "zero_dim":
         return leaf
     raise ValueError(kind)
@@ -199,23 +199,43 @@ def random_kernel(rng: random.Random, index: int) -> dict:
     }
 
 
-def random_call(rng: random.Random, kernel: dict, call_rank: int, kinds: list) -> dict:
-    """One call of `kernel`: a call shape of rank `call_rank`, each argument's shape broadcast
-    against it, its kind and whether it requires grad."""
-    call_shape = [rng.choice([1, 2, 3, 5, 8]) for _ in range(call_rank)]
+def random_signature(rng: random.Random, kernel: dict) -> dict:
+    """What the call key of a call holds (and so what makes a compiled kernel): the call rank,
+    each argument's kind, rank and extent-1 dims, and the requires_grad masks to draw from.
+    Calls of one signature differ in extents, values, layouts' strides and grad mode only, so
+    that they reuse its kernels."""
+    rank = rng.randint(0, 3)
+    kinds = []
+    for _ in range(kernel["n_vars"]):
+        options = [n for n, k in ARG_KINDS.items() if kernel["width"] == 1 or k.vectors]
+        if kernel["result"] == "out":
+            options = [n for n in options if n != "zero_dim"]
+        kinds.append(rng.choice(options))
+    if all(k in ("scalar", "zero_dim") for k in kinds):
+        kinds[0] = "contiguous"  # a call needs a tensor with call dims to return one
+        rank = max(rank, 1)
     args = []
-    for i in range(kernel["n_vars"]):
-        kind = kinds[i]
-        if kind == "scalar":
-            args.append({"kind": kind, "shape": [], "requires_grad": False, "value": rng.uniform(-1, 1)})
+    for kind in kinds:
+        dims = 0 if kind in ("scalar", "zero_dim") else (rng.randint(0, rank) if rng.random() < 0.3 else rank)
+        ones = [rng.random() < 0.25 for _ in range(dims)]
+        args.append({"kind": kind, "dims": dims, "ones": ones})
+    grad_capable = [kernel["result"] == "return" and ARG_KINDS[k].differentiable for k in kinds]
+    masks = [[c and rng.random() < 0.6 for c in grad_capable] for _ in range(2)]
+    return {"rank": rank, "args": args, "masks": masks}
+
+
+def random_call(rng: random.Random, kernel: dict, signature: dict) -> dict:
+    """One call of `kernel` with `signature`: extents, values and grad mode drawn."""
+    rank = signature["rank"]
+    call_shape = [rng.choice([2, 3, 5, 8]) for _ in range(rank)]
+    mask = rng.choice(signature["masks"])
+    args = []
+    for i, s in enumerate(signature["args"]):
+        if s["kind"] == "scalar":
+            args.append({"kind": "scalar", "shape": [], "requires_grad": False, "value": rng.uniform(-1, 1)})
             continue
-        if kind == "zero_dim":
-            shape = []
-        else:
-            dims = rng.randint(0, call_rank) if rng.random() < 0.3 else call_rank
-            shape = [e if rng.random() < 0.75 else 1 for e in call_shape[call_rank - dims:]]
-        differentiable = kernel["result"] == "return" and ARG_KINDS[kind].differentiable
-        args.append({"kind": kind, "shape": shape, "requires_grad": differentiable and rng.random() < 0.6})
+        shape = [1 if one else e for one, e in zip(s["ones"], call_shape[rank - s["dims"]:])]
+        args.append({"kind": s["kind"], "shape": shape, "requires_grad": bool(mask[i])})
     return {
         "kernel": kernel,
         "call_shape": call_shape,
@@ -427,31 +447,17 @@ def _drop_leading_dim(c):
 # ---------------------------------------------------------------- driver
 
 def generate_cases(seed: int, calls: int, calls_per_kernel: int = 250):
-    """`calls` cases, `calls_per_kernel` for each random kernel; each kernel gets a few call
-    signatures (ranks and argument kinds), so that its compiled plans are reused."""
+    """`calls` cases, `calls_per_kernel` for each random kernel; each kernel gets two call
+    signatures, so that its compiled plans are reused (compilation dominates the cost)."""
     rng = random.Random(seed)
     produced = 0
     index = 0
     while produced < calls:
         kernel = random_kernel(rng, index)
         index += 1
-        signatures = []
-        for _ in range(3):
-            rank = rng.randint(0, 3)
-            kinds = []
-            for _ in range(kernel["n_vars"]):
-                options = [n for n, k in ARG_KINDS.items() if kernel["width"] == 1 or k.vectors]
-                if kernel["result"] == "out":
-                    options = [n for n in options if n != "zero_dim"]
-                kinds.append(rng.choice(options))
-            if rank == 0 and all(k == "scalar" for k in kinds):
-                rank = 1
-            if all(k == "scalar" for k in kinds):
-                kinds[0] = "contiguous"  # a call needs a tensor to return one
-            signatures.append((rank, kinds))
+        signatures = [random_signature(rng, kernel) for _ in range(2)]
         for _ in range(min(calls_per_kernel, calls - produced)):
-            rank, kinds = rng.choice(signatures)
-            yield random_call(rng, kernel, rank, kinds)
+            yield random_call(rng, kernel, rng.choice(signatures))
             produced += 1
 
 
