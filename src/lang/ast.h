@@ -173,6 +173,8 @@ struct VarDecl {
     bool is_static = false;
     bool is_param = false;
     bool is_global = false;
+    bool is_extern = false;         ///< `extern static const`: its value comes at link time
+    bool is_export = false;         ///< `export static const`: fills other modules' externs
 
     const Type* type = nullptr;     ///< sema
     int index = -1;                 ///< sema: parameter index or field index
@@ -275,10 +277,16 @@ struct EnumDecl {
 
 enum class DeclKind : uint8_t { Import, Function, Struct, Interface, GlobalVar, Unsupported, TypeAlias, Enum };
 
+/// What an Import declaration says: `import m;`, `__include m;`, `module m;`, `implementing m;`.
+enum class ImportKind : uint8_t { Import, Include, ModuleName, Implementing };
+
 struct Decl {
     DeclKind kind;
     SourceLoc loc;
-    std::string import_name;             ///< Import: "slangpy"
+    std::string import_name;             ///< Import: "slangpy", "util.math", "lib/defs.slang"
+    ImportKind import_kind = ImportKind::Import;
+    bool import_is_path = false;         ///< written as a string ("file.slang")
+    SourceLoc import_loc;                ///< the name (where "cannot open" points)
     FunctionDecl* function = nullptr;
     StructDecl* structure = nullptr;
     std::vector<VarDecl*> globals;       ///< GlobalVar (`static const float K[2] = {...};`)

@@ -50,6 +50,9 @@ struct Modifiers {
     bool is_in = false;
     bool is_out = false;
     bool is_inout = false;
+    SourceLoc link;   ///< where `extern` or `export` was written (invalid when neither)
+    bool is_extern = false;
+    bool is_export = false;
 };
 
 class Parser {
@@ -118,6 +121,12 @@ public:
     VarDecl* parse_param();
     void parse_attributes(std::vector<Attribute>& out);
     Modifiers parse_modifiers();
+    /// `extern` / `export` outside a global declaration: reported.
+    void reject_link_modifiers(const Modifiers& m) {
+        if (m.link.valid())
+            unsupported(m.link, std::string("'") + (m.is_extern ? "extern" : "export") +
+                                    "' outside a global 'static const'");
+    }
     bool report_unsupported_declaration(std::vector<Decl*>* out);
     Decl* make_decl(DeclKind kind, SourceLoc loc);
 

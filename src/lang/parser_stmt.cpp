@@ -184,6 +184,7 @@ Stmt* Parser::parse_expression_statement() {
 Stmt* Parser::parse_decl_statement() {
     Stmt* s = make_stmt(StmtKind::Decl, loc());
     Modifiers mods = parse_modifiers();
+    reject_link_modifiers(mods);
     if (mods.is_in || mods.is_out || mods.is_inout)
         error(mods.first, "parameter direction modifiers are only allowed on parameters");
     VarDecl proto;

@@ -228,6 +228,8 @@ bool Parser::looks_like_declaration(size_t i) const {
 /// Whether the statement at the cursor is a local variable declaration.
 bool Parser::at_declaration_statement() const {
     size_t i = pos_;
+    // `extern` / `export` start a declaration (reported there: they belong on globals).
+    if (at_word("extern") || at_word("export")) return true;
     bool only_no_diff = true;
     for (;; ++i) {
         TokenKind k = kind_at(i);

@@ -34,10 +34,8 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     // to any of them).
     for (ModuleAst* m : modules)
         for (Decl* d : m->decls) {
-            if (d->kind == DeclKind::Import) {
-                if (d->import_name != "slangpy")
-                    diags_.unsupported(d->loc, "importing module '" + d->import_name + "'");
-            } else if (d->kind == DeclKind::Struct || d->kind == DeclKind::Interface) {
+            // Imports were resolved by load_modules: their modules are among `modules`.
+            if (d->kind == DeclKind::Struct || d->kind == DeclKind::Interface) {
                 StructDecl* s = d->structure;
                 if (structs_.count(s->name) || generic_structs_.count(s->name) || interfaces_.count(s->name) ||
                     is_builtin_interface(s->name) || resolve_named_type(s->name, s->loc, false))
@@ -231,7 +229,8 @@ void Sema::check_global(VarDecl* g) {
         scopes_ = std::move(saved_scopes);
         alias_scopes_ = std::move(saved_alias_scopes);
         current_fn_ = saved_fn;
-    } else {
+    } else if (!g->is_extern) {
+        // An extern's value comes at link time (bind_link_constants, before sema).
         diags_.error(g->loc, "'static const' '" + g->name + "' needs an initializer");
     }
     if (!g->type) g->type = types_.error_type();

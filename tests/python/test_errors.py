@@ -27,7 +27,7 @@ def test_compile_error_has_location_line_and_caret(sg, cpu_device):
     with pytest.raises(sg.CompileError) as info:
         sg.Module.load_from_source(cpu_device, "bad", src)
     text = str(info.value)
-    assert "bad.slang:3:16: error: unknown name 'undefined_thing'" in text
+    assert "bad.slang:3:16: error 30015: unknown name 'undefined_thing'" in text
     lines = text.splitlines()
     i = next(k for k, l in enumerate(lines) if "unknown name" in l)
     assert lines[i + 1].strip() == "return x * undefined_thing;"
@@ -81,7 +81,7 @@ def test_several_errors_are_all_reported(sg, cpu_device):
     with pytest.raises(sg.CompileError) as info:
         sg.Module.load_from_source(cpu_device, "bad3", src)
     text = str(info.value)
-    assert "bad3.slang:1:27: error: unknown name 'q'" in text
+    assert "bad3.slang:1:27: error 30015: unknown name 'q'" in text
     assert "bad3.slang:2:31: error: cannot construct float3 from (int, int)" in text
 
 
