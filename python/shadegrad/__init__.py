@@ -11,7 +11,21 @@ import torch as _torch  # the bridge needs torch loaded first
 
 from . import _bwds, _compile, _core, _torch_fallback, _values
 from ._version import __version__
-from ._core import CompileError, Device, DeviceType, Function, GridArg, Module, Struct, cuda_status, torch_bridge_status
+from ._core import (
+    CompileError,
+    Device,
+    DeviceType,
+    Function,
+    GridArg,
+    Module,
+    Struct,
+    check_faults,
+    cuda_status,
+    debug_mode,
+    set_debug_mode,
+    synchronize,
+    torch_bridge_status,
+)
 from ._values import (
     CallIdArg,
     DiffPair,
@@ -44,10 +58,14 @@ __all__ = [
     "DeviceType",
     "Function",
     "Module",
+    "check_faults",
     "create_device",
     "create_torch_device",
     "cuda_status",
+    "debug_mode",
     "grid",
+    "set_debug_mode",
+    "synchronize",
     "torch_bridge_status",
 ]
 

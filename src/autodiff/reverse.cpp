@@ -177,6 +177,18 @@ void Reverse::emit_primal_loop(const Inst& loop, Context& ctx) {
             Value* last = b_.const_int(types_.int32(), capacity - 1);
             Value* slot = b_.intrinsic(lang::IntrinsicId::Min, types_.int32(), {counter, last});
             for (size_t k = 0; k < tape.slots.size(); ++k) b_.local_store(tape.slots[k], slot, body->params[k]);
+            // Entering the body a (MaxIters + 2)-th time means the loop ran more than MaxIters
+            // iterations: the tape cannot replay them, so the thread reports it and stops.
+            Value* bound = b_.const_int(types_.int32(), loop.imm_int);
+            Inst* check = b_.if_(b_.binary(OpKind::Gt, counter, bound), {});
+            check->loc = loop.loc;
+            b_.set_insert(check->regions[0].get());
+            b_.trap(ir::kTrapLoopPastMaxIters, counter, bound);
+            check->regions[0]->insts.back()->loc = loop.loc;
+            b_.yield({});
+            b_.set_insert(check->regions[1].get());
+            b_.yield({});
+            b_.set_insert(body);
         }
         yields = emit_primal(src, ctx);
     }

@@ -65,10 +65,13 @@ uint32_t call_options(const ArgInfo* args, size_t count) {
     return options;
 }
 
-codegen::CodegenOptions codegen_options(uint32_t options, DeviceType device, bool debug) {
+codegen::CodegenOptions codegen_options(uint32_t options, DeviceType device, bool /*debug*/) {
     codegen::CodegenOptions out;
     out.index_64bit = (options & kOption64BitIndex) != 0;
-    out.debug_checks = device == DeviceType::CPU || debug;
+    // Both backends check: a bad index must neither crash the process (CPU) nor corrupt memory or
+    // the context (CUDA); faults reach Python as errors (kernel_faults.h). Debug mode only adds
+    // waiting for each launch, which the call layer does.
+    out.debug_checks = true;
     out.readonly_loads = device == DeviceType::CUDA && (options & kOptionTensorsOverlap) == 0;
     return out;
 }

@@ -24,8 +24,9 @@ enum CallOption : uint32_t {
 /// the number of tensor arguments.
 uint32_t call_options(const ArgInfo* args, size_t count);
 
-/// Codegen options for a call with option bits `options` on `device`. `debug` (SHADEGRAD_DEBUG)
-/// bounds-checks CUDA kernels; CPU kernels always check (a bad index must not crash the process).
+/// Codegen options for a call with option bits `options` on `device`. Kernels of both backends
+/// check tensor indices, integer divisors and [MaxIters] bounds (kernel_faults.h); `debug`
+/// (SHADEGRAD_DEBUG) changes when a CUDA fault is raised, not the generated code.
 codegen::CodegenOptions codegen_options(uint32_t options, DeviceType device, bool debug);
 
 }  // namespace sg::call

@@ -1,13 +1,58 @@
-// src/call/call_plan.cpp — plan construction, parameter-block packing and CPU launch.
+// src/call/call_plan.cpp — plan construction, parameter-block packing and launch (CPU and CUDA,
+// with the kernel fault record of kernel_faults.h).
 #include "call/call_plan.h"
 
 #include <cstddef>
 #include <cstring>
 
 #include "call/errors.h"
+#include "call/kernel_faults.h"
+#include "runtime/cuda_mapped_memory.h"
 #include "lang/half_float.h"
 
 namespace sg::call {
+
+namespace {
+
+/// The codegen options of one glue's kernel: which of its parameters are call-shaped views
+/// (accessed at the call index without a bounds check).
+codegen::CodegenOptions kernel_options(codegen::CodegenOptions options, const Glue& glue) {
+    options.call_shaped_params = 0;
+    for (size_t k = 0; k < glue.params.size() && k < 64; ++k) {
+        const GlueParam& g = glue.params[k];
+        const bool call_shaped = g.source == ParamSource::Result || g.source == ParamSource::ResultGrad ||
+                                 g.source == ParamSource::ArgGrad || (g.source == ParamSource::ArgTensor && !g.whole);
+        if (call_shaped) options.call_shaped_params |= uint64_t(1) << k;
+    }
+    return options;
+}
+
+/// What a fault of the kernel of `glue` names: the function and, per kernel parameter, the user's.
+int32_t register_site(const UserModule& module, const Binding& b, const Glue& glue, bool backward) {
+    LaunchSite site;
+    site.function = b.function;
+    site.backward = backward;
+    site.file = module.name().find('.') == std::string::npos ? module.name() + ".slang" : module.name();
+    for (const GlueParam& g : glue.params) {
+        // `binding` indexes Binding::params except for results (a result leaf) and extents.
+        const bool names_param = g.source == ParamSource::ArgTensor || g.source == ParamSource::ArgGrad ||
+                                 g.source == ParamSource::Uniform;
+        const std::string name = names_param && g.binding >= 0 && size_t(g.binding) < b.params.size()
+                                     ? b.params[size_t(g.binding)].name
+                                     : std::string();
+        switch (g.source) {
+        case ParamSource::CallExtent: site.params.push_back("the call shape"); break;
+        case ParamSource::Result: site.params.push_back("the result"); break;
+        case ParamSource::ResultGrad: site.params.push_back("the gradient of the result"); break;
+        case ParamSource::ArgGrad: site.params.push_back("the gradient of parameter '" + name + "'"); break;
+        case ParamSource::ArgTensor:
+        case ParamSource::Uniform: site.params.push_back("parameter '" + name + "'"); break;
+        }
+    }
+    return register_launch_site(std::move(site));
+}
+
+}  // namespace
 
 CallPlan::CallPlan(const UserModule& module, Binding binding, const CallKey& key, const codegen::CodegenOptions& options)
     : module_(module), binding_(std::move(binding)), options_(options), key_text_(render_call_key(key)) {
@@ -15,7 +60,9 @@ CallPlan::CallPlan(const UserModule& module, Binding binding, const CallKey& key
     for (size_t i = 0; i < binding_.params.size(); ++i)
         if (binding_.params[i].requires_grad) grad_mask_ |= uint64_t(1) << i;
     forward_glue_ = make_forward_glue(binding_, options_.index_64bit);
-    forward_ = compile_kernel(module_, forward_glue_, options_, binding_.device, binding_.device_index);
+    forward_ = compile_kernel(module_, forward_glue_, kernel_options(options_, forward_glue_), binding_.device,
+                              binding_.device_index);
+    forward_.site = register_site(module_, binding_, forward_glue_, false);
 }
 
 static Binding masked(const Binding& b, uint64_t mask) {
@@ -35,7 +82,9 @@ const CallPlan::Backward& CallPlan::backward(uint64_t mask) {
     auto bw = std::make_unique<Backward>();
     bw->binding = masked(binding_, mask);
     bw->glue = make_backward_glue(bw->binding, options_.index_64bit);
-    bw->kernel = compile_kernel(module_, bw->glue, options_, binding_.device, binding_.device_index);
+    bw->kernel = compile_kernel(module_, bw->glue, kernel_options(options_, bw->glue), binding_.device,
+                                binding_.device_index);
+    bw->kernel.site = register_site(module_, bw->binding, bw->glue, true);
     return *backwards_.emplace(mask, std::move(bw)).first->second;
 }
 
@@ -184,32 +233,35 @@ void CallPlan::launch(const CompiledKernel& kernel, std::vector<uint8_t>& block,
     codegen::CallHeader header;
     std::memcpy(&header, block.data(), sizeof(header));
     if (header.total == 0) return;
+    header.site = kernel.site;
     if (kernel.target == codegen::Target::Cuda) {
+        // A fault of an earlier kernel on this device raises here, before this one runs.
+        const int device = kernel.cuda_entry->device;
+        check_device_faults(device);
+        header.fault = device_fault_record(device).device;
+        std::memcpy(block.data(), &header, sizeof(header));
         const int64_t per_thread = kernel.generated.elements_per_thread;
         const int64_t threads = header.total / per_thread + (header.total % per_thread != 0);
         runtime::cuda_launch(*kernel.cuda_entry, block.data(), block.size(), threads, stream);
+        if (debug_mode()) [[unlikely]] {
+            runtime::cuda_synchronize_stream(device, stream);
+            check_device_faults(device, /*own_launch=*/true);
+        }
         return;
     }
-    // CPU kernels check every tensor index; the first violation lands in this flag.
-    uint32_t error = 0;
-    uint32_t* flag = &error;
-    std::memcpy(block.data() + offsetof(codegen::CallHeader, error_flag), &flag, sizeof(flag));
+    // CPU launches are synchronous: the record lives here and a fault raises at this call.
+    codegen::FaultRecord fault{};
+    header.fault = &fault;
+    std::memcpy(block.data(), &header, sizeof(header));
     runtime::cpu_launch(kernel.cpu_entry, block.data(), header.total);
-    if (error != 0) [[unlikely]]
-        report_kernel_error(function, error);
+    if (fault.code != 0) [[unlikely]]
+        raise_fault(fault);
+    (void)function;
 }
 
 void CallPlan::zero(const CompiledKernel& kernel, void* data, size_t bytes, void* stream) {
     if (kernel.target == codegen::Target::Cuda) runtime::cuda_zero_async(*kernel.cuda_entry, data, bytes, stream);
     else std::memset(data, 0, bytes);
-}
-
-void report_kernel_error(const std::string& function, uint32_t code) {
-    if (code == codegen::kErrorIndexOutOfBounds)
-        throw CallError(ErrorKind::Runtime, function + "(): a tensor index was out of bounds in the kernel; the access "
-                                                       "was skipped and the results are not valid");
-    throw CallError(ErrorKind::Runtime, function + "(): the kernel reported error code " + std::to_string(code) +
-                                            " (a loop ran past its [MaxIters] bound, or a local array index was out of range)");
 }
 
 }  // namespace sg::call

@@ -28,9 +28,6 @@ struct LaunchData {
     const TensorInfo* const* binding_grads = nullptr;
 };
 
-/// Raises the CallError for an error code a kernel reported (codegen::kErrorIndexOutOfBounds...).
-[[noreturn]] void report_kernel_error(const std::string& function, uint32_t code);
-
 class CallPlan {
 public:
     CallPlan(const UserModule& module, Binding binding, const CallKey& key, const codegen::CodegenOptions& options);
@@ -57,8 +54,10 @@ public:
                      std::vector<uint8_t>& block);
     /// Runs a kernel over the call shape: on the thread pool (CPU) or enqueued on `stream`
     /// (CUDA: torch's current stream of the device; nothing waits for it).
-    /// CPU kernels bounds-check every tensor index: a violation raises CallError naming
-    /// `function` after the launch (the access itself was skipped).
+    /// Kernels check tensor indices, integer divisors and [MaxIters] bounds (kernel_faults.h):
+    /// a CPU fault raises CallError after this launch; a CUDA fault raises at the next launch on
+    /// the device (this one first raises an earlier kernel's), or here in debug mode. The
+    /// messages name the function from the kernel's launch site (`function` is kept for callers).
     static void launch(const CompiledKernel& kernel, std::vector<uint8_t>& block, void* stream,
                        const std::string& function);
     /// Zero-fills `bytes` bytes at `data` on `kernel`'s device: an asynchronous memset on `stream`

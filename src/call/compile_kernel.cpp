@@ -2,6 +2,7 @@
 #include "call/compile_kernel.h"
 
 #include "autodiff/autodiff.h"
+#include "call/kernel_faults.h"
 #include "ir/lower.h"
 #include "ir/passes.h"
 #include "lang/parser.h"
@@ -58,7 +59,7 @@ CompiledKernel compile_cuda_kernel(const UserModule& module, const Glue& glue, c
     k.target = codegen::Target::Cuda;
     runtime::CudaCompileOptions cuda_options;
     cuda_options.arch = runtime::cuda_device_arch(device_index);
-    cuda_options.debug = options.debug_checks;
+    cuda_options.debug = debug_mode();  // line info for tools; the checks are in the code
     k.cuda_module = runtime::load_cuda_module(k.generated.source, cuda_options);
     k.cuda_entry = &k.cuda_module->function(device_index, k.generated.entry);
     return k;

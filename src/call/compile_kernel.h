@@ -32,6 +32,7 @@ struct CompiledKernel {
     runtime::CpuKernelFn cpu_entry = nullptr;
     std::shared_ptr<runtime::CudaModule> cuda_module;
     const runtime::CudaFunction* cuda_entry = nullptr;  ///< owned by cuda_module
+    int32_t site = -1;  ///< launch site of its faults (kernel_faults.h), set by the call plan
 };
 
 /// Runs the front end and codegen; returns the generated kernel without loading it.

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "codegen/fault_record.h"
 #include "ir/ir.h"
 
 namespace sg::codegen {
@@ -24,8 +25,8 @@ struct CallHeader {
     int64_t shape[8];        ///< call shape (entries past rank are 1)
     int64_t total;           ///< product of the call shape = number of threads
     int32_t rank;            ///< call rank (0..8)
-    int32_t reserved;
-    uint32_t* error_flag;    ///< debug checks write a non-zero code here (nullable)
+    int32_t site;            ///< the launch site, copied into a fault record (call layer's id)
+    FaultRecord* fault;      ///< debug checks record the first fault here (nullable)
 };
 static_assert(sizeof(CallHeader) == 88, "CallHeader is part of the kernel ABI");
 
@@ -69,7 +70,10 @@ size_t value_align(const lang::Type* t, const lang::TypeContext& types);
 
 struct CodegenOptions {
     bool index_64bit = false;   ///< 64-bit offset arithmetic (needed when a tensor has >= 2^31 elements)
-    bool debug_checks = false;  ///< bounds-check every tensor index; report via error_flag
+    /// Bounds-check every tensor index the kernel computes (call-index accesses of the glue are
+    /// in bounds by construction), check integer divisors and the [MaxIters] bounds of taped
+    /// loops; report the first fault through CallHeader::fault.
+    bool debug_checks = false;
     /// CUDA: loads from read-only tensors (access Read) take the read-only path. Only valid when
     /// no tensor the kernel writes overlaps one it reads in memory (the caller checks).
     bool readonly_loads = false;
@@ -79,11 +83,14 @@ struct CodegenOptions {
     /// is part of the call key): the call index is then decomposed without a loop over the
     /// run-time rank. -1: read the rank from the call header.
     int call_rank = -1;
+    /// Bit k: kernel parameter k is a view over the call's trailing dimensions whose extents the
+    /// launcher sets to the call's (the glue's elementwise arguments, result and gradient
+    /// buffers). With call_rank known, its accesses at the call index need no bounds check.
+    uint64_t call_shaped_params = 0;
 };
 
-/// Codes written to CallHeader::error_flag (the first violation of a call wins). Trap
-/// instructions write their own code (imm_int) instead.
-inline constexpr uint32_t kErrorIndexOutOfBounds = 1;  ///< debug_checks: tensor/array/tape index
+/// FaultKind::IndexOutOfBounds as a plain code (tests compare FaultRecord::code with it).
+inline constexpr uint32_t kErrorIndexOutOfBounds = uint32_t(FaultKind::IndexOutOfBounds);
 
 struct GeneratedKernel {
     std::string source;      ///< complete translation unit

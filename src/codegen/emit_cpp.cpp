@@ -86,7 +86,7 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
 
     // The per-thread function: the kernel body for one call element.
     begin_function(kernel, /*is_kernel=*/true);
-    line("[[maybe_unused]] uint32_t* sg_error_flag = P.header.error_flag;");
+    line("[[maybe_unused]] const sg_fault_sink sg_faults = {P.header.fault, P.header.site};");
     // The entry point passes this thread's index in the call shape (sg_call_idx): computed by
     // division per thread on CUDA, advanced like an odometer along a CPU thread's range.
     line("(void)tid;");
@@ -97,6 +97,7 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
         const int entry = kernel.entry_param_index(k);
         SG_INTERNAL_ASSERT(entry >= 0, "kernel parameter without entry value");
         bind(kernel.body->params.at(size_t(entry)), "P." + fields[k]);
+        if (kernel.params[k].type->is_tensor()) tensor_params_[kernel.body->params.at(size_t(entry))] = int(k);
     }
     emit_block(*kernel.body);
     code += "// " + kernel.name + ": the work of one thread (one element of the call shape)\n";

@@ -272,7 +272,7 @@ void Emitter::emit_function(const Function& fn) {
     std::string ret = fn.result_types.empty() ? "void"
                       : fn.result_types.size() == 1 ? type(fn.result_types[0])
                                                     : info.result_struct;
-    std::string signature = "SG_FN " + ret + " " + info.name + "([[maybe_unused]] uint32_t* sg_error_flag";
+    std::string signature = "SG_FN " + ret + " " + info.name + "([[maybe_unused]] sg_fault_sink sg_faults";
     std::string source = "// " + fn.name + "(";
     for (size_t k = 0; k < fn.params.size(); ++k) {
         const ir::Param& p = fn.params[k];

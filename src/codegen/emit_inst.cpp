@@ -69,8 +69,13 @@ void Emitter::emit_arith(const Inst& inst) {
     switch (inst.op) {
     // Integer division and remainder go through the prelude (x / 0 == 0, no INT_MIN / -1 trap);
     // float % is C fmod.
-    case OpKind::Div: define(r, is_float ? arg(0) + " / " + arg(1) : "sg_div(" + arg(0) + ", " + arg(1) + ")"); return;
+    // Debug checks record a zero divisor as a fault (the result is still 0).
+    case OpKind::Div:
+        if (!is_float && options_.debug_checks) line("sg_check_divisor(sg_faults, " + arg(1) + ", " + fault_location(inst) + ");");
+        define(r, is_float ? arg(0) + " / " + arg(1) : "sg_div(" + arg(0) + ", " + arg(1) + ")");
+        return;
     case OpKind::Rem:
+        if (!is_float && options_.debug_checks) line("sg_check_divisor(sg_faults, " + arg(1) + ", " + fault_location(inst) + ");");
         define(r, std::string(is_float ? "sg_fmod(" : "sg_rem(") + arg(0) + ", " + arg(1) + ")");
         return;
     case OpKind::Shl: define(r, "sg_shl(" + arg(0) + ", " + arg(1) + ")"); return;  // count masked
@@ -130,12 +135,12 @@ void Emitter::emit_composite(const Inst& inst) {
         return;
     case OpKind::ExtractDyn:
         if (options_.debug_checks)
-            line("sg_check_index(sg_error_flag, " + arg(1) + ", " + std::to_string(length(inst.operands[0]->type)) + ");");
+            line("sg_check_index(sg_faults, " + arg(1) + ", " + std::to_string(length(inst.operands[0]->type)) + ");");
         define(r, "sg_get(" + arg(0) + ", " + arg(1) + ")");
         return;
     case OpKind::InsertDyn:
         if (options_.debug_checks)
-            line("sg_check_index(sg_error_flag, " + arg(1) + ", " + std::to_string(length(t)) + ");");
+            line("sg_check_index(sg_faults, " + arg(1) + ", " + std::to_string(length(t)) + ");");
         define(r, "sg_set(" + arg(0) + ", " + arg(1) + ", " + arg(2) + ")");
         return;
     case OpKind::Swizzle: {
@@ -186,7 +191,7 @@ void Emitter::emit_call(const Inst& inst) {
     // emit_function_tree defines every callee before its caller's body is emitted.
     SG_INTERNAL_ASSERT(emitted_.count(&callee), "callee @" + callee.name + " not emitted before its caller");
     const FunctionInfo& info = function_info(callee);
-    std::string call = info.name + "(sg_error_flag";
+    std::string call = info.name + "(sg_faults";
     for (const Value* a : inst.operands) call += ", " + ref(a);
     call += ")";
     if (inst.results.empty()) {

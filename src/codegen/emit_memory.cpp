@@ -5,6 +5,8 @@
 
 namespace sg::codegen::detail {
 
+static_assert(ir::kTrapLoopPastMaxIters == int64_t(FaultKind::LoopPastMaxIters), "trap codes are fault kinds");
+
 namespace {
 
 bool is_grad_op(OpKind op) {
@@ -58,18 +60,20 @@ void Emitter::emit_tensor(const Inst& inst) {
     if (!loads) call += ", " + ref(inst.operands.back());
     call += ")";
 
-    if (!options_.debug_checks || rank == 0) {
+    if (!options_.debug_checks || rank == 0 || index_in_bounds_by_construction(inst)) {
         line(index_type + " " + off + " = " + offset + ";");
         if (loads) define(inst.result(), call);
         else line(call + ";");
         return;
     }
-    // Debug: an index outside the shape records the error and skips the access (a load then
-    // yields zero).
-    std::string in_bounds;
-    for (int d = 0; d < rank; ++d)
-        in_bounds += std::string(d ? " && " : "") + "sg_in_range(" + ref(inst.operands[size_t(1 + d)]) + ", " + t +
-                     ".shape[" + std::to_string(d) + "])";
+    // Debug: an index outside the shape records the fault (which parameter, dimension, index and
+    // extent, where in the source) and skips the access (a load then yields zero).
+    std::string in_bounds, indices;
+    for (int d = 0; d < rank; ++d) {
+        const std::string i = ref(inst.operands[size_t(1 + d)]);
+        in_bounds += std::string(d ? " && " : "") + "sg_in_range(" + i + ", " + t + ".shape[" + std::to_string(d) + "])";
+        indices += std::string(d ? ", " : "") + "(int64_t)" + i;
+    }
     if (loads) {
         line(type(inst.result()->type) + " " + local_name(inst.result()) + "{};");
         bind(inst.result(), local_name(inst.result()));
@@ -78,8 +82,38 @@ void Emitter::emit_tensor(const Inst& inst) {
     line(index_type + " " + off + " = " + offset + ";");
     line(loads ? local_name(inst.result()) + " = " + call + ";" : call + ";");
     reopen("} else {");
-    line("sg_report_error(sg_error_flag, SG_ERROR_INDEX_OUT_OF_BOUNDS);");
+    auto param = tensor_params_.find(tensor);
+    const int param_index = param == tensor_params_.end() ? -1 : param->second;
+    line("const int64_t sg_bad_index[" + std::to_string(rank) + "] = {" + indices + "};");
+    line("sg_report_index_fault(sg_faults, " + std::to_string(param_index) + ", sg_bad_index, " + t + ".shape, " +
+         std::to_string(rank) + ", " + fault_location(inst) + ");");
     close();
+}
+
+bool Emitter::index_in_bounds_by_construction(const Inst& inst) const {
+    // The glue reads and writes call-shaped views (an elementwise argument, the result, a
+    // gradient buffer) at the call index: dim d of a rank-D view at call dimension
+    // call_rank - D + d, whose extent the launcher sets to the call's (broadcast dims included).
+    const int rank = inst.operands[0]->type->rank;
+    if (options_.call_rank < rank) return false;
+    auto param = tensor_params_.find(inst.operands[0]);
+    if (param == tensor_params_.end() || param->second >= 64 || !((options_.call_shaped_params >> param->second) & 1))
+        return false;
+    for (int d = 0; d < rank; ++d) {
+        const Value* i = inst.operands[size_t(1 + d)];
+        if (i->def && i->def->op == OpKind::Convert && lang::is_integer(i->type->scalar) &&
+            lang::is_integer(i->def->operands[0]->type->scalar))
+            i = i->def->operands[0];  // int -> uint: a call index is never negative
+        if (!i->def || i->def->op != OpKind::CallIndex || i->def->imm_int != options_.call_rank - rank + d) return false;
+    }
+    return true;
+}
+
+std::string Emitter::fault_location(const Inst& inst) const {
+    // Only the user's module is named in messages; the glue's lines mean nothing to the user.
+    if (!inst.loc.valid() || inst.loc.file->name == "<glue>") return "0, 0";
+    const auto [line_number, column] = inst.loc.file->line_col(inst.loc.offset);
+    return std::to_string(line_number) + ", " + std::to_string(column);
 }
 
 void Emitter::emit_local(const Inst& inst) {
@@ -96,7 +130,7 @@ void Emitter::emit_local(const Inst& inst) {
         const Value* handle = inst.operands[0];
         const std::string index = ref(inst.operands[1]);
         if (options_.debug_checks)
-            line("sg_check_index(sg_error_flag, " + index + ", " + std::to_string(handle->type->count) + ");");
+            line("sg_check_index(sg_faults, " + index + ", " + std::to_string(handle->type->count) + ");");
         if (inst.op == OpKind::LocalLoad) define(inst.result(), "sg_local_load(" + ref(handle) + ", " + index + ")");
         else line("sg_local_store(" + ref(handle) + ", " + index + ", " + ref(inst.operands[2]) + ");");
         return;
@@ -111,7 +145,13 @@ void Emitter::emit_call_index(const Inst& inst) {
 }
 
 void Emitter::emit_trap(const Inst& inst) {
-    line("sg_report_error(sg_error_flag, " + std::to_string(uint32_t(inst.imm_int)) + "u);");
+    // A trap may carry (index, extent) operands: a loop past its [MaxIters] bound passes its
+    // iteration count and the bound.
+    if (inst.operands.size() == 2)
+        line("sg_fault_report(sg_faults, " + std::to_string(uint32_t(inst.imm_int)) + "u, -1, -1, (int64_t)" +
+             ref(inst.operands[0]) + ", (int64_t)" + ref(inst.operands[1]) + ", " + fault_location(inst) + ");");
+    else
+        line("sg_report_error(sg_faults, " + std::to_string(uint32_t(inst.imm_int)) + "u);");
     emit_return(nullptr);  // ends this thread's work (in a function: returns a zero result)
 }
 

@@ -115,6 +115,10 @@ public:
     void emit_local(const Inst& inst);
     void emit_call_index(const Inst& inst);
     void emit_trap(const Inst& inst);
+    /// Whether a tensor access is a glue access at the call index of a call-shaped view (no check).
+    bool index_in_bounds_by_construction(const Inst& inst) const;
+    /// "line, column" of `inst` in the user's module for a fault record ("0, 0": unknown).
+    std::string fault_location(const Inst& inst) const;
     // emit_function.cpp
     void emit_if(const Inst& inst);
     void emit_loop(const Inst& inst);
@@ -150,6 +154,8 @@ private:
     int indent_ = 0;
     int temp_counter_ = 0;  ///< numbers helper locals (tensor offsets, loop temporaries)
     std::unordered_map<const Value*, std::string> exprs_;
+    /// Kernel parameters (body params) that are tensors -> their parameter index (fault records).
+    std::unordered_map<const Value*, int> tensor_params_;
     const lang::SourceFile* last_file_ = nullptr;
     uint32_t last_line_ = 0;
 };

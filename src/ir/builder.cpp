@@ -371,4 +371,11 @@ void Builder::ret(const std::vector<Value*>& values) {
 
 void Builder::trap(int64_t code) { make(OpKind::Trap, {}, {})->imm_int = code; }
 
+void Builder::trap(int64_t code, Value* index, Value* extent) {
+    SG_INTERNAL_ASSERT(index->type->is_scalar() && lang::is_integer(index->type->scalar) && extent->type->is_scalar() &&
+                           lang::is_integer(extent->type->scalar),
+                       "trap operands must be integer scalars");
+    make(OpKind::Trap, {index, extent}, {})->imm_int = code;
+}
+
 }  // namespace sg::ir

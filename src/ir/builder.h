@@ -80,6 +80,9 @@ public:
     void yield(const std::vector<Value*>& values);
     void ret(const std::vector<Value*>& values);
     void trap(int64_t code);
+    /// A trap that reports (index, extent) with its code (integer scalars): a loop past its
+    /// [MaxIters] bound reports its iteration count and the bound.
+    void trap(int64_t code, Value* index, Value* extent);
 
     /// Appends a raw instruction (used by clone); checks nothing beyond structure.
     Inst* append(std::unique_ptr<Inst> inst);

@@ -37,6 +37,10 @@ const char* op_name(OpKind op);
 bool has_side_effects(OpKind op);
 
 struct Inst;
+/// Trap codes the compiler itself emits (Inst::imm_int of a Trap); the same numbers as
+/// codegen::FaultKind, which static_asserts that they agree.
+inline constexpr int64_t kTrapLoopPastMaxIters = 2;
+
 struct Block;
 struct Function;
 

@@ -370,6 +370,7 @@ void Lowering::FunctionLowering::lower_loop(Stmt* s) {
     std::vector<Value*> init;
     for (const VarDecl* v : carried) init.push_back(env_[v]);
     Inst* loop = b_.loop(init, max_iters);
+    loop->loc = s->loc;  // faults of the loop (a [MaxIters] bound exceeded) name the statement
     Block* outer = b_.insert_block();
     Block* body = loop->regions[0].get();
     b_.set_insert(body);

@@ -114,14 +114,6 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
 
 void autograd_release(void* p) { delete static_cast<AutogradCtx*>(p); }
 
-bool debug_mode() {
-    static const bool on = [] {
-        const char* v = std::getenv("SHADEGRAD_DEBUG");
-        return v && *v && std::strcmp(v, "0") != 0;
-    }();
-    return on;
-}
-
 /// A zero-filled buffer on a device, allocated once per device through torch and kept for the
 /// process (undefined incoming gradients read it with stride 0).
 void* device_zeros(TorchOps& ops, DeviceType device, int index) {

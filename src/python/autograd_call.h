@@ -29,8 +29,6 @@ int autograd_backward(void* ctx, const TensorInfo* saved, int n_inputs, const Te
                       TensorInfo* grad_inputs, void* stream, char* err, size_t size);
 void autograd_release(void* ctx);
 
-/// SHADEGRAD_DEBUG is set: CUDA kernels check every tensor index too.
-bool debug_mode();
 /// A zero-filled buffer on a device (undefined incoming gradients read it with stride 0).
 void* device_zeros(TorchOps& ops, DeviceType device, int index);
 

@@ -10,6 +10,7 @@
 
 #include "call/call_options.h"
 #include "call/errors.h"
+#include "call/kernel_faults.h"
 #include "call/value_kind.h"
 #include "python/autograd_call.h"
 #include "python/compile_support.h"
@@ -109,7 +110,7 @@ std::shared_ptr<call::CallPlan> Function::plan_for(bool grad_mode) {
     mods.strict_broadcasting |= core_->options.strict_broadcasting;
     call::Binding binding = call::bind_call(*core_->module, core_->name, s.args.data(), s.positional, s.count, s.keywords,
                                             grad_mode, core_->device.type, mods, s.result_index);
-    const codegen::CodegenOptions codegen_options = call::codegen_options(options, core_->device.type, debug_mode());
+    const codegen::CodegenOptions codegen_options = call::codegen_options(options, core_->device.type, call::debug_mode());
     auto plan = std::make_shared<call::CallPlan>(*core_->module, std::move(binding), t_key, codegen_options);
     core_->plans.emplace(t_key, plan);
     return plan;

@@ -11,6 +11,7 @@
 
 #include "call/call_key.h"
 #include "call/errors.h"
+#include "call/kernel_faults.h"
 #include "lang/diagnostics.h"
 #include "python/compile_support.h"
 #include "python/function.h"
@@ -279,6 +280,25 @@ NB_MODULE(_core, m) {
     m.def("_cache_directory", &runtime::cache_directory);
     m.def("_tensor_info_size", []() { return sizeof(TensorInfo); });
     m.def("_set_nvrtc_search_dirs", &runtime::set_nvrtc_search_dirs);
+    // Kernel faults (call/kernel_faults.h): CUDA faults surface at the next call on the device,
+    // at these checks, or at the faulting call in debug mode.
+    m.def(
+        "synchronize",
+        []() {
+            {
+                nb::gil_scoped_release release;
+                call::synchronize_devices();
+            }
+        },
+        "Waits for every kernel shadegrad launched on CUDA devices, then raises a RuntimeError for a fault\n"
+        "one of them recorded (an index out of bounds, a loop past its [MaxIters] bound, an integer\n"
+        "division by zero), naming the function, the parameter and the fault.");
+    m.def("check_faults", &call::check_all_device_faults,
+          "Raises a RuntimeError for a fault recorded by a CUDA kernel that has finished, without waiting.");
+    m.def("set_debug_mode", &call::set_debug_mode, nb::arg("on"),
+          "Debug mode (also SHADEGRAD_DEBUG=1): every CUDA launch waits for its kernel, so that a fault\n"
+          "raises at the call that made it.");
+    m.def("debug_mode", &call::debug_mode);
     m.def("cuda_status", []() {
         nb::dict d;
         d["driver"] = runtime::cuda_driver_status();

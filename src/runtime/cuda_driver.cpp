@@ -138,6 +138,8 @@ const char* resolve_entry_points(SymbolResolver& resolver, CudaDriver& d) {
     SG_REQUIRE(cuMemcpyHtoD, "cuMemcpyHtoD_v2")
     SG_REQUIRE(cuMemcpyDtoH, "cuMemcpyDtoH_v2")
     SG_REQUIRE(cuMemsetD8, "cuMemsetD8_v2")
+    SG_REQUIRE(cuMemHostAlloc, "cuMemHostAlloc")
+    SG_REQUIRE(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2")
 #undef SG_REQUIRE
     resolver.resolve(d.cuFuncGetParamInfo, "cuFuncGetParamInfo", "", kFuncGetParamInfoVersion);
     return nullptr;

@@ -41,6 +41,9 @@ inline constexpr int kCuDeviceAttrComputeCapabilityMinor = 76;
 // CUfunction_attribute values we read.
 inline constexpr int kCuFuncAttrMaxThreadsPerBlock = 0;
 inline constexpr int kCuFuncAttrNumRegs = 4;
+// cuMemHostAlloc flags.
+inline constexpr unsigned kCuMemHostAllocPortable = 0x01;
+inline constexpr unsigned kCuMemHostAllocDeviceMap = 0x02;
 // CUjit_option values for cuModuleLoadDataEx's error log.
 inline constexpr int kCuJitErrorLogBuffer = 5;
 inline constexpr int kCuJitErrorLogBufferSizeBytes = 6;
@@ -87,6 +90,9 @@ struct CudaDriver {
     CuResult (*cuMemcpyHtoD)(CuDevicePtr, const void*, size_t) = nullptr;
     CuResult (*cuMemcpyDtoH)(void*, CuDevicePtr, size_t) = nullptr;
     CuResult (*cuMemsetD8)(CuDevicePtr, unsigned char, size_t) = nullptr;
+    // Pinned host memory mapped into the device (kernel fault records, cuda_mapped_memory.h).
+    CuResult (*cuMemHostAlloc)(void**, size_t, unsigned) = nullptr;
+    CuResult (*cuMemHostGetDevicePointer)(CuDevicePtr*, void*, unsigned) = nullptr;
 
     int device_count = 0;  ///< devices visible to this process (after CUDA_VISIBLE_DEVICES)
 };

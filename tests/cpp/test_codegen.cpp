@@ -414,16 +414,16 @@ TEST(Kernel, LocalTapes) {
         ASSERT_COMPILED(c);
         std::vector<int> ns = {1, 3, 8, 10};
         std::vector<float> out(4);
-        uint32_t flag = 0;
+        codegen::FaultRecord flag{};
         ParamBlock pb(c.gen.layout);
         pb.set_call_shape({4});
-        pb.header().error_flag = &flag;
+        pb.header().fault = &flag;
         pb.set_tensor(0, ns.data(), {4}, {1});
         pb.set_tensor(1, out.data(), {4}, {1});
         c.cpu->run(pb.data(), 0, 4);
         const float expected[] = {0, 5, 140, 140};
         for (int t = 0; t < 4; ++t) EXPECT_EQ(out[size_t(t)], expected[t]) << "n=" << ns[size_t(t)];
-        EXPECT_EQ(flag, debug ? codegen::kErrorIndexOutOfBounds : 0u);
+        EXPECT_EQ(flag.code, debug ? codegen::kErrorIndexOutOfBounds : 0u);
         expect_cuda_compiles(tp.program, *k, options);
     }
 }
@@ -490,24 +490,32 @@ TEST(Kernel, DebugChecksAndTraps) {
     auto c = compile_cpu(tp, k, options);
     ASSERT_COMPILED(c);
     float a[4] = {10, 20, 30, 40}, out[4] = {-1, -1, -1, -1};
-    uint32_t flag = 0;
+    codegen::FaultRecord flag{};
     ParamBlock pb(c.gen.layout);
     pb.set_call_shape({4});
-    pb.header().error_flag = &flag;
+    pb.header().fault = &flag;
+    pb.header().site = 17;
     pb.set_tensor(0, a, {4}, {1});
     pb.set_tensor(1, out, {4}, {1});
-    c.cpu->run(pb.data(), 0, 2);  // in bounds: no error
-    EXPECT_EQ(flag, 0u);
+    c.cpu->run(pb.data(), 0, 2);  // in bounds: no fault
+    EXPECT_EQ(flag.code, 0u);
     EXPECT_EQ(out[0], 31);
     EXPECT_EQ(out[1], 41);
     c.cpu->run(pb.data(), 2, 3);  // a[4] is out of bounds: skipped, reads 0
-    EXPECT_EQ(flag, codegen::kErrorIndexOutOfBounds);
+    EXPECT_EQ(flag.code, codegen::kErrorIndexOutOfBounds);
+    EXPECT_EQ(flag.claim, 1u);
+    EXPECT_EQ(flag.site, 17);   // the launch site, from the call header
+    EXPECT_EQ(flag.param, 0);   // kernel parameter `a`
+    EXPECT_EQ(flag.dim, 0);
+    EXPECT_EQ(flag.index, 4);
+    EXPECT_EQ(flag.extent, 4);
     EXPECT_EQ(out[2], 1);
-    flag = 0;
-    c.cpu->run(pb.data(), 3, 4);  // out of bounds first (code 1 wins), then the trap
-    EXPECT_EQ(flag, 1u);
+    flag = {};
+    c.cpu->run(pb.data(), 3, 4);  // out of bounds first (the first fault wins), then the trap
+    EXPECT_EQ(flag.code, 1u);
+    EXPECT_EQ(flag.index, 5);
     EXPECT_EQ(out[3], -1);  // the trap ended the thread before the store
-    pb.header().error_flag = nullptr;  // a null flag is allowed
+    pb.header().fault = nullptr;  // a null record is allowed
     c.cpu->run(pb.data(), 0, 4);
     expect_cuda_compiles(tp.program, *k, options);
 }
@@ -551,17 +559,17 @@ TEST(Kernel, CallsWithSeveralResults) {
     EXPECT_NE(c.code().find("struct split_results {"), std::string::npos) << c.code();
     EXPECT_NE(c.code().find("return {};"), std::string::npos) << c.code();
     float a[3] = {1, 2, 300}, out[3] = {};
-    uint32_t flag = 0;
+    codegen::FaultRecord flag{};
     ParamBlock pb(c.gen.layout);
     pb.set_call_shape({3});
-    pb.header().error_flag = &flag;
+    pb.header().fault = &flag;
     pb.set_tensor(0, a, {3}, {1});
     pb.set_tensor(1, out, {3}, {1});
     pb.set(2, 0.5f);
     c.cpu->run(pb.data(), 0, 3);
     for (int t = 0; t < 2; ++t) EXPECT_FLOAT_EQ(out[t], (2 * a[t] + (a[t] + 1) * 10) * 0.5f);
     EXPECT_EQ(out[2], 0.0f);  // split(300) trapped: zero results
-    EXPECT_EQ(flag, 5u);
+    EXPECT_EQ(flag.code, 5u);
     expect_cuda_compiles(tp.program, *k);
 
     // generate_functions: every non-kernel function, compilable on both targets.

@@ -294,9 +294,9 @@ inline TestProgram prepare_test_program(const std::string& name, const std::stri
 }
 
 /// The parameter block of a test entry: one thread writing `count` doubles to `data` (host
-/// memory for the CPU, device memory for CUDA), error flag at `error_flag` (nullable).
+/// memory for the CPU, device memory for CUDA), fault record at `fault` (nullable).
 inline std::vector<uint8_t> test_entry_block(const call::CompiledKernel& k, const void* data, size_t count,
-                                             uint32_t* error_flag) {
+                                             codegen::FaultRecord* fault) {
     const codegen::ParamLayout& layout = k.generated.layout;
     if (layout.fields.size() != 1 || !layout.fields[0].type->is_tensor())
         throw std::runtime_error("unexpected parameter layout of the test entry");
@@ -305,7 +305,7 @@ inline std::vector<uint8_t> test_entry_block(const call::CompiledKernel& k, cons
     for (int64_t& d : header.shape) d = 1;
     header.total = 1;
     header.rank = 1;
-    header.error_flag = error_flag;
+    header.fault = fault;
     std::memcpy(block.data(), &header, sizeof header);
     // One view, written as the call layer's pack() writes views: data, shape[1], strides[1], inner[2].
     const codegen::TensorFieldLayout& t = layout.fields[0].tensor;
@@ -320,10 +320,10 @@ inline std::vector<uint8_t> test_entry_block(const call::CompiledKernel& k, cons
 /// Runs a compiled test entry on the CPU: one thread, `count` doubles out.
 inline std::vector<double> run_test_kernel(const call::CompiledKernel& k, size_t count) {
     std::vector<double> out(count, std::nan(""));
-    uint32_t error_flag = 0;
-    std::vector<uint8_t> block = test_entry_block(k, out.data(), count, &error_flag);
+    codegen::FaultRecord fault{};
+    std::vector<uint8_t> block = test_entry_block(k, out.data(), count, &fault);
     runtime::cpu_launch(k.cpu_entry, block.data(), 1);
-    if (error_flag != 0) throw std::runtime_error("kernel reported error code " + std::to_string(error_flag));
+    if (fault.code != 0) throw std::runtime_error("kernel reported fault code " + std::to_string(fault.code));
     return out;
 }
 
@@ -419,34 +419,35 @@ inline std::vector<double> run_test_kernel_cuda(const call::CompiledKernel& k, s
     runtime::CudaContextGuard guard(runtime::cuda_primary_context(0));
     const size_t flag_offset = count * sizeof(double);
     runtime::CuDevicePtr memory = 0;
-    runtime::check_cuda(d.cuMemAlloc(&memory, flag_offset + 8), "cuMemAlloc");
+    runtime::check_cuda(d.cuMemAlloc(&memory, flag_offset + sizeof(codegen::FaultRecord)), "cuMemAlloc");
     struct Free {
         runtime::CuDevicePtr p;
         ~Free() { runtime::cuda_driver().cuMemFree(p); }
     } free_at_exit{memory};
     std::vector<double> out(count, std::nan(""));
-    uint32_t error_flag = 0;
+    codegen::FaultRecord fault{};
     runtime::check_cuda(d.cuMemcpyHtoD(memory, out.data(), flag_offset), "cuMemcpyHtoD");
-    runtime::check_cuda(d.cuMemcpyHtoD(memory + flag_offset, &error_flag, sizeof error_flag), "cuMemcpyHtoD");
+    runtime::check_cuda(d.cuMemcpyHtoD(memory + flag_offset, &fault, sizeof fault), "cuMemcpyHtoD");
     std::vector<uint8_t> block = test_entry_block(k, reinterpret_cast<const void*>(memory), count,
-                                                  reinterpret_cast<uint32_t*>(memory + flag_offset));
+                                                  reinterpret_cast<codegen::FaultRecord*>(memory + flag_offset));
     runtime::cuda_launch(*k.cuda_entry, block.data(), block.size(), 1, nullptr);
     runtime::check_cuda(d.cuCtxSynchronize(), "cuCtxSynchronize");
     runtime::check_cuda(d.cuMemcpyDtoH(out.data(), memory, flag_offset), "cuMemcpyDtoH");
-    runtime::check_cuda(d.cuMemcpyDtoH(&error_flag, memory + flag_offset, sizeof error_flag), "cuMemcpyDtoH");
-    if (error_flag != 0) throw std::runtime_error("kernel reported error code " + std::to_string(error_flag));
+    runtime::check_cuda(d.cuMemcpyDtoH(&fault, memory + flag_offset, sizeof fault), "cuMemcpyDtoH");
+    if (fault.code != 0) throw std::runtime_error("kernel reported fault code " + std::to_string(fault.code));
     return out;
 }
 
 /// Compiles and runs a program on CUDA device 0 and checks it like check_program. Skipped, with
 /// the reason, on machines without a GPU (CI): there check_program_cuda still compiles it.
-inline void check_program_on_gpu(const std::string& name, const std::string& source) {
+inline void check_program_on_gpu(const std::string& name, const std::string& source,
+                                 const call::ModuleSetup& setup = {}) {
     if (!runtime::cuda_available()) GTEST_SKIP() << "no CUDA device: " << runtime::cuda_driver_status();
     auto expects = header_values(source, "expect");
     ASSERT_EQ(expects.size(), 1u) << "a program needs exactly one `// expect:` header";
     std::vector<double> want = parse_expect(expects[0]);
     try {
-        TestProgram p = prepare_test_program(name, source);
+        TestProgram p = prepare_test_program(name, source, setup);
         call::CompiledKernel k = call::compile_cuda_kernel(*p.module, p.glue, {}, 0);
         TestResult got = unpack_result(p.leaves, run_test_kernel_cuda(k, result_slots(p.leaves)));
         EXPECT_TRUE(values_match(p.leaves, got, want, expect_tokens(expects[0]))) << "IR of the entry:\n" << k.ir_text;

@@ -1,0 +1,72 @@
+// src/call/kernel_faults.h — kernel faults as user errors: what a fault record names (launch
+// sites), where CUDA kernels record their faults (one mapped host record per device), when a
+// recorded fault is raised, and the debug mode.
+//
+// A generated kernel records the first fault of a launch in a codegen::FaultRecord (the kind,
+// the kernel parameter, dimension, index and extent, the source line) and the launch site id
+// from its call header. A launch site is registered once per compiled kernel and maps that id
+// back to the user's function and each kernel parameter to the user's parameter, so that the
+// error reads `f(): parameter 'lut': index 300 out of bounds for dimension 0 of extent 256`.
+//
+// CPU launches are synchronous: their record lives on the launcher's stack and a fault raises
+// at the call that made it. CUDA launches are not: the record of a device lives in pinned host
+// memory mapped into the device, and the NEXT launch on that device (or an explicit
+// check_device_faults / synchronize_devices) reads its code word — one host load — and raises,
+// then clears the record. In debug mode (SHADEGRAD_DEBUG=1 or set_debug_mode) every CUDA launch
+// synchronizes its stream and raises at the call that faulted.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/fault_record.h"
+
+namespace sg::call {
+
+/// What a fault of one compiled kernel names.
+struct LaunchSite {
+    std::string function;             ///< the user's function
+    bool backward = false;            ///< the backward kernel of that function
+    std::string file;                 ///< the user module's file name, for source lines
+    std::vector<std::string> params;  ///< per kernel parameter: "parameter 'lut'", "the result", ...
+};
+
+/// Registers a site and returns its id (CallHeader::site). Thread-safe; ids are never reused
+/// and sites live for the process (one per compiled kernel: a few hundred bytes each).
+int32_t register_launch_site(LaunchSite site);
+
+/// The message of a recorded fault, e.g. "f(): parameter 'lut': index 300 out of bounds for
+/// dimension 0 of extent 256". `device` ("cuda:0") is named for a fault found after its launch.
+std::string describe_fault(const codegen::FaultRecord& record, const std::string& device = "");
+
+/// Raises the RuntimeError (CallError of kind Runtime) for a recorded fault.
+[[noreturn]] void raise_fault(const codegen::FaultRecord& record, const std::string& device = "");
+
+/// The fault record of a CUDA device: host view and the address its kernels write. Allocated
+/// on first use (BackendError when the driver refuses), never freed.
+struct DeviceFaultRecord {
+    codegen::FaultRecord* host = nullptr;
+    codegen::FaultRecord* device = nullptr;
+};
+const DeviceFaultRecord& device_fault_record(int device);
+
+/// Raises (and clears) a fault recorded by an earlier kernel on `device`; nothing otherwise. One
+/// host read when there is none. Work still running on the device is not waited for.
+/// `own_launch`: the caller just waited for its own kernel (debug mode), so the message does not
+/// speak of an earlier launch.
+void check_device_faults(int device, bool own_launch = false);
+
+/// Waits for all work on every CUDA device shadegrad launched on, then raises a fault any of
+/// them recorded (shadegrad.synchronize()). Nothing to do without CUDA.
+void synchronize_devices();
+
+/// Raises a fault recorded on any device shadegrad launched on, without waiting.
+void check_all_device_faults();
+
+/// Debug mode: every CUDA launch waits for its kernel and raises at the faulting call. Starts as
+/// SHADEGRAD_DEBUG says (set and not "0"); set_debug_mode changes it for the process.
+bool debug_mode() noexcept;
+void set_debug_mode(bool on) noexcept;
+
+}  // namespace sg::call

@@ -1,0 +1,33 @@
+// src/runtime/cuda_mapped_memory.h — pinned host memory mapped into a device's address space:
+// the device writes it with plain stores, the host reads it with plain loads, without a
+// synchronization or a copy (kernel fault records live there: src/call/kernel_faults.h).
+//
+// In: a device index (its primary context, the one torch uses). Out: a zero-filled block that is
+// never freed (it lives as long as the process, like the primary context), its host address and
+// the address kernels use. Reads on the host see device writes made visible by
+// __threadfence_system(); nothing else orders them.
+#pragma once
+
+#include <cstddef>
+
+#include "runtime/cuda_driver.h"
+
+namespace sg::runtime {
+
+struct MappedHostMemory {
+    void* host = nullptr;    ///< the block's host address
+    CuDevicePtr device = 0;  ///< the address kernels on the device use
+};
+
+/// Allocates `bytes` of mapped pinned host memory for `device` (cuMemHostAlloc with DEVICEMAP,
+/// in the device's primary context). Throws BackendError when the driver refuses.
+MappedHostMemory cuda_alloc_mapped(int device, size_t bytes);
+
+/// Waits for all work on `device` (cuCtxSynchronize in its primary context). Throws BackendError
+/// naming the error of a kernel that failed (e.g. an illegal address).
+void cuda_synchronize_device(int device);
+
+/// Waits for the work on `stream` of `device`. Throws BackendError like cuda_synchronize_device.
+void cuda_synchronize_stream(int device, void* stream);
+
+}  // namespace sg::runtime
