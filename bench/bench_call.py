@@ -1,8 +1,9 @@
 # bench/bench_call.py — host time of a cached shadegrad call on the CPU backend versus the torch
 # expression it replaces, for both torch bridges, in one run; plus a count of the Python function
-# calls made during cached calls through the native bridge (expected: 0).
+# calls made during cached calls through the native bridge (expected: 0); and a training step
+# compiled with torch.compile against the same step run eagerly (native bridge; --no-compile skips).
 #
-#   python bench/bench_call.py [--json PATH] [--quick]
+#   python bench/bench_call.py [--json PATH] [--quick] [--no-compile]
 #
 # Each bridge is measured in its own process (the fallback one with SHADEGRAD_TORCH_BRIDGE=fallback),
 # and each process measures torch on the same tensors, so every ratio compares numbers taken
@@ -39,7 +40,7 @@ def time_per_call(fn, number: int, repeat: int, warmup: int) -> float:
     return statistics.median(rounds)
 
 
-def worker(quick: bool) -> dict:
+def worker(quick: bool, compile_step: bool) -> dict:
     """Measures every case with the bridge this process was started with."""
     import torch
 
@@ -88,10 +89,48 @@ def worker(quick: bool) -> dict:
 
         record("mul2 forward+backward", shape, sg_fwd_bwd, torch_fwd_bwd, bwd_number)
 
+        # A dict (struct) and a list (array) argument against the same call with tensors in their
+        # place: what describing Python composites costs on a cached call.
+        params = {"scale": 2.0, "bias": 0.5}
+        weights = [1.0, 0.25]
+        t_params = {"scale": torch.tensor(2.0), "bias": torch.tensor(0.5)}
+        t_weights = torch.tensor([1.0, 0.25])
+        assert torch.allclose(m.affine(a, params, weights), m.affine(a, t_params, t_weights))
+        record(
+            "affine(x, dict, list) vs the same call with tensors",
+            shape,
+            lambda: m.affine(a, params, weights),
+            lambda: m.affine(a, t_params, t_weights),
+            number,
+        )
+
         key = "x".join(map(str, shape))
         python_calls[f"mul2 {key}"] = len(python_frames_during(m, "mul2", (grid, a, b), 1000))
         python_calls[f"mul {key}"] = len(python_frames_during(m, "mul", (a, b), 1000))
         python_calls[f"mul2 {key} requires_grad"] = len(python_frames_during(m, "mul2", (grid, ga, gb), 1000))
+
+    if compile_step:
+        # A training step (forward, loss, backward) compiled with torch.compile (inductor) against
+        # the same step run eagerly: shadegrad calls inside a graph go through the custom operators.
+        def train_step(a, b):
+            return ((m.mul2(sg.grid(a.shape), a, b) - 0.5) ** 2).mean()
+
+        # inductor generates its own CPU kernels for the loss (OpenMP: slow on a busy machine);
+        # aot_eager runs the same graphs with torch's eager kernels, which isolates what the
+        # custom-operator route of the shadegrad calls costs.
+        for backend in ("inductor", "aot_eager"):
+            compiled_step = torch.compile(train_step, fullgraph=True, backend=backend)
+            for shape in SHAPES:
+                a = torch.rand(shape, requires_grad=True)
+                b = torch.rand(shape)
+
+                def run(step):
+                    a.grad = None
+                    step(a, b).backward()
+
+                run(compiled_step)  # compiles
+                record(f"training step, torch.compile ({backend}) vs eager", shape, lambda: run(compiled_step),
+                       lambda: run(train_step), bwd_number)
 
     return {
         "bridge": sg.torch_bridge_status()["active"],
@@ -101,12 +140,13 @@ def worker(quick: bool) -> dict:
     }
 
 
-def run_worker(bridge: str, quick: bool) -> dict:
+def run_worker(bridge: str, quick: bool, compile_step: bool) -> dict:
     env = dict(os.environ)
     env.pop("SHADEGRAD_TORCH_BRIDGE", None)
     if bridge == "fallback":
         env["SHADEGRAD_TORCH_BRIDGE"] = "fallback"
     cmd = [sys.executable, os.path.abspath(__file__), "--worker"] + (["--quick"] if quick else [])
+    cmd += ["--compile"] if compile_step else []
     proc = subprocess.run(cmd, env=env, capture_output=True, text=True)
     if proc.returncode != 0:
         sys.stderr.write(proc.stdout + proc.stderr)
@@ -118,7 +158,7 @@ def run_worker(bridge: str, quick: bool) -> dict:
 
 def markdown(runs: list) -> str:
     lines = [
-        "| bridge | case | shape | shadegrad µs | torch µs | ratio |",
+        "| bridge | case | shape | shadegrad µs | torch µs (or the tensor call) | ratio |",
         "|---|---|---|---:|---:|---:|",
     ]
     for run in runs:
@@ -140,14 +180,17 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--json", metavar="PATH", help="also write the results as JSON to PATH")
     parser.add_argument("--quick", action="store_true", help="few repetitions (a smoke run, noisy)")
+    parser.add_argument("--no-compile", action="store_true", help="skip the torch.compile training-step row")
     parser.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--compile", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.worker:
-        print(json.dumps(worker(args.quick)))
+        print(json.dumps(worker(args.quick, args.compile)))
         return 0
 
-    runs = [run_worker(bridge, args.quick) for bridge in BRIDGES]
+    # The compiled step is measured with the native bridge only (compiling takes a while).
+    runs = [run_worker(bridge, args.quick, bridge == "native" and not args.no_compile) for bridge in BRIDGES]
     print(markdown(runs))
     native = next(r for r in runs if r["requested_bridge"] == "native")
     status = 0

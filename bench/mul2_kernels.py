@@ -22,6 +22,13 @@ float mul(float a, float b)
 {
     return a * b;
 }
+
+struct Affine { float scale; float bias; };
+
+float affine(float x, Affine p, float w[2])
+{
+    return x * p.scale * w[0] + p.bias * w[1];
+}
 """
 
 

@@ -7,14 +7,38 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import torch as _torch  # noqa: F401  (the bridge needs torch loaded first)
+import torch as _torch  # the bridge needs torch loaded first
 
-from . import _core, _torch_fallback
+from . import _bwds, _compile, _core, _torch_fallback, _values
 from ._version import __version__
-from ._core import CompileError, Device, DeviceType, Function, GridArg, Module, cuda_status, torch_bridge_status
+from ._core import CompileError, Device, DeviceType, Function, GridArg, Module, Struct, cuda_status, torch_bridge_status
+from ._values import (
+    CallIdArg,
+    DiffPair,
+    RandFloatArg,
+    ThreadIdArg,
+    ValueRef,
+    ValueType,
+    WangHashArg,
+    diffPair,
+    floatDiffPair,
+    floatRef,
+    intRef,
+)
 
 __all__ = [
     "__version__",
+    "ValueRef",
+    "ValueType",
+    "call_id",
+    "diffPair",
+    "floatDiffPair",
+    "floatRef",
+    "intRef",
+    "rand_float",
+    "thread_id",
+    "wang_hash",
+    "Struct",
     "CompileError",
     "Device",
     "DeviceType",
@@ -44,6 +68,8 @@ def _nvrtc_search_dirs() -> list:
 
 
 _core._set_nvrtc_search_dirs(_nvrtc_search_dirs())
+# torch.compile support registers itself when torch._dynamo is loaded (docs/torch_compile.md).
+_compile.install()
 _core._init_torch(
     _native_bridge_path(),
     _torch_fallback,
@@ -61,14 +87,77 @@ def create_torch_device(type: DeviceType = DeviceType.cpu, index: int = 0, **_ig
     return _core.create_device(type, index)
 
 
-def grid(shape) -> GridArg:
-    """The call index as an argument: binds to int/int2/int3/... or int[N] parameters."""
+def grid(shape, stride=None, offset=None) -> GridArg:
+    """The call index as an argument: binds to int/int2/int3/... or int[N] parameters.
+
+    `shape` is the call shape the grid defines (dimension order: the last is the fastest); a
+    parameter gets `offset + index * stride` per dimension (a vector's .x is the last dimension).
+    """
     if isinstance(shape, int):
         shape = (shape,)
-    shape = tuple(int(s) for s in shape)
+    shape = tuple(shape)
     if not 1 <= len(shape) <= 8:
         raise ValueError(f"grid: shape must have 1 to 8 dimensions, got {len(shape)}")
+    if _torch.compiler.is_compiling():
+        # torch.compile is tracing: symbolic extents stay symbolic (docs/torch_compile.md).
+        return _compile.TracedGrid(shape)
+    shape = tuple(int(s) for s in shape)
     for d, extent in enumerate(shape):
         if extent < 0:
             raise ValueError(f"grid: extent {extent} of dimension {d} is negative")
-    return GridArg(list(shape))
+
+    def per_dim(name, v):
+        if v is None:
+            return []
+        v = (int(v),) * len(shape) if isinstance(v, int) else tuple(int(x) for x in v)
+        if len(v) != len(shape):
+            raise ValueError(f"grid: {name} has {len(v)} dimensions, the shape {len(shape)}")
+        return list(v)
+
+    g = GridArg(list(shape), per_dim("stride", stride), per_dim("offset", offset))
+    g.extents = shape  # for torch.compile's tracer, which cannot read the C++ `shape`
+    return g
+
+
+def call_id() -> CallIdArg:
+    """The thread's index in the call shape: binds to int, intN (x = the last dimension) or int[N]."""
+    return CallIdArg()
+
+
+def thread_id() -> ThreadIdArg:
+    """The thread's linear index in the call: binds to int / intN ((index, 0, ...))."""
+    return ThreadIdArg()
+
+
+def wang_hash(seed: int = 0) -> WangHashArg:
+    """A per-thread 32-bit hash of the thread index and `seed`: binds to uint, uintN or uint[N]."""
+    return WangHashArg(seed)
+
+
+def rand_float(min: float = 0.0, max: float = 1.0, seed: int = 0) -> RandFloatArg:
+    """A per-thread uniform float in [min, max) from `seed`: binds to float, floatN or float[N]."""
+    return RandFloatArg(min, max, seed)
+
+
+# Value types: sg.float3(1, 2, 3), sg.int2(...), sg.float4x4(...), ...
+globals().update(_values.VALUE_TYPES)
+__all__ += sorted(_values.VALUE_TYPES)
+
+_core._register_value_kinds(
+    {
+        "value_type": ValueType,
+        "call_id": CallIdArg,
+        "thread_id": ThreadIdArg,
+        "wang_hash": WangHashArg,
+        "rand_float": RandFloatArg,
+        "value_ref": ValueRef,
+        "diff_pair": DiffPair,
+        "ref_to_tensor": _values.ref_to_tensor,
+        "ref_store": _values.ref_store,
+        "numpy_to_tensor": _values.numpy_to_tensor,
+        "numpy_store": _values.numpy_store,
+        "leaf_value": _values.leaf_value,
+        "assemble": _values.assemble,
+    }
+)
+Function.bwds = property(lambda self: _bwds.BwdsFunction(self), doc="The backward call: fn.bwds(args..., dresult).")

@@ -300,9 +300,12 @@ void Reverse::reverse_loop(const Inst& loop, Context& ctx, Adjoints& adj) {
     for (const Value* v : outer) next.push_back(local[v]);
     b_.yield(next);
     b_.set_insert(saved);
+    // The outer adjoints first: they were carried through the reversed loop from their value
+    // before it, so they replace it. An initial value may be an outer value too (`r = x;` then
+    // `r *= x` in the body): its contribution is added after, not overwritten.
+    for (size_t k = 0; k < outer.size(); ++k) adj[outer[k]] = rev->results[1 + diff_carried.size() + k];
     for (size_t j = 0; j < diff_carried.size(); ++j)
         add_adjoint(adj, loop.operands[diff_carried[j]], rev->results[1 + j]);
-    for (size_t k = 0; k < outer.size(); ++k) adj[outer[k]] = rev->results[1 + diff_carried.size() + k];
 }
 
 void Reverse::reverse_tensor(const Inst& inst, Context& ctx, Adjoints& adj) {

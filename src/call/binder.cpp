@@ -1,56 +1,17 @@
-// src/call/binder.cpp — argument-to-parameter binding and call-shape rules.
+// src/call/binder.cpp — argument-to-parameter binding and call-shape rules. How each kind of
+// value binds is the marshalling table's (value_kind.cpp); here: matching arguments to
+// parameters, recursion into composites, results, the call rank and broadcasting.
 #include "call/binder.h"
 
 #include <algorithm>
 
 #include "call/errors.h"
+#include "call/value_kind.h"
 
 namespace sg::call {
 
 using lang::ScalarKind;
 using lang::Type;
-
-namespace {
-
-DType dtype_of(ScalarKind k) {
-    switch (k) {
-    case ScalarKind::Bool: return DType::Bool;
-    case ScalarKind::Int8: return DType::Int8;
-    case ScalarKind::Int16: return DType::Int16;
-    case ScalarKind::Int32: return DType::Int32;
-    case ScalarKind::Int64: return DType::Int64;
-    case ScalarKind::UInt8: return DType::UInt8;
-    case ScalarKind::UInt16: return DType::UInt16;
-    case ScalarKind::UInt32: return DType::UInt32;
-    case ScalarKind::UInt64: return DType::UInt64;
-    case ScalarKind::Half: return DType::Float16;
-    case ScalarKind::Float: return DType::Float32;
-    case ScalarKind::Double: return DType::Float64;
-    }
-    return DType::Unknown;
-}
-
-std::string shape_text(const int64_t* shape, int ndim) {
-    std::string s = "(";
-    for (int d = 0; d < ndim; ++d) s += (d ? ", " : "") + std::to_string(shape[d]);
-    if (ndim == 1) s += ",";
-    return s + ")";
-}
-
-std::string describe(const ArgInfo& a) {
-    switch (a.kind) {
-    case ArgKind::Tensor:
-        return std::string("a ") + dtype_name(a.tensor.dtype) + " tensor of shape " + shape_text(a.tensor.shape, a.tensor.ndim) +
-               (a.tensor.device_type == DeviceType::CUDA ? " on cuda:" + std::to_string(a.tensor.device_index) : " on cpu");
-    case ArgKind::Grid: return "grid(" + shape_text(a.tensor.shape, a.tensor.ndim) + ")";
-    case ArgKind::None: return std::string("a Python ") + (a.type_name ? a.type_name : "object");
-    default: return std::string("a Python ") + arg_kind_name(a.kind);
-    }
-}
-
-const char* device_name(DeviceType d) { return d == DeviceType::CUDA ? "cuda" : d == DeviceType::CPU ? "cpu" : "other"; }
-
-}  // namespace
 
 bool element_shape(const Type* t, std::vector<int64_t>& shape, ScalarKind& scalar) {
     switch (t->kind) {
@@ -71,8 +32,134 @@ bool element_shape(const Type* t, std::vector<int64_t>& shape, ScalarKind& scala
     }
 }
 
+const Type* array_inner(const Type* t, std::vector<int64_t>* counts) {
+    while (t->is_array()) {
+        if (counts) counts->push_back(t->count);
+        t = t->element;
+    }
+    return t;
+}
+
+namespace {
+
+/// Nesting limit for composite arguments and struct results (a self-referencing list cannot
+/// reach here: the describer stops at the same depth).
+constexpr int kMaxValueDepth = 16;
+
+class Binder final : public BindContext {
+public:
+    Binder(Binding& b, const CallModifiers& mods) : b_(b), mods_(mods) {}
+
+    ValueNode bind(const BindRequest& r) {
+        if (++depth_ > kMaxValueDepth) throw_value_error(r.where(*this) + ": the value is nested too deeply");
+        request_ = &r;
+        ValueNode node = value_kind(args[r.arg].kind).bind(*this, r);
+        --depth_;
+        return node;
+    }
+
+    ValueNode bind_child(int arg, const Type* type, const std::string& access, const std::string& name,
+                         bool differentiable) override {
+        const BindRequest& parent = *request_;
+        BindRequest r;
+        r.arg = arg;
+        r.type = type;
+        r.dir = parent.dir;
+        r.differentiable = differentiable;
+        r.name = name;
+        r.diff_path = parent.diff_path + access;
+        r.param = parent.param;
+        ValueNode node = bind(r);
+        request_ = &parent;
+        node.access = access;
+        return node;
+    }
+
+    ValueNode add_leaf(ParamBinding pb) override {
+        const BindRequest& r = *request_;
+        pb.param = r.param;
+        pb.arg = r.arg;
+        pb.name = r.name;
+        pb.type = r.type;
+        pb.dir = r.dir;
+        pb.diff_path = r.diff_path;
+        pb.arg_kind = args[r.arg].kind;
+        const std::string& base = b_.slots[size_t(r.param)].name;
+        pb.ident = r.diff_path.empty() ? base : base + "_" + std::to_string(leaves_in_param_++);
+        if (size_t(r.param) < mods_.dim_maps.size() && !mods_.dim_maps[size_t(r.param)].empty()) {
+            // fn.map(): the argument's dims go to the named call dims, not right-aligned.
+            const std::vector<int>& map = mods_.dim_maps[size_t(r.param)];
+            if (pb.kind != BindingKind::Elementwise && pb.kind != BindingKind::Grid)
+                throw_type_error(r.where(*this) + ": map() applies to tensors and grids, not to " +
+                                 value_kind(pb.arg_kind).describe(args[r.arg]));
+            if (int(map.size()) != pb.call_dims)
+                throw_value_error(r.where(*this) + ": map() names " + std::to_string(map.size()) + " dimension" +
+                                  (map.size() == 1 ? "" : "s") + " but the argument has " + std::to_string(pb.call_dims) +
+                                  " call dimension" + (pb.call_dims == 1 ? "" : "s"));
+            int rank = 0;
+            for (size_t i = 0; i < map.size(); ++i) {
+                if (map[i] < 0 || map[i] >= 8) throw_value_error(r.where(*this) + ": map() dimension out of range");
+                for (size_t j = 0; j < i; ++j)
+                    if (map[j] == map[i]) throw_value_error(r.where(*this) + ": map() names a call dimension twice");
+                rank = std::max(rank, map[i] + 1);
+            }
+            pb.dim_map = map;
+            pb.call_dims = rank;  // at least; the whole call once its rank is known (bind_call)
+        }
+        if (pb.kind == BindingKind::Elementwise) {
+            std::vector<int64_t> counts;
+            array_inner(r.type, &counts);
+            pb.array_dims = int(counts.size());
+            if (pb.array_dims && !pb.dim_map.empty())
+                throw_type_error(r.where(*this) + ": map() of an array-typed argument is not supported yet");
+        }
+        if (pb.call_dims + pb.elem_dims > 8) throw_value_error(r.where(*this) + ": more than 8 tensor dimensions");
+        b_.params.push_back(std::move(pb));
+        ValueNode node;
+        node.type = r.type;
+        node.leaf = int(b_.params.size()) - 1;
+        return node;
+    }
+
+    void start_param() { leaves_in_param_ = 0; }
+
+private:
+    Binding& b_;
+    const CallModifiers& mods_;
+    const BindRequest* request_ = nullptr;
+    int depth_ = 0;
+    int leaves_in_param_ = 0;
+};
+
+/// The result's leaves: the whole value when a tensor can hold it, else one per struct field.
+void result_leaves(const UserModule& module, const std::string& function, const Type* t, const std::string& path,
+                   std::vector<std::string>& keys, std::vector<ResultLeaf>& out, int depth) {
+    if (depth > kMaxValueDepth) throw_type_error(function + "(): the result type is nested too deeply");
+    ResultLeaf leaf;
+    if (element_shape(t, leaf.elem_shape, leaf.scalar)) {
+        std::vector<int64_t> counts;
+        array_inner(t, &counts);
+        leaf.array_dims = int(counts.size());
+        leaf.path = path;
+        leaf.keys = keys;
+        leaf.type = t;
+        out.push_back(std::move(leaf));
+        return;
+    }
+    if (!t->is_struct())
+        throw_type_error(function + "(): returning " + lang::type_name(t) + " to Python is not supported yet");
+    for (const lang::FieldInfo& f : module.types().fields(t)) {
+        keys.push_back(f.name);
+        result_leaves(module, function, f.type, path + "." + f.name, keys, out, depth + 1);
+        keys.pop_back();
+    }
+}
+
+}  // namespace
+
 Binding bind_call(const UserModule& module, const std::string& function, const ArgInfo* args, size_t positional,
-                  size_t count, const std::vector<std::string>& keyword_names, bool grad_mode, DeviceType device) {
+                  size_t count, const std::vector<std::string>& keyword_names, bool grad_mode, DeviceType device,
+                  const CallModifiers& modifiers, int result_arg) {
     std::vector<lang::FunctionDecl*> overloads = module.functions(function);
     if (overloads.empty()) throw_value_error("module '" + module.name() + "' has no function '" + function + "'");
     if (overloads.size() > 1)
@@ -101,106 +188,72 @@ Binding bind_call(const UserModule& module, const std::string& function, const A
         if (arg_of[p] < 0) throw_type_error(function + "() missing required argument '" + fn->params[p]->name + "'");
     (void)count;
 
-    int device_index = -2;
+    Binder binder(b, modifiers);
+    binder.module = &module;
+    binder.function = &b.function;
+    binder.args = args;
+    binder.grad_mode = grad_mode;
+    binder.device = device;
     for (size_t p = 0; p < nparams; ++p) {
         lang::VarDecl* param = fn->params[p];
-        const ArgInfo& a = args[arg_of[p]];
-        ParamBinding pb;
-        pb.param = int(p);
-        pb.arg = arg_of[p];
-        pb.name = param->name;
-        pb.type = param->type;
-        pb.dir = param->dir;
+        ParamSlot slot;
+        slot.name = param->name;
+        slot.type = param->type;
+        slot.dir = param->dir;
         // Differentiable tensors carry their gradient in a buffer; other values in pairs.
-        pb.differentiable = fn->is_differentiable && !param->is_no_diff &&
-                            (lang::param_is_differentiable(module.types(), *param) ||
-                             (param->type->is_tensor() && param->type->tensor.differentiable));
-        const Type* t = param->type;
-        std::string where = function + "(): parameter '" + param->name + "' of type " + lang::type_name(t);
-        if (param->dir != lang::ParamDir::In && a.kind != ArgKind::Tensor)
-            throw_type_error(where + " is an out/inout parameter and needs a tensor, got " + describe(a));
-        switch (a.kind) {
-        case ArgKind::Float:
-        case ArgKind::Int:
-        case ArgKind::Bool:
-            if (!t->is_scalar())
-                throw_type_error(where + " cannot take " + describe(a) + " (pass a tensor for non-scalar parameters)");
-            if (a.kind == ArgKind::Float && !lang::is_floating(t->scalar))
-                throw_type_error(where + " cannot take a Python float (the parameter is an integer)");
-            pb.kind = BindingKind::Uniform;
-            break;
-        case ArgKind::Grid:
-        case ArgKind::CallId: {
-            int rank = a.tensor.ndim;
-            bool ok = (t->is_scalar() && rank == 1) || (t->is_vector() && t->rows == rank) ||
-                      (t->is_array() && t->count == rank && t->element->is_scalar());
-            ScalarKind k = t->is_array() ? t->element->scalar : t->scalar;
-            if (!ok || !(k == ScalarKind::Int32 || k == ScalarKind::UInt32))
-                throw_type_error(where + " cannot take " + describe(a) + ": a grid of rank " + std::to_string(rank) +
-                                 " binds to int" + (rank > 1 ? std::to_string(rank) : "") + " or int[" + std::to_string(rank) + "]");
-            pb.kind = BindingKind::Grid;
-            pb.call_dims = rank;
-            break;
-        }
-        case ArgKind::Tensor: {
-            const TensorInfo& ti = a.tensor;
-            if (ti.device_type != device)
-                throw_value_error(where + " got a tensor on " + device_name(ti.device_type) +
-                                  ", but the module's device is " + device_name(device));
-            if (device_index == -2) device_index = ti.device_index;
-            else if (ti.device_index != device_index)
-                throw_value_error(where + " got a tensor on cuda:" + std::to_string(ti.device_index) +
-                                  ", but other tensors of the call are on cuda:" + std::to_string(device_index) +
-                                  "; every tensor of one call must be on the same device");
-            if (ti.dtype == DType::Unknown) throw_type_error(where + " got a tensor of an unsupported dtype");
-            std::vector<int64_t> elem;
-            ScalarKind scalar = ScalarKind::Float;
-            const Type* value_type = t->is_tensor() ? t->element : t;
-            if (!element_shape(value_type, elem, scalar))
-                throw_type_error(where + " cannot be read from a tensor");
-            if (dtype_of(scalar) != ti.dtype)
-                throw_type_error(where + " needs a " + dtype_name(dtype_of(scalar)) + " tensor, got " + describe(a));
-            int e = int(elem.size());
-            if (t->is_tensor()) {
-                if (ti.ndim != t->rank + e) {
-                    if (ti.ndim > t->rank + e)
-                        throw_type_error(where + " got " + describe(a) +
-                                         ": passing a batch of tensors (extra leading dims) is not supported yet");
-                    throw_type_error(where + " needs a tensor of rank " + std::to_string(t->rank + e) + ", got " + describe(a));
-                }
-                pb.kind = BindingKind::WholeTensor;
-                pb.is_output = t->tensor.access != lang::TensorAccess::Read;
-                pb.call_dims = 0;
-            } else {
-                if (ti.ndim < e) throw_type_error(where + " needs a tensor whose last dims are " + shape_text(elem.data(), e) +
-                                                  ", got " + describe(a));
-                for (int d = 0; d < e; ++d)
-                    if (ti.shape[ti.ndim - e + d] != elem[size_t(d)])
-                        throw_type_error(where + " needs a tensor whose last dims are " + shape_text(elem.data(), e) +
-                                         ", got " + describe(a));
-                pb.kind = BindingKind::Elementwise;
-                pb.call_dims = ti.ndim - e;
-                pb.is_output = param->dir != lang::ParamDir::In;
-            }
-            pb.elem_dims = e;
-            pb.requires_grad = pb.differentiable && grad_mode && ti.requires_grad && !pb.is_output;
-            break;
-        }
-        case ArgKind::None: throw_type_error(where + " cannot take " + describe(a));
-        }
-        if (pb.call_dims > 8) throw_value_error(where + ": more than 8 call dimensions");
+        slot.differentiable = fn->is_differentiable && !param->is_no_diff &&
+                              (lang::param_is_differentiable(module.types(), *param) ||
+                               (param->type->is_tensor() && param->type->tensor.differentiable));
+        b.slots.push_back(slot);
+        BindRequest r;
+        r.arg = arg_of[p];
+        r.type = param->type;
+        r.dir = param->dir;
+        r.differentiable = slot.differentiable;
+        r.name = param->name;
+        r.param = int(p);
+        binder.start_param();
+        b.slots.back().value = binder.bind(r);
+    }
+    for (const ParamBinding& pb : b.params) {
         b.call_rank = std::max(b.call_rank, pb.call_dims);
         b.autograd |= pb.requires_grad;
-        b.params.push_back(pb);
+        b.uses_call_extents |= pb.arg_kind == ArgKind::ThreadId || pb.arg_kind == ArgKind::WangHash ||
+                               pb.arg_kind == ArgKind::RandFloat;
     }
-    b.device_index = device_index == -2 ? (device == DeviceType::CPU ? -1 : 0) : device_index;
+    // fn.map() names absolute call dims: a mapped leaf's view spans the whole call.
+    for (ParamBinding& pb : b.params)
+        if (!pb.dim_map.empty()) pb.call_dims = b.call_rank;
+    if (modifiers.strict_broadcasting)
+        for (const ParamBinding& pb : b.params)
+            if (pb.call_dims > 0 && pb.call_dims < b.call_rank && pb.dim_map.empty())
+                throw_value_error(function + "(): parameter '" + pb.name + "' has " + std::to_string(pb.call_dims) +
+                                  " call dimension" + (pb.call_dims == 1 ? "" : "s") + " but the call has " +
+                                  std::to_string(b.call_rank) + " (strict_broadcasting forbids implicit rank padding)");
+    b.device_index = binder.device_index == -2 ? (device == DeviceType::CPU ? -1 : 0) : binder.device_index;
     b.result_type = fn->result_type;
     if (!b.result_type->is_void()) {
-        std::vector<int64_t> elem;
-        ScalarKind scalar;
-        if (!element_shape(b.result_type, elem, scalar))
-            throw_type_error(function + "(): returning " + lang::type_name(b.result_type) + " to Python is not supported yet");
-        b.result_elem_dims = int(elem.size());
+        std::vector<std::string> keys;
+        result_leaves(module, function, b.result_type, "", keys, b.result_leaves, 0);
+        b.result_elem_dims = int(b.result_leaves[0].elem_shape.size());
+    }
+    if (result_arg >= 0) {
+        // A `_result=` tensor is written at the call index: its leading dims are call dims.
+        const TensorInfo& t = args[result_arg].tensor;
+        if (b.result_leaves.size() != 1) throw_type_error(function + "(): _result= cannot take a struct or void result");
+        const ResultLeaf& leaf = b.result_leaves[0];
+        int e = int(leaf.elem_shape.size());
+        if (t.ndim < e || !std::equal(leaf.elem_shape.begin(), leaf.elem_shape.end(), t.shape + t.ndim - e))
+            throw_value_error(function + "(): _result= needs a tensor whose last dims are " +
+                              shape_text(leaf.elem_shape.data(), e) + " (the result is " + lang::type_name(leaf.type) +
+                              "), got shape " + shape_text(t.shape, t.ndim));
+        if (t.dtype != dtype_of(leaf.scalar))
+            throw_type_error(function + "(): _result= needs a " + std::string(dtype_name(dtype_of(leaf.scalar))) +
+                             " tensor, got " + dtype_name(t.dtype));
+        if (t.device_type != device) throw_value_error(function + "(): _result= is on another device than the module");
+        b.result_arg = result_arg;
+        b.result_call_dims = t.ndim - e;
+        b.call_rank = std::max(b.call_rank, b.result_call_dims);
     }
     // Broadcast flags from this call's shapes (the key fixes which extents are 1).
     int64_t shape[8];
@@ -209,19 +262,45 @@ Binding bind_call(const UserModule& module, const std::string& function, const A
         const ArgInfo& a = args[pb.arg];
         pb.broadcast.assign(size_t(pb.call_dims), false);
         if (pb.kind != BindingKind::Elementwise) continue;
-        for (int d = 0; d < pb.call_dims; ++d) {
-            int call_dim = b.call_rank - pb.call_dims + d;
-            pb.broadcast[size_t(d)] = a.tensor.shape[d] == 1 && shape[call_dim] != 1;
+        bool shared = false;
+        if (pb.dim_map.empty()) {
+            for (int d = 0; d < pb.call_dims; ++d) {
+                int call_dim = b.call_rank - pb.call_dims + d;
+                pb.broadcast[size_t(d)] = a.tensor.shape[d] == 1 && shape[call_dim] != 1;
+            }
+            // Rank padding or an extent-1 dim makes several threads share an element.
+            shared = pb.call_dims < b.call_rank;
+        } else {
+            // A mapped view spans call dims [0, call_dims): unmapped ones are broadcast.
+            for (int d = 0; d < pb.call_dims; ++d) {
+                auto it = std::find(pb.dim_map.begin(), pb.dim_map.end(), d);
+                int64_t extent = it == pb.dim_map.end() ? 1 : a.tensor.shape[it - pb.dim_map.begin()];
+                int call_dim = b.call_rank - pb.call_dims + d;
+                pb.broadcast[size_t(d)] = extent == 1 && shape[call_dim] != 1;
+            }
+            shared = pb.call_dims < b.call_rank;
         }
-        // Rank padding or an extent-1 dim makes several threads share an element.
-        bool shared = pb.call_dims < b.call_rank;
         for (bool x : pb.broadcast) shared |= x;
         pb.grad_atomic = shared;
         if (pb.is_output && shared)
             throw_value_error(function + "(): out parameter '" + pb.name + "' is broadcast; every thread would write the same element");
     }
     b.autograd = b.autograd && fn->is_differentiable;
+    if (b.autograd)
+        for (const ParamBinding& pb : b.params)
+            if (pb.dir == lang::ParamDir::InOut && pb.differentiable)
+                throw_type_error(function + "(): gradients through inout parameter '" + pb.name +
+                                 "' are not supported yet (call it under torch.no_grad(), or use an out parameter)");
     return b;
+}
+
+/// The extent of call dim `d` (of the leaf's `call_dims`) that leaf `pb` gives: right-aligned
+/// argument dims, or those fn.map() sent there (1 where none goes).
+static int64_t leaf_extent(const ParamBinding& pb, const ArgInfo& a, int d) {
+    if (pb.dim_map.empty()) return a.tensor.shape[d];
+    for (size_t i = 0; i < pb.dim_map.size(); ++i)
+        if (pb.dim_map[i] == d) return a.tensor.shape[i];
+    return 1;
 }
 
 void compute_call_shape(const Binding& b, const ArgInfo* args, int64_t* shape) {
@@ -232,7 +311,7 @@ void compute_call_shape(const Binding& b, const ArgInfo* args, int64_t* shape) {
         const ArgInfo& a = args[pb.arg];
         for (int d = 0; d < pb.call_dims; ++d) {
             int call_dim = rank - pb.call_dims + d;
-            int64_t e = a.tensor.shape[d];
+            int64_t e = leaf_extent(pb, a, d);
             if (e == shape[call_dim] || e == 1) continue;
             if (shape[call_dim] == 1) {
                 shape[call_dim] = e;
@@ -243,7 +322,7 @@ void compute_call_shape(const Binding& b, const ArgInfo* args, int64_t* shape) {
             for (const ParamBinding& q : b.params) {
                 if (&q == &pb || q.call_dims == 0) continue;
                 int qd = call_dim - (rank - q.call_dims);
-                if (qd >= 0 && qd < q.call_dims && args[q.arg].tensor.shape[qd] == shape[call_dim]) {
+                if (qd >= 0 && qd < q.call_dims && leaf_extent(q, args[q.arg], qd) == shape[call_dim]) {
                     other = "'" + q.name + "' of shape " + shape_text(args[q.arg].tensor.shape, args[q.arg].tensor.ndim);
                     break;
                 }
@@ -253,6 +332,22 @@ void compute_call_shape(const Binding& b, const ArgInfo* args, int64_t* shape) {
                               " (call dimension " + std::to_string(call_dim) + ": " + std::to_string(e) + " vs " +
                               std::to_string(shape[call_dim]) + ")");
         }
+    }
+    if (b.result_arg >= 0) {
+        // The result is written, not read: its extents must be the call's (1 sets nothing only
+        // where the call's extent is 1 too).
+        const TensorInfo& t = args[b.result_arg].tensor;
+        for (int d = 0; d < b.result_call_dims; ++d) {
+            int call_dim = rank - b.result_call_dims + d;
+            if (shape[call_dim] == 1) shape[call_dim] = t.shape[d];
+        }
+        int64_t want[16];
+        for (int d = 0; d < rank; ++d) want[d] = shape[d];
+        bool ok = b.result_call_dims == rank;
+        for (int d = 0; ok && d < rank; ++d) ok = t.shape[d] == shape[d];
+        if (!ok)
+            throw_value_error(b.function + "(): _result= of shape " + shape_text(t.shape, t.ndim) +
+                              " does not match the call shape " + shape_text(want, rank));
     }
 }
 

@@ -2,9 +2,16 @@
 // function's parameters, decides how each argument is read per thread, the call rank, which
 // inputs take part in autograd, and where gradients need atomics.
 //
-// In: a module, a function name, the described arguments (positional, then keywords by name)
-// and the grad mode. Out: a Binding — everything about the call that the key determines; it is
-// computed once per call plan. Per-call extents are checked by compute_call_shape.
+// In: a module, a function name, the described arguments (positional, then keywords by name;
+// composite values' children after them, see arg_info.h), the grad mode and the call's
+// modifiers. Out: a Binding — everything about the call that the key determines; it is computed
+// once per call plan. Per-call extents are checked by compute_call_shape.
+//
+// A parameter's value may be assembled from several arguments (a dict for a struct, a list for
+// an array or vector, a value type for a vector or matrix): each leaf (tensor, scalar, generator)
+// becomes one ParamBinding, and the parameter's ParamSlot says how the glue builds the value
+// from its leaves. How each kind of value binds to a type is the marshalling table's business
+// (value_kind.h); this file matches, recurses and checks shapes.
 #pragma once
 
 #include <cstdint>
@@ -18,37 +25,86 @@ namespace sg::call {
 
 enum class BindingKind : uint8_t {
     Uniform,      ///< a Python scalar passed as a kernel uniform
-    Grid,         ///< sg.grid(shape): the thread's call index
+    Grid,         ///< sg.grid(shape): the thread's call index (times stride, plus offset)
+    Generator,    ///< call_id / thread_id / wang_hash / rand_float: computed from the call index
     Elementwise,  ///< a tensor whose leading dims are call dims and trailing dims the element
     WholeTensor,  ///< a tensor passed whole to a tensor parameter
 };
 
+/// One leaf of a parameter's value: a tensor, a scalar or a generator.
 struct ParamBinding {
     int param = -1;                 ///< parameter index in the function
-    int arg = -1;                   ///< index into the argument array
-    std::string name;               ///< parameter name
+    int arg = -1;                   ///< index into the argument array (the leaf's ArgInfo)
+    std::string name;               ///< parameter name, with the access path ("p.pos", "a[1]")
+    std::string ident;              ///< identifier-safe name for the glue ("p", "p_0")
     BindingKind kind = BindingKind::Uniform;
-    const lang::Type* type = nullptr;  ///< declared parameter type
+    ArgKind arg_kind = ArgKind::None;
+    const lang::Type* type = nullptr;  ///< the leaf's type (the parameter's type for a plain argument)
     lang::ParamDir dir = lang::ParamDir::In;
+    std::string diff_path;          ///< access path from the parameter's value to this leaf
     int call_dims = 0;              ///< call dimensions this argument spans (right-aligned)
     int elem_dims = 0;              ///< trailing tensor dims that form one element
-    bool differentiable = false;    ///< the parameter takes part in differentiation
+    int array_dims = 0;             ///< ...of which the leading ones index arrays (float3[2]: 1)
+    bool differentiable = false;    ///< the leaf takes part in differentiation
     bool requires_grad = false;     ///< ...and its tensor requires grad (autograd input in the mask)
     bool is_output = false;         ///< a tensor the function writes (write-access tensor parameter)
     bool grad_atomic = false;       ///< gradient writes can collide (broadcast): atomics
     std::vector<bool> broadcast;    ///< per call dim of this argument (first call's shapes)
+    std::vector<int> dim_map;       ///< fn.map(): call dim of each argument dim (empty: right-aligned)
+    bool grid_strided = false;      ///< a grid with a stride or offset (uniforms beside the call index)
 };
+
+/// How the glue assembles a parameter's value: a leaf, or a composite of child nodes.
+struct ValueNode {
+    const lang::Type* type = nullptr;
+    int leaf = -1;                  ///< index into Binding::params, or -1 for a composite
+    std::string access;             ///< this node's access from its parent (".pos", "[2]", ".x")
+    std::vector<ValueNode> children;
+};
+
+/// One function parameter.
+struct ParamSlot {
+    std::string name;
+    const lang::Type* type = nullptr;
+    lang::ParamDir dir = lang::ParamDir::In;
+    bool differentiable = false;
+    ValueNode value;
+};
+
+/// One piece of the result: the whole result, or one numeric field of a struct result.
+struct ResultLeaf {
+    std::string path;                     ///< access from the result value (".pos"; "" for all of it)
+    std::vector<std::string> keys;        ///< dict keys down to the field (empty for all of it)
+    const lang::Type* type = nullptr;
+    std::vector<int64_t> elem_shape;      ///< trailing dims of its tensor
+    int array_dims = 0;                   ///< leading element dims that index arrays
+    lang::ScalarKind scalar = lang::ScalarKind::Float;
+};
+
+/// The element type under a type's array dimensions (float3[2][4] → float3, counts {2, 4}).
+const lang::Type* array_inner(const lang::Type* t, std::vector<int64_t>* counts = nullptr);
 
 struct Binding {
     std::string function;
     lang::FunctionDecl* decl = nullptr;
-    std::vector<ParamBinding> params;   ///< one per function parameter, in order
+    std::vector<ParamBinding> params;   ///< the leaves of every parameter, in parameter order
+    std::vector<ParamSlot> slots;       ///< one per function parameter, in order
     int call_rank = 0;
     const lang::Type* result_type = nullptr;  ///< return type (void: no result tensor)
-    int result_elem_dims = 0;
+    int result_elem_dims = 0;           ///< of result_leaves[0] when the result is one leaf
+    std::vector<ResultLeaf> result_leaves;
+    int result_arg = -1;                ///< the `_result=` tensor's node in the argument array, or -1
+    int result_call_dims = 0;           ///< ...and the call dims it spans (it shapes the call too)
     bool autograd = false;              ///< grad mode on and some differentiable input requires grad
+    bool uses_call_extents = false;     ///< the glue reads the call shape (thread_id and hashes)
     DeviceType device = DeviceType::CPU;
     int device_index = -1;
+};
+
+/// What fn.map(...) asks: per parameter, its argument dims' call dims (empty: right-aligned).
+struct CallModifiers {
+    std::vector<std::vector<int>> dim_maps;  ///< indexed by parameter
+    bool strict_broadcasting = false;        ///< module option: no implicit rank padding
 };
 
 /// Element shape of a value type as tensor trailing dims (float: {}, float3: {3},
@@ -58,7 +114,8 @@ bool element_shape(const lang::Type* t, std::vector<int64_t>& shape, lang::Scala
 /// Binds a call. Throws CallError naming the function and parameter on any mismatch.
 /// `device` is the module's device: every tensor must live there.
 Binding bind_call(const UserModule& module, const std::string& function, const ArgInfo* args, size_t positional,
-                  size_t count, const std::vector<std::string>& keyword_names, bool grad_mode, DeviceType device);
+                  size_t count, const std::vector<std::string>& keyword_names, bool grad_mode, DeviceType device,
+                  const CallModifiers& modifiers = {}, int result_arg = -1);
 
 /// Computes this call's shape (right-aligned broadcast of the arguments' call dims) into
 /// `shape`; throws CallError when extents neither match nor broadcast.

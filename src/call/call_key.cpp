@@ -1,29 +1,19 @@
-// src/call/call_key.cpp — encoding, hashing and rendering of call keys.
+// src/call/call_key.cpp — encoding, hashing and rendering of call keys. What each argument
+// contributes is its marshalling-table row's (value_kind.h); the layout around it is here.
 #include "call/call_key.h"
 
 #include <cstring>
 
-namespace sg::call {
+#include "call/value_kind.h"
 
-const char* arg_kind_name(ArgKind k) {
-    switch (k) {
-    case ArgKind::None: return "none";
-    case ArgKind::Tensor: return "tensor";
-    case ArgKind::Float: return "float";
-    case ArgKind::Int: return "int";
-    case ArgKind::Bool: return "bool";
-    case ArgKind::Grid: return "grid";
-    case ArgKind::CallId: return "call_id";
-    }
-    return "?";
-}
+namespace sg::call {
 
 namespace {
 
-// Layout: 'S' u32 function_id, u8 grad_mode, u32 options, u8 count, then per argument:
-// u8 kind; tensors: u8 dtype, u8 ndim, u8 requires_grad, u8 device_type, u8 device_index,
-// ndim x u8 extent class; grids: u8 ndim, ndim x u8 extent class. Keyword names follow as
-// length-prefixed strings.
+// Layout: 'S' u32 function_id, u8 grad_mode, u32 options, u8 count (top-level arguments),
+// u16 total (every argument node, children included), then per node in array order: u8 kind,
+// u8 name size + name (a dict child's key), u8 child-run flag, the row's bytes. Then the
+// keyword names as u8 count + length-prefixed strings, then u16 size + the modifiers' bytes.
 template <class T>
 void put(std::string& s, T v) {
     char buf[sizeof(T)];
@@ -48,8 +38,9 @@ size_t CallKeyHash::operator()(const CallKey& k) const noexcept {
     return size_t(h);
 }
 
-void build_call_key(CallKey& key, uint32_t function_id, const ArgInfo* args, size_t count,
-                    const std::vector<std::string>& keyword_names, bool grad_mode, uint32_t options) {
+void build_call_key(CallKey& key, uint32_t function_id, const ArgInfo* args, size_t count, size_t total,
+                    const std::vector<std::string>& keyword_names, bool grad_mode, uint32_t options,
+                    const std::string& modifiers) {
     std::string& s = key.bytes;
     s.clear();
     s.push_back('S');
@@ -57,35 +48,29 @@ void build_call_key(CallKey& key, uint32_t function_id, const ArgInfo* args, siz
     put<uint8_t>(s, grad_mode ? 1 : 0);
     put<uint32_t>(s, options);
     put<uint8_t>(s, uint8_t(count));
-    for (size_t i = 0; i < count; ++i) {
+    put<uint16_t>(s, uint16_t(total));
+    for (size_t i = 0; i < total; ++i) {
         const ArgInfo& a = args[i];
         put<uint8_t>(s, uint8_t(a.kind));
-        if (a.kind == ArgKind::Tensor) {
-            const TensorInfo& t = a.tensor;
-            put<uint8_t>(s, uint8_t(t.dtype));
-            put<uint8_t>(s, uint8_t(t.ndim));
-            put<uint8_t>(s, t.requires_grad);
-            put<uint8_t>(s, uint8_t(t.device_type));
-            put<uint8_t>(s, uint8_t(t.device_index + 1));
-            for (int d = 0; d < t.ndim; ++d) put<uint8_t>(s, extent_class(t.shape[d]));
-        } else if (a.kind == ArgKind::Grid) {
-            put<uint8_t>(s, uint8_t(a.tensor.ndim));
-            for (int d = 0; d < a.tensor.ndim; ++d) put<uint8_t>(s, extent_class(a.tensor.shape[d]));
-        }
+        put<uint8_t>(s, uint8_t(a.name_size));
+        if (a.name_size) s.append(a.name, a.name_size);
+        value_kind(a.kind).key(a, s);
     }
+    put<uint8_t>(s, uint8_t(keyword_names.size()));
     for (const std::string& k : keyword_names) {
         put<uint8_t>(s, uint8_t(k.size()));
         s += k;
     }
+    put<uint16_t>(s, uint16_t(modifiers.size()));
+    s += modifiers;
 }
 
-static std::string extents(const std::string& s, size_t& pos, int ndim) {
-    std::string out = "[";
-    for (int d = 0; d < ndim; ++d) {
-        uint8_t c = take<uint8_t>(s, pos);
-        out += (d ? "," : "") + (c ? std::to_string(c) : std::string("*"));
-    }
-    return out + "]";
+void append_link_key(CallKey& key, const std::string& link) {
+    if (link.empty()) return;
+    // Last in the key, after the modifiers: a marker byte, then u32 length and the text.
+    key.bytes.push_back(char(0xFF));
+    put<uint32_t>(key.bytes, uint32_t(link.size()));
+    key.bytes += link;
 }
 
 std::string render_call_key(const CallKey& key) {
@@ -95,29 +80,31 @@ std::string render_call_key(const CallKey& key) {
     uint8_t grad = take<uint8_t>(s, pos);
     uint32_t options = take<uint32_t>(s, pos);
     uint8_t count = take<uint8_t>(s, pos);
+    uint16_t total = take<uint16_t>(s, pos);
     std::string out = "fn#" + std::to_string(fn) + " grad=" + std::to_string(grad) + " opt=" + std::to_string(options) + " (";
-    for (uint8_t i = 0; i < count && pos < s.size(); ++i) {
+    for (uint16_t i = 0; i < total && pos < s.size(); ++i) {
         ArgKind kind = ArgKind(take<uint8_t>(s, pos));
-        out += i ? ", " : "";
+        out += i == 0 ? "" : i == count ? " | " : ", ";
+        uint8_t n = take<uint8_t>(s, pos);
+        if (n) out += s.substr(pos, n) + ":";
+        pos += n;
         out += arg_kind_name(kind);
-        if (kind == ArgKind::Tensor) {
-            DType dtype = DType(take<uint8_t>(s, pos));
-            int ndim = take<uint8_t>(s, pos);
-            uint8_t rg = take<uint8_t>(s, pos);
-            uint8_t dev = take<uint8_t>(s, pos);
-            int index = int(take<uint8_t>(s, pos)) - 1;
-            out += std::string(" ") + dtype_name(dtype) + " " + (dev == 0 ? "cpu" : "cuda:" + std::to_string(index)) + " " +
-                   extents(s, pos, ndim) + " g" + std::to_string(rg);
-        } else if (kind == ArgKind::Grid) {
-            int ndim = take<uint8_t>(s, pos);
-            out += extents(s, pos, ndim);
-        }
+        value_kind(kind).render(s, pos, out);
     }
     out += ")";
-    while (pos < s.size()) {
+    uint8_t keywords = take<uint8_t>(s, pos);
+    for (uint8_t k = 0; k < keywords && pos < s.size(); ++k) {
         uint8_t n = take<uint8_t>(s, pos);
         out += " " + s.substr(pos, n) + "=";
         pos += n;
+    }
+    uint16_t m = take<uint16_t>(s, pos);
+    if (m) out += " modifiers[" + std::to_string(m) + "]";
+    pos += m;
+    if (pos < s.size() && uint8_t(s[pos]) == 0xFF) {
+        ++pos;
+        uint32_t len = take<uint32_t>(s, pos);
+        out += " link{" + s.substr(pos, len) + "}";
     }
     return out;
 }

@@ -24,10 +24,17 @@ struct CallKeyHash {
     size_t operator()(const CallKey& k) const noexcept;
 };
 
-/// Builds the key of a call of function `function_id` with `args`. `keyword_names` names the
-/// keyword arguments (args past the positional ones), in order.
-void build_call_key(CallKey& key, uint32_t function_id, const ArgInfo* args, size_t count,
-                    const std::vector<std::string>& keyword_names, bool grad_mode, uint32_t options);
+/// Builds the key of a call of function `function_id` with `args`: `count` top-level arguments,
+/// `total` argument nodes in all (composites' children follow them). `keyword_names` names the
+/// keyword arguments (args past the positional ones), in order; `modifiers` is the bytes of the
+/// function object's kernel-changing modifiers (fn.map(...)).
+void build_call_key(CallKey& key, uint32_t function_id, const ArgInfo* args, size_t count, size_t total,
+                    const std::vector<std::string>& keyword_names, bool grad_mode, uint32_t options,
+                    const std::string& modifiers = {});
+
+/// Appends what the function's module depends on besides the call (its link-time constants and
+/// the content of its files: UserModule::link_key) to a built key. Nothing when `link` is empty.
+void append_link_key(CallKey& key, const std::string& link);
 
 /// A readable rendering of a key, e.g. `fn#3 grad=1 opt=0 (grid[*,*], tensor f32 cpu [*,*] g1, float)`.
 std::string render_call_key(const CallKey& key);

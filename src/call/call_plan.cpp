@@ -48,11 +48,12 @@ void put(std::vector<uint8_t>& block, size_t offset, T value) {
 /// Writes a tensor view: `dims` leading dims of `t`, plus the inner strides of the element's
 /// trailing dims. With `call_extent` (an argument read at the call index), an extent-1 dim is
 /// broadcast: stride 0, and the call's extent as the view's extent so that bounds checks pass.
+/// `broadcast_dims`: how many of the leading dims are call dims (array dims after them never broadcast).
 void put_view(std::vector<uint8_t>& block, size_t data, size_t shape, size_t strides, size_t inner, const TensorInfo& t,
-              int dims, int elem_dims, const int64_t* call_extent) {
+              int dims, int elem_dims, const int64_t* call_extent, int broadcast_dims = kMaxTensorRank) {
     put<const void*>(block, data, t.data);
     for (int d = 0; d < dims; ++d) {
-        bool broadcast = call_extent && t.shape[d] == 1;
+        bool broadcast = call_extent && d < broadcast_dims && t.shape[d] == 1;
         if (shape) put<int64_t>(block, shape + size_t(d) * 8, broadcast ? call_extent[d] : t.shape[d]);
         int64_t stride = broadcast ? 0 : t.strides[d];
         put<int64_t>(block, strides + size_t(d) * 8, stride);
@@ -63,22 +64,48 @@ void put_view(std::vector<uint8_t>& block, size_t data, size_t shape, size_t str
     put<int64_t>(block, inner + 8, in1);
 }
 
-void put_uniform(std::vector<uint8_t>& block, size_t offset, const lang::Type* t, const ArgInfo& a) {
+/// Packs `a`'s number `component` (see UniformComponent) as a scalar of kind `t->scalar`.
+void put_uniform(std::vector<uint8_t>& block, size_t offset, const lang::Type* t, const ArgInfo& a, int component) {
     double v = a.kind == ArgKind::Int ? double(a.integer) : a.number;
+    int64_t i = a.kind == ArgKind::Int || a.kind == ArgKind::Bool ? a.integer : int64_t(v);
+    if (component == kUniformMax) v = a.number2;
+    if (component == kUniformSeed) v = double(i = a.integer);
+    if (component >= kUniformGridStride && component < kUniformGridStride + kMaxTensorRank)
+        v = double(i = a.tensor.strides[component - kUniformGridStride]);
+    if (component >= kUniformGridOffset && component < kUniformGridOffset + kMaxTensorRank)
+        v = double(i = a.offset[component - kUniformGridOffset]);
     switch (t->scalar) {
     case lang::ScalarKind::Float: put<float>(block, offset, float(v)); break;
     case lang::ScalarKind::Double: put<double>(block, offset, v); break;
     case lang::ScalarKind::Bool: put<uint8_t>(block, offset, v != 0); break;
-    case lang::ScalarKind::Int8: put<int8_t>(block, offset, int8_t(a.integer)); break;
-    case lang::ScalarKind::Int16: put<int16_t>(block, offset, int16_t(a.integer)); break;
-    case lang::ScalarKind::Int32: put<int32_t>(block, offset, int32_t(a.kind == ArgKind::Int ? a.integer : int64_t(v))); break;
-    case lang::ScalarKind::Int64: put<int64_t>(block, offset, a.kind == ArgKind::Int ? a.integer : int64_t(v)); break;
-    case lang::ScalarKind::UInt8: put<uint8_t>(block, offset, uint8_t(a.integer)); break;
-    case lang::ScalarKind::UInt16: put<uint16_t>(block, offset, uint16_t(a.integer)); break;
-    case lang::ScalarKind::UInt32: put<uint32_t>(block, offset, uint32_t(a.integer)); break;
-    case lang::ScalarKind::UInt64: put<uint64_t>(block, offset, uint64_t(a.integer)); break;
+    case lang::ScalarKind::Int8: put<int8_t>(block, offset, int8_t(i)); break;
+    case lang::ScalarKind::Int16: put<int16_t>(block, offset, int16_t(i)); break;
+    case lang::ScalarKind::Int32: put<int32_t>(block, offset, int32_t(i)); break;
+    case lang::ScalarKind::Int64: put<int64_t>(block, offset, i); break;
+    case lang::ScalarKind::UInt8: put<uint8_t>(block, offset, uint8_t(i)); break;
+    case lang::ScalarKind::UInt16: put<uint16_t>(block, offset, uint16_t(i)); break;
+    case lang::ScalarKind::UInt32: put<uint32_t>(block, offset, uint32_t(i)); break;
+    case lang::ScalarKind::UInt64: put<uint64_t>(block, offset, uint64_t(i)); break;
     case lang::ScalarKind::Half: SG_INTERNAL_ASSERT(false, "half uniforms are not supported");
     }
+}
+
+/// A tensor view over the call dims for an argument mapped by fn.map(): call dim d of the view
+/// reads the argument dim mapped there (stride 0 where none is, or where the extent is 1).
+void put_mapped_view(std::vector<uint8_t>& block, size_t data, size_t shape, size_t strides, size_t inner,
+                     const TensorInfo& t, const ParamBinding& p, const int64_t* call_extent) {
+    put<const void*>(block, data, t.data);
+    for (int d = 0; d < p.call_dims; ++d) {
+        int64_t stride = 0;
+        for (size_t i = 0; i < p.dim_map.size(); ++i)
+            if (p.dim_map[i] == d && t.shape[i] != 1) stride = t.strides[i];
+        if (shape) put<int64_t>(block, shape + size_t(d) * 8, call_extent[d]);
+        put<int64_t>(block, strides + size_t(d) * 8, stride);
+    }
+    int64_t in0 = p.elem_dims >= 1 ? t.strides[t.ndim - 1] : 0;
+    int64_t in1 = p.elem_dims >= 2 ? t.strides[t.ndim - 2] : 0;
+    put<int64_t>(block, inner, in0);
+    put<int64_t>(block, inner + 8, in1);
 }
 
 }  // namespace
@@ -100,24 +127,36 @@ void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Bindin
         const codegen::ParamField& f = layout.fields[k];
         const codegen::TensorFieldLayout& tl = f.tensor;
         switch (g.source) {
-        case ParamSource::Uniform: put_uniform(block, f.offset, f.type, data.args[b.params[size_t(g.binding)].arg]); break;
+        case ParamSource::Uniform:
+            put_uniform(block, f.offset, f.type, data.args[b.params[size_t(g.binding)].arg], g.component);
+            break;
+        case ParamSource::CallExtent:
+            if (f.type->scalar == lang::ScalarKind::Int64) put<int64_t>(block, f.offset, data.call_shape[g.component]);
+            else put<int32_t>(block, f.offset, int32_t(data.call_shape[g.component]));
+            break;
         case ParamSource::Result:
-            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, *data.result, b.call_rank, b.result_elem_dims, nullptr);
+        {
+            const ResultLeaf& leaf = b.result_leaves[size_t(g.binding)];
+            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, data.result[g.binding], b.call_rank + leaf.array_dims,
+                     int(leaf.elem_shape.size()) - leaf.array_dims, nullptr);
+        }
             break;
         case ParamSource::ResultGrad:
-            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, *data.result_grad, b.call_rank, b.result_elem_dims,
-                     nullptr);
+            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, *data.result_grad,
+                     b.call_rank + b.result_leaves[0].array_dims, b.result_elem_dims - b.result_leaves[0].array_dims, nullptr);
             break;
         case ParamSource::ArgTensor: {
             const ParamBinding& p = b.params[size_t(g.binding)];
             const TensorInfo& t = data.args[p.arg].tensor;
-            int dims = g.whole ? t.ndim - p.elem_dims : p.call_dims;
+            int dims = g.whole ? t.ndim - p.elem_dims : p.call_dims + p.array_dims;
+            int elem = p.elem_dims - (g.whole ? 0 : p.array_dims);
             const int64_t* extents = g.whole ? nullptr : data.call_shape + (b.call_rank - p.call_dims);
-            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, t, dims, p.elem_dims, extents);
+            if (!p.dim_map.empty()) put_mapped_view(block, tl.data, tl.shape, tl.strides, tl.inner, t, p, extents);
+            else put_view(block, tl.data, tl.shape, tl.strides, tl.inner, t, dims, elem, extents, p.call_dims);
             if (g.grad_view) {
                 const TensorInfo* grad = data.binding_grads ? data.binding_grads[g.binding] : nullptr;
                 SG_INTERNAL_ASSERT(grad != nullptr, "missing gradient buffer for '" + p.name + "'");
-                put_view(block, tl.grad_data, 0, tl.grad_strides, tl.grad_inner, *grad, dims, p.elem_dims, extents);
+                put_view(block, tl.grad_data, 0, tl.grad_strides, tl.grad_inner, *grad, dims, elem, extents, p.call_dims);
             }
             break;
         }
@@ -125,8 +164,11 @@ void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Bindin
             const ParamBinding& p = b.params[size_t(g.binding)];
             const TensorInfo* grad = data.binding_grads ? data.binding_grads[g.binding] : nullptr;
             SG_INTERNAL_ASSERT(grad != nullptr, "missing gradient buffer for '" + p.name + "'");
-            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, *grad, p.call_dims, p.elem_dims,
-                     data.call_shape + (b.call_rank - p.call_dims));
+            const int64_t* extents = data.call_shape + (b.call_rank - p.call_dims);
+            if (!p.dim_map.empty()) put_mapped_view(block, tl.data, tl.shape, tl.strides, tl.inner, *grad, p, extents);
+            else
+                put_view(block, tl.data, tl.shape, tl.strides, tl.inner, *grad, p.call_dims + p.array_dims,
+                         p.elem_dims - p.array_dims, extents, p.call_dims);
             break;
         }
         }

@@ -21,7 +21,7 @@ namespace sg::call {
 struct LaunchData {
     const ArgInfo* args = nullptr;           ///< the call's arguments (bindings index into them)
     const int64_t* call_shape = nullptr;     ///< call_rank extents
-    const TensorInfo* result = nullptr;      ///< result tensor (forward)
+    const TensorInfo* result = nullptr;      ///< result tensors, one per Binding::result_leaves entry (forward)
     const TensorInfo* result_grad = nullptr; ///< incoming gradient of the result (backward)
     /// Per binding: gradient buffer of an input in the mask, or incoming gradient of an output
     /// tensor (backward); nullptr otherwise.

@@ -17,12 +17,10 @@ CompiledKernel generate(const UserModule& module, const Glue& glue, codegen::Tar
     lang::AstContext& ast = compilation->ast;
     lang::TypeContext& types = compilation->types;
     lang::Diagnostics diags;
-    std::string file = module.name();
-    if (file.find('.') == std::string::npos) file += ".slang";
-    lang::ModuleAst* user = lang::parse_module(sources.add(file, module.source()), ast, diags);
-    lang::ModuleAst* entry_module = lang::parse_module(sources.add("<glue>", glue.source), ast, diags);
+    std::vector<lang::ModuleAst*> modules = module.parse_into(sources, ast, diags, /*require_values=*/true);
+    modules.push_back(lang::parse_module(sources.add("<glue>", glue.source), ast, diags));
     diags.throw_if_errors();
-    lang::SemaResult sema = lang::analyze({user, entry_module}, ast, types, diags, /*allow_internal=*/true);
+    lang::SemaResult sema = lang::analyze(modules, ast, types, diags, /*allow_internal=*/true);
     diags.throw_if_errors();
     lang::FunctionDecl* entry = nullptr;
     for (lang::FunctionDecl* f : sema.functions)

@@ -21,38 +21,234 @@ std::string concrete_tensor(const Type* t, bool with_grad) {
     return std::string(prefix) + (with_grad ? "DiffTensor<" : "PrimalTensor<") + elem + ">";
 }
 
+/// Hash helpers for wang_hash() and rand_float() arguments (Wang's 32-bit integer hash).
+constexpr const char* kHashHelpers = R"(uint __sg_wang_hash(uint seed)
+{
+    seed = (seed ^ 61u) ^ (seed >> 16u);
+    seed = seed * 9u;
+    seed = seed ^ (seed >> 4u);
+    seed = seed * 668265261u;
+    seed = seed ^ (seed >> 15u);
+    return seed;
+}
+float __sg_unit_float(uint h) { return float(h >> 8u) * (1.0f / 16777216.0f); }
+)";
+
 class GlueWriter {
 public:
-    GlueWriter(const Binding& b, bool index_64bit) : b_(b), index_64bit_(index_64bit) {}
+    GlueWriter(const Binding& b, bool index_64bit, Glue& g) : b_(b), index_64bit_(index_64bit), g_(g) {}
 
     /// `t[c.., c..]` for an argument spanning the last `dims` call dimensions.
     std::string index(const std::string& tensor, int dims) const {
         if (dims == 0) return tensor + ".load()";
         std::string s = tensor + "[";
-        for (int d = 0; d < dims; ++d) s += (d ? ", " : "") + std::string("_c") + std::to_string(b_.call_rank - dims + d);
+        for (int d = 0; d < dims; ++d) s += (d ? ", " : "") + cid(b_.call_rank - dims + d);
         return s + "]";
     }
     std::string store(const std::string& tensor, int dims, const std::string& value, bool atomic) const {
         std::string idx;
-        for (int d = 0; d < dims; ++d) idx += std::string("_c") + std::to_string(b_.call_rank - dims + d) + ", ";
+        for (int d = 0; d < dims; ++d) idx += cid(b_.call_rank - dims + d) + ", ";
         if (atomic) return tensor + ".add(" + idx + value + ");";
         if (dims == 0) return tensor + ".store(" + value + ");";
         return tensor + "[" + idx.substr(0, idx.size() - 2) + "] = " + value + ";";
     }
-    std::string grid_value(const ParamBinding& p) const {
-        // A vector gets .x = the last (fastest) call dimension; an array gets dimension order.
-        const Type* t = p.type;
-        int rank = p.call_dims;
-        auto cid = [&](int d) { return "_c" + std::to_string(b_.call_rank - rank + d); };
-        if (t->is_scalar()) return lang::type_name(t) + "(" + cid(0) + ")";
+    static std::string cid(int d) { return "_c" + std::to_string(d); }
+
+    /// `Tensor<float3, 2>` for a leaf whose value is `t` (arrays: their element type, one more
+    /// dim per array level) over `dims` call dims.
+    static std::string tensor_type(const std::string& kind, const Type* t, int dims) {
+        std::vector<int64_t> counts;
+        const Type* inner = array_inner(t, &counts);
+        return kind + "<" + lang::type_name(inner) + ", " + std::to_string(dims + int(counts.size())) + ">";
+    }
+
+    /// Reads a value of type `t` from `tensor` at the call index: arrays element by element into
+    /// a local named `local` (loops over the array dims), everything else in one load.
+    std::string load(const std::string& tensor, int dims, const Type* t, const std::string& local) {
+        std::vector<int64_t> counts;
+        array_inner(t, &counts);
+        if (counts.empty()) return index(tensor, dims);
+        std::vector<std::string> vars;
+        std::string headers = loops(counts, local, vars);  // fills vars: before the statement uses them
+        body += "    " + declare(t, local) + ";\n" + headers + "        " + local + subscripts(vars) + " = " +
+                at(tensor, dims, vars) + ";\n";
+        return local;
+    }
+    /// Stores `value` (of type `t`) into `tensor` at the call index (arrays element by element).
+    std::string store_value(const std::string& tensor, int dims, const Type* t, const std::string& value, bool atomic) {
+        std::vector<int64_t> counts;
+        array_inner(t, &counts);
+        if (counts.empty()) return store(tensor, dims, value, atomic);
+        std::vector<std::string> vars;
+        std::string s = loops(counts, tensor, vars).substr(4);
+        std::string idx = at(tensor, dims, vars);
+        std::string args = idx.substr(tensor.size() + 1, idx.size() - tensor.size() - 2);
+        std::string v = value + subscripts(vars);
+        return s + "        " + (atomic ? tensor + ".add(" + args + ", " + v + ");" : idx + " = " + v + ";");
+    }
+    /// `for (...)` headers over `counts`, one per line; the loop variables go to `vars`.
+    static std::string loops(const std::vector<int64_t>& counts, const std::string& tag, std::vector<std::string>& vars) {
+        std::string s;
+        for (size_t k = 0; k < counts.size(); ++k) {
+            std::string v = "_i" + tag + "_" + std::to_string(k);
+            vars.push_back(v);
+            s += "    for (int " + v + " = 0; " + v + " < " + std::to_string(counts[k]) + "; " + v + "++)\n";
+        }
+        return s;
+    }
+    static std::string subscripts(const std::vector<std::string>& vars) {
+        std::string s;
+        for (const std::string& v : vars) s += "[" + v + "]";
+        return s;
+    }
+    /// `t[c.., extra..]`.
+    std::string at(const std::string& tensor, int dims, const std::vector<std::string>& extra) const {
+        std::string s = tensor + "[";
+        bool first = true;
+        for (int d = 0; d < dims; ++d, first = false) s += (first ? "" : ", ") + cid(b_.call_rank - dims + d);
+        for (const std::string& e : extra) {
+            s += (first ? "" : ", ") + e;
+            first = false;
+        }
+        return s + "]";
+    }
+
+    /// Declares a kernel parameter.
+    void param(const std::string& decl, GlueParam p) {
+        decls.push_back(decl);
+        g_.params.push_back(std::move(p));
+    }
+    /// A uniform parameter of `type` holding `component` of binding `i`'s argument.
+    std::string uniform(int i, const std::string& name, const Type* type, int component) {
+        param(lang::type_name(type) + " " + name, {name, ParamSource::Uniform, i, false, false, component, type});
+        return name;
+    }
+
+    /// The value of an index-like leaf (grid, call_id, thread_id), one component per entry of `parts`.
+    std::string assemble(const Type* t, const std::string& local, const std::vector<std::string>& parts) {
+        if (t->is_scalar()) return lang::type_name(t) + "(" + parts[0] + ")";
         std::string s;
         if (t->is_vector()) {
             s = lang::type_name(t) + "(";
-            for (int k = 0; k < rank; ++k) s += (k ? ", " : "") + cid(rank - 1 - k);
+            for (size_t k = 0; k < parts.size(); ++k) s += (k ? ", " : "") + parts[k];
             return s + ")";
         }
-        return "_g_" + p.name;  // arrays: a local declared by grid_locals()
+        // Arrays cannot be built inline as call arguments: a local.
+        body += "    " + lang::type_name(t->element) + " " + local + "[" + std::to_string(parts.size()) + "] = {";
+        for (size_t k = 0; k < parts.size(); ++k) body += (k ? ", " : "") + lang::type_name(t->element) + "(" + parts[k] + ")";
+        body += "};\n";
+        return local;
     }
+
+    std::string grid_value(int i) {
+        // A vector gets .x = the last (fastest) call dimension; an array gets dimension order.
+        const ParamBinding& p = b_.params[size_t(i)];
+        const Type* t = p.type;
+        int rank = p.dim_map.empty() ? p.call_dims : int(p.dim_map.size());
+        std::vector<std::string> parts;
+        for (int k = 0; k < rank; ++k) {
+            int d = t->is_vector() ? rank - 1 - k : k;  // argument dimension of component k
+            // fn.map(): grid dimension d reads call dimension map[d].
+            int call_dim = p.dim_map.empty() ? b_.call_rank - rank + d : p.dim_map[size_t(d)];
+            std::string c = cid(call_dim);
+            if (p.grid_strided) {
+                std::string n = "_p_" + p.ident;
+                c = "(" + c + " * " + uniform(i, n + "_stride" + std::to_string(d), int_type(), kUniformGridStride + d) +
+                    " + " + uniform(i, n + "_offset" + std::to_string(d), int_type(), kUniformGridOffset + d) + ")";
+            }
+            parts.push_back(c);
+        }
+        return assemble(t, "_g_" + p.ident, parts);
+    }
+
+    /// call_id / thread_id / wang_hash / rand_float, computed from the call index.
+    std::string generator_value(int i) {
+        const ParamBinding& p = b_.params[size_t(i)];
+        const Type* t = p.type;
+        int n = t->is_scalar() ? 1 : t->is_vector() ? t->rows : int(t->count);
+        std::vector<std::string> parts;
+        std::string name = "_p_" + p.ident;
+        switch (p.arg_kind) {
+        case ArgKind::CallId:
+            // Component k of a vector is call dimension rank-1-k (x fastest); of an array, dimension k.
+            for (int k = 0; k < n; ++k) {
+                int d = t->is_vector() ? b_.call_rank - 1 - k : b_.call_rank - n + k;
+                parts.push_back(d >= 0 && d < b_.call_rank ? cid(d) : "0");
+            }
+            break;
+        case ArgKind::ThreadId:
+            parts.push_back(linear());
+            for (int k = 1; k < n; ++k) parts.push_back("0");
+            break;
+        case ArgKind::WangHash:
+        case ArgKind::RandFloat: {
+            uses_hash = true;
+            std::string seed = uniform(i, name + "_seed", uint_type(), kUniformSeed);
+            std::string h = "__sg_wang_hash(__sg_wang_hash(uint(" + linear() + ")) ^ " + seed + ")";
+            std::vector<std::string> hashes;
+            for (int k = 0; k < n; ++k) {
+                std::string hk = "_h_" + p.ident + "_" + std::to_string(k);
+                body += "    uint " + hk + " = " + (k == 0 ? h : "__sg_wang_hash(" + hashes.back() + " + " + std::to_string(k) + "u)") + ";\n";
+                hashes.push_back(hk);
+            }
+            if (p.arg_kind == ArgKind::WangHash) {
+                parts = hashes;
+                break;
+            }
+            const Type* f = float_type();
+            std::string lo = uniform(i, name + "_min", f, kUniformValue);
+            std::string hi = uniform(i, name + "_max", f, kUniformMax);
+            for (const std::string& hk : hashes) parts.push_back(lo + " + (" + hi + " - " + lo + ") * __sg_unit_float(" + hk + ")");
+            break;
+        }
+        default: SG_INTERNAL_ASSERT(false, "not a generator");
+        }
+        return assemble(t, "_g_" + p.ident, parts);
+    }
+
+    /// The per-thread value of input leaf `i` (forward, and non-differentiable reads in backward).
+    std::string leaf_value(int i) {
+        const ParamBinding& p = b_.params[size_t(i)];
+        std::string n = "_p_" + p.ident;
+        switch (p.kind) {
+        case BindingKind::Uniform: return uniform(i, n, p.type, kUniformValue);
+        case BindingKind::Grid: return grid_value(i);
+        case BindingKind::Generator: return generator_value(i);
+        case BindingKind::WholeTensor:
+            param(concrete_tensor(p.type, false) + " " + n, {n, ParamSource::ArgTensor, i, true, false});
+            return n;
+        case BindingKind::Elementwise:
+            param(tensor_type("Tensor", p.type, p.call_dims) + " " + n, {n, ParamSource::ArgTensor, i, false, false});
+            return load(n, p.call_dims, p.type, "_a_" + p.ident);
+        }
+        return "";
+    }
+
+    /// The value of a parameter slot's node: a leaf's value, a constructor for vectors and
+    /// matrices, a local filled field by field for arrays and structs. `leaf` reads a leaf.
+    template <class LeafFn>
+    std::string node_value(const ValueNode& node, const std::string& local, LeafFn&& leaf) {
+        if (node.leaf >= 0) return leaf(node.leaf);
+        const Type* t = node.type;
+        if (t->is_vector() || t->is_matrix()) {
+            std::string s = lang::type_name(t) + "(";
+            for (size_t k = 0; k < node.children.size(); ++k)
+                s += (k ? ", " : "") + node_value(node.children[k], local + "_" + std::to_string(k), leaf);
+            return s + ")";
+        }
+        std::vector<std::string> values;
+        for (size_t k = 0; k < node.children.size(); ++k)
+            values.push_back(node_value(node.children[k], local + "_" + std::to_string(k), leaf));
+        body += "    " + declare(t, local) + ";\n";
+        for (size_t k = 0; k < node.children.size(); ++k) body += "    " + local + node.children[k].access + " = " + values[k] + ";\n";
+        return local;
+    }
+
+    static std::string declare(const Type* t, const std::string& name) {
+        if (t->is_array()) return declare(t->element, name + "[" + std::to_string(t->count) + "]");
+        return lang::type_name(t) + " " + name;
+    }
+
     std::string prologue() const {
         std::string s;
         for (int d = 0; d < b_.call_rank; ++d)
@@ -60,148 +256,207 @@ public:
                  (index_64bit_ ? " = __sg_call_index64(" : " = __sg_call_index(") + std::to_string(d) + ");\n";
         return s;
     }
-    /// Declares array-typed grid locals (arrays cannot be built inline as call arguments).
-    std::string grid_locals() const {
-        std::string s;
-        for (const ParamBinding& p : b_.params) {
-            if (p.kind != BindingKind::Grid || !p.type->is_array()) continue;
-            s += "    " + lang::type_name(p.type->element) + " _g_" + p.name + "[" + std::to_string(p.call_dims) + "] = {";
-            for (int k = 0; k < p.call_dims; ++k) s += (k ? ", " : "") + std::string("_c") + std::to_string(b_.call_rank - p.call_dims + k);
-            s += "};\n";
+    /// The linear thread index (row-major over the call shape), declared on first use.
+    std::string linear() {
+        if (!linear_declared_) {
+            std::string e = "0";
+            for (int d = 0; d < b_.call_rank; ++d) {
+                std::string extent = "_e" + std::to_string(d);
+                param(std::string(index_64bit_ ? "int64_t " : "int ") + extent,
+                      {extent, ParamSource::CallExtent, -1, false, false, d, nullptr});
+                e = d == 0 ? cid(0) : "(" + e + ") * " + extent + " + " + cid(d);
+            }
+            body += std::string(index_64bit_ ? "    int64_t" : "    int") + " _lin = " + e + ";\n";
+            linear_declared_ = true;
         }
-        return s;
+        return "_lin";
     }
 
+    std::string finish(const std::string& entry, const std::string& comment) const {
+        std::string sig;
+        for (size_t k = 0; k < decls.size(); ++k) sig += (k ? ",\n    " : "\n    ") + decls[k];
+        return std::string(uses_hash ? kHashHelpers : "") + "// " + comment + "\n[__sg_kernel]\nvoid " + entry + "(" + sig +
+               ")\n{\n" + prologue() + body + "}\n";
+    }
+
+    std::vector<std::string> decls;
+    std::string body;
+    bool uses_hash = false;
+
 private:
+    const Type* int_type() const { return &types_.i; }
+    const Type* uint_type() const { return &types_.u; }
+    const Type* float_type() const { return &types_.f; }
+    struct Scalars {
+        Type i, u, f;
+        Scalars() {
+            i.kind = u.kind = f.kind = lang::TypeKind::Scalar;
+            i.scalar = lang::ScalarKind::Int32;
+            u.scalar = lang::ScalarKind::UInt32;
+            f.scalar = lang::ScalarKind::Float;
+        }
+    };
+    static inline const Scalars types_{};
     const Binding& b_;
     bool index_64bit_;
+    Glue& g_;
+    bool linear_declared_ = false;
 };
 
-std::string pname(const ParamBinding& p) { return "_p_" + p.name; }
+bool is_plain(const ParamSlot& s) { return s.value.leaf >= 0; }
 
 }  // namespace
 
 Glue make_forward_glue(const Binding& b, bool index_64bit) {
-    GlueWriter w(b, index_64bit);
     Glue g;
+    GlueWriter w(b, index_64bit, g);
     g.entry = "__sg_forward";
-    std::vector<std::string> decls;
-    std::string body = w.prologue() + w.grid_locals();
     std::vector<std::string> call_args;
     std::string post;
-    if (!b.result_type->is_void()) {
-        decls.push_back("RWTensor<" + lang::type_name(b.result_type) + ", " + std::to_string(b.call_rank) + "> _result");
-        g.params.push_back({"_result", ParamSource::Result, -1, false, false});
+    const bool one_result = b.result_leaves.size() == 1 && b.result_leaves[0].path.empty();
+    for (size_t k = 0; k < b.result_leaves.size(); ++k) {
+        std::string n = one_result ? "_result" : "_result_" + std::to_string(k);
+        w.param(GlueWriter::tensor_type("RWTensor", b.result_leaves[k].type, b.call_rank) + " " + n,
+                {n, ParamSource::Result, int(k), false, false});
     }
-    for (size_t i = 0; i < b.params.size(); ++i) {
-        const ParamBinding& p = b.params[i];
-        std::string n = pname(p);
-        switch (p.kind) {
-        case BindingKind::Uniform:
-            decls.push_back(lang::type_name(p.type) + " " + n);
-            g.params.push_back({n, ParamSource::Uniform, int(i), false, false});
-            call_args.push_back(n);
-            break;
-        case BindingKind::Grid: call_args.push_back(w.grid_value(p)); break;
-        case BindingKind::WholeTensor:
-            decls.push_back(concrete_tensor(p.type, false) + " " + n);
-            g.params.push_back({n, ParamSource::ArgTensor, int(i), true, false});
-            call_args.push_back(n);
-            break;
-        case BindingKind::Elementwise: {
-            std::string tensor_kind = p.dir == lang::ParamDir::In ? "Tensor<" : "RWTensor<";
-            decls.push_back(tensor_kind + lang::type_name(p.type) + ", " + std::to_string(p.call_dims) + "> " + n);
-            g.params.push_back({n, ParamSource::ArgTensor, int(i), false, false});
-            if (p.dir == lang::ParamDir::In) {
-                call_args.push_back(w.index(n, p.call_dims));
-            } else {
-                std::string local = "_v_" + p.name;
-                body += "    " + lang::type_name(p.type) + " " + local +
-                        (p.dir == lang::ParamDir::InOut ? " = " + w.index(n, p.call_dims) : "") + ";\n";
-                call_args.push_back(local);
-                post += "    " + w.store(n, p.call_dims, local, false) + "\n";
-            }
-            break;
+    for (size_t s = 0; s < b.slots.size(); ++s) {
+        const ParamSlot& slot = b.slots[s];
+        if (!is_plain(slot)) {
+            call_args.push_back(w.node_value(slot.value, "_v_" + slot.name, [&](int i) { return w.leaf_value(i); }));
+            continue;
         }
+        const int i = slot.value.leaf;
+        const ParamBinding& p = b.params[size_t(i)];
+        if (p.kind != BindingKind::Elementwise || p.dir == lang::ParamDir::In) {
+            call_args.push_back(w.leaf_value(i));
+            continue;
         }
+        // out / inout: a local the function writes, stored back after the call.
+        std::string n = "_p_" + p.ident;
+        w.param(GlueWriter::tensor_type("RWTensor", p.type, p.call_dims) + " " + n, {n, ParamSource::ArgTensor, i, false, false});
+        std::string local = "_v_" + p.ident;
+        if (p.dir == lang::ParamDir::InOut && p.array_dims == 0) {
+            w.body += "    " + lang::type_name(p.type) + " " + local + " = " + w.index(n, p.call_dims) + ";\n";
+        } else if (p.dir == lang::ParamDir::InOut) {
+            local = w.load(n, p.call_dims, p.type, local);
+        } else {
+            w.body += "    " + GlueWriter::declare(p.type, local) + ";\n";
+        }
+        call_args.push_back(local);
+        post += "    " + w.store_value(n, p.call_dims, p.type, local, false) + "\n";
     }
     std::string call = b.function + "(";
     for (size_t k = 0; k < call_args.size(); ++k) call += (k ? ", " : "") + call_args[k];
     call += ")";
-    if (!b.result_type->is_void()) body += "    " + w.store("_result", b.call_rank, call, false) + "\n";
-    else body += "    " + call + ";\n";
-    body += post;
-    std::string sig;
-    for (size_t k = 0; k < decls.size(); ++k) sig += (k ? ",\n    " : "\n    ") + decls[k];
-    g.source = "// forward kernel for " + b.function + "\n[__sg_kernel]\nvoid __sg_forward(" + sig + ")\n{\n" + body + "}\n";
+    if (one_result && b.result_leaves[0].array_dims == 0) {
+        w.body += "    " + w.store("_result", b.call_rank, call, false) + "\n";
+    } else if (!b.result_leaves.empty()) {
+        w.body += "    " + GlueWriter::declare(b.result_type, "_r") + " = " + call + ";\n";
+        for (size_t k = 0; k < b.result_leaves.size(); ++k)
+            w.body += "    " + w.store_value(one_result ? "_result" : "_result_" + std::to_string(k), b.call_rank,
+                                             b.result_leaves[k].type, "_r" + b.result_leaves[k].path, false) + "\n";
+    } else {
+        w.body += "    " + call + ";\n";
+    }
+    w.body += post;
+    g.source = w.finish("__sg_forward", "forward kernel for " + b.function);
     return g;
 }
 
 Glue make_backward_glue(const Binding& b, bool index_64bit) {
-    GlueWriter w(b, index_64bit);
     Glue g;
+    GlueWriter w(b, index_64bit, g);
     g.entry = "__sg_backward";
-    std::vector<std::string> decls;
-    std::string body = w.prologue() + w.grid_locals();
     std::vector<std::string> call_args;
     std::string post;
-    for (size_t i = 0; i < b.params.size(); ++i) {
-        const ParamBinding& p = b.params[i];
-        if (p.dir != lang::ParamDir::In && p.kind == BindingKind::Elementwise && p.differentiable)
-            throw_type_error(b.function + "(): gradients through out/inout parameter '" + p.name + "' are not supported yet");
-        std::string n = pname(p);
+    const Type* r = b.result_type;
+    bool diff_result = !r->is_void() && !b.decl->return_no_diff &&
+                       (r->is_struct() || lang::is_floating(r->is_array() ? r->element->scalar : r->scalar));
+    if (diff_result && !(b.result_leaves.size() == 1 && b.result_leaves[0].path.empty()))
+        throw_type_error(b.function + "(): gradients through a struct result are not supported yet");
+    if (diff_result) {
+        // First in the signature, as the launcher and the existing kernels expect.
+        w.param(GlueWriter::tensor_type("Tensor", r, b.call_rank) + " _result_grad",
+                {"_result_grad", ParamSource::ResultGrad, -1, false, false});
+    }
+    for (size_t s = 0; s < b.slots.size(); ++s) {
+        const ParamSlot& slot = b.slots[s];
+        if (!is_plain(slot)) {
+            std::string value = w.node_value(slot.value, "_v_" + slot.name, [&](int i) { return w.leaf_value(i); });
+            bool any_grad = false;
+            for (const ParamBinding& p : b.params) any_grad |= p.param == int(s) && p.differentiable;
+            if (!slot.differentiable || !any_grad) {
+                call_args.push_back(value);
+                continue;
+            }
+            std::string pair = "_d_" + slot.name;
+            w.body += "    var " + pair + " = diffPair(" + value + ");\n";
+            call_args.push_back(pair);
+            for (size_t i = 0; i < b.params.size(); ++i) {
+                const ParamBinding& p = b.params[i];
+                if (p.param != int(s) || !p.requires_grad || p.kind != BindingKind::Elementwise) continue;
+                std::string gn = "_p_" + p.ident + "_grad";
+                w.param(GlueWriter::tensor_type(p.grad_atomic ? "AtomicTensor" : "RWTensor", p.type, p.call_dims) + " " + gn,
+                        {gn, ParamSource::ArgGrad, int(i), false, false});
+                post += "    " + w.store_value(gn, p.call_dims, p.type, pair + ".d" + p.diff_path, p.grad_atomic) + "\n";
+            }
+            continue;
+        }
+        const int i = slot.value.leaf;
+        const ParamBinding& p = b.params[size_t(i)];
+        std::string n = "_p_" + p.ident;
+        if (p.kind == BindingKind::Elementwise && p.dir != lang::ParamDir::In && p.differentiable) {
+            if (p.dir == lang::ParamDir::InOut)
+                throw_type_error(b.function + "(): gradients through inout parameter '" + p.name + "' are not supported yet");
+            // An out parameter's derivative argument is its incoming gradient.
+            std::string gn = n + "_grad";
+            w.param(GlueWriter::tensor_type("Tensor", p.type, p.call_dims) + " " + gn, {gn, ParamSource::ArgGrad, i, false, false});
+            call_args.push_back(w.load(gn, p.call_dims, p.type, "_a_" + p.ident + "_grad"));
+            continue;
+        }
+        if (p.kind == BindingKind::Elementwise && p.dir != lang::ParamDir::In)
+            throw_type_error(b.function + "(): out parameter '" + p.name + "' is not differentiable; its backward is not supported yet");
         switch (p.kind) {
         case BindingKind::Uniform:
-            decls.push_back(lang::type_name(p.type) + " " + n);
-            g.params.push_back({n, ParamSource::Uniform, int(i), false, false});
             if (p.differentiable) {
-                body += "    var _d_" + p.name + " = diffPair(" + n + ");\n";
-                call_args.push_back("_d_" + p.name);
+                std::string v = w.uniform(i, n, p.type, kUniformValue);
+                w.body += "    var _d_" + p.ident + " = diffPair(" + v + ");\n";
+                call_args.push_back("_d_" + p.ident);
             } else {
-                call_args.push_back(n);
+                call_args.push_back(w.leaf_value(i));
             }
             break;
-        case BindingKind::Grid: call_args.push_back(w.grid_value(p)); break;
+        case BindingKind::Grid:
+        case BindingKind::Generator: call_args.push_back(w.leaf_value(i)); break;
         case BindingKind::WholeTensor: {
             // Outputs of a differentiable function carry the incoming gradient as their grad view.
             bool grad = p.type->tensor.differentiable && (p.requires_grad || p.is_output);
-            decls.push_back(concrete_tensor(p.type, grad) + " " + n);
-            g.params.push_back({n, ParamSource::ArgTensor, int(i), true, grad});
+            w.param(concrete_tensor(p.type, grad) + " " + n, {n, ParamSource::ArgTensor, i, true, grad});
             call_args.push_back(n);
             break;
         }
         case BindingKind::Elementwise:
-            decls.push_back("Tensor<" + lang::type_name(p.type) + ", " + std::to_string(p.call_dims) + "> " + n);
-            g.params.push_back({n, ParamSource::ArgTensor, int(i), false, false});
             if (!p.differentiable) {
-                call_args.push_back(w.index(n, p.call_dims));
+                call_args.push_back(w.leaf_value(i));
                 break;
             }
-            body += "    var _d_" + p.name + " = diffPair(" + w.index(n, p.call_dims) + ");\n";
-            call_args.push_back("_d_" + p.name);
+            w.param(GlueWriter::tensor_type("Tensor", p.type, p.call_dims) + " " + n, {n, ParamSource::ArgTensor, i, false, false});
+            w.body += "    var _d_" + p.ident + " = diffPair(" + w.load(n, p.call_dims, p.type, "_a_" + p.ident) + ");\n";
+            call_args.push_back("_d_" + p.ident);
             if (p.requires_grad) {
                 std::string gn = n + "_grad";
-                decls.push_back((p.grad_atomic ? "AtomicTensor<" : "RWTensor<") + lang::type_name(p.type) + ", " +
-                                std::to_string(p.call_dims) + "> " + gn);
-                g.params.push_back({gn, ParamSource::ArgGrad, int(i), false, false});
-                post += "    " + w.store(gn, p.call_dims, "_d_" + p.name + ".d", p.grad_atomic) + "\n";
+                w.param(GlueWriter::tensor_type(p.grad_atomic ? "AtomicTensor" : "RWTensor", p.type, p.call_dims) + " " + gn,
+                        {gn, ParamSource::ArgGrad, i, false, false});
+                post += "    " + w.store_value(gn, p.call_dims, p.type, "_d_" + p.ident + ".d", p.grad_atomic) + "\n";
             }
             break;
         }
     }
-    const Type* r = b.result_type;
-    bool diff_result = !r->is_void() && !b.decl->return_no_diff && lang::is_floating(r->is_array() ? r->element->scalar : r->scalar);
-    if (diff_result) {
-        decls.insert(decls.begin(), "Tensor<" + lang::type_name(r) + ", " + std::to_string(b.call_rank) + "> _result_grad");
-        g.params.insert(g.params.begin(), {"_result_grad", ParamSource::ResultGrad, -1, false, false});
-        call_args.push_back(w.index("_result_grad", b.call_rank));
-    }
+    if (diff_result) call_args.push_back(w.load("_result_grad", b.call_rank, r, "_rg"));
     std::string call = "bwd_diff(" + b.function + ")(";
     for (size_t k = 0; k < call_args.size(); ++k) call += (k ? ", " : "") + call_args[k];
-    body += "    " + call + ");\n" + post;
-    std::string sig;
-    for (size_t k = 0; k < decls.size(); ++k) sig += (k ? ",\n    " : "\n    ") + decls[k];
-    g.source = "// backward kernel for " + b.function + "\n[__sg_kernel]\nvoid __sg_backward(" + sig + ")\n{\n" + body + "}\n";
+    w.body += "    " + call + ");\n" + post;
+    g.source = w.finish("__sg_backward", "backward kernel for " + b.function);
     return g;
 }
 

@@ -16,18 +16,31 @@ namespace sg::call {
 
 enum class ParamSource : uint8_t {
     ArgTensor,   ///< the argument tensor of binding `binding` (view over its call or all dims)
-    ArgGrad,     ///< the gradient buffer of binding `binding` (elementwise inputs)
-    Uniform,     ///< the Python scalar of binding `binding`
-    Result,      ///< the result tensor
+    ArgGrad,     ///< the gradient buffer of binding `binding` (elementwise inputs), or the
+                 ///< incoming gradient of an out parameter
+    Uniform,     ///< a number of binding `binding`'s argument (which one: `component`)
+    Result,      ///< result tensor `binding` (one per Binding::result_leaves entry)
     ResultGrad,  ///< the incoming gradient of the result
+    CallExtent,  ///< the call shape's extent of dimension `component` (thread_id, hashes)
+};
+
+/// Which number of an argument a Uniform parameter holds.
+enum UniformComponent : int {
+    kUniformValue = 0,        ///< the scalar; RandFloat: min
+    kUniformMax = 1,          ///< RandFloat: max
+    kUniformSeed = 2,         ///< WangHash / RandFloat: the seed
+    kUniformGridStride = 8,   ///< + d: a grid's stride of dimension d
+    kUniformGridOffset = 16,  ///< + d: a grid's offset of dimension d
 };
 
 struct GlueParam {
     std::string name;
     ParamSource source;
-    int binding = -1;          ///< index into Binding::params (-1 for the result)
+    int binding = -1;          ///< index into Binding::params (result leaf for Result)
     bool whole = false;        ///< view over all of the tensor's dims (WholeTensor) vs call dims
     bool grad_view = false;    ///< the kernel type also carries a gradient view
+    int component = 0;         ///< Uniform: UniformComponent; CallExtent: the dimension
+    const lang::Type* type = nullptr;  ///< Uniform: the type it is packed as (nullptr: the leaf's)
 };
 
 struct Glue {

@@ -4,35 +4,87 @@
 #include <set>
 
 #include "call/errors.h"
-#include "lang/parser.h"
+#include "lang/module_loader.h"
 
 namespace sg::call {
 
 void throw_type_error(const std::string& message) { throw CallError(ErrorKind::Type, message); }
 void throw_value_error(const std::string& message) { throw CallError(ErrorKind::Value, message); }
 
-UserModule::UserModule(std::string name, std::string source) : name_(std::move(name)), source_(std::move(source)) {
-    std::string file = name_;
-    if (file.find('.') == std::string::npos) file += ".slang";
-    const lang::SourceFile* sf = sources_.add(file, source_);
-    module_ = lang::parse_module(sf, ast_, diags_);
+namespace {
+
+lang::LinkConstants effective_constants(const ModuleSetup& setup) {
+    lang::LinkConstants out;
+    for (const lang::LinkConstants& exports : setup.linked)
+        for (const auto& [name, value] : exports) out[name] = value;
+    for (const auto& [name, value] : setup.overrides) out[name] = value;
+    return out;
+}
+
+}  // namespace
+
+UserModule::UserModule(std::string name, std::string source, ModuleSetup setup)
+    : name_(std::move(name)), source_(std::move(source)), setup_(std::move(setup)) {
+    loader_ = setup_.loader ? setup_.loader : std::make_shared<lang::SourceLoader>(setup_.include_paths);
+    constants_ = effective_constants(setup_);
+    modules_ = parse_into(sources_, ast_, diags_, /*require_values=*/false);
     diags_.throw_if_errors();
     analysis_ = std::make_unique<lang::Analysis>(ast_, types_, diags_);
-    analysis_->run({module_});
+    analysis_->run(modules_);
     diags_.throw_if_errors();
+    extern_names_ = lang::extern_constant_names(modules_);
+    exports_ = lang::exported_constants(modules_, diags_);
+    diags_.throw_if_errors();
+    // The values of the externs, as bound (linked modules' exports, then overrides). The files a
+    // module reads are fixed for its lifetime (the loader keeps them), so a module object's
+    // functions need only these in their keys; a module without externs adds nothing to the
+    // hot path. Kernels on disk are keyed by their generated source, which holds the values.
+    if (!extern_names_.empty()) {
+        lang::LinkConstants used;
+        for (const std::string& n : extern_names_)
+            if (auto it = constants_.find(n); it != constants_.end()) used[n] = it->second;
+        link_key_ = lang::render_constants(used);
+        if (link_key_.empty()) link_key_ = "defaults";
+    }
+}
+
+std::vector<lang::ModuleAst*> UserModule::parse_into(lang::SourceManager& sources, lang::AstContext& ast,
+                                                     lang::Diagnostics& diags, bool require_values) const {
+    std::string file = name_;
+    if (setup_.path.empty() && file.find('.') == std::string::npos) file += ".slang";
+    lang::SourceFile* root = sources.add(file, source_);
+    root->path = setup_.path;
+    std::vector<lang::ModuleAst*> modules = lang::load_modules(root, sources, *loader_, ast, diags);
+    lang::bind_link_constants(modules, constants_, require_values, ast, diags);
+    return modules;
+}
+
+std::shared_ptr<UserModule> UserModule::with_constants(const lang::LinkConstants& overrides) const {
+    std::set<std::string> known(extern_names_.begin(), extern_names_.end());
+    for (const auto& [name, value] : overrides)
+        if (!known.count(name)) {
+            std::string list;
+            for (const std::string& n : extern_names_) list += (list.empty() ? "" : ", ") + n;
+            throw_value_error("constants: module '" + name_ + "' has no extern static const '" + name + "' (it has: " +
+                              (list.empty() ? "none" : list) + ")");
+        }
+    ModuleSetup setup = setup_;
+    setup.loader = loader_;  // the same files as this load, not whatever is on disk now
+    for (const auto& [name, value] : overrides) setup.overrides[name] = value;
+    return std::make_shared<UserModule>(name_, source_, std::move(setup));
 }
 
 // Instantiations of generics are reached through instantiate(), not by their names here.
 std::vector<lang::FunctionDecl*> UserModule::functions(const std::string& fn) const {
     std::vector<lang::FunctionDecl*> out;
-    for (lang::FunctionDecl* f : analysis_->result().functions)
+    for (lang::FunctionDecl* f : sema().functions)
         if (f->name == fn && !f->generic_origin) out.push_back(f);
     return out;
 }
 
 std::vector<std::string> UserModule::function_names() const {
     std::set<std::string> names;
-    for (lang::FunctionDecl* f : analysis_->result().functions)
+    for (lang::FunctionDecl* f : sema().functions)
         if (!f->generic_origin) names.insert(f->name);
     return {names.begin(), names.end()};
 }
@@ -45,6 +97,19 @@ lang::FunctionDecl* UserModule::instantiate(const std::string& fn, const std::ve
     for (const lang::Diagnostic& d : why) rendered += lang::render_diagnostic(d);
     if (why.empty()) rendered = "cannot instantiate '" + fn + "'\n";
     throw lang::CompileError(rendered, std::move(why));
+}
+
+const lang::StructDecl* UserModule::find_struct(const std::string& name) const {
+    for (const lang::StructDecl* s : sema().structs)
+        if (s->name == name) return s;
+    return nullptr;
+}
+
+std::vector<std::string> UserModule::struct_names() const {
+    std::set<std::string> names;
+    for (const lang::StructDecl* s : sema().structs)
+        if (!s->generic_origin) names.insert(s->name);
+    return {names.begin(), names.end()};
 }
 
 }  // namespace sg::call

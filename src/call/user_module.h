@@ -1,5 +1,6 @@
-// src/call/user_module.h — a loaded kernel module: its source, checked once at load time (so
-// errors surface at load), and the reflection the binder reads (functions and their types).
+// src/call/user_module.h — a loaded kernel module: its source, the modules it imports and the
+// values of its link-time constants, checked once at load time (so errors surface at load), and
+// the reflection the binder reads (functions and their types).
 #pragma once
 
 #include <memory>
@@ -8,18 +9,34 @@
 
 #include "lang/analysis.h"
 #include "lang/ast.h"
+#include "lang/link_constants.h"
 #include "lang/sema.h"
+#include "lang/source_loader.h"
 #include "lang/types.h"
 
 namespace sg::call {
 
+/// Where a module's files come from and what its `extern static const`s are bound to.
+struct ModuleSetup {
+    std::string path;                           ///< the root file's path ("": a source string)
+    std::vector<std::string> include_paths;     ///< searched after the importing file's folder
+    /// `export static const` values of the modules given with link=[...], in order (a later
+    /// module's value wins).
+    std::vector<lang::LinkConstants> linked;
+    lang::LinkConstants overrides;              ///< `fn.constants({...})`: win over everything
+    /// The loader (and its file cache) to share; nullptr makes one from include_paths.
+    std::shared_ptr<lang::SourceLoader> loader;
+};
+
 class UserModule {
 public:
-    /// Parses and checks `source`; throws lang::CompileError with every diagnostic on failure.
-    UserModule(std::string name, std::string source);
+    /// Loads (preprocesses, resolves imports), parses and checks `source`; throws
+    /// lang::CompileError with every diagnostic on failure.
+    UserModule(std::string name, std::string source, ModuleSetup setup = {});
 
     const std::string& name() const { return name_; }
     const std::string& source() const { return source_; }
+    const ModuleSetup& setup() const { return setup_; }
     /// Overloads named `fn` (empty when none).
     std::vector<lang::FunctionDecl*> functions(const std::string& fn) const;
     std::vector<std::string> function_names() const;
@@ -34,20 +51,50 @@ public:
     lang::FunctionDecl* instantiate(const std::string& fn, const std::vector<lang::GenericArg>& args);
     /// A type of the module by name ("float3", "Spring"); nullptr when unknown.
     const lang::Type* named_type(const std::string& name) { return analysis_->named_type(name); }
+    /// The struct named `name` (nullptr when none).
+    const lang::StructDecl* find_struct(const std::string& name) const;
+    std::vector<std::string> struct_names() const;
     lang::TypeContext& types() { return types_; }
     const lang::TypeContext& types() const { return types_; }
     /// Warnings of the load (rendered), for users who ask.
     std::string warnings() const { return diags_.render(); }
 
+    /// The names of the module's `extern static const`s (imports included).
+    const std::vector<std::string>& extern_names() const { return extern_names_; }
+    /// The module's `export static const` values (what link=[this] gives another module).
+    const lang::LinkConstants& exports() const { return exports_; }
+    /// The values its externs are bound to (linked exports, then overrides), in a fixed order.
+    const lang::LinkConstants& constants() const { return constants_; }
+    /// The same module with `overrides` added to its constants; a name that is not one of its
+    /// externs is a ValueError (CallError).
+    std::shared_ptr<UserModule> with_constants(const lang::LinkConstants& overrides) const;
+    /// What every kernel of this module depends on besides the call and the module object: the
+    /// values its externs are bound to ("N=4, GAIN=0.5"; "" without externs). Part of each call
+    /// key (two `.constants()` functions never share a plan, even through a shared cache).
+    const std::string& link_key() const { return link_key_; }
+
+    /// Loads the module's files into a fresh compilation (kernel compiles re-check the module
+    /// beside their glue). The files are the ones the load read, never read again. With
+    /// `require_values`, an extern without a value is an error.
+    std::vector<lang::ModuleAst*> parse_into(lang::SourceManager& sources, lang::AstContext& ast,
+                                             lang::Diagnostics& diags, bool require_values) const;
+
 private:
     std::string name_;
     std::string source_;
+    ModuleSetup setup_;
+    std::shared_ptr<lang::SourceLoader> loader_;
     lang::SourceManager sources_;
     lang::AstContext ast_;
     lang::TypeContext types_;
     lang::Diagnostics diags_;
-    lang::ModuleAst* module_ = nullptr;
-    std::unique_ptr<lang::Analysis> analysis_;  ///< declared after what it refers to: destroyed first
+    std::vector<lang::ModuleAst*> modules_;
+    std::unique_ptr<lang::Analysis> analysis_;  ///< after what it refers to: destroyed first
+    const lang::SemaResult& sema() const { return analysis_->result(); }
+    std::vector<std::string> extern_names_;
+    lang::LinkConstants exports_;
+    lang::LinkConstants constants_;
+    std::string link_key_;
 };
 
 }  // namespace sg::call

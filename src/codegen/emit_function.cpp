@@ -76,18 +76,20 @@ void Emitter::location_comment(const Inst& inst) {
     // One comment per source line that produced code: the generated code is shown to users
     // (fn.debug_code()), who read it next to their source.
     if (!inst.loc.valid()) return;
-    const auto [line_no, col] = inst.loc.file->line_col(inst.loc.offset);
-    if (inst.loc.file == last_file_ && line_no == last_line_) return;
-    last_file_ = inst.loc.file;
+    // Preprocessed text: the comment shows the line of the file the code was written in.
+    const lang::SourceLoc at = lang::original_location(inst.loc);
+    const auto [line_no, col] = at.file->line_col(at.offset);
+    if (at.file == last_file_ && line_no == last_line_) return;
+    last_file_ = at.file;
     last_line_ = line_no;
-    std::string text(inst.loc.file->line_text(line_no));
+    std::string text(at.file->line_text(line_no));
     for (char& c : text)
         if (c == '\t' || c == '\r' || c == '\n') c = ' ';
     size_t begin = text.find_first_not_of(' ');
     text = begin == std::string::npos ? "" : text.substr(begin);
     if (text.size() > 100) text = text.substr(0, 97) + "...";
     while (!text.empty() && (text.back() == ' ' || text.back() == '\\')) text.pop_back();  // no line splice
-    line("// " + inst.loc.file->name + ":" + std::to_string(line_no) + ": " + text);
+    line("// " + at.file->name + ":" + std::to_string(line_no) + ": " + text);
 }
 
 void Emitter::emit_block(const Block& block) {

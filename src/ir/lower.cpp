@@ -199,6 +199,10 @@ void Lowering::FunctionLowering::run() {
         results.push_back(has_return_ ? env_[&ret_value_] : b_.zero(decl_->result_type));
     for (size_t k = 0; k < decl_->params.size(); ++k)
         if (fn_.params[k].dir != ParamDir::In) results.push_back(env_[decl_->params[k]]);
+    // [TreatAsDifferentiable]: differentiable for its callers, with a zero derivative.
+    if (lang::find_attribute(decl_->attrs, "TreatAsDifferentiable"))
+        for (Value*& r : results)
+            if (types_.is_differentiable(r->type)) r = b_.detach(r);
     b_.ret(results);
 }
 
@@ -320,7 +324,10 @@ void Lowering::FunctionLowering::lower_stmt(Stmt* s) {
         break;
     }
     case StmtKind::For:
-    case StmtKind::While: lower_loop(s); break;
+    case StmtKind::While:
+    case StmtKind::DoWhile: lower_loop(s); break;
+    case StmtKind::Switch: lower_switch(s); break;
+    case StmtKind::TypeAlias: break;  // resolved by sema
     case StmtKind::Break: env_[loop_flags_.back().first] = b_.const_bool(true); break;
     case StmtKind::Continue: env_[loop_flags_.back().second] = b_.const_bool(true); break;
     case StmtKind::Return:
@@ -331,8 +338,7 @@ void Lowering::FunctionLowering::lower_stmt(Stmt* s) {
         env_[&ret_flag_] = b_.const_bool(true);
         break;
     case StmtKind::Empty: break;
-    case StmtKind::DoWhile:
-    case StmtKind::Switch: SG_INTERNAL_ASSERT(false, "unsupported statement reached lowering");
+    case StmtKind::Case: SG_INTERNAL_ASSERT(false, "case label outside a switch body reached lowering");
     }
 }
 
@@ -371,6 +377,39 @@ void Lowering::FunctionLowering::lower_loop(Stmt* s) {
         body->params[k]->hint = carried[k]->name;
         env_[carried[k]] = body->params[k];
     }
+    std::vector<Value*> keep;
+    if (s->kind == StmtKind::DoWhile) {
+        // The body runs first; the condition is tested after it (after a `continue` too) and
+        // not at all after a break or return.
+        loop_flags_.push_back({brk, cont});
+        env_[brk] = b_.const_bool(false);
+        env_[cont] = b_.const_bool(false);
+        lower_stmt(s->then_stmt);
+        Value* stop = env_[brk];
+        if (has_return_ && body_returns) stop = b_.binary(OpKind::LogicOr, stop, env_[&ret_flag_]);
+        loop_flags_.pop_back();
+        keep = lower_if(
+            b_.unary(OpKind::LogicNot, stop),
+            [&] { return std::vector<Value*>{lower_expr_as(s->cond, types_.boolean())}; },
+            [&] { return std::vector<Value*>{b_.const_bool(false)}; }, {types_.boolean()});
+    } else {
+        keep = lower_loop_body(s, brk, cont, body_returns);
+    }
+    std::vector<Value*> yields{keep[0]};
+    for (const VarDecl* v : carried) yields.push_back(env_[v]);
+    b_.yield(yields);
+    b_.set_insert(outer);
+    env_.erase(brk);
+    env_.erase(cont);
+    for (size_t k = 0; k < carried.size(); ++k) env_[carried[k]] = loop->results[k];
+    if (s->kind == StmtKind::For && s->init && s->init->kind == StmtKind::Decl)
+        for (VarDecl* v : s->init->decls) env_.erase(v);
+}
+
+/// The body of a for/while loop: the test, then the body and the step when it holds. Returns
+/// the "go on" flag the iteration yields.
+std::vector<Value*> Lowering::FunctionLowering::lower_loop_body(Stmt* s, VarDecl* brk, VarDecl* cont,
+                                                                bool body_returns) {
     Value* c = s->cond ? lower_expr_as(s->cond, types_.boolean()) : b_.const_bool(true);
     if (has_return_ && body_returns) c = b_.binary(OpKind::LogicAnd, c, b_.unary(OpKind::LogicNot, env_[&ret_flag_]));
     loop_flags_.push_back({brk, cont});
@@ -395,15 +434,7 @@ void Lowering::FunctionLowering::lower_loop(Stmt* s) {
         },
         [&] { return std::vector<Value*>{b_.const_bool(false)}; }, {types_.boolean()});
     loop_flags_.pop_back();
-    std::vector<Value*> yields{keep[0]};
-    for (const VarDecl* v : carried) yields.push_back(env_[v]);
-    b_.yield(yields);
-    b_.set_insert(outer);
-    env_.erase(brk);
-    env_.erase(cont);
-    for (size_t k = 0; k < carried.size(); ++k) env_[carried[k]] = loop->results[k];
-    if (s->kind == StmtKind::For && s->init && s->init->kind == StmtKind::Decl)
-        for (VarDecl* v : s->init->decls) env_.erase(v);
+    return keep;
 }
 
 }  // namespace sg::ir

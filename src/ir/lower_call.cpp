@@ -167,6 +167,12 @@ Value* Lower::lower_intrinsic(Expr* e) {
     case lang::IntrinsicRule::AnyAll:
     case lang::IntrinsicRule::BitCast:
     case lang::IntrinsicRule::Transpose: return b_.intrinsic(info.id, e->type, args);
+    case lang::IntrinsicRule::Sign: {
+        // sign computes in its operand's type (as its derivative rules use it); the language's
+        // result is int.
+        const Type* ot = lang::intrinsic_operand_type(types_, info.id, types);
+        return convert(b_.intrinsic(info.id, ot, {convert(args[0], ot)}), e->type);
+    }
     default: {
         const Type* ot = lang::intrinsic_operand_type(types_, info.id, types);
         for (Value*& a : args) a = convert(a, ot);

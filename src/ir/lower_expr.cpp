@@ -125,8 +125,19 @@ void Lower::assign(Expr* lhs, Value* v) {
         }
         if (lhs->ref == RefKind::Swizzle) {
             Value* bv = lower_expr(base);
-            if (bv->type->is_scalar()) assign(base, convert(v, bv->type));
-            else assign(base, b_.insert(bv, lhs->swizzle[0], convert(v, lhs->type)));
+            if (bv->type->is_scalar()) {
+                assign(base, convert(v, bv->type));
+                return;
+            }
+            Value* nv = convert(v, lhs->type);
+            if (lhs->swizzle.size() == 1) {
+                assign(base, b_.insert(bv, lhs->swizzle[0], nv));
+                return;
+            }
+            // `v.zx = w`: component k of w goes to v's component swizzle[k] (sema: all distinct).
+            for (size_t k = 0; k < lhs->swizzle.size(); ++k)
+                bv = b_.insert(bv, lhs->swizzle[k], b_.extract(nv, int(k)));
+            assign(base, bv);
             return;
         }
         if (lhs->ref == RefKind::PairMember) {
@@ -205,7 +216,9 @@ Value* Lower::lower_expr(Expr* e) {
         switch (e->op) {
         case Op::Neg: return b_.unary(OpKind::Neg, a);
         case Op::Plus: return a;
-        case Op::Not: return b_.unary(OpKind::LogicNot, convert(a, types_.with_scalar(a->type, ScalarKind::Bool)));
+        case Op::Not:
+            return convert(b_.unary(OpKind::LogicNot, convert(a, types_.with_scalar(a->type, ScalarKind::Bool))),
+                           e->type);
         case Op::BitNot: return b_.unary(OpKind::BitNot, a);
         case Op::PreInc:
         case Op::PreDec:
@@ -267,6 +280,7 @@ Value* Lower::lower_expr(Expr* e) {
         return b_.extract_dyn(bv, i);
     }
     case ExprKind::Member: {
+        if (e->ref == RefKind::EnumMember) return b_.const_int(e->type, e->enum_value);
         Value* bv = lower_expr(e->operands[0]);
         switch (e->ref) {
         case RefKind::Field: return b_.extract(bv, e->field_index);
@@ -290,7 +304,7 @@ Value* Lower::lower_expr(Expr* e) {
         Value* v = lower_expr(e->operands[0]);
         return v ? b_.detach(v) : v;
     }
-    case ExprKind::Cast: break;
+    case ExprKind::Cast: return convert(lower_expr(e->operands[0]), e->type);
     }
     SG_INTERNAL_ASSERT(false, "expression kind not handled by lowering");
 }

@@ -31,6 +31,9 @@ public:
     void lower_stmt(Stmt* s);
     void lower_stmts(const std::vector<Stmt*>& stmts, size_t first);
     void lower_loop(Stmt* s);
+    std::vector<Value*> lower_loop_body(Stmt* s, VarDecl* brk, VarDecl* cont, bool body_returns);
+    /// A switch as an if-chain over its sections with a fallthrough flag (lower_switch.cpp).
+    void lower_switch(Stmt* s);
     /// Builds an If on `cond` whose branches run `then_fn` / `else_fn` against copies of the
     /// environment; variables either branch changed become If results. `results` are extra
     /// values each branch returns (e.g. the value of a `?:`), with their types.
@@ -63,7 +66,9 @@ public:
     Env env_;
     // Pseudo-variables for structured exits; `*_possible` says whether the function/loop uses them.
     VarDecl ret_flag_, ret_value_;
-    std::vector<std::pair<VarDecl*, VarDecl*>> loop_flags_;  ///< (break, continue) per enclosing loop
+    /// (break, continue) per enclosing loop or switch; a switch's continue is its loop's (or
+    /// nullptr outside loops): `continue` in a switch continues the loop around it.
+    std::vector<std::pair<VarDecl*, VarDecl*>> loop_flags_;
     std::vector<std::unique_ptr<VarDecl>> owned_flags_;
     bool has_return_ = false;
 };

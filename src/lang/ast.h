@@ -22,6 +22,8 @@ struct FunctionDecl;
 struct StructDecl;
 struct VarDecl;
 struct Builtin;
+struct TypeAliasDecl;
+struct EnumDecl;
 
 /// `[Name(args...)]` before a declaration or statement.
 struct Attribute {
@@ -90,6 +92,7 @@ enum class RefKind : uint8_t {
     Swizzle,      ///< swizzle: component indices
     TensorMember, ///< name: `shape`, `load`, `store`, `add`, `load_once`, `load_uniform`
     PairMember,   ///< name: `p`, `d`, `getPrimal`, `getDifferential` of DifferentialPair
+    EnumMember,   ///< enum_value: an enumerator `Mode.A` / `Mode::A` (type: the enum)
 };
 
 struct Expr {
@@ -101,6 +104,7 @@ struct Expr {
     uint64_t int_value = 0;
     double float_value = 0;
     std::string suffix;            ///< literal suffix as written ("u", "ull", "f", "h", "l")
+    bool decimal = true;           ///< IntLit written in decimal (wide hex/binary literals are uint)
     TypeExpr* type_expr = nullptr;
 
     // ---- sema annotations
@@ -115,6 +119,8 @@ struct Expr {
     int field_index = -1;
     /// For a Call: the function that bwd_diff/fwd_diff was applied to (`bwd_diff(f)(...)`).
     FunctionDecl* diff_target = nullptr;
+    /// For a Member naming an enumerator (`Mode.A`, `Mode::A`): its value (ref == EnumMember).
+    int64_t enum_value = 0;
 };
 
 // ---------------------------------------------------------------- statements and declarations
@@ -131,7 +137,9 @@ enum class StmtKind : uint8_t {
     Continue,
     Return,    ///< expr (nullable)
     Empty,
-    Switch,    ///< tier 2: parsed only far enough to report it
+    Switch,    ///< cond; body = the statements of the switch block, with Case labels among them
+    Case,      ///< `case expr:` (expr) or `default:` (expr == nullptr); only directly in a Switch body
+    TypeAlias, ///< alias: a local `typealias X = T;` / `typedef T X;`
 };
 
 struct Stmt {
@@ -146,6 +154,8 @@ struct Stmt {
     Expr* step = nullptr;
     Stmt* then_stmt = nullptr;
     Stmt* else_stmt = nullptr;
+    TypeAliasDecl* alias = nullptr;  ///< TypeAlias
+    int64_t case_value = 0;          ///< sema: the value of a `case` label
 };
 
 /// Parameter direction modifiers.
@@ -163,6 +173,8 @@ struct VarDecl {
     bool is_static = false;
     bool is_param = false;
     bool is_global = false;
+    bool is_extern = false;         ///< `extern static const`: its value comes at link time
+    bool is_export = false;         ///< `export static const`: fills other modules' externs
 
     const Type* type = nullptr;     ///< sema
     int index = -1;                 ///< sema: parameter index or field index
@@ -237,15 +249,49 @@ struct StructDecl {
     std::vector<GenericArg> generic_args;  ///< sema: an instantiation's arguments
 };
 
-enum class DeclKind : uint8_t { Import, Function, Struct, Interface, GlobalVar, Unsupported };
+/// `typealias X = T;` or `typedef T X;` (top level or local): X names the type T.
+struct TypeAliasDecl {
+    SourceLoc loc;                  ///< at the new name
+    std::string name;
+    TypeExpr* type = nullptr;
+    const Type* resolved = nullptr; ///< sema
+};
+
+/// One enumerator: `B = 4` (value nullptr when implicit: the previous value plus one).
+struct EnumMember {
+    SourceLoc loc;
+    std::string name;
+    Expr* value = nullptr;
+    int64_t resolved = 0;           ///< sema
+};
+
+/// `enum Mode { A, B = 4, C }` or `enum class Mode : uint { ... }`.
+struct EnumDecl {
+    SourceLoc loc;                  ///< at the name
+    std::string name;
+    bool is_class = false;
+    TypeExpr* underlying = nullptr; ///< `: uint`; nullptr: int
+    std::vector<EnumMember> members;
+    const Type* type = nullptr;     ///< sema
+};
+
+enum class DeclKind : uint8_t { Import, Function, Struct, Interface, GlobalVar, Unsupported, TypeAlias, Enum };
+
+/// What an Import declaration says: `import m;`, `__include m;`, `module m;`, `implementing m;`.
+enum class ImportKind : uint8_t { Import, Include, ModuleName, Implementing };
 
 struct Decl {
     DeclKind kind;
     SourceLoc loc;
-    std::string import_name;             ///< Import: "slangpy"
+    std::string import_name;             ///< Import: "slangpy", "util.math", "lib/defs.slang"
+    ImportKind import_kind = ImportKind::Import;
+    bool import_is_path = false;         ///< written as a string ("file.slang")
+    SourceLoc import_loc;                ///< the name (where "cannot open" points)
     FunctionDecl* function = nullptr;
     StructDecl* structure = nullptr;
     std::vector<VarDecl*> globals;       ///< GlobalVar (`static const float K[2] = {...};`)
+    TypeAliasDecl* alias = nullptr;      ///< TypeAlias
+    EnumDecl* enumeration = nullptr;     ///< Enum
 };
 
 /// One parsed source file.

@@ -77,6 +77,12 @@ public:
         c->step = expr(s->step);
         c->then_stmt = stmt(s->then_stmt);
         c->else_stmt = stmt(s->else_stmt);
+        if (s->alias) {  // a local typealias: resolved anew in the instantiation
+            c->alias = ast_.make<TypeAliasDecl>();
+            c->alias->loc = s->alias->loc;
+            c->alias->name = s->alias->name;
+            c->alias->type = type(s->alias->type);
+        }
         return c;
     }
 

@@ -128,7 +128,8 @@ void Printer::attributes(const std::vector<Attribute>& attrs) {
 
 void Printer::stmt(const Stmt& s, int indent) {
     static const char* kHeads[] = {"block", "expr",  "decl",     "if",     "for",   "while",
-                                   "do-while", "break", "continue", "return", "empty", "switch"};
+                                   "do-while", "break", "continue", "return", "empty", "switch",
+                                   "case",     "typealias"};
     out += '(';
     out += kHeads[int(s.kind)];
     if (!s.attrs.empty()) out += ' ';
@@ -180,6 +181,16 @@ void Printer::stmt(const Stmt& s, int indent) {
     case StmtKind::Switch:
         out += ' ';
         expr(s.cond);
+        for (const Stmt* c : s.body) child(c, indent + 1);
+        break;
+    case StmtKind::Case:  // `(case _)` is `default:`
+        out += ' ';
+        if (s.expr) expr(s.expr);
+        else out += '_';
+        break;
+    case StmtKind::TypeAlias:
+        out += ' ';
+        out += s.alias->name;
         break;
     case StmtKind::Break:
     case StmtKind::Continue:

@@ -26,7 +26,7 @@ std::string_view SourceFile::line_text(uint32_t line) const {
     return std::string_view(text).substr(begin, end - begin);
 }
 
-const SourceFile* SourceManager::add(std::string name, std::string text) {
+SourceFile* SourceManager::add(std::string name, std::string text) {
     files_.push_back(std::make_unique<SourceFile>(std::move(name), std::move(text)));
     return files_.back().get();
 }
@@ -115,12 +115,36 @@ std::string rendered_message(const std::string& message) {
 
 }  // namespace
 
+SourceLoc original_location(SourceLoc loc) {
+    // Preprocessed texts are never nested (an included file is expanded into the same output),
+    // but a loop guards against a chain all the same.
+    for (int hop = 0; loc.valid() && !loc.file->origins.empty() && hop < 4; ++hop) {
+        const auto& segs = loc.file->origins;
+        auto it = std::upper_bound(segs.begin(), segs.end(), loc.offset,
+                                   [](uint32_t off, const OriginSegment& s) { return off < s.out_offset; });
+        if (it == segs.begin()) break;
+        --it;
+        uint32_t offset = it->fixed ? it->offset : it->offset + (loc.offset - it->out_offset);
+        if (it->file == nullptr || offset > it->file->text.size()) break;
+        loc = {it->file, offset};
+    }
+    return loc;
+}
+
 ResolvedLocation resolve_location(SourceLoc loc) {
     if (!loc.valid()) return {};
+    loc = original_location(loc);
     auto [line, col] = loc.file->line_col(loc.offset);
     // Only what the renderer shows is kept (long lines stay readable, and a 1 MB one-line
     // source does not cost 1 MB per diagnostic).
-    return {loc.file->name, int(line), int(col), printable(loc.file->line_text(line), 400)};
+    ResolvedLocation out{loc.file->name, int(line), int(col), printable(loc.file->line_text(line), 400), {}};
+    // The chain is bounded by the include depth limit; 70 guards against a malformed chain.
+    for (const SourceFile* f = loc.file; f->included_from && out.include_chain.size() < 70; f = f->included_from) {
+        SourceLoc at = original_location({f->included_from, f->included_at});
+        std::string where = at.file->name + ":" + std::to_string(at.file->line_col(at.offset).first);
+        out.include_chain.push_back((f->imported ? "in module imported from " : "in file included from ") + where);
+    }
+    return out;
 }
 
 const char* severity_name(Severity severity) {
@@ -131,6 +155,10 @@ const char* severity_name(Severity severity) {
 std::string render_diagnostic(const Diagnostic& d) {
     const ResolvedLocation& at = d.location;
     std::string out;
+    for (auto it = at.include_chain.rbegin(); it != at.include_chain.rend(); ++it) {
+        out += *it;
+        out += ":\n";
+    }
     if (at.valid()) out += at.file + ":" + std::to_string(at.line) + ":" + std::to_string(at.col) + ": ";
     // Appended piece by piece: `" " + std::string` here trips a false -Wrestrict in GCC 12.
     out += severity_name(d.severity);

@@ -16,11 +16,32 @@
 
 namespace sg::lang {
 
+struct SourceFile;
+
+/// Where a run of a preprocessed text came from: text from `out_offset` on (up to the next
+/// segment) is `file`'s text from `offset` on, byte for byte, or, when `fixed`, was made by the
+/// preprocessor (`##`, `#`) and every byte of it points at `offset`.
+struct OriginSegment {
+    uint32_t out_offset = 0;
+    const SourceFile* file = nullptr;
+    uint32_t offset = 0;
+    bool fixed = false;
+};
+
 /// One source text. Owned by a SourceManager; never moves once created.
 struct SourceFile {
     std::string name;  ///< shown in diagnostics ("m.slang", "<glue>")
     std::string text;
     std::vector<uint32_t> line_starts;  ///< byte offset of each line start
+    std::string path;  ///< where it was read from (includes resolve beside it); "" in memory
+    /// A preprocessed text maps back to the files its pieces came from (sorted by out_offset);
+    /// empty for a text that is its own origin.
+    std::vector<OriginSegment> origins;
+    /// The include chain: the file (and offset in it) whose `#include` or `import` brought this
+    /// one in; nullptr for the root of a compilation.
+    const SourceFile* included_from = nullptr;
+    uint32_t included_at = 0;
+    bool imported = false;  ///< brought in by `import` (else by `#include` / `__include`)
 
     SourceFile(std::string name, std::string text);
     /// 1-based line and column of a byte offset.
@@ -39,7 +60,7 @@ struct SourceLoc {
 /// Owns the source files of one compilation.
 class SourceManager {
 public:
-    const SourceFile* add(std::string name, std::string text);
+    SourceFile* add(std::string name, std::string text);
 
 private:
     std::vector<std::unique_ptr<SourceFile>> files_;
@@ -57,12 +78,17 @@ struct ResolvedLocation {
     int col = 0;              ///< 1-based, in bytes from the start of the line
     std::string source_line;  ///< the line's text as rendered: valid UTF-8 (bad bytes become
                               ///< '?', one for one), at most 400 bytes
+    /// Innermost first: "in file included from a.slang:3" / "in module imported from a.slang:1".
+    std::vector<std::string> include_chain;
 
     bool valid() const { return line != 0; }
 };
 
-/// In: a location (possibly "no location"). Out: its file name, line, column and line text.
+/// In: a location (possibly "no location"). Out: its file name, line, column and line text,
+/// followed through a preprocessed text's origin map to the file the text came from.
 ResolvedLocation resolve_location(SourceLoc loc);
+/// The location in the file a preprocessed text's byte came from (itself for plain files).
+SourceLoc original_location(SourceLoc loc);
 
 /// One reported error, warning or note. Self-contained: see ResolvedLocation.
 struct Diagnostic {

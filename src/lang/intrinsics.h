@@ -6,7 +6,10 @@
 
 namespace sg::lang {
 
-enum class IntrinsicRule : uint8_t { Same, SameAny, Reduce, Cross, Select, Pred, AnyAll, BitCast, Mul, Transpose };
+enum class IntrinsicRule : uint8_t {
+    Same, SameAny, Reduce, Cross, Select, Pred, AnyAll, BitCast, Mul, Transpose, Sign, BitCount, BitSame, F16ToF32,
+    F32ToF16
+};
 
 enum class IntrinsicId : uint16_t {
 #define SG_INTRINSIC(Id, name, arity, rule, diff) Id,

@@ -215,7 +215,9 @@ void Lexer::lex_number() {
     std::string_view spelling = std::string_view(text_).substr(begin, pos_ - begin);
     std::string error = is_float ? decode_float_literal(spelling).error
                                  : decode_int_literal(spelling).error;
-    if (!error.empty()) diags_.error(loc(begin), error);
+    // Slang's number for a literal no integer type holds (10012); other literal errors have none.
+    const int code = !is_float && error.find("too large") != std::string::npos ? 10012 : 0;
+    if (!error.empty()) diags_.error(loc(begin), error, code);
     push(is_float ? TokenKind::FloatLiteral : TokenKind::IntLiteral, begin);
 }
 
@@ -342,6 +344,7 @@ IntLiteralValue decode_int_literal(std::string_view text) {
     }
     size_t digit_count = i - digits_begin;
     out.suffix = text.substr(i);
+    out.decimal = base == 10;
 
     if (digit_count == 0) {
         out.error = "missing digits after '" + std::string(text.substr(0, 2)) + "'";

@@ -72,6 +72,7 @@ std::vector<Token> lex(const SourceFile& file, Diagnostics& diags);
 struct IntLiteralValue {
     uint64_t value = 0;
     std::string_view suffix;   ///< as written: "", "u", "l", "ll", "ul", "ull", "LU", ...
+    bool decimal = true;       ///< false for 0x and 0b literals
     std::string error;         ///< empty when the literal is valid
 };
 

@@ -18,12 +18,9 @@ struct UnsupportedKeyword {
     std::string_view construct;  ///< "<construct> is not supported yet"
 };
 constexpr UnsupportedKeyword kUnsupportedDeclKeywords[] = {
-    {"typedef", "'typedef'"},
-    {"typealias", "'typealias'"},
     {"interface", "'interface'"},
     {"extension", "'extension'"},
     {"namespace", "'namespace'"},
-    {"enum", "'enum'"},
     {"class", "'class'"},
     {"union", "'union'"},
     {"cbuffer", "'cbuffer'"},
@@ -40,7 +37,7 @@ constexpr UnsupportedKeyword kUnsupportedDeclKeywords[] = {
 /// Modifiers that Slang accepts on declarations but that this subset does not model; they are
 /// reported and otherwise ignored so that the rest of the declaration is still checked.
 constexpr std::string_view kUnsupportedModifiers[] = {
-    "public", "private", "internal", "inline", "export", "extern", "uniform", "groupshared",
+    "public", "private", "internal", "inline", "uniform", "groupshared",
 };
 
 }  // namespace
@@ -169,7 +166,13 @@ Decl* Parser::make_decl(DeclKind kind, SourceLoc loc) {
 void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
     if (match(TokenKind::Semicolon)) return;  // e.g. after a function body: harmless
     SourceLoc first = loc();
-    if (at(TokenKind::KwImport)) {
+    if (at(TokenKind::KwImport) || at_word("__include")) {
+        out.push_back(parse_import());
+        return;
+    }
+    if ((at_word("module") || at_word("implementing")) &&
+        (kind(1) == TokenKind::Identifier || kind(1) == TokenKind::StringLiteral) &&
+        (kind(2) == TokenKind::Semicolon || kind(2) == TokenKind::Dot)) {
         out.push_back(parse_import());
         return;
     }
@@ -186,6 +189,15 @@ void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
         if (!attrs.empty()) error(attrs[0].loc, "attributes on an interface are not supported yet");
         if (!generic_prefix.empty()) unsupported(generic_prefix[0].loc, "generic interface declaration");
         out.push_back(parse_interface(first));
+        return;
+    }
+    if (at_type_alias() || at_word("enum")) {
+        if (!attrs.empty()) error(attrs[0].loc, "attributes on a type declaration are not supported yet");
+        if (!generic_prefix.empty()) unsupported(generic_prefix[0].loc, "generic type alias or enum");
+        Decl* d = make_decl(at_word("enum") ? DeclKind::Enum : DeclKind::TypeAlias, first);
+        if (d->kind == DeclKind::Enum) d->enumeration = parse_enum();
+        else d->alias = at_word("typealias") ? parse_typealias() : parse_typedef();
+        out.push_back(d);
         return;
     }
     if (report_unsupported_declaration(&out)) {
@@ -233,11 +245,18 @@ bool Parser::report_unsupported_declaration(std::vector<Decl*>* out) {
     return false;
 }
 
-// import_decl = "import" (string | ident ("." ident)*) ";"
+// import_decl = ("import" | "__include" | "module" | "implementing") (string | ident ("." ident)*) ";"
+// `module` and `implementing` name the module a file belongs to; `__include` adds a file to it.
 Decl* Parser::parse_import() {
     Decl* d = make_decl(DeclKind::Import, loc());
-    advance();
+    std::string_view word = text(advance());
+    d->import_kind = word == "import"         ? ImportKind::Import
+                     : word == "__include"    ? ImportKind::Include
+                     : word == "module"       ? ImportKind::ModuleName
+                                              : ImportKind::Implementing;
+    d->import_loc = loc();
     if (at(TokenKind::StringLiteral)) {
+        d->import_is_path = true;
         d->import_name = decode_string_literal(text(advance()));
     } else {
         d->import_name = std::string(text(expect(TokenKind::Identifier)));
@@ -282,6 +301,15 @@ Modifiers Parser::parse_modifiers() {
         case TokenKind::KwInOut: flag = &m.is_inout; break;
         case TokenKind::Identifier: {
             std::string_view word = text(tok());
+            if (word == "extern" || word == "export") {  // link-time constants: checked by the caller
+                bool& f = word == "extern" ? m.is_extern : m.is_export;
+                if (f) error(where, "duplicate modifier '" + std::string(word) + "'");
+                if (m.is_extern && m.is_export) error(where, "a declaration cannot be both 'extern' and 'export'");
+                f = true;
+                if (!m.link.valid()) m.link = where;
+                advance();
+                continue;
+            }
             bool known = false;
             for (std::string_view u : kUnsupportedModifiers) known |= u == word;
             if (!known) return m;
@@ -307,6 +335,7 @@ Decl* Parser::parse_struct(SourceLoc first) {
     auto* s = ctx_.make<StructDecl>();
     s->loc = loc(name);
     s->name = std::string(text(name));
+    type_names_.insert(s->name);
     d->structure = s;
     if (at(TokenKind::Less)) parse_generic_params(s->generic_params);
     parse_bases(s);
@@ -333,6 +362,10 @@ Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> a
         error(mods.first, "parameter direction modifiers are only allowed on parameters");
     TypeExpr* type = parse_type();
     if (!at(TokenKind::Identifier)) fail_expected("a name");
+    if (mods.link.valid() && kind(1) == TokenKind::LParen) {
+        unsupported(mods.link, std::string("'") + (mods.is_extern ? "extern" : "export") + "' on a function");
+        mods.is_extern = mods.is_export = false;
+    }
 
     if (kind(1) == TokenKind::LParen || kind(1) == TokenKind::Less) {
         Decl* d = make_decl(DeclKind::Function, first);
@@ -358,6 +391,8 @@ Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> a
     proto.is_static = mods.is_static;
     proto.is_const = mods.is_const;
     proto.is_no_diff = mods.is_no_diff;
+    proto.is_extern = mods.is_extern;
+    proto.is_export = mods.is_export;
     parse_declarators(type, proto, d->globals);
     expect(TokenKind::Semicolon);
     return d;
@@ -386,6 +421,7 @@ void Parser::parse_function_rest(FunctionDecl* fn) {
 // param = modifiers type ident ("[" expr "]")* (":" ident)? ("=" assign)?
 VarDecl* Parser::parse_param() {
     Modifiers mods = parse_modifiers();
+    reject_link_modifiers(mods);
     if (mods.is_static) error(mods.first, "'static' is not allowed on a parameter");
     TypeExpr* type = parse_type();
     VarDecl proto;

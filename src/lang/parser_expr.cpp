@@ -155,7 +155,7 @@ Expr* Parser::parse_binary(int min_precedence) {
 
 // unary = ("-" | "+" | "!" | "~" | "++" | "--") unary
 //       | "no_diff" unary
-//       | "(" builtin_type ")" unary            (C-style cast; tier 2, reported by sema)
+//       | "(" type_name ")" unary               (C-style cast: a built-in or declared type name)
 //       | postfix
 Expr* Parser::parse_unary() {
     if (Op op = prefix_op(kind()); op != Op::None) {
@@ -173,8 +173,8 @@ Expr* Parser::parse_unary() {
     }
     // Only a known scalar/vector/matrix name makes `(name)` a cast: `(x) - y` stays a
     // subtraction for every variable x.
-    if (at(TokenKind::LParen) && kind(1) == TokenKind::Identifier &&
-        kind(2) == TokenKind::RParen && is_builtin_type_name(text(tokens_[pos_ + 1]))) {
+    if (at(TokenKind::LParen) && kind(1) == TokenKind::Identifier && kind(2) == TokenKind::RParen &&
+        (is_builtin_type_name(text(tokens_[pos_ + 1])) || is_declared_type_name(text(tokens_[pos_ + 1])))) {
         DepthGuard guard(*this);
         Expr* e = make_expr(ExprKind::Cast, loc(advance()));
         e->type_expr = parse_type();
@@ -209,7 +209,7 @@ Expr* Parser::parse_postfix() {
             parse_arguments(next, TokenKind::RBracket);  // `t[i, j]`: one node, two indices
             break;
         case TokenKind::Dot:
-        case TokenKind::ColonColon: {  // `S::f` is `S.f`: sema tells static members from fields
+        case TokenKind::ColonColon: {  // `S::f` is `S.f`, `Mode::A` is `Mode.A`: sema tells them apart
             chain.deepen();
             advance();
             if (!at(TokenKind::Identifier)) fail_expected("a member name");
@@ -309,6 +309,7 @@ Expr* Parser::parse_literal() {
         Expr* e = make_expr(ExprKind::IntLit, loc(t));
         e->int_value = v.value;
         e->suffix = std::string(v.suffix);
+        e->decimal = v.decimal;
         return e;
     }
     FloatLiteralValue v = decode_float_literal(text(t));

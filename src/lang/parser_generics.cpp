@@ -168,6 +168,7 @@ void Parser::parse_struct_member(StructDecl* s) {
         return;
     }
     Modifiers mods = parse_modifiers();
+    reject_link_modifiers(mods);
     if (mods.is_in || mods.is_out || mods.is_inout)
         error(mods.first, "parameter direction modifiers are not allowed on struct members");
     TypeExpr* type = parse_type();

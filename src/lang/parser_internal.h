@@ -21,6 +21,7 @@
 #pragma once
 
 #include <cstddef>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -49,6 +50,9 @@ struct Modifiers {
     bool is_in = false;
     bool is_out = false;
     bool is_inout = false;
+    SourceLoc link;   ///< where `extern` or `export` was written (invalid when neither)
+    bool is_extern = false;
+    bool is_export = false;
 };
 
 class Parser {
@@ -117,8 +121,24 @@ public:
     VarDecl* parse_param();
     void parse_attributes(std::vector<Attribute>& out);
     Modifiers parse_modifiers();
+    /// `extern` / `export` outside a global declaration: reported.
+    void reject_link_modifiers(const Modifiers& m) {
+        if (m.link.valid())
+            unsupported(m.link, std::string("'") + (m.is_extern ? "extern" : "export") +
+                                    "' outside a global 'static const'");
+    }
     bool report_unsupported_declaration(std::vector<Decl*>* out);
     Decl* make_decl(DeclKind kind, SourceLoc loc);
+
+    // ---- type declarations: typealias, typedef, enum (parser_typedecl.cpp)
+    TypeAliasDecl* parse_typealias();
+    TypeAliasDecl* parse_typedef();
+    EnumDecl* parse_enum();
+    /// Whether the cursor starts `typealias X =` or `typedef T X` (the words are contextual).
+    bool at_type_alias() const;
+    /// Whether `name` is a type declared so far (struct, typealias, typedef, enum): `(name)x`
+    /// is then a cast.
+    bool is_declared_type_name(std::string_view name) const { return type_names_.count(std::string(name)) > 0; }
 
     // ---- generics, interfaces, struct members (parser_generics.cpp)
     void parse_generic_params(std::vector<GenericParam>& out);
@@ -131,6 +151,7 @@ public:
     void parse_generic_args(TypeExpr* type);
     void parse_array_dims(std::vector<Expr*>& dims);
     TypeExpr* parse_declarator_dims(TypeExpr* type);
+    TypeExpr* array_type_from_generic(TypeExpr* generic);
     size_t skip_balanced(size_t i, TokenKind open, TokenKind close) const;
     size_t scan_generic_args(size_t i) const;
     size_t scan_type(size_t i) const;
@@ -148,6 +169,7 @@ public:
     Stmt* parse_while(SourceLoc where);
     Stmt* parse_do_while(SourceLoc where);
     Stmt* parse_switch(SourceLoc where);
+    Stmt* parse_case_label(SourceLoc where);
     Stmt* parse_return(SourceLoc where);
     Stmt* parse_decl_statement();
     Stmt* parse_expression_statement();
@@ -184,6 +206,7 @@ private:
     Diagnostics& diags_;
     int depth_ = 0;
     int64_t last_error_offset_ = -1;  ///< suppresses a second error at the same token
+    std::set<std::string> type_names_;  ///< user type names declared so far (for C-style casts)
 };
 
 /// `'text'`: how diagnostics quote source text. (Built by appending: GCC 12 gives a false

@@ -30,6 +30,7 @@ Stmt* Parser::parse_block() {
 }
 
 // stmt = attributes? ( block | if_stmt | for_stmt | while_stmt | do_stmt | switch_stmt
+//                    | case_label | typealias_decl | typedef_decl
 //                    | "break" ";" | "continue" ";" | return_stmt | ";"
 //                    | decl_stmt | expr ";" )
 Stmt* Parser::parse_statement() {
@@ -61,6 +62,20 @@ Stmt* Parser::parse_statement() {
         unsupported(where, "local struct declaration");
         throw SyntaxError{};  // the enclosing block skips it and goes on
     default:
+        if ((at_word("case") && kind(1) != TokenKind::Assign && kind(1) != TokenKind::Semicolon) ||
+            (at_word("default") && kind(1) == TokenKind::Colon)) {
+            s = parse_case_label(where);
+            break;
+        }
+        if (at_type_alias()) {
+            s = make_stmt(StmtKind::TypeAlias, where);
+            s->alias = at_word("typealias") ? parse_typealias() : parse_typedef();
+            break;
+        }
+        if (at_word("enum") && (kind(1) == TokenKind::Identifier || kind(1) == TokenKind::LBrace)) {
+            unsupported(where, "local enum declaration");
+            throw SyntaxError{};
+        }
         // Inside functions the tier-2/3 words stay usable as names: `property = 1;` is fine.
         if ((kind(1) == TokenKind::Identifier || kind(1) == TokenKind::Less ||
              kind(1) == TokenKind::LBrace) &&
@@ -111,7 +126,7 @@ Stmt* Parser::parse_while(SourceLoc where) {
     return s;
 }
 
-// do_stmt = "do" stmt "while" "(" expr ")" ";"      (tier 2: parsed here, reported by sema)
+// do_stmt = "do" stmt "while" "(" expr ")" ";"
 Stmt* Parser::parse_do_while(SourceLoc where) {
     Stmt* s = make_stmt(StmtKind::DoWhile, where);
     advance();
@@ -124,8 +139,9 @@ Stmt* Parser::parse_do_while(SourceLoc where) {
     return s;
 }
 
-// switch_stmt = "switch" "(" expr ")" "{" ... "}"
-// Tier 2: the body is skipped unparsed (balanced braces) and sema reports the statement.
+// switch_stmt = "switch" "(" expr ")" "{" stmt* "}"
+// The case labels are statements of the body (parse_statement reads them), as in C: a label
+// marks where execution enters; sema groups the statements into sections.
 Stmt* Parser::parse_switch(SourceLoc where) {
     Stmt* s = make_stmt(StmtKind::Switch, where);
     advance();
@@ -133,13 +149,16 @@ Stmt* Parser::parse_switch(SourceLoc where) {
     s->cond = parse_expression();
     expect(TokenKind::RParen);
     if (!at(TokenKind::LBrace)) fail_expected("'{'");
-    int depth = 0;
-    do {
-        if (at(TokenKind::LBrace)) ++depth;
-        else if (at(TokenKind::RBrace)) --depth;
-        advance();
-    } while (depth > 0 && !at(TokenKind::EndOfFile));
-    if (depth > 0) expect(TokenKind::RBrace);  // reports the missing '}' at end of file
+    s->body = std::move(parse_block()->body);
+    return s;
+}
+
+// case_label = ("case" conditional | "default") ":"
+// Parsed wherever a statement may start; sema reports one outside a switch body.
+Stmt* Parser::parse_case_label(SourceLoc where) {
+    Stmt* s = make_stmt(StmtKind::Case, where);
+    if (text(advance()) == "case") s->expr = parse_conditional();
+    expect(TokenKind::Colon);
     return s;
 }
 
@@ -165,6 +184,7 @@ Stmt* Parser::parse_expression_statement() {
 Stmt* Parser::parse_decl_statement() {
     Stmt* s = make_stmt(StmtKind::Decl, loc());
     Modifiers mods = parse_modifiers();
+    reject_link_modifiers(mods);
     if (mods.is_in || mods.is_out || mods.is_inout)
         error(mods.first, "parameter direction modifiers are only allowed on parameters");
     VarDecl proto;

@@ -50,6 +50,14 @@ TypeExpr* Parser::parse_type() {
     type->loc = loc(name);
     type->name = std::string(text(name));
     if (at(TokenKind::Less)) parse_generic_args(type);
+    if (type->name == "Array" && !type->arg_is_value.empty()) {
+        // Dims written after `Array<T, N>` are outer ones: `Array<float, 3>[5]` is five of them.
+        type = array_type_from_generic(type);
+        std::vector<Expr*> outer;
+        parse_array_dims(outer);
+        type->array_dims.insert(type->array_dims.begin(), outer.begin(), outer.end());
+        return type;
+    }
     // `T.Differential`; deeper paths (`A.B.C`) are kept joined for sema to reject.
     while (at(TokenKind::Dot) && kind(1) == TokenKind::Identifier) {
         advance();
@@ -58,6 +66,27 @@ TypeExpr* Parser::parse_type() {
     }
     parse_array_dims(type->array_dims);
     return type;
+}
+
+/// `Array<T, N>` is `T[N]`: the count goes before T's own dims (it is the outer one), so that
+/// `Array<Array<float, 2>, 3>` is three arrays of two, like `float a[3][2]`. A count written as
+/// a plain name (`Array<float, N>`) arrives as a type argument and becomes a name expression.
+TypeExpr* Parser::array_type_from_generic(TypeExpr* generic) {
+    const char* usage = "Array takes an element type and a size: Array<float, 4>";
+    if (generic->arg_is_value.size() != 2 || generic->arg_is_value[0]) fail(generic->loc, usage);
+    Expr* count = nullptr;
+    if (generic->arg_is_value[1]) {
+        count = generic->value_args[0];
+    } else {
+        const TypeExpr* n = generic->type_args[1];
+        if (!n->type_args.empty() || !n->array_dims.empty() || !n->member.empty()) fail(n->loc, usage);
+        count = make_expr(ExprKind::Name, n->loc);
+        count->name = n->name;
+    }
+    auto* out = ctx_.make<TypeExpr>(*generic->type_args[0]);
+    out->loc = generic->loc;
+    out->array_dims.insert(out->array_dims.begin(), count);
+    return out;
 }
 
 // generic_args = "<" generic_arg ("," generic_arg)* ">"
@@ -199,6 +228,8 @@ bool Parser::looks_like_declaration(size_t i) const {
 /// Whether the statement at the cursor is a local variable declaration.
 bool Parser::at_declaration_statement() const {
     size_t i = pos_;
+    // `extern` / `export` start a declaration (reported there: they belong on globals).
+    if (at_word("extern") || at_word("export")) return true;
     bool only_no_diff = true;
     for (;; ++i) {
         TokenKind k = kind_at(i);

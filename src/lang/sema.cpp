@@ -34,10 +34,8 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     // to any of them).
     for (ModuleAst* m : modules)
         for (Decl* d : m->decls) {
-            if (d->kind == DeclKind::Import) {
-                if (d->import_name != "slangpy")
-                    diags_.unsupported(d->loc, "importing module '" + d->import_name + "'");
-            } else if (d->kind == DeclKind::Struct || d->kind == DeclKind::Interface) {
+            // Imports were resolved by load_modules: their modules are among `modules`.
+            if (d->kind == DeclKind::Struct || d->kind == DeclKind::Interface) {
                 StructDecl* s = d->structure;
                 if (structs_.count(s->name) || generic_structs_.count(s->name) || interfaces_.count(s->name) ||
                     is_builtin_interface(s->name) || resolve_named_type(s->name, s->loc, false))
@@ -56,6 +54,8 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
             } else if (d->kind == DeclKind::Function && !d->function->generic_params.empty()) {
                 generic_functions_[d->function->name].push_back(d->function);
                 result_.generic_functions.push_back(d->function);
+            } else if (d->kind == DeclKind::TypeAlias || d->kind == DeclKind::Enum) {
+                declare_type_name(d);
             }
         }
     auto check_generic_params = [&](const std::vector<GenericParam>& params) {
@@ -83,6 +83,9 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     std::vector<StructDecl*> plain_structs = result_.structs;  // instances declare their own members
     for (StructDecl* s : plain_structs) declare_struct(s);
     for (StructDecl* s : plain_structs) declare_members(s);
+    // Every alias and enum is checked, used or not (uses resolve them earlier, on demand).
+    for (auto& [name, alias] : aliases_) resolve_alias(alias);
+    for (auto& [name, e] : enums_) declare_enum(e);
     // Pass 3: function signatures.
     for (ModuleAst* m : modules)
         for (Decl* d : m->decls) {
@@ -183,7 +186,9 @@ namespace {
 bool breaks_out(const Stmt* s) {
     if (!s) return false;
     if (s->kind == StmtKind::Break) return true;
-    if (s->kind == StmtKind::For || s->kind == StmtKind::While || s->kind == StmtKind::DoWhile) return false;
+    if (s->kind == StmtKind::For || s->kind == StmtKind::While || s->kind == StmtKind::DoWhile ||
+        s->kind == StmtKind::Switch)
+        return false;
     for (const Stmt* b : s->body)
         if (breaks_out(b)) return true;
     return breaks_out(s->then_stmt) || breaks_out(s->else_stmt);
@@ -199,6 +204,24 @@ bool always_returns(const Stmt* s) {
             if (always_returns(b)) return true;
         return false;
     case StmtKind::If: return always_returns(s->then_stmt) && always_returns(s->else_stmt);
+    case StmtKind::Switch: {
+        // Every entry falls through to the last section unless a break leaves the switch: it
+        // returns on every path when it has a default and its last section always returns.
+        bool has_default = false;
+        size_t last = 0;
+        for (size_t k = 0; k < s->body.size(); ++k) {
+            if (s->body[k]->kind != StmtKind::Case) continue;
+            has_default |= !s->body[k]->expr;
+            last = k;
+        }
+        if (!has_default) return false;
+        for (const Stmt* b : s->body)
+            if (breaks_out(b)) return false;
+        for (size_t k = last + 1; k < s->body.size(); ++k)
+            if (always_returns(s->body[k])) return true;
+        return false;
+    }
+    case StmtKind::DoWhile: return always_returns(s->then_stmt);
     case StmtKind::For:
     case StmtKind::While: {
         bool forever = !s->cond || (s->cond->kind == ExprKind::BoolLit && s->cond->int_value != 0);
@@ -216,6 +239,8 @@ void Sema::check_global(VarDecl* g) {
     if (g->init) {
         // A struct's constant may be checked while a body is (the struct instantiated there).
         auto saved_scopes = std::move(scopes_);
+        auto saved_alias_scopes = std::move(alias_scopes_);
+        alias_scopes_.clear();
         FunctionDecl* saved_fn = current_fn_;
         scopes_.clear();
         current_fn_ = nullptr;
@@ -224,8 +249,10 @@ void Sema::check_global(VarDecl* g) {
         else if (g->type) check_convertible(g->init, g->type, "global initializer");
         else g->type = check_expr(g->init);
         scopes_ = std::move(saved_scopes);
+        alias_scopes_ = std::move(saved_alias_scopes);
         current_fn_ = saved_fn;
-    } else {
+    } else if (!g->is_extern) {
+        // An extern's value comes at link time (bind_link_constants, before sema).
         diags_.error(g->loc, "'static const' '" + g->name + "' needs an initializer");
     }
     if (!g->type) g->type = types_.error_type();
@@ -234,22 +261,28 @@ void Sema::check_global(VarDecl* g) {
 void Sema::check_function_attributes(FunctionDecl* f) {
     for (const Attribute& a : f->attrs) {
         bool bwd = a.name == "BackwardDerivative", fwd = a.name == "ForwardDerivative";
-        if (!bwd && !fwd) {
-            static const std::set<std::string> known = {"Differentiable", "BackwardDifferentiable", "__sg_kernel",
-                                                        "ForceInline", "noinline", "mutating", "NoDiffThis"};
-            if (!known.count(a.name)) {
-                if (a.name == "BackwardDerivativeOf" || a.name == "ForwardDerivativeOf" ||
-                    a.name == "TreatAsDifferentiable" || a.name == "PreferRecompute" || a.name == "PreferCheckpoint")
-                    diags_.unsupported(a.loc, "attribute [" + a.name + "]");
-                else diags_.warning(a.loc, "unknown attribute [" + a.name + "] ignored");
-            }
+        bool of = a.name == "BackwardDerivativeOf" || a.name == "ForwardDerivativeOf";
+        if (a.name == "TreatAsDifferentiable") {
+            // Differentiable for its callers, with a zero derivative: its body is not
+            // differentiated (body_is_differentiated) and lowering detaches its results.
+            f->is_differentiable = true;
+            continue;
+        }
+        if (!bwd && !fwd && !of) {
+            // [PreferRecompute] / [PreferCheckpoint] are hints about what the reverse pass
+            // stores; it recomputes or stores by its own rules.
+            static const std::set<std::string> known = {
+                "Differentiable", "BackwardDifferentiable", "__sg_kernel", "ForceInline",      "noinline",
+                "mutating",       "NoDiffThis",             "PreferRecompute", "PreferCheckpoint"};
+            if (!known.count(a.name)) diags_.warning(a.loc, "unknown attribute [" + a.name + "] ignored");
             continue;
         }
         if (f->owner || f->generic_origin) {
             diags_.unsupported(a.loc, "[" + a.name + "] on a member function or generic");
             continue;
         }
-        resolve_custom_derivative(f, a, bwd);
+        if (of) resolve_derivative_of(f, a, a.name == "BackwardDerivativeOf");
+        else resolve_custom_derivative(f, a, bwd);
     }
 }
 
@@ -270,6 +303,7 @@ void Sema::check_function(FunctionDecl* f) {
     if (f->is_init) prepare_init_body(f);
     current_fn_ = f;
     scopes_.clear();
+    alias_scopes_.clear();
     push_scope();
     for (VarDecl* p : f->params) declare_local(p);
     loop_depth_ = 0;
@@ -355,12 +389,19 @@ void Sema::check_stmt(Stmt* s) {
         check_loop_bound(s);
         pop_scope();
         break;
-    case StmtKind::DoWhile: diags_.unsupported(s->loc, "do-while loop"); break;
-    case StmtKind::Switch: diags_.unsupported(s->loc, "switch statement"); break;
+    case StmtKind::DoWhile: check_do_while(s); break;
+    case StmtKind::Switch: check_switch(s); break;
+    case StmtKind::Case:
+        diags_.error(s->loc, std::string(s->expr ? "'case'" : "'default'") +
+                                 " is not allowed outside of a 'switch' statement");
+        if (s->expr) check_expr(s->expr);
+        break;
+    case StmtKind::TypeAlias: declare_local_alias(s->alias); break;
     case StmtKind::Break:
+        if (loop_depth_ == 0 && switch_depth_ == 0) diags_.error(s->loc, "break outside a loop or switch");
+        break;
     case StmtKind::Continue:
-        if (loop_depth_ == 0)
-            diags_.error(s->loc, std::string(s->kind == StmtKind::Break ? "break" : "continue") + " outside a loop");
+        if (loop_depth_ == 0) diags_.error(s->loc, "continue outside a loop", 30004);
         break;
     case StmtKind::Return: {
         const Type* want = current_fn_->result_type;

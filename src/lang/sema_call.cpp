@@ -30,14 +30,18 @@ int conversion_cost(const Type* from, const Type* to) {
 }
 
 /// Whether a concrete tensor type may be passed where `param` is declared (interfaces accept
-/// every concrete kind of their family with at least their access).
-bool tensor_accepts(const Type* param, const Type* arg) {
+/// every concrete kind of their family with at least their access). In call glue (`glue`), a
+/// concrete differentiable kind also takes its primal-only twin: a DiffTensor argument whose
+/// tensor needs no gradient is bound without one (LANGUAGE.md, "Tensor built-ins").
+bool tensor_accepts(const Type* param, const Type* arg, bool glue) {
     if (!param->is_tensor() || !arg->is_tensor()) return false;
     if (param == arg) return true;
     if (param->element != arg->element || param->rank != arg->rank) return false;
     const TensorKind& p = param->tensor;
     const TensorKind& a = arg->tensor;
-    if (!p.interface) return false;
+    if (!p.interface)
+        return glue && p.differentiable && a.differentiable && !a.interface && p.access == a.access && !a.has_grad &&
+               !p.atomic && !a.atomic;
     if (p.differentiable && !a.differentiable) return false;
     if (p.access == TensorAccess::Read) return a.access != TensorAccess::Write;
     if (p.access == TensorAccess::Write) return a.access != TensorAccess::Read;
@@ -188,7 +192,7 @@ const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& can
             Expr* a = e->operands[k + 1];
             const Type* pt = f->params[k]->type;
             if (a->kind == ExprKind::InitList) continue;
-            int c = pt->is_tensor() ? (tensor_accepts(pt, a->type) ? (pt == a->type ? 0 : 1) : -1)
+            int c = pt->is_tensor() ? (tensor_accepts(pt, a->type, allow_internal_) ? (pt == a->type ? 0 : 1) : -1)
                                     : conversion_cost(a->type, pt);
             if (f->params[k]->dir != ParamDir::In && c != 0) c = -1;  // out/inout need the exact type
             cost = c < 0 ? -1 : cost + c;
@@ -219,7 +223,7 @@ const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& can
                 const VarDecl* p = f->params[k];
                 if (a->kind == ExprKind::InitList || a->type == p->type ||
                     (p->dir == ParamDir::In && !p->type->is_tensor() && implicitly_convertible(a->type, p->type)) ||
-                    (p->type->is_tensor() && tensor_accepts(p->type, a->type)))
+                    (p->type->is_tensor() && tensor_accepts(p->type, a->type, allow_internal_)))
                     continue;
                 diags_.error(a->loc, "argument for parameter '" + p->name + "' of '" + name + "' must be " +
                                          type_name(p->type) + ", got " + type_name(a->type),
@@ -267,7 +271,7 @@ const Type* Sema::check_derivative_call(Expr* e, FunctionDecl* f, bool backward)
             check_init_list(a, want);
             continue;
         }
-        bool ok = want->is_tensor()            ? tensor_accepts(want, a->type)
+        bool ok = want->is_tensor()            ? tensor_accepts(want, a->type, allow_internal_)
                   : sig[k].dir == ParamDir::In ? implicitly_convertible(a->type, want)
                                                : a->type == want;
         if (!ok) {
@@ -393,6 +397,19 @@ const Type* Sema::check_intrinsic(Expr* e, const IntrinsicInfo& info) {
     case IntrinsicRule::Transpose:
         if (!types[0]->is_matrix()) return fail();
         return types_.matrix(types[0]->scalar, types[0]->cols, types[0]->rows);
+    case IntrinsicRule::Sign:
+    case IntrinsicRule::BitCount:
+    case IntrinsicRule::BitSame:
+    case IntrinsicRule::F16ToF32:
+    case IntrinsicRule::F32ToF16: {
+        const Type* t = intrinsic_operand_type(types_, info.id, types);
+        if (!t) return fail();
+        if (info.rule == IntrinsicRule::BitSame) return t;
+        ScalarKind k = info.rule == IntrinsicRule::Sign       ? ScalarKind::Int32
+                       : info.rule == IntrinsicRule::F16ToF32 ? ScalarKind::Float
+                                                              : ScalarKind::UInt32;
+        return types_.with_scalar(t, k);
+    }
     }
     return fail();
 }

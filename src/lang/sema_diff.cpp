@@ -82,6 +82,51 @@ void Sema::resolve_custom_derivative(FunctionDecl* f, const Attribute& a, bool b
                                      "' must have the signature " + signature_text(name, ret, sig));
 }
 
+void Sema::resolve_derivative_of(FunctionDecl* g, const Attribute& a, bool backward) {
+    if (a.args.size() != 1 || a.args[0]->kind != ExprKind::Name) {
+        diags_.error(a.loc, "[" + a.name + "] takes the name of a function");
+        return;
+    }
+    const std::string& name = a.args[0]->name;
+    auto it = functions_.find(name);
+    if (it == functions_.end()) {
+        diags_.error(a.args[0]->loc, "unknown function '" + name + "' in [" + a.name + "]");
+        return;
+    }
+    // The overload of `name` whose derived signature is g's own.
+    FunctionDecl* primal = nullptr;
+    std::string expected;
+    for (FunctionDecl* f : it->second) {
+        if (f == g) continue;
+        std::vector<DerivedParam> sig = backward ? backward_signature(types_, *f) : forward_signature(types_, *f);
+        const Type* ret = types_.void_type();
+        if (!backward) {
+            const Type* r = f->result_type;
+            ret = (!r->is_void() && !f->return_no_diff && types_.is_differentiable(r)) ? types_.pair(r) : r;
+        }
+        if (signature_matches(*g, ret, sig)) {
+            primal = f;
+            break;
+        }
+        if (expected.empty()) expected = signature_text(g->name, ret, sig);
+    }
+    if (!primal) {
+        // Slang's 31149 ("custom derivative parameter type mismatch"), at the attribute.
+        diags_.error(a.loc, "[" + a.name + "(" + name + ")] on '" + g->name + "': '" + g->name +
+                                "' must have the signature " + expected,
+                     31149);
+        return;
+    }
+    FunctionDecl*& slot = backward ? primal->custom_backward : primal->custom_forward;
+    if (slot && slot != g) {
+        diags_.error(a.loc, "'" + name + "' already has a " + std::string(backward ? "backward" : "forward") +
+                                " derivative ('" + slot->name + "')");
+        return;
+    }
+    slot = g;
+    primal->is_differentiable = true;
+}
+
 void Sema::check_derivative_availability(Expr* call, FunctionDecl* f, bool backward) {
     // Bodies without the needed custom derivative are differentiated (they are inlined first);
     // a function that names only the other kind of custom derivative cannot be: we would have

@@ -64,7 +64,11 @@ void Sema::require_lvalue(Expr* e, const char* what) {
                      30011);
         return;
     }
-    diags_.error(e->loc, std::string("cannot ") + what + ": the expression is not an assignable location");
+    // Slang's 30011 ("left of '=' is not an l-value").
+    if (e->kind == ExprKind::Member && e->ref == RefKind::Swizzle && e->operands[0]->is_lvalue)
+        diags_.error(e->loc, std::string("cannot ") + what + ": swizzle '" + e->name +
+                                 "' names a component twice, so it is not an assignable location", 30011);
+    else diags_.error(e->loc, std::string("cannot ") + what + ": the expression is not an assignable location", 30011);
 }
 
 void Sema::check_convertible(Expr* e, const Type* to, const char* what) {
@@ -74,7 +78,8 @@ void Sema::check_convertible(Expr* e, const Type* to, const char* what) {
     }
     const Type* from = check_expr(e);
     if (!implicitly_convertible(from, to))
-        diags_.error(e->loc, std::string("cannot convert ") + type_name(from) + " to " + type_name(to) + " in " + what);
+        diags_.error(e->loc, std::string("cannot convert ") + type_name(from) + " to " + type_name(to) + " in " + what,
+                     30019);  // Slang: type mismatch
 }
 
 void Sema::check_init_list(Expr* e, const Type* target) {
@@ -129,12 +134,27 @@ const Type* Sema::check_expr(Expr* e, const Type* expected) {
     const Type* t = types_.error_type();
     switch (e->kind) {
     case ExprKind::IntLit: {
+        // Slang's rules (checked against slangc): `ll` makes a 64-bit literal, a single `l` is
+        // ignored (1l is int, 1lu uint); an unsuffixed literal that does not fit int is int64_t
+        // when decimal, uint when written in hex or binary and it fits 32 bits; one above
+        // INT64_MAX is uint64_t, as is a `u` literal above UINT32_MAX.
         const std::string& s = e->suffix;
+        const uint64_t v = e->int_value;
         bool is_unsigned = s.find('u') != std::string::npos || s.find('U') != std::string::npos;
-        bool is_long = s.find('l') != std::string::npos || s.find('L') != std::string::npos;
-        if (is_long) t = types_.scalar(is_unsigned ? ScalarKind::UInt64 : ScalarKind::Int64);
-        else if (is_unsigned) t = e->int_value > 0xffffffffull ? types_.scalar(ScalarKind::UInt64) : types_.uint32();
-        else t = e->int_value > 0x7fffffffull ? types_.scalar(ScalarKind::Int64) : types_.int32();
+        bool is_long_long = s.find("ll") != std::string::npos || s.find("LL") != std::string::npos;
+        if (is_long_long) t = types_.scalar(is_unsigned ? ScalarKind::UInt64 : ScalarKind::Int64);
+        else if (is_unsigned) t = v > 0xffffffffull ? types_.scalar(ScalarKind::UInt64) : types_.uint32();
+        else if (v <= 0x7fffffffull) t = types_.int32();
+        else if (!e->decimal && v <= 0xffffffffull) t = types_.uint32();
+        else if (v <= uint64_t(INT64_MAX)) t = types_.scalar(ScalarKind::Int64);
+        else {
+            t = types_.scalar(ScalarKind::UInt64);
+            if (e->decimal && !is_unsigned)
+                diags_.warning(e->loc,
+                               "integer literal is too large to be represented in a signed integer type, "
+                               "interpreting as unsigned",
+                               40004);
+        }
         break;
     }
     case ExprKind::FloatLit:
@@ -178,10 +198,7 @@ const Type* Sema::check_expr(Expr* e, const Type* expected) {
         t = check_expr(e->operands[1]);
         break;
     case ExprKind::NoDiff: t = check_expr(e->operands[0]); break;
-    case ExprKind::Cast:
-        diags_.unsupported(e->loc, "C-style cast (write float(x) instead)");
-        check_expr(e->operands[0]);
-        break;
+    case ExprKind::Cast: t = check_cast(e); break;
     }
     --expr_depth_;
     return e->type = t;
@@ -246,7 +263,7 @@ const Type* Sema::check_name(Expr* e) {
         diags_.error(e->loc, "static function '" + current_fn_->name + "' has no 'this'", 30120);
         return types_.error_type();
     }
-    diags_.error(e->loc, "unknown name '" + e->name + "'");
+    diags_.error(e->loc, "unknown name '" + e->name + "'", 30015);  // Slang: undefined identifier
     return types_.error_type();
 }
 
@@ -258,9 +275,9 @@ const Type* Sema::check_unary(Expr* e) {
     case Op::Plus:
         if (!a->is_numeric() || a->scalar == ScalarKind::Bool) break;
         return a;
-    case Op::Not:
+    case Op::Not:  // Slang: `!` keeps an integer operand's type (the value is 0 or 1)
         if (!a->is_numeric()) break;
-        return types_.with_scalar(a, ScalarKind::Bool);
+        return is_integer(a->scalar) ? a : types_.with_scalar(a, ScalarKind::Bool);
     case Op::BitNot:
         if (!a->is_numeric() || !is_integer(a->scalar)) break;
         return a;
@@ -296,12 +313,7 @@ const Type* Sema::check_binary(Expr* e) {
     case Op::Ne: return types_.with_scalar(t, ScalarKind::Bool);
     case Op::LogAnd:
     case Op::LogOr: return types_.with_scalar(t, ScalarKind::Bool);
-    case Op::Rem:
-        if (is_floating(t->scalar)) {
-            diags_.unsupported(e->loc, "'%' on floating-point values (use fmod)");
-            return types_.error_type();
-        }
-        return t;
+    case Op::Rem: return t;  // on floats: fmod (truncated quotient, the sign of the dividend)
     case Op::Shl:
     case Op::Shr:
     case Op::BitAnd:
@@ -322,11 +334,6 @@ const Type* Sema::check_binary(Expr* e) {
 const Type* Sema::check_assign(Expr* e) {
     Expr* lhs = e->operands[0];
     const Type* a = check_expr(lhs);
-    if (lhs->kind == ExprKind::Member && lhs->ref == RefKind::Swizzle && lhs->swizzle.size() > 1) {
-        diags_.unsupported(lhs->loc, "assignment to a swizzle");
-        check_expr(e->operands[1]);
-        return types_.error_type();
-    }
     require_lvalue(lhs, "assign");
     if (e->op == Op::Assign) {
         if (e->operands[1]->kind == ExprKind::InitList) check_init_list(e->operands[1], a);
@@ -350,7 +357,6 @@ const Type* Sema::check_assign(Expr* e) {
                                  type_name(a) + " and " + type_name(b));
         return types_.error_type();
     }
-    if (bin == Op::Rem && is_floating(t->scalar)) diags_.unsupported(e->loc, "'%=' on floating-point values");
     return a;
 }
 
@@ -446,6 +452,7 @@ const Type* Sema::check_tensor_index(Expr* at, const Type* tensor, const std::ve
 }
 
 const Type* Sema::check_member(Expr* e) {
+    if (const Type* t = check_enum_member(e)) return t;
     Expr* base = e->operands[0];
     const std::string& n = e->name;
     if (const Type* st = static_base_type(base)) {
@@ -517,7 +524,8 @@ const Type* Sema::check_member(Expr* e) {
             }
             int idx = int(std::string(set).find(c));
             if (idx >= width) {
-                diags_.error(e->loc, std::string("swizzle component '") + c + "' is out of range for " + type_name(bt));
+                diags_.error(e->loc, std::string("swizzle component '") + c + "' is out of range for " + type_name(bt),
+                             30027);
                 return types_.error_type();
             }
             comps.push_back(idx);
@@ -525,7 +533,11 @@ const Type* Sema::check_member(Expr* e) {
         if (ok) {
             e->ref = RefKind::Swizzle;
             e->swizzle = comps;
-            e->is_lvalue = base->is_lvalue && comps.size() == 1;
+            // A write swizzle (`v.xz = ...`) names each component at most once.
+            bool distinct = true;
+            for (size_t i = 0; i < comps.size(); ++i)
+                for (size_t j = 0; j < i; ++j) distinct &= comps[i] != comps[j];
+            e->is_lvalue = base->is_lvalue && distinct;
             return types_.vector(bt->scalar, int(comps.size()));
         }
         diags_.error(e->loc, "invalid swizzle '" + n + "' on " + type_name(bt));

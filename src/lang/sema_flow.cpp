@@ -101,6 +101,7 @@ private:
     void stmt(const Stmt* s);
     void loop(const Stmt* s);
     void loop_once(const Stmt* s);
+    void switch_stmt(const Stmt* s);
     Flow expr(const Expr* e);
     Flow call(const Expr* e);
     Flow user_call(const Expr* e, const FunctionDecl& f, const std::vector<Flow>& args);
@@ -123,6 +124,8 @@ private:
     const FunctionDecl& fn_;
     State state_;
     int detached_ = 0;  ///< inside `no_diff e` / `detach(e)`: losing a derivative is intended
+    std::vector<bool> breakables_;            ///< enclosing loops (false) and switches (true), innermost last
+    std::vector<std::vector<State>> switch_breaks_;  ///< per enclosing switch: the states at its breaks
     std::vector<Pending> pending_;
 };
 
@@ -164,22 +167,59 @@ void DerivativeFlow::stmt(const Stmt* s) {
         stmt(s->init);
         loop(s);
         break;
-    case StmtKind::While: loop(s); break;
+    case StmtKind::While:
+    case StmtKind::DoWhile: loop(s); break;
+    case StmtKind::Switch: switch_stmt(s); break;
+    case StmtKind::Break:
+        if (!breakables_.empty() && breakables_.back()) switch_breaks_.back().push_back(state_);
+        break;
     case StmtKind::Return:
         if (s->expr) {
             Flow f = expr(s->expr);
             if (!fn_.return_no_diff) needs_derivative(typed(f, fn_.result_type));
         }
         break;
-    default: break;  // break, continue, empty; do-while and switch were reported by sema
+    default: break;  // continue, empty, case labels, type aliases
     }
+}
+
+/// Section k is entered from its labels (with the state before the switch) or by falling
+/// through from section k-1; it ends at a `break` directly in the body or falls through. The
+/// state after the switch merges the state before it (no label matched), the states at every
+/// break that leaves the switch, and the end of the last section. States only grow under
+/// merge, so one pass in order covers every path (linear, also for nested switches).
+void DerivativeFlow::switch_stmt(const Stmt* s) {
+    expr(s->cond);
+    const State before = state_;
+    State out = before;
+    breakables_.push_back(true);
+    switch_breaks_.emplace_back();
+    bool reachable = false;  // the current statement runs on some path
+    for (const Stmt* b : s->body) {
+        if (b->kind == StmtKind::Case) {
+            if (reachable) state_.merge(before);
+            else state_ = before;
+            reachable = true;
+            continue;
+        }
+        if (!reachable) continue;  // before the first label, or after a break: never runs
+        stmt(b);
+        if (b->kind == StmtKind::Break) reachable = false;
+    }
+    if (reachable) out.merge(state_);
+    for (const State& b : switch_breaks_.back()) out.merge(b);
+    switch_breaks_.pop_back();
+    breakables_.pop_back();
+    state_ = out;
 }
 
 void DerivativeFlow::loop_once(const Stmt* s) {
     State before = state_;
+    breakables_.push_back(false);  // a break in the body leaves the loop, not a switch around it
     if (s->cond) expr(s->cond);
     stmt(s->then_stmt);
     if (s->step) expr(s->step);
+    breakables_.pop_back();
     state_.merge(before);  // the body may run zero times
 }
 
@@ -268,7 +308,7 @@ Flow DerivativeFlow::expr(const Expr* e) {
         expr(e->operands[0]);
         --detached_;
         return {};
-    case ExprKind::Cast: expr(e->operands[0]); return {};
+    case ExprKind::Cast: return typed(expr(e->operands[0]), e->type);  // `(float)x` keeps x's derivative
     }
     return {};
 }

@@ -43,6 +43,32 @@ public:
     const Type* resolve_array_dims(TypeExpr* te, const Type* base);
     void declare_struct(StructDecl* s);
 
+    // ---- type declarations: typealias, typedef, enum, C-style casts (sema_typedecl.cpp)
+    /// Records a top-level alias or enum (pass 1); a name that is already a type is 30200.
+    void declare_type_name(Decl* d);
+    /// Resolves the aliased type on first use (aliases may refer to later declarations).
+    const Type* resolve_alias(TypeAliasDecl* a);
+    /// Computes the enumerators' values and the enum type.
+    void declare_enum(EnumDecl* e);
+    /// A local `typealias` / `typedef` statement: declared in the innermost scope.
+    void declare_local_alias(TypeAliasDecl* a);
+    /// `Mode.A` / `Mode::A` when `e`'s base names an enum type: its type, else nullptr.
+    const Type* check_enum_member(Expr* e);
+    /// The value of `Mode.A` written as an expression, without checking it (array sizes, case
+    /// labels, enumerator values); nullopt when `e` is not one.
+    std::optional<int64_t> enum_member_value(const Expr* e);
+    const Type* check_cast(Expr* e);
+    EnumDecl* lookup_enum(const std::string& name) const;
+
+    // ---- switch and do-while (sema_switch.cpp)
+    void check_switch(Stmt* s);
+    void check_do_while(Stmt* s);
+
+    // ---- derivative attributes naming their primal (sema_diff.cpp)
+    /// `[BackwardDerivativeOf(f)]` / `[ForwardDerivativeOf(f)]` on `g`: g becomes f's custom
+    /// derivative of that kind (the tier-1 attribute written from the derivative's side).
+    void resolve_derivative_of(FunctionDecl* g, const Attribute& a, bool backward);
+
     // ---- expressions (sema_expr.cpp)
     /// Checks `e`; `expected` guides initializer lists (nullptr: none). Returns e->type.
     const Type* check_expr(Expr* e, const Type* expected = nullptr);
@@ -158,8 +184,14 @@ private:
     bool is_integer_scalar(const Type* t) const { return t->is_scalar() && is_integer(t->scalar); }
 
     // scopes
-    void push_scope() { scopes_.emplace_back(); }
-    void pop_scope() { scopes_.pop_back(); }
+    void push_scope() {
+        scopes_.emplace_back();
+        alias_scopes_.emplace_back();
+    }
+    void pop_scope() {
+        scopes_.pop_back();
+        alias_scopes_.pop_back();
+    }
     void declare_local(VarDecl* v);
     VarDecl* lookup_local(const std::string& name) const;
 
@@ -189,6 +221,17 @@ private:
     std::map<std::string, std::vector<FunctionDecl*>> functions_;
     std::map<std::string, VarDecl*> globals_;
     std::vector<std::map<std::string, VarDecl*>> scopes_;
+    std::map<std::string, TypeAliasDecl*> aliases_;                   ///< top-level typealias/typedef
+    std::set<const TypeAliasDecl*> resolving_aliases_;                ///< in progress: detects cycles
+    std::vector<std::map<std::string, TypeAliasDecl*>> alias_scopes_; ///< local ones, beside scopes_
+    std::map<std::string, EnumDecl*> enums_;
+    std::set<const EnumDecl*> declared_enums_;
+    /// While an enum's values are evaluated: the enum and how many of its members have a value.
+    struct EnumScope {
+        const EnumDecl* decl = nullptr;
+        size_t resolved = 0;
+    } enum_scope_;
+    int switch_depth_ = 0;  ///< switch bodies the current statement is in (break leaves the innermost)
     FunctionDecl* current_fn_ = nullptr;
     int loop_depth_ = 0;
     int expr_depth_ = 0;

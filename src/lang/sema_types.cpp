@@ -23,7 +23,7 @@ const ScalarName kScalarNames[] = {
     {"int8_t", ScalarKind::Int8},      {"int16_t", ScalarKind::Int16},   {"int32_t", ScalarKind::Int32},
     {"int64_t", ScalarKind::Int64},    {"uint8_t", ScalarKind::UInt8},   {"uint16_t", ScalarKind::UInt16},
     {"uint32_t", ScalarKind::UInt32},  {"uint64_t", ScalarKind::UInt64}, {"float32_t", ScalarKind::Float},
-    {"float64_t", ScalarKind::Double},
+    {"float64_t", ScalarKind::Double}, {"float16_t", ScalarKind::Half},
 };
 
 const ScalarName* find_scalar(std::string_view name) {
@@ -112,6 +112,15 @@ const Type* Sema::resolve_named_type(const std::string& name, SourceLoc loc, boo
         if (rest.size() == 3 && rest[1] == 'x' && rest[0] >= '1' && rest[0] <= '4' && rest[2] >= '1' && rest[2] <= '4')
             return types_.matrix(s.kind, rest[0] - '0', rest[2] - '0');
     }
+    for (auto scope = alias_scopes_.rbegin(); scope != alias_scopes_.rend(); ++scope) {
+        auto a = scope->find(name);
+        if (a != scope->end()) return resolve_alias(a->second);
+    }
+    if (auto a = aliases_.find(name); a != aliases_.end()) return resolve_alias(a->second);
+    if (EnumDecl* e = lookup_enum(name)) {
+        declare_enum(e);
+        return e->type;
+    }
     auto it = structs_.find(name);
     if (it != structs_.end()) return it->second->type;
     if (!report) return nullptr;
@@ -125,7 +134,7 @@ const Type* Sema::resolve_named_type(const std::string& name, SourceLoc loc, boo
         diags_.error(loc, "generic struct '" + name + "' needs its generic arguments: " + name + "<...>");
         return types_.error_type();
     }
-    diags_.error(loc, "unknown type '" + name + "'");
+    diags_.error(loc, "unknown type '" + name + "'", 30015);  // Slang: undefined identifier
     return nullptr;
 }
 
@@ -144,17 +153,18 @@ std::optional<int64_t> Sema::eval_const_int(Expr* e) {
             if (VarDecl* c = find_static_const(owner, e->name); c && c->init) return eval_global(c);
         auto it = globals_.find(e->name);
         if (it != globals_.end() && it->second->is_const && it->second->init) return eval_global(it->second);
-        return std::nullopt;
+        return enum_member_value(e);  // a bare enumerator inside its own enum's values
     }
     case ExprKind::Member: {
         // `S.N` / `S::N`: a static constant of a struct.
         Expr* base = e->operands[0];
         if (base->kind != ExprKind::Name || lookup_local(base->name)) return std::nullopt;
         auto it = structs_.find(base->name);
-        if (it == structs_.end()) return std::nullopt;
+        if (it == structs_.end()) return enum_member_value(e);  // `Mode.A`
         VarDecl* c = find_static_const(it->second, e->name);
         return c && c->init ? eval_global(c) : std::nullopt;
     }
+    case ExprKind::Cast: return eval_const_int(e->operands[0]);  // `(int)Mode.B`
     case ExprKind::Unary: {
         auto v = eval_const_int(e->operands[0]);
         if (!v) return v;
@@ -242,7 +252,7 @@ const Type* Sema::resolve_type(TypeExpr* te) {
             return te->resolved = types_.error_type();
         }
         if (t.kind.differentiable && !types_.is_differentiable(elem)) {
-            diags_.error(te->loc, n + " needs a differentiable element type, got " + type_name(elem));
+            diags_.error(te->loc, n + " needs a differentiable element type, got " + type_name(elem), 38029);
             return te->resolved = types_.error_type();
         }
         base = types_.tensor(elem, int(*rank), t.kind);
@@ -271,7 +281,7 @@ const Type* Sema::resolve_type(TypeExpr* te) {
             return te->resolved = types_.error_type();
         }
         if (!types_.is_differentiable(elem)) {
-            diags_.error(te->loc, "DifferentialPair<" + type_name(elem) + ">: the type is not differentiable");
+            diags_.error(te->loc, "DifferentialPair<" + type_name(elem) + ">: the type is not differentiable", 38029);
             return te->resolved = types_.error_type();
         }
         base = types_.pair(elem);
@@ -413,6 +423,8 @@ const Type* binary_operand_type(TypeContext& types, Op op, const Type* a, const 
     if (!a->is_numeric() || !b->is_numeric()) return nullptr;
     ScalarKind k = wider(a->scalar, b->scalar);
     bool arithmetic = op == Op::Add || op == Op::Sub || op == Op::Mul || op == Op::Div || op == Op::Rem;
+    // Shifts have the left operand's type (Slang: int << int64_t is int, int8_t << 1 is int8_t).
+    if (op == Op::Shl || op == Op::Shr) k = a->scalar == ScalarKind::Bool ? ScalarKind::Int32 : a->scalar;
     if (k == ScalarKind::Bool && arithmetic) k = ScalarKind::Int32;
     if (op == Op::LogAnd || op == Op::LogOr) k = ScalarKind::Bool;
     if (a->is_scalar() && b->is_scalar()) return types.scalar(k);
@@ -425,6 +437,9 @@ const Type* binary_operand_type(TypeContext& types, Op op, const Type* a, const 
 bool implicitly_convertible(const Type* from, const Type* to) {
     if (from == to) return true;
     if (from->is_error() || to->is_error()) return true;     // already reported
+    // An enum converts to the integer types only; nothing converts to an enum without a cast.
+    if (to->is_enum()) return false;
+    if (from->is_enum()) return to->is_scalar() && is_integer(to->scalar) && !to->is_enum();
     if (from->is_scalar() && to->is_numeric()) return true;  // conversion or splat
     if ((from->is_vector() || from->is_matrix()) && from->kind == to->kind && from->rows == to->rows &&
         from->cols == to->cols)
@@ -451,6 +466,19 @@ const Type* intrinsic_operand_type(TypeContext& types, IntrinsicId id, const std
         if (args.size() != 3) return nullptr;
         return binary_operand_type(types, Op::Add, args[1], args[2]);
     }
+    case IntrinsicRule::Sign:  // computed in the operand's own type, converted to int afterwards
+        if (args.size() != 1 || !args[0]->is_numeric()) return nullptr;
+        return args[0]->scalar == ScalarKind::Bool ? types.with_scalar(args[0], ScalarKind::Int32) : args[0];
+    case IntrinsicRule::BitCount:
+    case IntrinsicRule::BitSame:  // integers as they are; bools count as uint
+        if (args.size() != 1 || !args[0]->is_numeric() || args[0]->is_matrix()) return nullptr;
+        if (args[0]->scalar == ScalarKind::Bool) return types.with_scalar(args[0], ScalarKind::UInt32);
+        return is_integer(args[0]->scalar) ? args[0] : nullptr;
+    case IntrinsicRule::F16ToF32:
+    case IntrinsicRule::F32ToF16:
+        if (args.size() != 1 || !args[0]->is_numeric() || args[0]->is_matrix()) return nullptr;
+        return types.with_scalar(args[0],
+                                 info.rule == IntrinsicRule::F16ToF32 ? ScalarKind::UInt32 : ScalarKind::Float);
     default: return args.empty() ? nullptr : args[0];
     }
 }

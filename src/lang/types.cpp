@@ -71,7 +71,8 @@ static std::string type_key(const Type& t) {
                     std::to_string(t.tensor.differentiable) + std::to_string(t.tensor.interface) +
                     std::to_string(t.tensor.has_grad) + std::to_string(t.tensor.atomic) + ":" +
                     std::to_string(reinterpret_cast<uintptr_t>(t.element)) + ":" +
-                    std::to_string(reinterpret_cast<uintptr_t>(t.decl));
+                    std::to_string(reinterpret_cast<uintptr_t>(t.decl)) + ":" +
+                    std::to_string(reinterpret_cast<uintptr_t>(t.enumeration));
     return k;
 }
 
@@ -148,6 +149,14 @@ const Type* TypeContext::structure(const StructDecl* decl) {
     return intern(t);
 }
 
+const Type* TypeContext::enumeration(const EnumDecl* decl, ScalarKind underlying) {
+    Type t;
+    t.kind = TypeKind::Scalar;
+    t.scalar = underlying;
+    t.enumeration = decl;
+    return intern(t);
+}
+
 const Type* TypeContext::with_scalar(const Type* t, ScalarKind k) {
     switch (t->kind) {
     case TypeKind::Scalar: return scalar(k);
@@ -203,7 +212,7 @@ std::string type_name(const Type* t) {
     switch (t->kind) {
     case TypeKind::Void: return "void";
     case TypeKind::Error: return "<error>";
-    case TypeKind::Scalar: return scalar_name(t->scalar);
+    case TypeKind::Scalar: return t->enumeration ? t->enumeration->name : scalar_name(t->scalar);
     case TypeKind::Vector: return std::string(scalar_name(t->scalar)) + std::to_string(t->rows);
     case TypeKind::Matrix:
         return std::string(scalar_name(t->scalar)) + std::to_string(t->rows) + "x" + std::to_string(t->cols);

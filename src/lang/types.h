@@ -15,6 +15,7 @@
 namespace sg::lang {
 
 struct StructDecl;
+struct EnumDecl;
 
 enum class ScalarKind : uint8_t { Bool, Int8, Int16, Int32, Int64, UInt8, UInt16, UInt32, UInt64, Half, Float, Double };
 
@@ -52,6 +53,10 @@ struct Type {
     TensorKind tensor;       ///< Tensor
     const Type* element = nullptr;  ///< Array/Tensor element; DiffPair primal type
     const StructDecl* decl = nullptr;  ///< Struct
+    /// An enum type is a Scalar of its underlying integer kind that remembers its declaration:
+    /// it computes as that integer (binary_operand_type decays it), converts to integers
+    /// implicitly, but takes no integer without a cast.
+    const EnumDecl* enumeration = nullptr;
 
     bool is_void() const { return kind == TypeKind::Void; }
     bool is_error() const { return kind == TypeKind::Error; }
@@ -62,6 +67,7 @@ struct Type {
     bool is_struct() const { return kind == TypeKind::Struct; }
     bool is_tensor() const { return kind == TypeKind::Tensor; }
     bool is_pair() const { return kind == TypeKind::DiffPair; }
+    bool is_enum() const { return enumeration != nullptr; }
     bool is_bool() const { return kind == TypeKind::Scalar && scalar == ScalarKind::Bool; }
     /// Scalar, vector or matrix: arithmetic applies elementwise.
     bool is_numeric() const { return is_scalar() || is_vector() || is_matrix(); }
@@ -94,6 +100,7 @@ public:
     const Type* tensor(const Type* element, int rank, TensorKind kind);
     const Type* pair(const Type* primal);
     const Type* structure(const StructDecl* decl);
+    const Type* enumeration(const EnumDecl* decl, ScalarKind underlying);
 
     /// Same shape (scalar/vector/matrix/array) with another scalar kind.
     const Type* with_scalar(const Type* t, ScalarKind k);

@@ -1,18 +1,22 @@
-// src/python/function.h — the Python-visible objects: Device, Module, Function, GridArg.
+// src/python/function.h — the Python-visible objects: Module, Function, Struct.
 // Function::call is the hot path: describe arguments in C++, build the key, look up the plan,
 // allocate outputs through the torch bridge, launch (inside an autograd node when needed).
+// Modifiers (map, set, return_type) make new Function objects that share the plan cache of the
+// function they came from; the ones that change the kernel are part of the call key.
 #pragma once
 
 #include <nanobind/nanobind.h>
 
 #include <memory>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
 #include "call/call_key.h"
 #include "call/call_plan.h"
 #include "call/user_module.h"
+#include "python/marshal.h"
 
 namespace sg::py {
 
@@ -23,47 +27,90 @@ struct Device {
     int index = -1;
 };
 
-/// `sg.grid(shape)`: the call index as an argument.
-struct GridArg {
-    std::vector<int64_t> shape;
+/// Module options (Module.load_from_source(..., options={...})).
+struct ModuleOptions {
+    bool strict_broadcasting = false;
+};
+
+/// What every Function object of one kernel function shares: the module, the plan cache.
+struct FunctionCore {
+    std::shared_ptr<call::UserModule> module;
+    std::string name;
+    Device device;
+    ModuleOptions options;
+    uint32_t id = 0;
+    std::unordered_map<call::CallKey, std::shared_ptr<call::CallPlan>, call::CallKeyHash> plans;
+};
+
+/// A function object's modifiers.
+struct Modifiers {
+    call::CallModifiers call;       ///< dimension maps (in the key), strict broadcasting
+    std::string key_bytes;          ///< the kernel-changing part, appended to the call key
+    nb::object set_values;          ///< fn.set(dict | callback): values for parameters not passed
+    ResultMode return_mode = ResultMode::Auto;
 };
 
 class Function {
 public:
-    Function(std::shared_ptr<call::UserModule> module, std::string name, Device device);
+    Function(std::shared_ptr<FunctionCore> core, Modifiers modifiers);
+    ~Function();
+    Function(const Function&) = delete;
+    Function& operator=(const Function&) = delete;
 
     nb::object call(nb::args args, nb::kwargs kwargs);
     /// The generated code of the kernels this call would run (glue, target source, IR).
     std::string debug_code(nb::args args, nb::kwargs kwargs);
     /// The readable rendering of this call's key.
     std::string call_key(nb::args args, nb::kwargs kwargs);
-    /// Number of cached call plans.
-    size_t plan_count() const { return plans_.size(); }
-    const std::string& name() const { return name_; }
+    /// fn.map(...): dimension mapping by position and keyword.
+    Function* map(nb::args args, nb::kwargs kwargs) const;
+    /// fn.set(dict | callback).
+    Function* set(nb::object values) const;
+    /// fn.return_type(t).
+    Function* return_type(nb::handle t) const;
+    /// Number of cached call plans (shared by every modifier of this function).
+    size_t plan_count() const { return core_->plans.size(); }
+    const std::string& name() const { return core_->name; }
+    /// The binding of a call (for .bwds and tests): parameter names in order.
+    std::vector<std::string> parameter_names() const;
+    /// (name, "in" | "out" | "inout", type name) per parameter.
+    std::vector<std::tuple<std::string, std::string, std::string>> parameters() const;
+    bool returns_value() const;
+    const Device& device() const { return core_->device; }
+    const std::shared_ptr<call::UserModule>& user_module() const { return core_->module; }
 
 private:
-    /// Describes the arguments into the thread's scratch arrays; returns the argument count.
-    size_t describe(nb::args& args, nb::kwargs& kwargs, bool& grad_mode);
-    std::shared_ptr<call::CallPlan> plan_for(size_t count, bool grad_mode);
+    /// Describes the arguments into the thread's scratch; returns whether grad mode is on.
+    bool describe(nb::args& args, nb::kwargs& kwargs);
+    std::shared_ptr<call::CallPlan> plan_for(bool grad_mode);
+    nb::object call_described(bool grad_mode);
 
-    std::shared_ptr<call::UserModule> module_;
-    std::string name_;
-    Device device_;
-    uint32_t id_;
-    size_t positional_ = 0;
-    std::unordered_map<call::CallKey, std::shared_ptr<call::CallPlan>, call::CallKeyHash> plans_;
+    std::shared_ptr<FunctionCore> core_;
+    Modifiers mods_;
+};
+
+/// A struct of a module: its name and fields (m.find_struct / m.require_struct / m.Particle).
+struct StructInfo {
+    std::string name;
+    std::vector<std::pair<std::string, std::string>> fields;  ///< (name, type name)
 };
 
 class Module {
 public:
-    Module(Device device, std::string name, std::string source);
+    Module(Device device, std::string name, std::string source, ModuleOptions options = {});
+    /// The function named `name`; throws AttributeError (m.nosuch) when there is none.
     nb::object function(const std::string& name);
+    nb::object find_function(const std::string& name);
+    std::shared_ptr<StructInfo> find_struct(const std::string& name) const;
     std::vector<std::string> function_names() const { return module_->function_names(); }
+    std::vector<std::string> struct_names() const { return module_->struct_names(); }
     const std::string& name() const { return module_->name(); }
     Device device() const { return device_; }
+    const ModuleOptions& options() const { return options_; }
 
 private:
     Device device_;
+    ModuleOptions options_;
     std::shared_ptr<call::UserModule> module_;
     std::unordered_map<std::string, nb::object> functions_;
 };

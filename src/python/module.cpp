@@ -2,6 +2,9 @@
 // place where C++ exceptions become Python exceptions.
 #include <nanobind/nanobind.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/shared_ptr.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include <cstdio>
@@ -9,6 +12,7 @@
 #include "call/call_key.h"
 #include "call/errors.h"
 #include "lang/diagnostics.h"
+#include "python/compile_support.h"
 #include "python/function.h"
 #include "python/torch_ops.h"
 #include "runtime/cpu_module.h"
@@ -70,6 +74,18 @@ NB_NOINLINE void raise_compile_error(const lang::CompileError& e) {
     }
 }
 
+/// A loaded module as a Python object (owning `module`) with each of its functions already in
+/// the instance dict: `m.fn` is a plain attribute then, which torch.compile's tracer can read (it
+/// cannot run the C++ __getattr__). A function named like a Module member stays reachable
+/// through __getattr__'s error path only, as before.
+nb::object with_functions(Module* module) {
+    nb::object self = nb::cast(module, nb::rv_policy::take_ownership);
+    nb::handle type = nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(self.ptr())));
+    for (const std::string& name : module->function_names())
+        if (!nb::hasattr(type, name.c_str())) nb::setattr(self, name.c_str(), module->function(name));
+    return self;
+}
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -129,54 +145,130 @@ NB_MODULE(_core, m) {
         },
         nb::arg("type") = DeviceType::CPU, nb::arg("index") = 0);
 
-    nb::class_<GridArg>(m, "GridArg")
-        .def(nb::init<std::vector<int64_t>>(), nb::arg("shape"))
+    // dynamic_attr: sg.grid keeps the extents as a Python tuple in the instance dict too, where
+    // torch.compile's tracer can read them (python/shadegrad/_compile.py).
+    nb::class_<GridArg>(m, "GridArg", nb::dynamic_attr())
+        .def(nb::init<std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>>(), nb::arg("shape"),
+             nb::arg("stride") = std::vector<int64_t>{}, nb::arg("offset") = std::vector<int64_t>{})
         .def_ro("shape", &GridArg::shape)
+        .def_ro("stride", &GridArg::stride)
+        .def_ro("offset", &GridArg::offset)
         .def("__repr__", [](const GridArg& g) {
-            std::string s = "grid((";
-            for (size_t k = 0; k < g.shape.size(); ++k) s += (k ? ", " : "") + std::to_string(g.shape[k]);
-            return s + (g.shape.size() == 1 ? ",))" : "))");
+            auto tuple = [](const std::vector<int64_t>& v) {
+                std::string s = "(";
+                for (size_t k = 0; k < v.size(); ++k) s += (k ? ", " : "") + std::to_string(v[k]);
+                return s + (v.size() == 1 ? ",)" : ")");
+            };
+            std::string s = "grid(" + tuple(g.shape);
+            if (!g.stride.empty()) s += ", stride=" + tuple(g.stride);
+            if (!g.offset.empty()) s += ", offset=" + tuple(g.offset);
+            return s + ")";
         });
 
-    nb::class_<Function>(m, "Function")
-        .def("__call__", &Function::call)
+    // __call__ is the tp_call slot (forwarding to _call), not a method: torch.compile support
+    // registers a traceable stand-in for the slot's wrapper (compile_support.h).
+    auto function_class = nb::class_<Function>(m, "Function", nb::type_slots(function_type_slots()));
+    function_class.def("_call", &Function::call)
+        .def("call", &Function::call)
         .def("debug_code", &Function::debug_code)
         .def("call_key", &Function::call_key)
+        .def("map", &Function::map, nb::rv_policy::take_ownership)
+        .def("set", &Function::set, nb::arg("values"), nb::rv_policy::take_ownership)
+        .def("return_type", &Function::return_type, nb::arg("type"), nb::rv_policy::take_ownership)
         .def_prop_ro("plan_count", &Function::plan_count)
         .def_prop_ro("name", &Function::name)
+        .def_prop_ro("parameter_names", &Function::parameter_names)
+        .def_prop_ro("parameters", &Function::parameters)
+        .def_prop_ro("returns_value", &Function::returns_value)
+        .def_prop_ro("device", [](const Function& f) { return f.device(); })
+        .def_prop_ro("device_type", [](const Function& f) { return int(f.device().type); })
+        .def_prop_ro("device_index", [](const Function& f) { return f.device().index; })
         .def("__repr__", [](const Function& f) { return "<shadegrad function " + f.name() + ">"; });
+    nb::object call_method = function_class.attr("__dict__")["_call"];
+    set_function_call_method(call_method);
+    bind_compile_support(m);
+
+    nb::class_<StructInfo>(m, "Struct")
+        .def_ro("name", &StructInfo::name)
+        .def_prop_ro("fields",
+                     [](const StructInfo& s) {
+                         nb::dict d;
+                         for (const auto& [name, type] : s.fields) d[nb::str(name.c_str())] = nb::str(type.c_str());
+                         return d;
+                     })
+        .def("__repr__", [](const StructInfo& s) { return "<shadegrad struct " + s.name + ">"; });
+
+    auto module_options = [](nb::handle options) {
+        ModuleOptions o;
+        if (options.is_none()) return o;
+        for (auto [k, v] : nb::cast<nb::dict>(options)) {
+            std::string key = nb::cast<std::string>(k);
+            if (key == "strict_broadcasting") o.strict_broadcasting = nb::cast<bool>(v);
+            else throw nb::value_error(("unknown module option '" + key + "' (known: strict_broadcasting)").c_str());
+        }
+        return o;
+    };
 
     nb::class_<Module>(m, "Module", nb::dynamic_attr())
         .def_static(
             "load_from_source",
-            [](Device device, const std::string& name, const std::string& source) {
-                return new Module(device, name, source);
+            [module_options](Device device, const std::string& name, const std::string& source, nb::handle options) {
+                return with_functions(new Module(device, name, source, module_options(options)));
             },
-            nb::arg("device"), nb::arg("name"), nb::arg("source"), nb::rv_policy::take_ownership)
+            nb::arg("device"), nb::arg("name"), nb::arg("source"), nb::arg("options") = nb::none())
         .def_static(
             "load_from_file",
-            [](Device device, const std::string& path) {
+            [module_options](Device device, const std::string& path, nb::handle options) {
                 std::FILE* f = std::fopen(path.c_str(), "rb");
                 if (!f) throw nb::value_error(("cannot read kernel file '" + path + "'").c_str());
                 std::string text;
                 char buf[65536];
                 for (size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) text.append(buf, n);
                 std::fclose(f);
-                return new Module(device, path, text);
+                return with_functions(new Module(device, path, text, module_options(options)));
             },
-            nb::arg("device"), nb::arg("path"), nb::rv_policy::take_ownership)
+            nb::arg("device"), nb::arg("path"), nb::arg("options") = nb::none())
         // The first lookup of a function caches it in the instance dict, so later `m.fn` lookups
         // never reach __getattr__.
         .def("__getattr__",
-             [](nb::handle self, const std::string& name) {
-                 nb::object fn = nb::cast<Module&>(self).function(name);
+             [](nb::handle self, const std::string& name) -> nb::object {
+                 Module& mod = nb::cast<Module&>(self);
+                 if (name.size() > 1 && name[0] == '_' && name[1] == '_') throw nb::attribute_error(name.c_str());
+                 if (std::shared_ptr<StructInfo> s = mod.find_struct(name)) return nb::cast(s);
+                 nb::object fn = mod.function(name);
                  nb::setattr(self, name.c_str(), fn);
                  return fn;
              })
+        .def("__getitem__",
+             [](Module& mod, const std::string& name) -> nb::object {
+                 nb::object fn = mod.find_function(name);
+                 if (!fn.is_none()) return fn;
+                 if (std::shared_ptr<StructInfo> s = mod.find_struct(name)) return nb::cast(s);
+                 throw nb::key_error(("module '" + mod.name() + "' has no function or struct '" + name + "'").c_str());
+             })
+        .def("find_function", &Module::find_function, nb::arg("name"))
+        .def("require_function",
+             [](Module& mod, const std::string& name) {
+                 nb::object fn = mod.find_function(name);
+                 if (fn.is_none()) throw nb::value_error(("module '" + mod.name() + "' has no function '" + name + "'").c_str());
+                 return fn;
+             },
+             nb::arg("name"))
+        .def("find_struct", &Module::find_struct, nb::arg("name"))
+        .def("require_struct",
+             [](Module& mod, const std::string& name) {
+                 std::shared_ptr<StructInfo> s = mod.find_struct(name);
+                 if (!s) throw nb::value_error(("module '" + mod.name() + "' has no struct '" + name + "'").c_str());
+                 return s;
+             },
+             nb::arg("name"))
         .def("function_names", &Module::function_names)
+        .def("struct_names", &Module::struct_names)
         .def_prop_ro("name", &Module::name)
-        .def_prop_ro("device", &Module::device);
+        .def_prop_ro("device", &Module::device)
+        .def_prop_ro("strict_broadcasting", [](const Module& m) { return m.options().strict_broadcasting; });
 
+    m.def("_register_value_kinds", &register_value_kinds, nb::arg("kinds"));
     bind_autograd_handle(m);
 
     m.def("_init_torch", &init_torch, nb::arg("native_path"), nb::arg("fallback"), nb::arg("force_fallback"));

@@ -32,7 +32,7 @@ ArgInfo tensor(std::initializer_list<int64_t> shape, DType dtype = DType::Float3
 
 std::string key(std::vector<ArgInfo> args, bool grad_mode = true, std::vector<std::string> kw = {}, uint32_t fn = 1) {
     CallKey k;
-    build_call_key(k, fn, args.data(), args.size(), kw, grad_mode, 0);
+    build_call_key(k, fn, args.data(), args.size(), args.size(), kw, grad_mode, 0);
     return k.bytes;
 }
 
@@ -121,11 +121,11 @@ TEST(CallKey, ReadableRendering) {
     f.kind = ArgKind::Float;
     CallKey k;
     std::vector<ArgInfo> args{g, tensor({720, 1280, 4}, DType::Float32, true), f};
-    build_call_key(k, 7, args.data(), args.size(), {"scale"}, true, 0);
+    build_call_key(k, 7, args.data(), args.size(), args.size(), {"scale"}, true, 0);
     EXPECT_EQ(render_call_key(k), "fn#7 grad=1 opt=0 (grid[*,3], tensor float32 cpu [*,*,4] g1, float) scale=");
     CallKey k2;
     std::vector<ArgInfo> args2{tensor({2, 5}, DType::Float64, false, DeviceType::CUDA)};
-    build_call_key(k2, 1, args2.data(), args2.size(), {}, false, 0);
+    build_call_key(k2, 1, args2.data(), args2.size(), args2.size(), {}, false, 0);
     EXPECT_EQ(render_call_key(k2), "fn#1 grad=0 opt=0 (tensor float64 cuda:0 [2,*] g0)");
 }
 

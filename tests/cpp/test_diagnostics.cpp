@@ -22,7 +22,7 @@ class MustFail : public ::testing::TestWithParam<std::string> {};
 TEST_P(MustFail, ReportsTheError) {
     const std::string rel = GetParam();
     const std::string source = read_text(lang_tests_dir() / rel);
-    check_errors(fs::path(rel).filename().string(), source, source);
+    check_errors(fs::path(rel).filename().string(), source, source, 1, program_setup(lang_tests_dir() / rel));
 }
 
 INSTANTIATE_TEST_SUITE_P(Lang, MustFail, ::testing::ValuesIn(error_programs()),

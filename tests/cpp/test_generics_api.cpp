@@ -154,7 +154,7 @@ float call_scalar(const call::UserModule& m, const std::string& fn, const std::v
     call::Binding b =
         call::bind_call(m, fn, args.data(), args.size(), args.size(), {}, false, DeviceType::CPU);
     call::CallKey key;
-    call::build_call_key(key, 0, args.data(), args.size(), {}, false, 0);
+    call::build_call_key(key, 0, args.data(), args.size(), args.size(), {}, false, 0);
     call::CallPlan plan(m, b, key, {});
     float out = -1;
     TensorInfo result;

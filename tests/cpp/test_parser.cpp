@@ -286,10 +286,10 @@ TEST(Parser, LoopAttributes) {
     EXPECT_EQ(line_col(b[0]->attrs[0].loc), "1:13");
 }
 
-TEST(Parser, DoWhileAndSwitchAreParsedForSemaToReport) {
+TEST(Parser, DoWhileAndSwitch) {
     Parsed p("void f() { do { x++; } while (x < 3); switch (x) { case 1: { y = 2; } break; "
              "default: break; } x = 0; }");
-    ASSERT_FALSE(p.diags.has_errors()) << p.errors();  // sema reports tier 2
+    ASSERT_FALSE(p.diags.has_errors()) << p.errors();
     const auto& b = p.body();
     ASSERT_EQ(b.size(), 3u);
     EXPECT_EQ(b[0]->kind, StmtKind::DoWhile);
@@ -297,7 +297,36 @@ TEST(Parser, DoWhileAndSwitchAreParsedForSemaToReport) {
     EXPECT_EQ(b[0]->then_stmt->kind, StmtKind::Block);
     EXPECT_EQ(b[1]->kind, StmtKind::Switch);
     EXPECT_EQ(print_expr(*b[1]->cond), "x");
+    // The labels are statements of the switch body, in order.
+    EXPECT_EQ(print_stmt(*b[1]),
+              "(switch x\n  (case 1)\n  (block\n    (expr (= y 2)))\n  (break)\n  (case _)\n  (break))\n");
+    EXPECT_EQ(line_col(b[1]->body[0]->loc), "1:52");
     EXPECT_EQ(b[2]->kind, StmtKind::Expr);
+}
+
+TEST(Parser, TypeDeclarations) {
+    Parsed p("typealias V = float3; typedef float A[4]; enum class M : uint { X, Y = 4, Z }; "
+             "void f() { typealias L = int; typedef L K; var m = M::Y; var a = (M)1; }");
+    ASSERT_FALSE(p.diags.has_errors()) << p.errors();
+    ASSERT_GE(p.module->decls.size(), 4u);
+    EXPECT_EQ(p.module->decls[0]->kind, DeclKind::TypeAlias);
+    EXPECT_EQ(p.module->decls[0]->alias->name, "V");
+    EXPECT_EQ(p.module->decls[1]->alias->name, "A");
+    EXPECT_EQ(p.module->decls[1]->alias->type->array_dims.size(), 1u);
+    const EnumDecl* e = p.module->decls[2]->enumeration;
+    ASSERT_NE(e, nullptr);
+    EXPECT_TRUE(e->is_class);
+    EXPECT_EQ(e->underlying->name, "uint");
+    ASSERT_EQ(e->members.size(), 3u);
+    EXPECT_EQ(e->members[1].name, "Y");
+    EXPECT_EQ(print_expr(*e->members[1].value), "4");
+    EXPECT_EQ(e->members[2].value, nullptr);
+    const auto& b = p.module->decls[3]->function->body->body;
+    ASSERT_EQ(b.size(), 4u);
+    EXPECT_EQ(b[0]->kind, StmtKind::TypeAlias);
+    EXPECT_EQ(b[1]->kind, StmtKind::TypeAlias);
+    EXPECT_EQ(b[1]->alias->type->name, "L");
+    EXPECT_EQ(b[3]->decls[0]->init->kind, ExprKind::Cast);  // `(M)1`: M is a declared type
 }
 
 // ---------------------------------------------------------------- expressions

@@ -17,12 +17,14 @@ class Program : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(Program, Cpu) {
     const std::string rel = GetParam();
-    check_program(fs::path(rel).filename().string(), read_text(lang_tests_dir() / rel));
+    check_program(fs::path(rel).filename().string(), read_text(lang_tests_dir() / rel),
+                  program_setup(lang_tests_dir() / rel));
 }
 
 TEST_P(Program, CudaCompiles) {
     const std::string rel = GetParam();
-    check_program_cuda(fs::path(rel).filename().string(), read_text(lang_tests_dir() / rel));
+    check_program_cuda(fs::path(rel).filename().string(), read_text(lang_tests_dir() / rel),
+                       program_setup(lang_tests_dir() / rel));
 }
 
 TEST_P(Program, RunsOnGpu) {

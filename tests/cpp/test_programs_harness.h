@@ -17,6 +17,13 @@
 //   // warning: L:C: TEXT   a warning the program must produce (programs with a result compile
 //                           without any other warning)
 //   // remove: TEXT         (conformance .test files) delete every TEXT from the kernel source first
+//   // error: FILE:L:C: TEXT   an error in another file (an included or imported one): the
+//                           diagnostic's file name ends with FILE ("include/bad.h")
+//   // rendered: TEXT       the rendered diagnostics contain TEXT ("in file included from x.slang:3")
+//
+// Multi-file programs: a program's includes and imports are found beside it and in the
+// `include` folder next to it (tests/lang/<feature>/include, an include path); side files live
+// in subfolders, which are not programs themselves.
 #pragma once
 
 #include <algorithm>
@@ -204,8 +211,16 @@ inline TestResult unpack_result(const std::vector<Leaf>& leaves, const std::vect
     return r;
 }
 
+/// The distance between adjacent halves at `value` (2^-24 among the subnormals).
+inline double half_ulp(double value) {
+    int exponent = 0;
+    std::frexp(value, &exponent);  // |value| in [2^(exponent-1), 2^exponent)
+    return std::ldexp(1.0, std::max(exponent - 11, -24));
+}
+
 /// The exact 64-bit pattern an `// expect:` token names (decimal, optionally negative).
 inline uint64_t expected_wide(const std::string& token) {
+    if (token == "true" || token == "false") return token == "true";
     size_t used = 0;
     uint64_t v = token[0] == '-' ? uint64_t(std::stoll(token, &used)) : std::stoull(token, &used);
     if (used != token.size()) throw std::runtime_error("bad expected 64-bit integer '" + token + "'");
@@ -226,6 +241,36 @@ inline std::vector<std::string> expect_tokens(const std::string& text) {
     return out;
 }
 
+/// How a program file is loaded: from its own path (includes resolve beside it) with its
+/// folder's `include` subfolder as the include path; `// link: FILE` headers link the exports
+/// of FILE (beside the program), `// constants: N=3 F=2.5 B=true` override externs.
+inline call::ModuleSetup program_setup(const fs::path& file) {
+    call::ModuleSetup setup;
+    setup.path = file.string();
+    std::error_code ec;
+    if (fs::is_directory(file.parent_path() / "include", ec)) setup.include_paths.push_back((file.parent_path() / "include").string());
+    std::string source = fs::is_regular_file(file, ec) ? read_text(file) : std::string();
+    for (const std::string& link : header_values(source, "link")) {
+        fs::path linked = file.parent_path() / link;
+        call::UserModule m(linked.filename().string(), read_text(linked), program_setup(linked));
+        setup.linked.push_back(m.exports());
+    }
+    for (const std::string& line : header_values(source, "constants")) {
+        std::istringstream in(line);
+        for (std::string item; in >> item;) {
+            size_t eq = item.find('=');
+            if (eq == std::string::npos) throw std::runtime_error("bad constants header '" + line + "'");
+            std::string v = item.substr(eq + 1);
+            lang::ConstantScalar c;
+            if (v == "true" || v == "false") c = {lang::ConstantScalar::Kind::Bool, v == "true", 0};
+            else if (v.find_first_of(".e") != std::string::npos) c = {lang::ConstantScalar::Kind::Float, 0, std::stod(v)};
+            else c = {lang::ConstantScalar::Kind::Int, std::stoll(v), 0};
+            setup.overrides[item.substr(0, eq)] = {c};
+        }
+    }
+    return setup;
+}
+
 /// A test() program prepared for compilation: the checked module and the entry glue.
 struct TestProgram {
     std::unique_ptr<call::UserModule> module;
@@ -234,9 +279,10 @@ struct TestProgram {
 };
 
 /// Parses and checks `source` (throws lang::CompileError) and builds the glue for its test().
-inline TestProgram prepare_test_program(const std::string& name, const std::string& source) {
+inline TestProgram prepare_test_program(const std::string& name, const std::string& source,
+                                        const call::ModuleSetup& setup = {}) {
     TestProgram p;
-    p.module = std::make_unique<call::UserModule>(name, source);
+    p.module = std::make_unique<call::UserModule>(name, source, setup);
     auto fns = p.module->functions("test");
     if (fns.size() != 1 || !fns[0]->params.empty())
         throw std::runtime_error("the program must declare exactly one `test()` without parameters");
@@ -283,8 +329,8 @@ inline std::vector<double> run_test_kernel(const call::CompiledKernel& k, size_t
 
 /// Compares results with expectations: exact for integers (64-bit ones bit for bit against the
 /// written decimal) and bools, 1e-5 relative for float (with a 1e-6 absolute floor near zero),
-/// 1e-12 relative for double, and for half one half ulp of the expected value (2^-11 relative,
-/// 2^-25 absolute: the expected value rounded to half, with room for the last bit).
+/// 1e-12 relative for double, and for half within the spacing of halves at the expected value
+/// (one ulp: a result may differ from the exactly computed value in its last bit).
 inline ::testing::AssertionResult values_match(const std::vector<Leaf>& leaves, const TestResult& result,
                                                const std::vector<double>& want,
                                                const std::vector<std::string>& want_tokens) {
@@ -301,7 +347,7 @@ inline ::testing::AssertionResult values_match(const std::vector<Leaf>& leaves, 
         else if (std::isinf(w)) ok = g == w;
         else if (leaves[k].kind == lang::ScalarKind::Double) ok = std::fabs(g - w) <= 1e-12 * std::fabs(w) + 1e-14;
         else if (leaves[k].kind == lang::ScalarKind::Half)
-            ok = std::fabs(g - w) <= std::ldexp(std::fabs(w), -11) + std::ldexp(1.0, -25);
+            ok = std::fabs(g - w) <= half_ulp(w);
         else if (lang::is_floating(leaves[k].kind)) ok = std::fabs(g - w) <= 1e-5 * std::fabs(w) + 1e-6;
         else ok = g == w;
         if (!ok) err << "  component " << k << " (_v" << leaves[k].path << "): got " << g << ", expected " << w << "\n";
@@ -337,12 +383,12 @@ inline void check_warnings(const std::string& rendered, const std::vector<std::s
 }
 
 /// Compiles, runs and checks one program against its `// expect:` header.
-inline void check_program(const std::string& name, const std::string& source) {
+inline void check_program(const std::string& name, const std::string& source, const call::ModuleSetup& setup = {}) {
     auto expects = header_values(source, "expect");
     ASSERT_EQ(expects.size(), 1u) << "a program needs exactly one `// expect:` header";
     std::vector<double> want = parse_expect(expects[0]);
     try {
-        TestProgram p = prepare_test_program(name, source);
+        TestProgram p = prepare_test_program(name, source, setup);
         check_warnings(p.module->warnings(), header_values(source, "warning"));
         call::CompiledKernel k = call::compile_cpu_kernel(*p.module, p.glue, {});
         TestResult got = unpack_result(p.leaves, run_test_kernel(k, result_slots(p.leaves)));
@@ -354,9 +400,10 @@ inline void check_program(const std::string& name, const std::string& source) {
 
 // ---------------------------------------------------------------- CUDA compile checks
 
-inline void check_program_cuda(const std::string& name, const std::string& source) {
+inline void check_program_cuda(const std::string& name, const std::string& source,
+                               const call::ModuleSetup& setup = {}) {
     try {
-        TestProgram p = prepare_test_program(name, source);
+        TestProgram p = prepare_test_program(name, source, setup);
         call::CompiledKernel k = call::generate(*p.module, p.glue, codegen::Target::Cuda, {});
         bool skipped = false;
         EXPECT_TRUE(cuda_compiles(k.generated.source, &skipped));
@@ -411,6 +458,7 @@ inline void check_program_on_gpu(const std::string& name, const std::string& sou
 // ---------------------------------------------------------------- must-fail programs
 
 struct ExpectedError {
+    std::string file;  ///< "" for the program's own file, else the end of the file's name
     int line = 0;  ///< 1-based, in the compiled text
     int col = 0;
     std::string text;
@@ -422,10 +470,16 @@ inline std::vector<ExpectedError> parse_expected_errors(const std::string& heade
     for (const std::string& v : header_values(header_source, "error")) {
         ExpectedError e;
         bool relative = !v.empty() && v[0] == '+';
-        if (std::sscanf(v.c_str() + (relative ? 1 : 0), "%d:%d:", &e.line, &e.col) != 2)
+        size_t start = relative ? 1 : 0;
+        if (!v.empty() && !relative && !std::isdigit(static_cast<unsigned char>(v[0]))) {
+            start = v.find(':');  // FILE:L:C: a diagnostic in another file
+            if (start == std::string::npos) throw std::runtime_error("bad error header '" + v + "'");
+            e.file = v.substr(0, start++);
+        }
+        if (std::sscanf(v.c_str() + start, "%d:%d:", &e.line, &e.col) != 2)
             throw std::runtime_error("bad error header '" + v + "' (want L:C: message)");
         if (relative) e.line += appended_first_line - 1;
-        size_t at = v.find(':', v.find(':') + 1);
+        size_t at = v.find(':', v.find(':', start) + 1);
         e.text = v.substr(at + 1);
         e.text.erase(0, e.text.find_first_not_of(' '));
         out.push_back(e);
@@ -436,11 +490,11 @@ inline std::vector<ExpectedError> parse_expected_errors(const std::string& heade
 /// Compiles `source` as a module and, when it has a test(), through the CPU code generator
 /// (errors after sema come from lowering); returns the diagnostics, empty when it compiled.
 inline std::vector<lang::Diagnostic> compile_for_errors(const std::string& name, const std::string& source,
-                                                        std::string* rendered) {
+                                                        std::string* rendered, const call::ModuleSetup& setup = {}) {
     try {
-        call::UserModule module(name, source);
+        call::UserModule module(name, source, setup);
         if (module.functions("test").size() == 1) {
-            TestProgram p = prepare_test_program(name, source);
+            TestProgram p = prepare_test_program(name, source, setup);
             call::generate(*p.module, p.glue, codegen::Target::Cpu, {});
         }
     } catch (const lang::CompileError& e) {
@@ -453,7 +507,7 @@ inline std::vector<lang::Diagnostic> compile_for_errors(const std::string& name,
 /// Checks a must-fail program: every `// error:` is reported (the first one first), and the
 /// `// error-code:` number is on one of them.
 inline void check_errors(const std::string& name, const std::string& source, const std::string& header_source,
-                         int appended_first_line = 1) {
+                         int appended_first_line = 1, const call::ModuleSetup& setup = {}) {
     std::vector<ExpectedError> want = parse_expected_errors(header_source, appended_first_line);
     ASSERT_FALSE(want.empty()) << "a must-fail program needs a `// error:` header";
     std::vector<int> codes;
@@ -461,7 +515,7 @@ inline void check_errors(const std::string& name, const std::string& source, con
     std::string rendered;
     std::vector<lang::Diagnostic> got;
     try {
-        got = compile_for_errors(name, source, &rendered);
+        got = compile_for_errors(name, source, &rendered, setup);
     } catch (const lang::InternalError& e) {
         FAIL() << "internal compiler error instead of a diagnostic: " << e.what();
     }
@@ -474,9 +528,14 @@ inline void check_errors(const std::string& name, const std::string& source, con
     const std::string file = name.find('.') == std::string::npos ? name + ".slang" : name;
     auto matches = [&](const lang::Diagnostic& d, const ExpectedError& e) {
         const lang::ResolvedLocation& at = d.location;
-        return at.valid() && at.file == file && at.line == e.line && at.col == e.col &&
+        bool same_file = e.file.empty() ? at.file == file
+                                        : at.file.size() >= e.file.size() &&
+                                              at.file.compare(at.file.size() - e.file.size(), e.file.size(), e.file) == 0;
+        return at.valid() && same_file && at.line == e.line && at.col == e.col &&
                d.message.find(e.text) != std::string::npos;
     };
+    for (const std::string& text : header_values(header_source, "rendered"))
+        EXPECT_NE(rendered.find(text), std::string::npos) << "the rendered diagnostics lack '" << text << "'\n" << rendered;
     EXPECT_TRUE(matches(*errors[0], want[0]))
         << "first error differs from " << want[0].line << ":" << want[0].col << ": " << want[0].text << "\n"
         << rendered;

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 import torch
 
-from conftest import TEST_DEVICE, conformance_source, run_python
+from conftest import CONFORMANCE, TEST_DEVICE, conformance_source, run_python
 
 REL = 1e-5
 
@@ -148,3 +148,158 @@ def test_t02_sequence(bridge):
     """
     proc = run_python(_t02_program(body), bridge)
     assert proc.returncode == 0, proc.stderr
+
+
+# ---------------------------------------------------------------- through the value API and .bwds
+
+
+def parse_value(text: str):
+    """A // call: argument: a number, a (tuple) for a vector, a {name=value, ...} for a struct."""
+    text = text.strip()
+    if text.startswith("("):
+        return tuple(parse_value(p) for p in _split(text[1:-1]))
+    if text.startswith("{"):
+        return {k.strip(): parse_value(v) for k, v in (p.split("=", 1) for p in _split(text[1:-1]))}
+    return float(text) if any(c in text for c in ".e") else int(text)
+
+
+def _split(text: str):
+    parts, depth, cur = [], 0, ""
+    for c in text:
+        if c in "({":
+            depth += 1
+        elif c in ")}":
+            depth -= 1
+        if c == "," and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += c
+    if cur.strip():
+        parts.append(cur)
+    return parts
+
+
+def all_cases():
+    """(file, fn, args, result, {path: grad}, dresult) for every // call: line with a plain result."""
+    out = []
+    for path in sorted(CONFORMANCE.glob("T*.slang")):
+        lines = path.read_text().splitlines()
+        for i, line in enumerate(lines):
+            m = re.match(r"//\s*call:\s*(\w+)\((.*)\)\s*->\s*(.+)$", line)
+            if not m or "=" in m.group(3):
+                continue  # out-parameter results (T08) have their own test
+            args = {k.strip(): parse_value(v) for k, v in (p.split("=", 1) for p in _split(m.group(2)))}
+            grads, dresult = None, None
+            if i + 1 < len(lines):
+                b = re.match(r"//\s*bwd:\s*dresult=([-\d.]+)\s*->\s*(.+)$", lines[i + 1])
+                if b:
+                    dresult = float(b.group(1))
+                    grads = {k.strip(): parse_value(v) for k, v in (p.split("=", 1) for p in _split(b.group(2)))}
+            out.append((path.name[:3], m.group(1), args, parse_value(m.group(3)), grads, dresult))
+    return out
+
+
+def to_value(sg, v):
+    if isinstance(v, tuple):
+        return sg.float3(*v) if len(v) == 3 else getattr(sg, f"float{len(v)}")(*v)
+    if isinstance(v, dict):
+        return {k: to_value(sg, x) for k, x in v.items()}
+    return v
+
+
+def approx_equal(actual, expected, rel=1e-5):
+    if isinstance(expected, tuple):
+        return all(approx_equal(a, e, rel) for a, e in zip(list(actual), expected)) and len(list(actual)) == len(expected)
+    return actual == pytest.approx(expected, rel=rel, abs=1e-6)
+
+
+CASES = all_cases()
+
+
+def test_every_conformance_file_with_cases_is_covered():
+    files = {c[0] for c in CASES}
+    assert {"T01", "T03", "T04", "T05", "T06", "T07", "T09", "T10", "T11"} <= files, files
+
+
+@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(CASES)])
+def test_case_through_python_values_and_bwds(sg, device, case):
+    name, fn, args, result, grads, dresult = case
+    m = sg.Module.load_from_source(device, name, conformance_source(name))
+    f = getattr(m, fn)
+    out = f(**{k: to_value(sg, v) for k, v in args.items()})
+    assert approx_equal(out, result), (out, result)
+    if grads is None:
+        return
+    pairs = {}
+
+    def wrap(path, v):
+        if isinstance(v, dict):
+            return {k: wrap(f"{path}.{k}", x) for k, x in v.items()}
+        if path in grads:
+            pairs[path] = sg.diffPair(to_value(sg, v))
+            return pairs[path]
+        return to_value(sg, v)
+
+    call_args = {k: wrap(k, v) for k, v in args.items()}
+    f.bwds(**call_args, _result_grad=dresult)
+    for path, g in grads.items():
+        assert approx_equal(pairs[path].grad, g, rel=1e-4), (path, pairs[path].grad, g)
+
+
+def test_t05_struct_from_dict_vectorized_with_gradients(sg, device):
+    m = sg.Module.load_from_source(device, "t05", conformance_source("T05"))
+    n = 3
+    pos = torch.tensor([[1.0, 0.0, 2.0]] * n, device=TEST_DEVICE, requires_grad=True)
+    vel = torch.tensor([[0.5, -1.0, 0.0]] * n, device=TEST_DEVICE, requires_grad=True)
+    dt = torch.full((n,), 0.1, device=TEST_DEVICE, requires_grad=True)
+    e = m.energy({"pos": pos, "vel": vel, "mass": 2.0, "_type": "Particle"}, dt)
+    torch.testing.assert_close(e.detach().cpu(), torch.full((n,), 6.3625), rtol=1e-5, atol=1e-6)
+    e.sum().backward()
+    torch.testing.assert_close(pos.grad.cpu(), torch.tensor([[2.1, -0.2, 4.0]] * n), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(vel.grad.cpu(), torch.tensor([[1.21, -2.02, 0.40]] * n), rtol=1e-5, atol=1e-6)
+    torch.testing.assert_close(dt.grad.cpu(), torch.full((n,), 1.25), rtol=1e-5, atol=1e-6)
+    # mass is no_diff: a tensor for it takes part in no gradient.
+    mass = torch.full((n,), 2.0, device=TEST_DEVICE, requires_grad=True)
+    e2 = m.energy({"pos": pos.detach(), "vel": vel.detach(), "mass": mass}, dt.detach())
+    assert e2.grad_fn is None
+
+
+def test_t05_misses_and_extras_are_named(sg, device):
+    m = sg.Module.load_from_source(device, "t05", conformance_source("T05"))
+    with pytest.raises(TypeError, match=r"energy\(\): parameter 'p' of type Particle got a dict without field 'mass'"):
+        m.energy({"pos": sg.float3(1, 0, 2), "vel": sg.float3(0, 0, 0)}, 0.1)
+    with pytest.raises(TypeError, match=r"got a dict with field 'spin', which struct Particle does not have"):
+        m.energy({"pos": sg.float3(1, 0, 2), "vel": sg.float3(0, 0, 0), "mass": 1.0, "spin": 1.0}, 0.1)
+    with pytest.raises(TypeError, match=r"got a dict with _type 'Other'"):
+        m.energy({"pos": sg.float3(1, 0, 2), "vel": sg.float3(0, 0, 0), "mass": 1.0, "_type": "Other"}, 0.1)
+
+
+def test_t08_out_and_inout_params(sg, device):
+    m = sg.Module.load_from_source(device, "t08", conformance_source("T08"))
+    # mac(acc=2, x=3, w=0.5) leaves acc == 6.5: through a ref, a tensor and a numpy array.
+    acc = sg.floatRef(2.0)
+    m.mac(acc, 3.0, 0.5)
+    assert acc.value == 6.5
+    t = torch.tensor([2.0, 2.0], device=TEST_DEVICE)
+    m.mac(t, 3.0, 0.5)
+    assert t.tolist() == [6.5, 6.5]
+    import numpy as np
+
+    a = np.array([2.0], dtype=np.float32)
+    m.mac(a, 3.0, 0.5)
+    assert a.tolist() == [6.5]
+    # polar(r=2, th=0.5) -> p=(1.7551651, 0.9588511); bwd with dp=(1,1): r.d, th.d.
+    p = sg.ValueRef(sg.float2(0, 0))
+    m.polar(2.0, 0.5, p)
+    assert approx_equal(p.value, (1.7551651, 0.9588511))
+    r, th = sg.diffPair(2.0), sg.diffPair(0.5)
+    m.polar.bwds(r, th, sg.diffPair(d=sg.float2(1, 1)))
+    assert r.grad == pytest.approx(1.3570081, rel=1e-5) and th.grad == pytest.approx(0.7963140, rel=1e-5)
+    # The same through tensors: the out tensor carries the autograd node.
+    rt = torch.tensor([2.0], device=TEST_DEVICE, requires_grad=True)
+    tht = torch.tensor([0.5], device=TEST_DEVICE, requires_grad=True)
+    pt = torch.zeros(1, 2, device=TEST_DEVICE)
+    m.polar(rt, tht, pt)
+    pt.backward(torch.ones(1, 2, device=TEST_DEVICE))
+    assert rt.grad.item() == pytest.approx(1.3570081, rel=1e-5) and tht.grad.item() == pytest.approx(0.7963140, rel=1e-5)

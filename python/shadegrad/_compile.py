@@ -1,0 +1,333 @@
+# python/shadegrad/_compile.py — torch.compile support: shadegrad calls as torch.library custom
+# operators (docs/torch_compile.md).
+#
+# Eager calls never come here: Function.__call__ is a C type slot and the cached call runs no
+# Python. When Dynamo traces a call of a shadegrad Function, it finds the stand-in registered
+# below for that slot (torch.compiler.substitute_in_graph) and traces it instead; the stand-in
+# records one `shadegrad::call` operator whose fake implementation computes the result's shape
+# and dtype from the call's binding, and whose registered autograd formula records
+# `shadegrad::call_backward`. When the compiled graph runs, both operators call the Function
+# itself (the backward through a forward with a fresh autograd node and torch.autograd.grad).
+#
+# Registering needs torch._dynamo, which `import torch` does not load (it costs about a second):
+# it happens when torch._dynamo is first imported, through the import hook installed by
+# `install()`, or at once when it is already loaded.
+from __future__ import annotations
+
+import importlib.abc
+import importlib.util
+import sys
+from functools import lru_cache
+
+import torch
+
+from . import _core
+from ._torch_fallback import _DTYPES_BY_CODE, dtype_code
+
+_registered = False
+
+
+class TracedGrid:
+    """What `sg.grid(shape)` gives while torch.compile traces: the extents stay symbolic (a
+    GridArg would turn them into ints and specialize the graph on them)."""
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+
+
+# ---------------------------------------------------------------------------- the call layout
+# A call is flattened into the operator's arguments: the tensors, the integers (grid extents and
+# int scalars), the floats, and a layout string that says where each argument goes: one token per
+# argument, comma separated, "name=" in front for keywords: "t" tensor, "g<rank>" grid, "i" int,
+# "f" float, "b0"/"b1" bool.
+
+
+def _encode(value, prefix, layout, tensors, ints, floats):
+    if isinstance(value, torch.Tensor):
+        layout.append(prefix + "t")
+        tensors.append(value)
+    elif isinstance(value, TracedGrid):
+        layout.append(prefix + "g" + str(len(value.shape)))
+        ints.extend(value.shape)
+    elif isinstance(value, _core.GridArg):
+        shape = value.extents  # set by sg.grid in the instance dict: the tracer can read it
+        layout.append(prefix + "g" + str(len(shape)))
+        ints.extend(shape)
+    elif isinstance(value, bool):
+        layout.append(prefix + ("b1" if value else "b0"))
+    elif isinstance(value, int):
+        layout.append(prefix + "i")
+        ints.append(value)
+    elif isinstance(value, float):
+        layout.append(prefix + "f")
+        floats.append(value)
+    else:
+        raise TypeError(
+            f"shadegrad under torch.compile: an argument of type {type(value).__name__} is not supported yet "
+            "(tensors, sg.grid, int, float and bool are)"
+        )
+
+
+def traced_call(self, /, *args, **kwargs):
+    """The stand-in Dynamo traces for Function.__call__ (same arguments, same result)."""
+    layout, tensors, ints, floats = [], [], [], []
+    for value in args:
+        _encode(value, "", layout, tensors, ints, floats)
+    for name, value in kwargs.items():
+        _encode(value, name + "=", layout, tensors, ints, floats)
+    return torch.ops.shadegrad.call(id(self), ",".join(layout), tensors, ints, floats)
+
+
+@lru_cache(maxsize=None)
+def _parse(layout: str) -> tuple:
+    """(keyword or None, kind, rank) per argument of a layout string."""
+    out = []
+    for token in layout.split(",") if layout else []:
+        name, _, kind = token.rpartition("=")
+        out.append((name or None, kind[0], int(kind[1:]) if kind[0] == "g" else 0, kind))
+    return tuple(out)
+
+
+def _rebuild(layout, tensors, ints, floats, grid=_core.GridArg):
+    """The call's positional and keyword arguments from the operator's arguments."""
+    args, kwargs = [], {}
+    it, ii, fi = 0, 0, 0
+    for name, kind, rank, token in _parse(layout):
+        if kind == "t":
+            value = tensors[it]
+            it += 1
+        elif kind == "g":
+            value = grid(list(ints[ii : ii + rank]))
+            ii += rank
+        elif kind == "i":
+            value = ints[ii]
+            ii += 1
+        elif kind == "f":
+            value = floats[fi]
+            fi += 1
+        else:
+            value = token == "b1"
+        if name is None:
+            args.append(value)
+        else:
+            kwargs[name] = value
+    return args, kwargs
+
+
+def _function(function_id: int):
+    fn = _core._function_by_id(function_id)
+    if fn is None:
+        raise RuntimeError(
+            "shadegrad: the function this compiled graph calls no longer exists (its module was deleted)"
+        )
+    return fn
+
+
+# ---------------------------------------------------------------------------- fake (meta) shapes
+
+
+def _hint(size) -> int:
+    """A size's value in the example inputs, without guarding on it."""
+    if isinstance(size, int):
+        return size
+    hint = size.node.hint
+    return int(hint) if hint is not None else 2
+
+
+def _broadcast(shapes):
+    """Right-aligned broadcast of call shapes whose extents may be symbolic (symbolic sizes are
+    never 1: torch specializes 0 and 1)."""
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for d in range(rank):
+        picked = 1
+        for s in shapes:
+            k = len(s) - rank + d
+            if k < 0:
+                continue
+            e = s[k]
+            if isinstance(e, int) and e == 1:
+                continue
+            if isinstance(picked, int) and picked == 1:
+                picked = e
+            else:
+                torch._check(e == picked, lambda: f"shadegrad: call extents {picked} and {e} do not broadcast")
+        out.append(picked)
+    return out
+
+
+def _describe(layout, tensors, ints, floats):
+    """The call's argument descriptions for _core._bind_signature (hint values for sizes)."""
+    positional, keywords = [], []
+    grid = lambda extents: ("grid", [_hint(e) for e in extents])  # noqa: E731
+    args, kwargs = _rebuild(layout, tensors, ints, floats, grid=grid)
+
+    def one(value):
+        if isinstance(value, torch.Tensor):
+            device = value.device
+            return ("tensor", dtype_code(value.dtype), [_hint(s) for s in value.shape], bool(value.requires_grad),
+                    1 if device.type == "cuda" else 0, -1 if device.type == "cpu" else (device.index or 0))
+        if isinstance(value, tuple):
+            return value
+        if isinstance(value, bool):
+            return ("bool", value)
+        if isinstance(value, (int, torch.SymInt)):
+            return ("int", _hint(value))
+        return ("float", float(value))
+
+    positional = [one(v) for v in args]
+    keywords = [(k, one(v)) for k, v in kwargs.items()]
+    return args, kwargs, positional, keywords
+
+
+def _fake_call(function_id, layout, tensors, ints, floats):
+    fn = _function(function_id)
+    args, kwargs, positional, keywords = _describe(layout, tensors, ints, floats)
+    signature = _core._bind_signature(fn, positional, keywords)
+    if signature["result"] is None:
+        raise NotImplementedError(
+            f"shadegrad under torch.compile: {fn.name} returns void; functions without a result "
+            "are not supported yet under torch.compile"
+        )
+    values = list(args) + list(kwargs.values())
+    shapes = []
+    for value, (call_dims, elem_dims, writes) in zip(values, signature["args"]):
+        if writes:
+            raise NotImplementedError(
+                f"shadegrad under torch.compile: {fn.name} writes a tensor argument; out/inout "
+                "tensors are not supported yet under torch.compile"
+            )
+        if isinstance(value, torch.Tensor):
+            shape = list(value.shape)
+            # Element extents (a float3's 3) decide the binding: the graph specializes on them.
+            for k in range(len(shape) - elem_dims, len(shape)):
+                shape[k] = int(shape[k])
+            shapes.append(shape[:call_dims])
+    # Grid extents, symbolic as given.
+    ii = 0
+    for _, kind, rank, _token in _parse(layout):
+        if kind == "g":
+            shapes.append(list(ints[ii : ii + rank]))
+            ii += rank
+        elif kind == "i":
+            ii += 1
+    dtype_id, elem_shape = signature["result"]
+    if tensors:
+        device = tensors[0].device
+    elif fn.device.type == _core.DeviceType.cuda:
+        device = torch.device("cuda", max(fn.device.index, 0))
+    else:
+        device = torch.device("cpu")
+    return torch.empty(_broadcast(shapes) + list(elem_shape), dtype=_DTYPES_BY_CODE[dtype_id], device=device)
+
+
+def _fake_call_backward(function_id, layout, tensors, ints, floats, grad, needs):
+    return [torch.empty_like(tensors[i]) for i in needs]
+
+
+# ---------------------------------------------------------------------------- real implementations
+
+
+def _call(function_id, layout, tensors, ints, floats):
+    fn = _function(function_id)
+    args, kwargs = _rebuild(layout, tensors, ints, floats)
+    with torch.no_grad():
+        return fn(*args, **kwargs)
+
+
+def _call_backward(function_id, layout, tensors, ints, floats, grad, needs):
+    fn = _function(function_id)
+    with torch.enable_grad():
+        inputs = [t.detach().requires_grad_(i in needs) for i, t in enumerate(tensors)]
+        args, kwargs = _rebuild(layout, inputs, ints, floats)
+        out = fn(*args, **kwargs)
+        wanted = [inputs[i] for i in needs]
+        grads = torch.autograd.grad(out, wanted, grad, allow_unused=True)
+    # An operator's outputs may not share memory with each other or its inputs; the core hands
+    # out the gradients of one backward as views of one allocation, so all but the first are copied.
+    seen = {t.untyped_storage().data_ptr() for t in tensors} | {grad.untyped_storage().data_ptr()}
+    out = []
+    for g, t in zip(grads, wanted):
+        if g is None:
+            g = torch.zeros_like(t)
+        elif g.untyped_storage().data_ptr() in seen:
+            g = g.clone()
+        seen.add(g.untyped_storage().data_ptr())
+        out.append(g)
+    return out
+
+
+# ---------------------------------------------------------------------------- autograd formula
+
+
+def _setup_context(ctx, inputs, output):
+    function_id, layout, tensors, ints, floats = inputs
+    ctx.function_id, ctx.layout, ctx.ints, ctx.floats = function_id, layout, ints, floats
+    ctx.needs = [i for i, t in enumerate(tensors) if t.requires_grad]
+    ctx.save_for_backward(*tensors)
+
+
+def _backward(ctx, grad):
+    tensors = list(ctx.saved_tensors)
+    grads = [None] * len(tensors)
+    if ctx.needs:
+        computed = torch.ops.shadegrad.call_backward(
+            ctx.function_id, ctx.layout, tensors, ctx.ints, ctx.floats, grad, ctx.needs
+        )
+        for i, g in zip(ctx.needs, computed):
+            grads[i] = g
+    # One entry per operator input, shaped like it: torch reads an empty list as a (vacuous) list
+    # of tensors, which wants [] back, and other lists as leaves, which want None.
+    return None, None, grads, [] if not ctx.ints else None, [] if not ctx.floats else None
+
+
+# ---------------------------------------------------------------------------- registration
+
+
+def _register() -> None:
+    global _registered
+    if _registered:
+        return
+    _registered = True
+    call = torch.library.custom_op(
+        "shadegrad::call",
+        mutates_args=(),
+        schema="(int function_id, str layout, Tensor[] tensors, SymInt[] ints, float[] floats) -> Tensor",
+    )(_call)
+    call.register_fake(_fake_call)
+    call_backward = torch.library.custom_op(
+        "shadegrad::call_backward",
+        mutates_args=(),
+        schema="(int function_id, str layout, Tensor[] tensors, SymInt[] ints, float[] floats, Tensor grad, "
+        "int[] needs) -> Tensor[]",
+    )(_call_backward)
+    call_backward.register_fake(_fake_call_backward)
+    call.register_autograd(_backward, setup_context=_setup_context)
+    torch.compiler.substitute_in_graph(_core.Function.__call__)(traced_call)
+
+
+class _DynamoImportHook(importlib.abc.MetaPathFinder):
+    """Registers the operators and the stand-in right after torch._dynamo is first imported."""
+
+    def find_spec(self, name, path, target=None):
+        if name != "torch._dynamo":
+            return None
+        sys.meta_path.remove(self)
+        spec = importlib.util.find_spec(name)
+        if spec is None or spec.loader is None:
+            return spec
+        exec_module = spec.loader.exec_module
+
+        def exec_and_register(module):
+            exec_module(module)
+            _register()
+
+        spec.loader.exec_module = exec_and_register
+        return spec
+
+
+def install() -> None:
+    if "torch._dynamo" in sys.modules:
+        _register()
+    elif not any(isinstance(f, _DynamoImportHook) for f in sys.meta_path):
+        sys.meta_path.insert(0, _DynamoImportHook())

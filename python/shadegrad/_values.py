@@ -1,0 +1,369 @@
+# python/shadegrad/_values.py — the Python value kinds of the call API (SlangPy's names): value
+# types (float3, int2, float2x2, ...), generators (call_id, thread_id, wang_hash, rand_float),
+# value references (ValueRef, floatRef, intRef), differential pairs (diffPair), and the helpers
+# the core calls for the kinds that need Python: numpy arrays, refs and results returned as
+# Python values. The core recognises these classes (registered in __init__.py) and reads their
+# attributes; nothing here runs for calls whose arguments are torch tensors and Python scalars.
+"""Value types, generators, references and diff pairs of the shadegrad call API."""
+
+from __future__ import annotations
+
+import math
+
+# lang::ScalarKind codes (src/lang/types.h): the core reads `_sg_scalar` as one of these.
+SCALAR_CODES = {"bool": 0, "int": 3, "uint": 7, "float": 10, "double": 11, "half": 9, "int64_t": 4}
+_SCALAR_NAMES = {v: k for k, v in SCALAR_CODES.items()}
+_COMPONENTS = "xyzw"
+
+
+def _coerce(scalar: str, v):
+    if scalar == "bool":
+        return bool(v)
+    if scalar in ("int", "uint", "int64_t"):
+        return int(v)
+    return float(v)
+
+
+class ValueType:
+    """A vector or matrix value (sg.float3(1, 2, 3), sg.float2x2(...)): components row-major."""
+
+    __slots__ = ("_data",)
+    _sg_scalar_name = "float"
+    _sg_scalar = 10
+    _sg_rows = 0
+    _sg_cols = 0  # 0: a vector
+
+    def __init__(self, *args):
+        n = self._sg_rows * (self._sg_cols or 1)
+        flat = []
+        for a in args:
+            if isinstance(a, ValueType):
+                flat.extend(a._data)
+            elif hasattr(a, "tolist") and not isinstance(a, (int, float, bool)):
+                v = a.tolist()
+                flat.extend(_flatten(v) if isinstance(v, list) else [v])
+            elif isinstance(a, (list, tuple)):
+                flat.extend(_flatten(a))
+            else:
+                flat.append(a)
+        if len(flat) == 1 and n > 1:
+            flat = flat * n  # float3(1) == float3(1, 1, 1), as in the kernel language
+        if not flat:
+            flat = [0] * n
+        if len(flat) != n:
+            raise ValueError(f"{type(self).__name__} takes {n} components, got {len(flat)}")
+        self._data = [_coerce(self._sg_scalar_name, v) for v in flat]
+
+    # -- components
+    def __len__(self):
+        return self._sg_rows
+
+    def __getitem__(self, i):
+        if self._sg_cols:
+            row = self._row_type()
+            r = range(self._sg_rows)[i]
+            return row(self._data[r * self._sg_cols:(r + 1) * self._sg_cols])
+        return self._data[range(self._sg_rows)[i]]
+
+    def __setitem__(self, i, v):
+        if self._sg_cols:
+            r = range(self._sg_rows)[i]
+            self._data[r * self._sg_cols:(r + 1) * self._sg_cols] = [_coerce(self._sg_scalar_name, x) for x in _flatten(v)]
+        else:
+            self._data[range(self._sg_rows)[i]] = _coerce(self._sg_scalar_name, v)
+
+    def __iter__(self):
+        return (self[i] for i in range(self._sg_rows))
+
+    def __getattr__(self, name):
+        if not type(self)._sg_cols and len(name) == 1 and name in _COMPONENTS[: type(self)._sg_rows]:
+            return self._data[_COMPONENTS.index(name)]
+        raise AttributeError(f"{type(self).__name__} has no attribute '{name}'")
+
+    def __setattr__(self, name, v):
+        if name in ValueType.__slots__:
+            object.__setattr__(self, name, v)
+        elif not self._sg_cols and len(name) == 1 and name in _COMPONENTS[: self._sg_rows]:
+            self._data[_COMPONENTS.index(name)] = _coerce(self._sg_scalar_name, v)
+        else:
+            raise AttributeError(f"{type(self).__name__} has no attribute '{name}'")
+
+    def _row_type(self):
+        return VALUE_TYPES[f"{self._sg_scalar_name}{self._sg_cols}"]
+
+    # -- conversions
+    def to_numpy(self):
+        import numpy
+
+        dtype = {"bool": numpy.bool_, "int": numpy.int32, "uint": numpy.uint32, "float": numpy.float32,
+                 "double": numpy.float64, "half": numpy.float16, "int64_t": numpy.int64}[self._sg_scalar_name]
+        a = numpy.array(self._data, dtype=dtype)
+        return a.reshape(self._sg_rows, self._sg_cols) if self._sg_cols else a
+
+    def to_list(self):
+        if self._sg_cols:
+            return [self._data[r * self._sg_cols:(r + 1) * self._sg_cols] for r in range(self._sg_rows)]
+        return list(self._data)
+
+    def __eq__(self, other):
+        if isinstance(other, ValueType):
+            return type(self) is type(other) and self._data == other._data
+        if isinstance(other, (list, tuple)):
+            return self._data == _flatten(other)
+        return NotImplemented
+
+    def __ne__(self, other):
+        r = self.__eq__(other)
+        return r if r is NotImplemented else not r
+
+    __hash__ = None
+
+    def __repr__(self):
+        def fmt(v):
+            return repr(v) if not isinstance(v, float) else f"{v:g}" if math.isfinite(v) else repr(v)
+
+        return f"{type(self).__name__}({', '.join(fmt(v) for v in self._data)})"
+
+
+def _flatten(v):
+    out = []
+    for x in v:
+        if isinstance(x, (list, tuple)):
+            out.extend(_flatten(x))
+        elif isinstance(x, ValueType):
+            out.extend(x._data)
+        else:
+            out.append(x)
+    return out
+
+
+def _make_type(scalar: str, rows: int, cols: int = 0):
+    name = f"{scalar}{rows}" + (f"x{cols}" if cols else "")
+    attrs = {"__slots__": (), "_sg_scalar_name": scalar, "_sg_scalar": SCALAR_CODES[scalar], "_sg_rows": rows,
+             "_sg_cols": cols, "__doc__": f"The kernel language's {name} as a Python value."}
+    return type(name, (ValueType,), attrs)
+
+
+VALUE_TYPES = {}
+for _s in ("float", "int", "uint", "bool", "double", "half"):
+    for _n in (2, 3, 4):
+        VALUE_TYPES[f"{_s}{_n}"] = _make_type(_s, _n)
+for _s in ("float", "double", "half"):
+    for _r in (2, 3, 4):
+        for _c in (2, 3, 4):
+            VALUE_TYPES[f"{_s}{_r}x{_c}"] = _make_type(_s, _r, _c)
+
+
+def value_type(scalar_code: int, rows: int, cols: int):
+    """The value type class of scalar kind code `scalar_code` with `rows` (and `cols`)."""
+    name = _SCALAR_NAMES.get(scalar_code, "float") + str(rows) + (f"x{cols}" if cols else "")
+    return VALUE_TYPES.get(name)
+
+
+# ---------------------------------------------------------------- generators
+
+
+class CallIdArg:
+    """sg.call_id(): the thread's index in the call shape (vectors: .x is the fastest dimension)."""
+
+    def __repr__(self):
+        return "call_id()"
+
+
+class ThreadIdArg:
+    """sg.thread_id(): the thread's linear index in the call (vectors: (index, 0, 0))."""
+
+    def __repr__(self):
+        return "thread_id()"
+
+
+class WangHashArg:
+    """sg.wang_hash(seed): a per-thread 32-bit hash of the thread index and the seed."""
+
+    def __init__(self, seed: int = 0):
+        self.seed = int(seed) & 0xFFFFFFFF
+
+    def __repr__(self):
+        return f"wang_hash(seed={self.seed})"
+
+
+class RandFloatArg:
+    """sg.rand_float(min, max, seed): a per-thread uniform float in [min, max)."""
+
+    def __init__(self, min: float = 0.0, max: float = 1.0, seed: int = 0):
+        self.min = float(min)
+        self.max = float(max)
+        self.seed = int(seed) & 0xFFFFFFFF
+
+    def __repr__(self):
+        return f"rand_float(min={self.min}, max={self.max}, seed={self.seed})"
+
+
+# ---------------------------------------------------------------- references and pairs
+
+
+class ValueRef:
+    """A value an out / inout parameter writes: the result lands in `.value`."""
+
+    def __init__(self, value=0.0, scalar: str | None = None):
+        self.value = value
+        self._sg_scalar_name = scalar
+
+    def __repr__(self):
+        return f"ValueRef({self.value!r})"
+
+
+def floatRef(value: float = 0.0) -> ValueRef:
+    return ValueRef(float(value), "float")
+
+
+def intRef(value: int = 0) -> ValueRef:
+    return ValueRef(int(value), "int")
+
+
+class DiffPair:
+    """A primal value and its derivative, for .bwds calls: the gradient lands in `.grad` (`.d`)."""
+
+    def __init__(self, p=None, d=None, needs_grad: bool = True, scalar: str | None = None):
+        self.primal = p
+        self.grad = d
+        self.needs_grad = needs_grad
+        self._sg_scalar_name = scalar
+
+    @property
+    def p(self):
+        return self.primal
+
+    @property
+    def d(self):
+        return self.grad
+
+    def __repr__(self):
+        return f"diffPair(p={self.primal!r}, d={self.grad!r})"
+
+
+def diffPair(p=None, d=None, needs_grad: bool = True) -> DiffPair:
+    return DiffPair(p, d, needs_grad)
+
+
+def floatDiffPair(p: float = 0.0, d: float = 1.0, needs_grad: bool = True) -> DiffPair:
+    return DiffPair(float(p), float(d), needs_grad, "float")
+
+
+# ---------------------------------------------------------------- helpers the core calls
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def _device(device_type: int, index: int):
+    return "cpu" if device_type == 0 else f"cuda:{max(index, 0)}"
+
+
+_TORCH_DTYPES = None
+
+
+def _dtype_of(scalar: str):
+    torch = _torch()
+    return {"bool": torch.bool, "int": torch.int32, "uint": getattr(torch, "uint32", torch.int32),
+            "float": torch.float32, "double": torch.float64, "half": torch.float16, "int64_t": torch.int64}[scalar]
+
+
+def value_to_tensor(value, scalar, device_type: int, index: int):
+    """A small tensor holding `value` (a Python scalar or value type) on the device."""
+    torch = _torch()
+    if isinstance(value, ValueType):
+        scalar = scalar or value._sg_scalar_name
+        data = value.to_list()
+    elif isinstance(value, bool):
+        scalar, data = scalar or "bool", value
+    elif isinstance(value, int):
+        scalar, data = scalar or "int", value
+    elif isinstance(value, float):
+        scalar, data = scalar or "float", value
+    elif isinstance(value, torch.Tensor):
+        return value.detach().clone().to(_device(device_type, index))
+    else:
+        raise TypeError(f"a ValueRef holds a Python scalar or a value type (sg.float3, ...), got {type(value).__name__}")
+    return torch.tensor(data, dtype=_dtype_of(scalar), device=_device(device_type, index))
+
+
+def tensor_to_value(t, like=None):
+    """A tensor of a scalar, vector or matrix element back to a Python value."""
+    v = t.detach().cpu().tolist()
+    if t.dim() == 0:
+        return v
+    scalar = {"torch.bool": "bool", "torch.int32": "int", "torch.uint32": "uint", "torch.float32": "float",
+              "torch.float64": "double", "torch.float16": "half", "torch.int64": "int64_t"}.get(str(t.dtype), "float")
+    if isinstance(like, ValueType):
+        return type(like)(v)
+    if t.dim() == 1 and 2 <= t.shape[0] <= 4 and f"{scalar}{t.shape[0]}" in VALUE_TYPES:
+        return VALUE_TYPES[f"{scalar}{t.shape[0]}"](v)
+    if t.dim() == 2 and f"{scalar}{t.shape[0]}x{t.shape[1]}" in VALUE_TYPES:
+        return VALUE_TYPES[f"{scalar}{t.shape[0]}x{t.shape[1]}"](v)
+    return v
+
+
+def ref_to_tensor(ref: ValueRef, device_type: int, index: int):
+    return value_to_tensor(ref.value, ref._sg_scalar_name, device_type, index)
+
+
+def ref_store(ref: ValueRef, t) -> None:
+    ref.value = tensor_to_value(t, ref.value)
+
+
+def numpy_to_tensor(array, device_type: int, index: int):
+    """(tensor, copied): a torch view of a numpy array (zero-copy on CPU where torch can view it)."""
+    torch = _torch()
+    try:
+        t = torch.from_numpy(array)
+        copied = False
+    except (ValueError, TypeError):
+        import numpy
+
+        t = torch.from_numpy(numpy.ascontiguousarray(array))
+        copied = True
+    if device_type != 0:
+        t = t.to(_device(device_type, index))
+        copied = True
+    return t, copied
+
+
+def numpy_store(array, t) -> None:
+    array[...] = t.detach().cpu().numpy()
+
+
+def leaf_value(t, kind: int):
+    """One result leaf of a call with call dimensionality 0: kind 0 scalar, 1 vector, 2 matrix, 3 array."""
+    if kind == 1 or kind == 2:
+        return tensor_to_value(t)
+    if kind == 3:
+        def convert(x):
+            if x.dim() <= 1 and kind == 3 and x.dim() == 0:
+                return x.item()
+            return tensor_to_value(x) if x.dim() <= 2 and _is_value_shape(x) else [convert(y) for y in x]
+
+        return [convert(x) for x in t]
+    return t.item()
+
+
+def _is_value_shape(x):
+    if x.dim() == 1:
+        return 2 <= x.shape[0] <= 4
+    return False
+
+
+def assemble(leaves):
+    """Builds the Python result from [(keys, value)]: a dict tree for structs, else the value."""
+    if len(leaves) == 1 and not leaves[0][0]:
+        return leaves[0][1]
+    out = {}
+    for keys, value in leaves:
+        d = out
+        for k in keys[:-1]:
+            d = d.setdefault(k, {})
+        d[keys[-1]] = value
+    return out

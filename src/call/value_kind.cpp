@@ -1,0 +1,450 @@
+// src/call/value_kind.cpp — the rows of the marshalling table (see value_kind.h).
+#include "call/value_kind.h"
+
+#include <cstring>
+
+#include "call/call_key.h"
+#include "call/errors.h"
+
+namespace sg::call {
+
+using lang::ScalarKind;
+using lang::Type;
+
+DType dtype_of(ScalarKind k) {
+    switch (k) {
+    case ScalarKind::Bool: return DType::Bool;
+    case ScalarKind::Int8: return DType::Int8;
+    case ScalarKind::Int16: return DType::Int16;
+    case ScalarKind::Int32: return DType::Int32;
+    case ScalarKind::Int64: return DType::Int64;
+    case ScalarKind::UInt8: return DType::UInt8;
+    case ScalarKind::UInt16: return DType::UInt16;
+    case ScalarKind::UInt32: return DType::UInt32;
+    case ScalarKind::UInt64: return DType::UInt64;
+    case ScalarKind::Half: return DType::Float16;
+    case ScalarKind::Float: return DType::Float32;
+    case ScalarKind::Double: return DType::Float64;
+    }
+    return DType::Unknown;
+}
+
+std::string shape_text(const int64_t* shape, int ndim) {
+    std::string s = "(";
+    for (int d = 0; d < ndim; ++d) s += (d ? ", " : "") + std::to_string(shape[d]);
+    if (ndim == 1) s += ",";
+    return s + ")";
+}
+
+std::string BindRequest::where(const BindContext& c) const {
+    return *c.function + "(): parameter '" + name + "' of type " + lang::type_name(type);
+}
+
+namespace {
+
+const char* device_name(DeviceType d) { return d == DeviceType::CUDA ? "cuda" : d == DeviceType::CPU ? "cpu" : "other"; }
+
+template <class T>
+void put(std::string& s, T v) {
+    char buf[sizeof(T)];
+    std::memcpy(buf, &v, sizeof(T));
+    s.append(buf, sizeof(T));
+}
+
+template <class T>
+T take(const std::string& s, size_t& pos) {
+    T v{};
+    if (pos + sizeof(T) <= s.size()) std::memcpy(&v, s.data() + pos, sizeof(T));
+    pos += sizeof(T);
+    return v;
+}
+
+void put_extents(std::string& s, const int64_t* shape, int ndim) {
+    put<uint8_t>(s, uint8_t(ndim));
+    for (int d = 0; d < ndim; ++d) put<uint8_t>(s, extent_class(shape[d]));
+}
+
+void render_extents(const std::string& s, size_t& pos, std::string& out) {
+    int ndim = take<uint8_t>(s, pos);
+    out += "[";
+    for (int d = 0; d < ndim; ++d) {
+        uint8_t c = take<uint8_t>(s, pos);
+        out += (d ? "," : "") + (c ? std::to_string(c) : std::string("*"));
+    }
+    out += "]";
+}
+
+/// The module's scalar type of kind `k` (interned: the module's type context only grows).
+const Type* scalar_type(BindContext& c, ScalarKind k) { return const_cast<UserModule*>(c.module)->types().scalar(k); }
+
+void no_key(const ArgInfo&, std::string&) {}
+void no_render(const std::string&, size_t&, std::string&) {}
+
+// ---------------------------------------------------------------- None: an unsupported object
+
+std::string describe_none(const ArgInfo& a) { return std::string("a Python ") + (a.type_name ? a.type_name : "object"); }
+
+ValueNode bind_none(BindContext& c, const BindRequest& r) {
+    throw_type_error(r.where(c) + " cannot take " + describe_none(c.args[r.arg]));
+}
+
+// ---------------------------------------------------------------- Python scalars: uniforms
+
+std::string describe_scalar(const ArgInfo& a) { return std::string("a Python ") + arg_kind_name(a.kind); }
+
+ValueNode bind_scalar(BindContext& c, const BindRequest& r) {
+    const ArgInfo& a = c.args[r.arg];
+    const Type* t = r.type;
+    if (r.dir != lang::ParamDir::In)
+        throw_type_error(r.where(c) + " is an out/inout parameter and needs a tensor or a ValueRef, got " + describe_scalar(a));
+    if (!t->is_scalar())
+        throw_type_error(r.where(c) + " cannot take " + describe_scalar(a) +
+                         " (pass a tensor, a list or a value type for non-scalar parameters)");
+    if (a.kind == ArgKind::Float && !lang::is_floating(t->scalar))
+        throw_type_error(r.where(c) + " cannot take a Python float (the parameter is an integer)");
+    if (t->scalar == ScalarKind::Half)
+        throw_type_error(r.where(c) + ": half parameters from Python scalars are not supported yet (pass a float16 tensor)");
+    ParamBinding pb;
+    pb.kind = BindingKind::Uniform;
+    pb.differentiable = r.differentiable && lang::is_floating(t->scalar);
+    return c.add_leaf(pb);
+}
+
+// ---------------------------------------------------------------- grid and generators
+
+void key_grid(const ArgInfo& a, std::string& s) {
+    put_extents(s, a.tensor.shape, a.tensor.ndim);
+    put<uint8_t>(s, a.number != 0);  // stride or offset given: they become uniforms
+}
+
+void render_grid(const std::string& s, size_t& pos, std::string& out) {
+    render_extents(s, pos, out);
+    if (take<uint8_t>(s, pos)) out += " strided";
+}
+
+std::string describe_grid(const ArgInfo& a) { return "grid(" + shape_text(a.tensor.shape, a.tensor.ndim) + ")"; }
+
+/// Components of an integer index type: int → 1, int3 → 3, int[2] → 2; 0 when not one.
+int index_components(const Type* t, bool allow_unsigned = true) {
+    auto ok = [&](ScalarKind k) { return k == ScalarKind::Int32 || (allow_unsigned && k == ScalarKind::UInt32); };
+    if (t->is_scalar() && ok(t->scalar)) return 1;
+    if (t->is_vector() && ok(t->scalar)) return t->rows;
+    if (t->is_array() && t->element->is_scalar() && ok(t->element->scalar)) return int(t->count);
+    return 0;
+}
+
+ValueNode bind_grid(BindContext& c, const BindRequest& r) {
+    const ArgInfo& a = c.args[r.arg];
+    int rank = a.tensor.ndim;
+    if (r.dir != lang::ParamDir::In) throw_type_error(r.where(c) + " is an out/inout parameter and cannot take " + describe_grid(a));
+    if (index_components(r.type) != rank)
+        throw_type_error(r.where(c) + " cannot take " + describe_grid(a) + ": a grid of rank " + std::to_string(rank) +
+                         " binds to int" + (rank > 1 ? std::to_string(rank) : "") + " or int[" + std::to_string(rank) + "]");
+    ParamBinding pb;
+    pb.kind = BindingKind::Grid;
+    pb.call_dims = rank;
+    pb.grid_strided = a.number != 0;
+    return c.add_leaf(pb);
+}
+
+std::string describe_generator(const ArgInfo& a) { return std::string(arg_kind_name(a.kind)) + "()"; }
+
+ValueNode bind_generator(BindContext& c, const BindRequest& r) {
+    const ArgInfo& a = c.args[r.arg];
+    const Type* t = r.type;
+    if (r.dir != lang::ParamDir::In)
+        throw_type_error(r.where(c) + " is an out/inout parameter and cannot take " + describe_generator(a));
+    bool ok = false;
+    switch (a.kind) {
+    case ArgKind::CallId:
+    case ArgKind::ThreadId: ok = index_components(t) > 0; break;
+    case ArgKind::WangHash: {
+        const Type* s = t->is_array() ? t->element : t;
+        ok = (s->is_scalar() || s->is_vector()) && s->scalar == ScalarKind::UInt32 && (!t->is_array() || s->is_scalar());
+        break;
+    }
+    case ArgKind::RandFloat: {
+        const Type* s = t->is_array() ? t->element : t;
+        ok = (s->is_scalar() || s->is_vector()) && s->scalar == ScalarKind::Float && (!t->is_array() || s->is_scalar());
+        break;
+    }
+    default: break;
+    }
+    if (!ok) {
+        const char* wants = a.kind == ArgKind::WangHash    ? "uint, uintN or uint[N]"
+                            : a.kind == ArgKind::RandFloat ? "float, floatN or float[N]"
+                                                           : "int, intN or int[N]";
+        throw_type_error(r.where(c) + " cannot take " + describe_generator(a) + " (it binds to " + wants + ")");
+    }
+    ParamBinding pb;
+    pb.kind = BindingKind::Generator;
+    pb.call_dims = 0;  // follows the call shape; sets no extent
+    return c.add_leaf(pb);
+}
+
+// ---------------------------------------------------------------- tensors
+
+void key_tensor(const ArgInfo& a, std::string& s) {
+    const TensorInfo& t = a.tensor;
+    put<uint8_t>(s, uint8_t(t.dtype));
+    put<uint8_t>(s, t.requires_grad);
+    put<uint8_t>(s, uint8_t(t.device_type));
+    put<uint8_t>(s, uint8_t(t.device_index + 1));
+    put<uint8_t>(s, uint8_t(a.origin));
+    put_extents(s, t.shape, t.ndim);
+}
+
+void render_tensor(const std::string& s, size_t& pos, std::string& out) {
+    DType dtype = DType(take<uint8_t>(s, pos));
+    uint8_t rg = take<uint8_t>(s, pos);
+    uint8_t dev = take<uint8_t>(s, pos);
+    int index = int(take<uint8_t>(s, pos)) - 1;
+    uint8_t origin = take<uint8_t>(s, pos);
+    out += std::string(" ") + dtype_name(dtype) + " " + (dev == 0 ? "cpu" : "cuda:" + std::to_string(index)) + " ";
+    render_extents(s, pos, out);
+    out += " g" + std::to_string(rg);
+    if (origin == uint8_t(ArgOrigin::NumPy)) out += " numpy";
+    if (origin == uint8_t(ArgOrigin::Ref)) out += " ref";
+}
+
+std::string describe_tensor(const ArgInfo& a) {
+    const char* what = a.origin == ArgOrigin::NumPy ? " array of shape " : a.origin == ArgOrigin::Ref ? " ValueRef of shape " : " tensor of shape ";
+    return std::string("a ") + dtype_name(a.tensor.dtype) + what + shape_text(a.tensor.shape, a.tensor.ndim) +
+           (a.tensor.device_type == DeviceType::CUDA ? " on cuda:" + std::to_string(a.tensor.device_index) : " on cpu");
+}
+
+ValueNode bind_tensor(BindContext& c, const BindRequest& r) {
+    const ArgInfo& a = c.args[r.arg];
+    const TensorInfo& ti = a.tensor;
+    const Type* t = r.type;
+    std::string where = r.where(c);
+    if (ti.device_type != c.device && a.origin != ArgOrigin::Ref)
+        throw_value_error(where + " got a tensor on " + device_name(ti.device_type) + ", but the module's device is " +
+                          device_name(c.device));
+    if (c.device_index == -2) c.device_index = ti.device_index;
+    else if (ti.device_index != c.device_index)
+        throw_value_error(where + " got a tensor on cuda:" + std::to_string(ti.device_index) +
+                          ", but other tensors of the call are on cuda:" + std::to_string(c.device_index) +
+                          "; every tensor of one call must be on the same device");
+    if (ti.dtype == DType::Unknown) throw_type_error(where + " got a tensor of an unsupported dtype");
+    std::vector<int64_t> elem;
+    ScalarKind scalar = ScalarKind::Float;
+    const Type* value_type = t->is_tensor() ? t->element : t;
+    if (!element_shape(value_type, elem, scalar)) throw_type_error(where + " cannot be read from a tensor");
+    if (dtype_of(scalar) != ti.dtype)
+        throw_type_error(where + " needs a " + dtype_name(dtype_of(scalar)) + " tensor, got " + describe_tensor(a));
+    ParamBinding pb;
+    int e = int(elem.size());
+    if (t->is_tensor()) {
+        if (ti.ndim != t->rank + e) {
+            if (ti.ndim > t->rank + e)
+                throw_type_error(where + " got " + describe_tensor(a) +
+                                 ": passing a batch of tensors (extra leading dims) is not supported yet");
+            throw_type_error(where + " needs a tensor of rank " + std::to_string(t->rank + e) + ", got " + describe_tensor(a));
+        }
+        if (r.dir != lang::ParamDir::In) throw_type_error(where + ": tensor parameters cannot be out/inout (the tensor type says the access)");
+        pb.kind = BindingKind::WholeTensor;
+        pb.is_output = t->tensor.access != lang::TensorAccess::Read;
+        pb.call_dims = 0;
+        pb.differentiable = r.differentiable && t->tensor.differentiable;
+    } else {
+        if (ti.ndim < e || !std::equal(elem.begin(), elem.end(), ti.shape + ti.ndim - e))
+            throw_type_error(where + " needs a tensor whose last dims are " + shape_text(elem.data(), e) + ", got " +
+                             describe_tensor(a));
+        pb.kind = BindingKind::Elementwise;
+        pb.call_dims = ti.ndim - e;
+        pb.is_output = r.dir != lang::ParamDir::In;
+        pb.differentiable = r.differentiable && lang::is_floating(scalar);
+    }
+    pb.elem_dims = e;
+    pb.requires_grad = pb.differentiable && c.grad_mode && ti.requires_grad && !pb.is_output;
+    return c.add_leaf(pb);
+}
+
+// ---------------------------------------------------------------- lists and tuples
+
+void key_composite(const ArgInfo& a, std::string& s) { put<uint16_t>(s, uint16_t(a.child_count)); }
+
+void render_composite(const std::string& s, size_t& pos, std::string& out) {
+    out += "/" + std::to_string(take<uint16_t>(s, pos));
+}
+
+std::string describe_list(const ArgInfo& a) {
+    return "a Python list of " + std::to_string(a.child_count) + " item" + (a.child_count == 1 ? "" : "s");
+}
+
+const char* kComponents[] = {".x", ".y", ".z", ".w"};
+
+void check_composite_dir(BindContext& c, const BindRequest& r, const std::string& what) {
+    if (r.dir != lang::ParamDir::In)
+        throw_type_error(r.where(c) + " is an out/inout parameter: " + what +
+                         " cannot be written back (pass a tensor or a ValueRef)");
+}
+
+ValueNode bind_list(BindContext& c, const BindRequest& r) {
+    const ArgInfo& a = c.args[r.arg];
+    const Type* t = r.type;
+    check_composite_dir(c, r, describe_list(a));
+    ValueNode node;
+    node.type = t;
+    if (t->is_array()) {
+        if (a.child_count != t->count)
+            throw_type_error(r.where(c) + " needs " + std::to_string(t->count) + " items, got " + describe_list(a));
+        for (int i = 0; i < a.child_count; ++i) {
+            std::string access = "[" + std::to_string(i) + "]";
+            node.children.push_back(c.bind_child(a.first_child + i, t->element, access, r.name + access, r.differentiable));
+        }
+        return node;
+    }
+    if (t->is_vector()) {
+        if (a.child_count != t->rows)
+            throw_type_error(r.where(c) + " needs " + std::to_string(t->rows) + " components, got " + describe_list(a));
+        for (int i = 0; i < a.child_count; ++i)
+            node.children.push_back(c.bind_child(a.first_child + i, scalar_type(c, t->scalar), kComponents[i],
+                                                 r.name + kComponents[i], r.differentiable));
+        return node;
+    }
+    if (t->is_matrix()) {
+        // A matrix from a list of rows, each a list of components: the glue reads it row-major.
+        if (a.child_count != t->rows)
+            throw_type_error(r.where(c) + " needs " + std::to_string(t->rows) + " rows, got " + describe_list(a));
+        const Type* scalar = scalar_type(c, t->scalar);
+        for (int i = 0; i < a.child_count; ++i) {
+            const ArgInfo& row = c.args[a.first_child + i];
+            if (row.kind != ArgKind::List || row.child_count != t->cols)
+                throw_type_error(r.where(c) + " needs " + std::to_string(t->rows) + " rows of " + std::to_string(t->cols) +
+                                 " components, got " + value_kind(row.kind).describe(row) + " as row " + std::to_string(i));
+            for (int j = 0; j < row.child_count; ++j) {
+                std::string access = "[" + std::to_string(i) + "][" + std::to_string(j) + "]";
+                node.children.push_back(c.bind_child(row.first_child + j, scalar, access, r.name + access, r.differentiable));
+            }
+        }
+        return node;
+    }
+    throw_type_error(r.where(c) + " cannot take " + describe_list(a) + " (a list binds to an array, a vector or a matrix)");
+}
+
+// ---------------------------------------------------------------- dicts
+
+void key_dict(const ArgInfo& a, std::string& s) {
+    put<uint16_t>(s, uint16_t(a.child_count));
+    put<uint8_t>(s, uint8_t(a.struct_name_size));
+    s.append(a.struct_name ? a.struct_name : "", a.struct_name_size);  // `_type`, if any; the children carry their keys
+}
+
+void render_dict(const std::string& s, size_t& pos, std::string& out) {
+    out += "/" + std::to_string(take<uint16_t>(s, pos));
+    uint8_t n = take<uint8_t>(s, pos);
+    if (n) out += " _type=" + s.substr(pos, n);
+    pos += n;
+}
+
+std::string describe_dict(const ArgInfo& a) {
+    return "a Python dict of " + std::to_string(a.child_count) + " field" + (a.child_count == 1 ? "" : "s");
+}
+
+ValueNode bind_dict(BindContext& c, const BindRequest& r) {
+    const ArgInfo& a = c.args[r.arg];
+    const Type* t = r.type;
+    check_composite_dir(c, r, describe_dict(a));
+    if (!t->is_struct()) throw_type_error(r.where(c) + " cannot take " + describe_dict(a) + " (a dict binds to a struct)");
+    const std::string struct_name = t->decl->name;
+    if (a.struct_name && std::string(a.struct_name, a.struct_name_size) != struct_name)
+        throw_type_error(r.where(c) + " got a dict with _type '" + std::string(a.struct_name, a.struct_name_size) + "'");
+    const std::vector<lang::FieldInfo>& fields = c.module->types().fields(t);
+    std::vector<bool> used(size_t(a.child_count), false);
+    ValueNode node;
+    node.type = t;
+    for (const lang::FieldInfo& f : fields) {
+        int found = -1;
+        for (int i = 0; i < a.child_count; ++i) {
+            const ArgInfo& child = c.args[a.first_child + i];
+            if (child.name_size == f.name.size() && std::memcmp(child.name, f.name.data(), f.name.size()) == 0) found = i;
+        }
+        if (found < 0)
+            throw_type_error(r.where(c) + " got a dict without field '" + f.name + "' of struct " + struct_name);
+        used[size_t(found)] = true;
+        node.children.push_back(c.bind_child(a.first_child + found, f.type, "." + f.name, r.name + "." + f.name,
+                                             r.differentiable && !f.no_diff));
+    }
+    for (int i = 0; i < a.child_count; ++i)
+        if (!used[size_t(i)]) {
+            const ArgInfo& child = c.args[a.first_child + i];
+            throw_type_error(r.where(c) + " got a dict with field '" + std::string(child.name, child.name_size) +
+                             "', which struct " + struct_name + " does not have");
+        }
+    return node;
+}
+
+// ---------------------------------------------------------------- value types (sg.float3, ...)
+
+void key_value(const ArgInfo& a, std::string& s) {
+    put<uint8_t>(s, a.scalar);
+    put<uint8_t>(s, a.rows);
+    put<uint8_t>(s, a.cols);
+}
+
+void render_value(const std::string& s, size_t& pos, std::string& out) {
+    ScalarKind k = ScalarKind(take<uint8_t>(s, pos));
+    int rows = take<uint8_t>(s, pos);
+    int cols = take<uint8_t>(s, pos);
+    out += std::string(" ") + lang::scalar_name(k) + std::to_string(rows) + (cols ? "x" + std::to_string(cols) : "");
+}
+
+std::string describe_value(const ArgInfo& a) {
+    return std::string("a ") + lang::scalar_name(ScalarKind(a.scalar)) + std::to_string(a.rows) +
+           (a.cols ? "x" + std::to_string(a.cols) : "");
+}
+
+/// Whether components of kind `from` may fill a parameter of kind `to` (float → float/half/double,
+/// int → any integer, bool → bool).
+bool components_fit(ScalarKind from, ScalarKind to) {
+    if (lang::is_floating(from)) return lang::is_floating(to);
+    if (from == ScalarKind::Bool) return to == ScalarKind::Bool;
+    return lang::is_integer(to);
+}
+
+ValueNode bind_value(BindContext& c, const BindRequest& r) {
+    const ArgInfo& a = c.args[r.arg];
+    const Type* t = r.type;
+    check_composite_dir(c, r, describe_value(a));
+    bool shape_ok = a.cols == 0 ? t->is_vector() && t->rows == a.rows : t->is_matrix() && t->rows == a.rows && t->cols == a.cols;
+    if (!shape_ok || !components_fit(ScalarKind(a.scalar), t->scalar))
+        throw_type_error(r.where(c) + " cannot take " + describe_value(a));
+    ValueNode node;
+    node.type = t;
+    const Type* scalar = scalar_type(c, t->scalar);
+    for (int i = 0; i < a.child_count; ++i) {
+        std::string access = a.cols == 0 ? kComponents[i]
+                                         : "[" + std::to_string(i / a.cols) + "][" + std::to_string(i % a.cols) + "]";
+        node.children.push_back(c.bind_child(a.first_child + i, scalar, access, r.name + access, r.differentiable));
+    }
+    return node;
+}
+
+const ValueKind kRows[kArgKindCount] = {
+    {ArgKind::None, "none", no_key, no_render, describe_none, bind_none},
+    {ArgKind::Tensor, "tensor", key_tensor, render_tensor, describe_tensor, bind_tensor},
+    {ArgKind::Float, "float", no_key, no_render, describe_scalar, bind_scalar},
+    {ArgKind::Int, "int", no_key, no_render, describe_scalar, bind_scalar},
+    {ArgKind::Bool, "bool", no_key, no_render, describe_scalar, bind_scalar},
+    {ArgKind::Grid, "grid", key_grid, render_grid, describe_grid, bind_grid},
+    {ArgKind::CallId, "call_id", no_key, no_render, describe_generator, bind_generator},
+    {ArgKind::ThreadId, "thread_id", no_key, no_render, describe_generator, bind_generator},
+    {ArgKind::WangHash, "wang_hash", no_key, no_render, describe_generator, bind_generator},
+    {ArgKind::RandFloat, "rand_float", no_key, no_render, describe_generator, bind_generator},
+    {ArgKind::List, "list", key_composite, render_composite, describe_list, bind_list},
+    {ArgKind::Dict, "dict", key_dict, render_dict, describe_dict, bind_dict},
+    {ArgKind::Value, "value", key_value, render_value, describe_value, bind_value},
+};
+
+}  // namespace
+
+const ValueKind& value_kind(ArgKind k) {
+    size_t i = size_t(k);
+    return i < size_t(kArgKindCount) ? kRows[i] : kRows[0];
+}
+
+const char* arg_kind_name(ArgKind k) { return value_kind(k).name; }
+
+}  // namespace sg::call

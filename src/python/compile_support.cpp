@@ -1,0 +1,185 @@
+// src/python/compile_support.cpp — Function.__call__ as a type slot, the live-Function lookup by
+// id(), and bindings from argument descriptions (see compile_support.h and docs/torch_compile.md).
+#include "python/compile_support.h"
+
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <mutex>
+#include <unordered_set>
+#include <vector>
+
+#include "call/binder.h"
+#include "call/errors.h"
+#include "python/function.h"
+
+namespace sg::py {
+
+namespace nb = nanobind;
+using call::ArgInfo;
+using call::ArgKind;
+
+namespace {
+
+PyObject* g_call_method = nullptr;  // the unbound nanobind method Function._call (kept for the process)
+
+/// tp_call: Function(*args, **kwargs) is Function._call(self, *args, **kwargs), one vectorcall
+/// with `self` in front. nanobind's dispatch of `_call` translates C++ exceptions as for any
+/// method.
+PyObject* function_tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
+    const Py_ssize_t n = PyTuple_GET_SIZE(args);
+    const Py_ssize_t nk = kwargs ? PyDict_GET_SIZE(kwargs) : 0;
+    PyObject* small[16];
+    std::vector<PyObject*> large;
+    PyObject** stack = small;
+    if (n + nk + 1 > Py_ssize_t(std::size(small))) {
+        large.resize(size_t(n + nk + 1));
+        stack = large.data();
+    }
+    stack[0] = self;
+    for (Py_ssize_t i = 0; i < n; ++i) stack[i + 1] = PyTuple_GET_ITEM(args, i);
+    if (nk == 0) return PyObject_Vectorcall(g_call_method, stack, size_t(n + 1), nullptr);
+    PyObject* names = PyTuple_New(nk);
+    if (!names) return nullptr;
+    Py_ssize_t pos = 0, k = 0;
+    PyObject *key, *value;
+    while (PyDict_Next(kwargs, &pos, &key, &value)) {
+        Py_INCREF(key);
+        PyTuple_SET_ITEM(names, k, key);
+        stack[n + 1 + k++] = value;
+    }
+    PyObject* result = PyObject_Vectorcall(g_call_method, stack, size_t(n + 1), names);
+    Py_DECREF(names);
+    return result;
+}
+
+const PyType_Slot kFunctionSlots[] = {{Py_tp_call, reinterpret_cast<void*>(&function_tp_call)}, {0, nullptr}};
+
+std::mutex g_live_mutex;
+std::unordered_set<Function*>& live_functions() {
+    static auto* set = new std::unordered_set<Function*>();  // never destroyed: used at exit
+    return *set;
+}
+
+/// The live Function whose Python object has this id(), or None (the object is gone).
+nb::object function_by_id(uintptr_t id) {
+    std::lock_guard<std::mutex> lock(g_live_mutex);
+    for (Function* f : live_functions()) {
+        nb::handle h = nb::find(f);
+        if (h.is_valid() && reinterpret_cast<uintptr_t>(h.ptr()) == id) return nb::borrow(h);
+    }
+    return nb::none();
+}
+
+/// One argument from its description: ("tensor", dtype code, shape, requires_grad, device type,
+/// device index), ("grid", shape), ("int", v), ("float", v) or ("bool", v).
+void describe_from(const nb::tuple& d, ArgInfo& a) {
+    a = ArgInfo{};
+    const std::string kind = nb::cast<std::string>(d[0]);
+    auto shape_into = [&](nb::handle seq) {
+        std::vector<int64_t> shape = nb::cast<std::vector<int64_t>>(seq);
+        if (shape.size() > size_t(kMaxTensorRank))
+            call::throw_value_error("a described argument has more than 8 dimensions");
+        a.tensor.ndim = int32_t(shape.size());
+        int64_t numel = 1, stride = 1;
+        for (size_t k = shape.size(); k-- > 0;) {
+            a.tensor.shape[k] = shape[k];
+            a.tensor.strides[k] = stride;
+            stride *= shape[k] > 0 ? shape[k] : 1;
+            numel *= shape[k];
+        }
+        a.tensor.numel = numel;
+    };
+    if (kind == "tensor") {
+        a.kind = ArgKind::Tensor;
+        a.tensor.dtype = DType(nb::cast<int>(d[1]));
+        shape_into(d[2]);
+        a.tensor.requires_grad = nb::cast<bool>(d[3]);
+        a.tensor.is_leaf = 1;
+        a.tensor.device_type = DeviceType(nb::cast<int>(d[4]));
+        a.tensor.device_index = nb::cast<int>(d[5]);
+    } else if (kind == "grid") {
+        a.kind = ArgKind::Grid;
+        shape_into(d[1]);
+    } else if (kind == "int") {
+        a.kind = ArgKind::Int;
+        a.integer = nb::cast<int64_t>(d[1]);
+        a.number = double(a.integer);
+    } else if (kind == "float") {
+        a.kind = ArgKind::Float;
+        a.number = nb::cast<double>(d[1]);
+    } else if (kind == "bool") {
+        a.kind = ArgKind::Bool;
+        a.integer = nb::cast<bool>(d[1]);
+        a.number = double(a.integer);
+    } else {
+        call::throw_type_error("shadegrad: cannot describe an argument of kind '" + kind + "'");
+    }
+}
+
+/// The dtype code of a result scalar (the order of lang::ScalarKind; as Function::call allocates).
+int result_dtype(lang::ScalarKind s) {
+    static const DType kDTypes[] = {DType::Bool,   DType::Int8,   DType::Int16,   DType::Int32,
+                                    DType::Int64,  DType::UInt8,  DType::UInt16,  DType::UInt32,
+                                    DType::UInt64, DType::Float16, DType::Float32, DType::Float64};
+    return int(kDTypes[int(s)]);
+}
+
+/// `_bind_signature(fn, positional, keywords, grad_mode)`: binds a call of `fn` from descriptions
+/// (positional descriptions, then (name, description) pairs) and returns what shapes its
+/// outputs: {"call_rank", "args": [(call_dims, elem_dims, writes) per argument, in call order],
+/// "result": None or (dtype code, element shape)}.
+nb::dict bind_signature(Function& fn, nb::list positional, nb::list keywords, bool grad_mode) {
+    std::vector<ArgInfo> args(positional.size() + keywords.size());
+    std::vector<std::string> names;
+    size_t i = 0;
+    for (nb::handle d : positional) describe_from(nb::cast<nb::tuple>(d), args[i++]);
+    for (nb::handle kv : keywords) {
+        nb::tuple pair = nb::cast<nb::tuple>(kv);
+        names.push_back(nb::cast<std::string>(pair[0]));
+        describe_from(nb::cast<nb::tuple>(pair[1]), args[i++]);
+    }
+    call::Binding b = call::bind_call(*fn.user_module(), fn.name(), args.data(), positional.size(), args.size(), names,
+                                      grad_mode, fn.device().type);
+    nb::list per_arg;
+    for (size_t k = 0; k < args.size(); ++k) per_arg.append(nb::make_tuple(0, 0, false));
+    for (const call::ParamBinding& p : b.params) {
+        if (p.arg < 0 || size_t(p.arg) >= args.size()) continue;
+        per_arg[size_t(p.arg)] = nb::make_tuple(p.call_dims, p.elem_dims, p.is_output);
+    }
+    nb::dict out;
+    out["call_rank"] = b.call_rank;
+    out["args"] = per_arg;
+    out["result"] = nb::none();
+    if (!b.result_type->is_void()) {
+        std::vector<int64_t> elem;
+        lang::ScalarKind scalar = lang::ScalarKind::Float;
+        call::element_shape(b.result_type, elem, scalar);
+        out["result"] = nb::make_tuple(result_dtype(scalar), elem);
+    }
+    return out;
+}
+
+}  // namespace
+
+const PyType_Slot* function_type_slots() { return kFunctionSlots; }
+
+void set_function_call_method(nb::handle call_method) { g_call_method = call_method.inc_ref().ptr(); }
+
+void register_live_function(Function* f) {
+    std::lock_guard<std::mutex> lock(g_live_mutex);
+    live_functions().insert(f);
+}
+
+void unregister_live_function(Function* f) {
+    std::lock_guard<std::mutex> lock(g_live_mutex);
+    live_functions().erase(f);
+}
+
+void bind_compile_support(nb::module_& m) {
+    m.def("_function_by_id", &function_by_id, nb::arg("id"));
+    m.def("_bind_signature", &bind_signature, nb::arg("function"), nb::arg("positional"), nb::arg("keywords"),
+          nb::arg("grad_mode") = false);
+}
+
+}  // namespace sg::py

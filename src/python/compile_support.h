@@ -1,0 +1,28 @@
+// src/python/compile_support.h — what torch.compile support (python/shadegrad/_compile.py) needs
+// from the core: Function.__call__ as a type slot (so a traceable stand-in can be registered for
+// it), finding a live Function by id() when a compiled graph runs, and a call's binding computed
+// from argument descriptions alone (shapes, dtypes: no data), for the custom operator's fake
+// implementation.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+namespace sg::py {
+
+class Function;
+
+/// The type slots of shadegrad._core.Function: tp_call forwards to the bound `_call` method.
+/// `set_function_call_method` hands it that method (the unbound nanobind function) once the class
+/// is defined.
+const PyType_Slot* function_type_slots();
+void set_function_call_method(nanobind::handle call_method);
+
+/// Every Function object alive in the process, for `_function_by_id` (Function's constructor and
+/// destructor keep the set current).
+void register_live_function(Function* f);
+void unregister_live_function(Function* f);
+
+/// Binds `_core._function_by_id` and `_core._bind_signature` into `m`.
+void bind_compile_support(nanobind::module_& m);
+
+}  // namespace sg::py

@@ -1,0 +1,86 @@
+// src/python/marshal.h — the Python side of the marshalling table (src/call/value_kind.h):
+// recognising each kind of Python value and describing it into ArgInfo (composites into their
+// children), what a call writes back into Python objects (ValueRef.value, numpy arrays copied to
+// CUDA), and how results return to Python (values for call dimensionality 0, torch tensors or
+// numpy arrays otherwise, dicts for structs).
+//
+// Torch tensors and Python scalars take an inline fast path that allocates nothing; the other
+// kinds go through Python helpers (shadegrad._values) and may allocate.
+#pragma once
+
+#include <nanobind/nanobind.h>
+
+#include <string>
+#include <vector>
+
+#include "call/arg_info.h"
+#include "call/binder.h"
+#include "python/torch_ops.h"
+
+namespace sg::py {
+
+namespace nb = nanobind;
+
+/// `sg.grid(shape, stride=None, offset=None)`: the call index as an argument.
+struct GridArg {
+    std::vector<int64_t> shape;
+    std::vector<int64_t> stride;  ///< empty: 1 per dimension
+    std::vector<int64_t> offset;  ///< empty: 0 per dimension
+};
+
+/// How a call's result returns (fn.return_type / `_result=`).
+enum class ResultMode : uint8_t { Auto, Torch, NumPy };
+
+/// One call's described arguments and what the call must do with Python objects afterwards.
+/// Kept per thread and reused: a call of tensors and scalars allocates nothing here.
+struct CallScratch {
+    std::vector<call::ArgInfo> args;    ///< top-level arguments first, then composites' children
+    std::vector<std::string> keywords;
+    size_t count = 0;                   ///< top-level arguments
+    size_t total = 0;                   ///< every node
+    size_t positional = 0;
+    bool any_torch = false;             ///< some argument is a torch tensor
+    bool any_numpy = false;             ///< some argument is a numpy array
+    PyObject* result_arg = nullptr;     ///< `_result=` (borrowed), nullptr when not given
+    int result_index = -1;              ///< a `_result=` tensor or array: its node (after the others)
+    /// Objects made for this call: tensors viewing numpy arrays, holding refs' values.
+    std::vector<nb::object> keep;
+    struct WriteBack {
+        int arg;            ///< the argument node
+        PyObject* target;   ///< the ValueRef or numpy array (borrowed: the caller holds it)
+        PyObject* tensor;   ///< the tensor the kernel wrote (kept alive in `keep`)
+        bool numpy;         ///< numpy array (copied only when `copied`) vs ValueRef
+    };
+    std::vector<WriteBack> writebacks;
+    void reset() {
+        count = total = positional = 0;
+        any_torch = any_numpy = false;
+        result_arg = nullptr;
+        result_index = -1;
+        keywords.clear();
+        if (!keep.empty()) keep.clear();
+        writebacks.clear();
+    }
+};
+
+/// Registers the Python classes of the value kinds (shadegrad._values) with the core.
+void register_value_kinds(nb::dict kinds);
+
+/// Describes a call's arguments into `s` (after s.reset()). `device` is the module's.
+void describe_args(TorchOps& ops, nb::args& args, nb::kwargs& kwargs, CallScratch& s, DeviceType device, int device_index);
+
+/// After a launch: stores what the kernel wrote into ValueRefs and copied numpy arrays.
+void write_back(const call::Binding& b, CallScratch& s);
+
+/// The Python result of a call from its result tensors (one per result leaf).
+nb::object result_to_python(const call::Binding& b, const CallScratch& s, std::vector<nb::object>& results,
+                            ResultMode mode, bool autograd);
+
+/// `_result=` / fn.return_type(): the mode a Python object names (a string, torch.Tensor,
+/// numpy.ndarray); throws TypeError for anything else.
+ResultMode result_mode_of(nb::handle h);
+
+/// Whether `o` is a numpy array.
+bool is_ndarray(PyObject* o);
+
+}  // namespace sg::py

@@ -1,0 +1,154 @@
+# tests/python/test_torch_compile.py — torch.compile over shadegrad calls (CPU backend): a compiled
+# training step matches eager in values and gradients with fullgraph=True (no graph break), with
+# dynamic shapes without recompiling, and the eager cached call still runs no Python afterwards.
+import pytest
+import torch
+import torch._dynamo
+from mul2_kernels import python_frames_during  # bench/, put on sys.path by conftest.py
+from torch._dynamo.testing import CompileCounterWithBackend
+
+SOURCE = """
+import slangpy;
+
+[Differentiable]
+float mul2(no_diff int2 pix, IDiffTensor<float, 2> a, IDiffTensor<float, 2> b)
+{
+    return a[uint2(pix.x, pix.y)] * b[uint2(pix.x, pix.y)];
+}
+
+[Differentiable]
+float poly(float x, float w, no_diff int k)
+{
+    return w * x * x + float(k) * x;
+}
+
+[Differentiable]
+float3 scale3(float3 v, float s)
+{
+    return v * s;
+}
+
+void set_first(RWTensor<float, 1> t)
+{
+    t[0] = 1.0;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def m(sg, cpu_device):
+    return sg.Module.load_from_source(cpu_device, "compiled", SOURCE)
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def training_step(sg, m):
+    def step(x, w, target):
+        y = m.poly(x, w, 3)
+        z = m.mul2(sg.grid(x.shape), y, w)
+        v = m.scale3(torch.stack([x, w, z], -1), 0.5)
+        return ((v.sum(-1) - target) ** 2).mean()
+
+    return step
+
+
+def eager_and_compiled(step, compiled, *shapes_and_seeds):
+    """Values and gradients of x and w from both, per shape."""
+    out = []
+    for shape, seed in shapes_and_seeds:
+        gen = torch.Generator().manual_seed(seed)
+        x = torch.rand(shape, generator=gen, requires_grad=True)
+        w = torch.rand(shape, generator=gen, requires_grad=True)
+        target = torch.rand(shape, generator=gen)
+        results = []
+        for fn in (step, compiled):
+            x.grad = w.grad = None
+            loss = fn(x, w, target)
+            loss.backward()
+            results.append((loss.detach(), x.grad.clone(), w.grad.clone()))
+        out.append(results)
+    return out
+
+
+def assert_close(results):
+    for (eager, compiled) in results:
+        for a, b in zip(eager, compiled):
+            torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_compiled_training_step_matches_eager_inductor(sg, m):
+    step = training_step(sg, m)
+    compiled = torch.compile(step, fullgraph=True)
+    assert_close(eager_and_compiled(step, compiled, ((6, 5), 0)))
+
+
+@pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
+def test_dynamic_shapes_compile_once(sg, m, backend):
+    step = training_step(sg, m)
+    counter = CompileCounterWithBackend(backend)
+    compiled = torch.compile(step, fullgraph=True, dynamic=True, backend=counter)
+    assert_close(eager_and_compiled(step, compiled, ((4, 5), 1), ((7, 3), 2), ((2, 9), 3)))
+    assert counter.frame_count == 1, f"{counter.frame_count} compiles for three shapes"
+
+
+def test_inputs_without_grad_get_none_and_int_arguments_stay_symbolic(sg, m):
+    counter = CompileCounterWithBackend("aot_eager")
+
+    def step(x, w, k):
+        return m.poly(x=x, w=w, k=k).sum()
+
+    compiled = torch.compile(step, fullgraph=True, dynamic=True, backend=counter)
+    x = torch.rand(8, requires_grad=True)
+    w = torch.rand(8)
+    for k in (2, 5):
+        x.grad = None
+        compiled(x, w, k).backward()
+        torch.testing.assert_close(x.grad, 2 * w * x.detach() + k)
+        assert w.grad is None
+    assert counter.frame_count == 1
+
+
+def test_grid_made_outside_the_compiled_function(sg, m):
+    grid = sg.grid((3, 4))
+    a = torch.rand(3, 4, requires_grad=True)
+    b = torch.rand(3, 4)
+    compiled = torch.compile(lambda a, b: m.mul2(grid, a, b), fullgraph=True, backend="aot_eager")
+    out = compiled(a, b)
+    torch.testing.assert_close(out, a.detach() * b)
+    out.sum().backward()
+    torch.testing.assert_close(a.grad, b)
+
+
+def test_eager_calls_stay_off_the_custom_operator(sg, m):
+    step = training_step(sg, m)
+    compiled = torch.compile(step, fullgraph=True, backend="aot_eager")
+    x = torch.rand(4, 4, requires_grad=True)
+    compiled(x, torch.rand(4, 4), torch.rand(4, 4)).backward()
+    if sg.torch_bridge_status()["active"] != "native":
+        pytest.skip("the Python fallback bridge runs Python on every call")
+    grid, a, b = sg.grid((4, 4)), torch.rand(4, 4, requires_grad=True), torch.rand(4, 4)
+    m.mul2(grid, a, b)
+    frames = python_frames_during(m, "mul2", (grid, a, b), 50)
+    assert not frames, f"eager calls entered Python after torch.compile: {frames[:5]}"
+
+
+def test_custom_operator_passes_opcheck(sg, m):
+    layout = "t,t,i"
+    args = (id(m.poly), layout, [torch.rand(5, requires_grad=True), torch.rand(5, requires_grad=True)], [2], [])
+    torch.library.opcheck(torch.ops.shadegrad.call.default, args)
+
+
+def test_unsupported_calls_say_so(sg, m):
+    def write(t):
+        m.set_first(t)
+        return t
+
+    with pytest.raises(Exception, match="not supported yet under torch.compile"):
+        torch.compile(write, fullgraph=True, backend="aot_eager")(torch.zeros(3))
+    with pytest.raises(Exception, match="not supported yet"):
+        torch.compile(lambda x: m.poly(x, [1.0], 2), fullgraph=True, backend="aot_eager")(torch.zeros(3))
