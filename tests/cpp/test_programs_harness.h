@@ -440,13 +440,14 @@ inline std::vector<double> run_test_kernel_cuda(const call::CompiledKernel& k, s
 
 /// Compiles and runs a program on CUDA device 0 and checks it like check_program. Skipped, with
 /// the reason, on machines without a GPU (CI): there check_program_cuda still compiles it.
-inline void check_program_on_gpu(const std::string& name, const std::string& source) {
+inline void check_program_on_gpu(const std::string& name, const std::string& source,
+                                 const call::ModuleSetup& setup = {}) {
     if (!runtime::cuda_available()) GTEST_SKIP() << "no CUDA device: " << runtime::cuda_driver_status();
     auto expects = header_values(source, "expect");
     ASSERT_EQ(expects.size(), 1u) << "a program needs exactly one `// expect:` header";
     std::vector<double> want = parse_expect(expects[0]);
     try {
-        TestProgram p = prepare_test_program(name, source);
+        TestProgram p = prepare_test_program(name, source, setup);
         call::CompiledKernel k = call::compile_cuda_kernel(*p.module, p.glue, {}, 0);
         TestResult got = unpack_result(p.leaves, run_test_kernel_cuda(k, result_slots(p.leaves)));
         EXPECT_TRUE(values_match(p.leaves, got, want, expect_tokens(expects[0]))) << "IR of the entry:\n" << k.ir_text;
