@@ -106,24 +106,30 @@ def grid(shape, stride=None, offset=None) -> GridArg:
     shape = tuple(shape)
     if not 1 <= len(shape) <= 8:
         raise ValueError(f"grid: shape must have 1 to 8 dimensions, got {len(shape)}")
-    if _torch.compiler.is_compiling():
-        # torch.compile is tracing: symbolic extents stay symbolic (docs/torch_compile.md).
-        return _compile.TracedGrid(shape)
-    shape = tuple(int(s) for s in shape)
-    for d, extent in enumerate(shape):
-        if extent < 0:
-            raise ValueError(f"grid: extent {extent} of dimension {d} is negative")
+    compiling = _torch.compiler.is_compiling()
+    if not compiling:
+        shape = tuple(int(s) for s in shape)
+        for d, extent in enumerate(shape):
+            if extent < 0:
+                raise ValueError(f"grid: extent {extent} of dimension {d} is negative")
 
     def per_dim(name, v):
         if v is None:
             return []
-        v = (int(v),) * len(shape) if isinstance(v, int) else tuple(int(x) for x in v)
+        if not isinstance(v, (tuple, list)):
+            v = (v,) * len(shape)
+        v = tuple(v) if compiling else tuple(int(x) for x in v)
         if len(v) != len(shape):
             raise ValueError(f"grid: {name} has {len(v)} dimensions, the shape {len(shape)}")
         return list(v)
 
-    g = GridArg(list(shape), per_dim("stride", stride), per_dim("offset", offset))
-    g.extents = shape  # for torch.compile's tracer, which cannot read the C++ `shape`
+    stride, offset = per_dim("stride", stride), per_dim("offset", offset)
+    if compiling:
+        # torch.compile is tracing: symbolic extents stay symbolic (docs/torch_compile.md).
+        return _compile.TracedGrid(shape, stride, offset)
+    g = GridArg(list(shape), stride, offset)
+    # For torch.compile's tracer, which cannot read the C++ members.
+    g.extents, g.steps = shape, (tuple(stride), tuple(offset))
     return g
 
 

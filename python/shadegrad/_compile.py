@@ -31,15 +31,25 @@ class TracedGrid:
     """What `sg.grid(shape)` gives while torch.compile traces: the extents stay symbolic (a
     GridArg would turn them into ints and specialize the graph on them)."""
 
-    def __init__(self, shape):
+    def __init__(self, shape, stride=(), offset=()):
         self.shape = tuple(shape)
+        self.steps = (tuple(stride), tuple(offset))
 
 
 # ---------------------------------------------------------------------------- the call layout
 # A call is flattened into the operator's arguments: the tensors, the integers (grid extents and
 # int scalars), the floats, and a layout string that says where each argument goes: one token per
-# argument, comma separated, "name=" in front for keywords: "t" tensor, "g<rank>" grid, "i" int,
+# argument, comma separated, "name=" in front for keywords: "t" tensor, "g<rank>" grid (then "s"
+# and/or "o" when it has a stride / an offset, which follow its extents in the integers), "i" int,
 # "f" float, "b0"/"b1" bool.
+
+
+def _encode_grid(prefix, shape, steps, layout, ints):
+    stride, offset = steps
+    layout.append(prefix + "g" + str(len(shape)) + ("s" if stride else "") + ("o" if offset else ""))
+    ints.extend(shape)
+    ints.extend(stride)
+    ints.extend(offset)
 
 
 def _encode(value, prefix, layout, tensors, ints, floats):
@@ -47,12 +57,10 @@ def _encode(value, prefix, layout, tensors, ints, floats):
         layout.append(prefix + "t")
         tensors.append(value)
     elif isinstance(value, TracedGrid):
-        layout.append(prefix + "g" + str(len(value.shape)))
-        ints.extend(value.shape)
+        _encode_grid(prefix, value.shape, value.steps, layout, ints)
     elif isinstance(value, _core.GridArg):
-        shape = value.extents  # set by sg.grid in the instance dict: the tracer can read it
-        layout.append(prefix + "g" + str(len(shape)))
-        ints.extend(shape)
+        # extents and steps: set by sg.grid in the instance dict, where the tracer can read them
+        _encode_grid(prefix, value.extents, value.steps, layout, ints)
     elif isinstance(value, bool):
         layout.append(prefix + ("b1" if value else "b0"))
     elif isinstance(value, int):
@@ -80,25 +88,37 @@ def traced_call(self, /, *args, **kwargs):
 
 @lru_cache(maxsize=None)
 def _parse(layout: str) -> tuple:
-    """(keyword or None, kind, rank) per argument of a layout string."""
+    """(keyword or None, kind, rank, token, has stride, has offset) per argument of a layout."""
     out = []
     for token in layout.split(",") if layout else []:
         name, _, kind = token.rpartition("=")
-        out.append((name or None, kind[0], int(kind[1:]) if kind[0] == "g" else 0, kind))
+        rank = int(kind[1:].rstrip("so")) if kind[0] == "g" else 0
+        out.append((name or None, kind[0], rank, kind, kind[0] == "g" and "s" in kind, kind[0] == "g" and "o" in kind))
     return tuple(out)
+
+
+def _ints_used(kind, rank, has_stride, has_offset) -> int:
+    if kind == "g":
+        return rank * (1 + has_stride + has_offset)
+    return 1 if kind == "i" else 0
 
 
 def _rebuild(layout, tensors, ints, floats, grid=_core.GridArg):
     """The call's positional and keyword arguments from the operator's arguments."""
     args, kwargs = [], {}
     it, ii, fi = 0, 0, 0
-    for name, kind, rank, token in _parse(layout):
+    for name, kind, rank, token, has_stride, has_offset in _parse(layout):
         if kind == "t":
             value = tensors[it]
             it += 1
         elif kind == "g":
-            value = grid(list(ints[ii : ii + rank]))
-            ii += rank
+            extents = list(ints[ii : ii + rank])
+            k = ii + rank
+            stride = list(ints[k : k + rank]) if has_stride else []
+            k += rank if has_stride else 0
+            offset = list(ints[k : k + rank]) if has_offset else []
+            value = grid(extents, stride, offset)
+            ii += _ints_used(kind, rank, has_stride, has_offset)
         elif kind == "i":
             value = ints[ii]
             ii += 1
@@ -158,8 +178,7 @@ def _broadcast(shapes):
 
 def _describe(layout, tensors, ints, floats):
     """The call's argument descriptions for _core._bind_signature (hint values for sizes)."""
-    positional, keywords = [], []
-    grid = lambda extents: ("grid", [_hint(e) for e in extents])  # noqa: E731
+    grid = lambda extents, stride, offset: ("grid", [_hint(e) for e in extents])  # noqa: E731
     args, kwargs = _rebuild(layout, tensors, ints, floats, grid=grid)
 
     def one(value):
@@ -205,12 +224,10 @@ def _fake_call(function_id, layout, tensors, ints, floats):
             shapes.append(shape[:call_dims])
     # Grid extents, symbolic as given.
     ii = 0
-    for _, kind, rank, _token in _parse(layout):
+    for _, kind, rank, _token, has_stride, has_offset in _parse(layout):
         if kind == "g":
             shapes.append(list(ints[ii : ii + rank]))
-            ii += rank
-        elif kind == "i":
-            ii += 1
+        ii += _ints_used(kind, rank, has_stride, has_offset)
     dtype_id, elem_shape = signature["result"]
     if tensors:
         device = tensors[0].device

@@ -133,7 +133,7 @@ private:
 
 /// The result's leaves: the whole value when a tensor can hold it, else one per struct field.
 void result_leaves(const UserModule& module, const std::string& function, const Type* t, const std::string& path,
-                   std::vector<std::string>& keys, std::vector<ResultLeaf>& out, int depth) {
+                   std::vector<std::string>& keys, std::vector<ResultLeaf>& out, int depth, bool differentiable) {
     if (depth > kMaxValueDepth) throw_type_error(function + "(): the result type is nested too deeply");
     ResultLeaf leaf;
     if (element_shape(t, leaf.elem_shape, leaf.scalar)) {
@@ -142,6 +142,7 @@ void result_leaves(const UserModule& module, const std::string& function, const 
         leaf.array_dims = int(counts.size());
         leaf.path = path;
         leaf.keys = keys;
+        leaf.differentiable = differentiable && lang::is_floating(leaf.scalar);
         leaf.type = t;
         out.push_back(std::move(leaf));
         return;
@@ -150,7 +151,7 @@ void result_leaves(const UserModule& module, const std::string& function, const 
         throw_type_error(function + "(): returning " + lang::type_name(t) + " to Python is not supported yet");
     for (const lang::FieldInfo& f : module.types().fields(t)) {
         keys.push_back(f.name);
-        result_leaves(module, function, f.type, path + "." + f.name, keys, out, depth + 1);
+        result_leaves(module, function, f.type, path + "." + f.name, keys, out, depth + 1, differentiable && !f.no_diff);
         keys.pop_back();
     }
 }
@@ -234,7 +235,7 @@ Binding bind_call(const UserModule& module, const std::string& function, const A
     b.result_type = fn->result_type;
     if (!b.result_type->is_void()) {
         std::vector<std::string> keys;
-        result_leaves(module, function, b.result_type, "", keys, b.result_leaves, 0);
+        result_leaves(module, function, b.result_type, "", keys, b.result_leaves, 0, !fn->return_no_diff);
         b.result_elem_dims = int(b.result_leaves[0].elem_shape.size());
     }
     if (result_arg >= 0) {

@@ -79,6 +79,7 @@ struct ResultLeaf {
     std::vector<int64_t> elem_shape;      ///< trailing dims of its tensor
     int array_dims = 0;                   ///< leading element dims that index arrays
     lang::ScalarKind scalar = lang::ScalarKind::Float;
+    bool differentiable = false;          ///< floating point, and no no_diff field on the way
 };
 
 /// The element type under a type's array dimensions (float3[2][4] → float3, counts {2, 4}).

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "call/errors.h"
+#include "lang/half_float.h"
 
 namespace sg::call {
 
@@ -86,7 +87,7 @@ void put_uniform(std::vector<uint8_t>& block, size_t offset, const lang::Type* t
     case lang::ScalarKind::UInt16: put<uint16_t>(block, offset, uint16_t(i)); break;
     case lang::ScalarKind::UInt32: put<uint32_t>(block, offset, uint32_t(i)); break;
     case lang::ScalarKind::UInt64: put<uint64_t>(block, offset, uint64_t(i)); break;
-    case lang::ScalarKind::Half: SG_INTERNAL_ASSERT(false, "half uniforms are not supported");
+    case lang::ScalarKind::Half: put<uint16_t>(block, offset, lang::half_bits_from_double(v)); break;  // rounded once
     }
 }
 
@@ -142,8 +143,12 @@ void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Bindin
         }
             break;
         case ParamSource::ResultGrad:
-            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, *data.result_grad,
-                     b.call_rank + b.result_leaves[0].array_dims, b.result_elem_dims - b.result_leaves[0].array_dims, nullptr);
+        {
+            const int k = g.binding < 0 ? 0 : g.binding;
+            const ResultLeaf& leaf = b.result_leaves[size_t(k)];
+            put_view(block, tl.data, tl.shape, tl.strides, tl.inner, data.result_grad[k], b.call_rank + leaf.array_dims,
+                     int(leaf.elem_shape.size()) - leaf.array_dims, nullptr);
+        }
             break;
         case ParamSource::ArgTensor: {
             const ParamBinding& p = b.params[size_t(g.binding)];

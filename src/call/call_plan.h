@@ -22,7 +22,7 @@ struct LaunchData {
     const ArgInfo* args = nullptr;           ///< the call's arguments (bindings index into them)
     const int64_t* call_shape = nullptr;     ///< call_rank extents
     const TensorInfo* result = nullptr;      ///< result tensors, one per Binding::result_leaves entry (forward)
-    const TensorInfo* result_grad = nullptr; ///< incoming gradient of the result (backward)
+    const TensorInfo* result_grad = nullptr; ///< incoming gradients of the result leaves (backward)
     /// Per binding: gradient buffer of an input in the mask, or incoming gradient of an output
     /// tensor (backward); nullptr otherwise.
     const TensorInfo* const* binding_grads = nullptr;

@@ -370,14 +370,27 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
     std::vector<std::string> call_args;
     std::string post;
     const Type* r = b.result_type;
-    bool diff_result = !r->is_void() && !b.decl->return_no_diff &&
-                       (r->is_struct() || lang::is_floating(r->is_array() ? r->element->scalar : r->scalar));
-    if (diff_result && !(b.result_leaves.size() == 1 && b.result_leaves[0].path.empty()))
-        throw_type_error(b.function + "(): gradients through a struct result are not supported yet");
-    if (diff_result) {
+    bool diff_result = false;
+    for (const ResultLeaf& leaf : b.result_leaves) diff_result |= leaf.differentiable;
+    const bool one_result = b.result_leaves.size() == 1 && b.result_leaves[0].path.empty();
+    std::string result_grad;
+    if (diff_result && one_result) {
         // First in the signature, as the launcher and the existing kernels expect.
         w.param(GlueWriter::tensor_type("Tensor", r, b.call_rank) + " _result_grad",
-                {"_result_grad", ParamSource::ResultGrad, -1, false, false});
+                {"_result_grad", ParamSource::ResultGrad, 0, false, false});
+        result_grad = w.load("_result_grad", b.call_rank, r, "_rg");
+    } else if (diff_result) {
+        // A struct result: its Differential, filled field by field from the leaves' gradients.
+        w.body += "    " + lang::type_name(r) + ".Differential _rg;\n";
+        for (size_t k = 0; k < b.result_leaves.size(); ++k) {
+            const ResultLeaf& leaf = b.result_leaves[k];
+            if (!leaf.differentiable) continue;
+            std::string n = "_result_grad_" + std::to_string(k);
+            w.param(GlueWriter::tensor_type("Tensor", leaf.type, b.call_rank) + " " + n,
+                    {n, ParamSource::ResultGrad, int(k), false, false});
+            w.body += "    _rg" + leaf.path + " = " + w.load(n, b.call_rank, leaf.type, "_rg_" + std::to_string(k)) + ";\n";
+        }
+        result_grad = "_rg";
     }
     for (size_t s = 0; s < b.slots.size(); ++s) {
         const ParamSlot& slot = b.slots[s];
@@ -452,7 +465,7 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
             break;
         }
     }
-    if (diff_result) call_args.push_back(w.load("_result_grad", b.call_rank, r, "_rg"));
+    if (diff_result) call_args.push_back(result_grad);
     std::string call = "bwd_diff(" + b.function + ")(";
     for (size_t k = 0; k < call_args.size(); ++k) call += (k ? ", " : "") + call_args[k];
     w.body += "    " + call + ");\n" + post;

@@ -29,7 +29,8 @@ UserModule::UserModule(std::string name, std::string source, ModuleSetup setup)
     constants_ = effective_constants(setup_);
     modules_ = parse_into(sources_, ast_, diags_, /*require_values=*/false);
     diags_.throw_if_errors();
-    sema_ = lang::analyze(modules_, ast_, types_, diags_);
+    analysis_ = std::make_unique<lang::Analysis>(ast_, types_, diags_);
+    analysis_->run(modules_);
     diags_.throw_if_errors();
     extern_names_ = lang::extern_constant_names(modules_);
     exports_ = lang::exported_constants(modules_, diags_);
@@ -73,29 +74,41 @@ std::shared_ptr<UserModule> UserModule::with_constants(const lang::LinkConstants
     return std::make_shared<UserModule>(name_, source_, std::move(setup));
 }
 
+// Instantiations of generics are reached through instantiate(), not by their names here.
 std::vector<lang::FunctionDecl*> UserModule::functions(const std::string& fn) const {
     std::vector<lang::FunctionDecl*> out;
-    for (lang::FunctionDecl* f : sema_.functions)
-        if (f->name == fn) out.push_back(f);
+    for (lang::FunctionDecl* f : analysis_->result().functions)
+        if (f->name == fn && !f->generic_origin) out.push_back(f);
     return out;
 }
 
 std::vector<std::string> UserModule::function_names() const {
     std::set<std::string> names;
-    for (lang::FunctionDecl* f : sema_.functions) names.insert(f->name);
+    for (lang::FunctionDecl* f : analysis_->result().functions)
+        if (!f->generic_origin) names.insert(f->name);
     return {names.begin(), names.end()};
 }
 
 const lang::StructDecl* UserModule::find_struct(const std::string& name) const {
-    for (const lang::StructDecl* s : sema_.structs)
+    for (const lang::StructDecl* s : analysis_->result().structs)
         if (s->name == name) return s;
     return nullptr;
 }
 
 std::vector<std::string> UserModule::struct_names() const {
     std::set<std::string> names;
-    for (const lang::StructDecl* s : sema_.structs) names.insert(s->name);
+    for (const lang::StructDecl* s : analysis_->result().structs) names.insert(s->name);
     return {names.begin(), names.end()};
+}
+
+lang::FunctionDecl* UserModule::instantiate(const std::string& fn, const std::vector<lang::GenericArg>& args) {
+    std::vector<lang::Diagnostic> why;
+    lang::FunctionDecl* f = analysis_->instantiate(fn, args, why);
+    if (f) return f;
+    std::string rendered;
+    for (const lang::Diagnostic& d : why) rendered += lang::render_diagnostic(d);
+    if (why.empty()) rendered = "cannot instantiate '" + fn + "'\n";
+    throw lang::CompileError(rendered, std::move(why));
 }
 
 }  // namespace sg::call

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "lang/analysis.h"
 #include "lang/ast.h"
 #include "lang/link_constants.h"
 #include "lang/sema.h"
@@ -42,6 +43,18 @@ public:
     /// The struct named `name` (nullptr when none).
     const lang::StructDecl* find_struct(const std::string& name) const;
     std::vector<std::string> struct_names() const;
+
+
+    /// Every declared function: free functions, methods ("Spring.energy", `this` first) and
+    /// generic declarations with their generic parameters (lang/analysis.h).
+    std::vector<lang::FunctionInfo> catalog() const { return analysis_->functions(); }
+    /// The instantiation of generic function `fn` with `args` (a type, or an integer for a
+    /// value parameter, per generic parameter): a concrete, checked FunctionDecl, cached.
+    /// Throws lang::CompileError naming the function and the arguments when they do not fit.
+    /// The glue calls it by its name with explicit arguments (FunctionDecl::name, "wsq<3>").
+    lang::FunctionDecl* instantiate(const std::string& fn, const std::vector<lang::GenericArg>& args);
+    /// A type of the module by name ("float3", "Spring"); nullptr when unknown.
+    const lang::Type* named_type(const std::string& name) { return analysis_->named_type(name); }
     lang::TypeContext& types() { return types_; }
     const lang::TypeContext& types() const { return types_; }
     /// Warnings of the load (rendered), for users who ask.
@@ -77,11 +90,11 @@ private:
     lang::TypeContext types_;
     lang::Diagnostics diags_;
     std::vector<lang::ModuleAst*> modules_;
-    lang::SemaResult sema_;
     std::vector<std::string> extern_names_;
     lang::LinkConstants exports_;
     lang::LinkConstants constants_;
     std::string link_key_;
+    std::unique_ptr<lang::Analysis> analysis_;  ///< declared after what it refers to: destroyed first
 };
 
 }  // namespace sg::call

@@ -50,6 +50,20 @@ void Diagnostics::note(SourceLoc loc, std::string message) {
     diags_.push_back({Severity::Note, 0, resolve_location(loc), std::move(message)});
 }
 
+std::vector<Diagnostic> Diagnostics::take_from(size_t first) {
+    std::vector<Diagnostic> out;
+    if (first >= diags_.size()) return out;
+    out.assign(diags_.begin() + long(first), diags_.end());
+    diags_.resize(first);
+    for (const Diagnostic& d : out) error_count_ -= d.severity == Severity::Error ? 1 : 0;
+    return out;
+}
+
+void Diagnostics::restore(Diagnostic d) {
+    if (d.severity == Severity::Error) ++error_count_;
+    diags_.push_back(std::move(d));
+}
+
 void Diagnostics::unsupported(SourceLoc loc, std::string_view construct) {
     error(loc, std::string(construct) + " is not supported yet");
 }

@@ -139,6 +139,12 @@ public:
     /// Throws CompileError with everything collected so far when there are errors.
     void throw_if_errors() const;
 
+    /// Removes and returns the diagnostics reported since `all().size()` was `first` (the
+    /// error count follows), so that a question asked of a checked module leaves it clean.
+    std::vector<Diagnostic> take_from(size_t first);
+    /// Puts back one diagnostic taken with take_from.
+    void restore(Diagnostic d);
+
     /// Text appended in parentheses to every later error and warning ("in instantiation
     /// f<int>"); empty for none. Returns the previous context, for the caller to restore.
     std::string set_context(std::string context) {

@@ -36,6 +36,7 @@ void Parser::parse_generic_params(std::vector<GenericParam>& out) {
                     throw SyntaxError{};
                 }
             }
+            type_names_.insert(p.name);  // `(T)x` is a cast
         }
         if (at(TokenKind::Assign)) {
             unsupported(loc(), "a default generic argument");

@@ -73,7 +73,9 @@ Stmt* Parser::parse_statement() {
             break;
         }
         if (at_word("enum") && (kind(1) == TokenKind::Identifier || kind(1) == TokenKind::LBrace)) {
-            unsupported(where, "local enum declaration");
+            // Slang's 30102 ("declaration not allowed here").
+            diags_.error(where, "an enum cannot be declared inside a function; declare it at the top level", 30102);
+            last_error_offset_ = where.offset;
             throw SyntaxError{};
         }
         // Inside functions the tier-2/3 words stay usable as names: `property = 1;` is fine.

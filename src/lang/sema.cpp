@@ -58,6 +58,14 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
                 declare_type_name(d);
             }
         }
+    auto check_generic_params = [&](const std::vector<GenericParam>& params) {
+        for (size_t i = 0; i < params.size(); ++i)
+            for (size_t j = 0; j < i; ++j)
+                if (params[i].name == params[j].name)
+                    diags_.error(params[i].loc, "generic parameter '" + params[i].name + "' is declared twice");
+    };
+    for (FunctionDecl* g : result_.generic_functions) check_generic_params(g->generic_params);
+    for (StructDecl* g : result_.generic_structs) check_generic_params(g->generic_params);
     // Pass 2: globals (constants may size arrays used in struct fields), then struct fields.
     for (ModuleAst* m : modules)
         for (Decl* d : m->decls) {
@@ -97,9 +105,20 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     // Attributes that name other functions.
     for (FunctionDecl* f : result_.functions) check_function_attributes(f);
     attributes_checked_ = true;
-    // Pass 4: bodies. Instantiations made while checking a body join the list, and are checked
-    // in turn.
-    for (size_t i = 0; i < result_.functions.size(); ++i) {
+    // Pass 4: bodies.
+    check_bodies(0);
+    // Generics that no body instantiated are checked once as declared, through one
+    // representative instantiation each (their constraints' simplest type, N = 4).
+    size_t first_representative = result_.functions.size();
+    check_uninstantiated_generics();
+    check_bodies(first_representative);
+    check_recursion_and_derivatives(0);
+    return result_;
+}
+
+void Sema::check_bodies(size_t first) {
+    // Instantiations made while checking a body join the list, and are checked in turn.
+    for (size_t i = first; i < result_.functions.size(); ++i) {
         FunctionDecl* f = result_.functions[i];
         if (!f->body) {
             diags_.error(f->loc, "function '" + f->name + "' is declared but has no body");
@@ -115,6 +134,9 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
         subst_ = saved;
         diags_.set_context(context);
     }
+}
+
+void Sema::check_recursion_and_derivatives(size_t first_derivative_call) {
     // Recursion cannot run on the GPU (no call stack to speak of) and would not inline.
     std::map<FunctionDecl*, int> state;
     std::function<void(FunctionDecl*)> visit;
@@ -153,9 +175,9 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     for (FunctionDecl* f : result_.functions)
         if (state[f] == 0) visit(f);
     if (!diags_.has_errors())
-        for (auto [call, backward] : derivative_calls_)
-            check_derivative_availability(call, call->diff_target, backward);
-    return result_;
+        for (size_t k = first_derivative_call; k < derivative_calls_.size(); ++k)
+            check_derivative_availability(derivative_calls_[k].first, derivative_calls_[k].first->diff_target,
+                                          derivative_calls_[k].second);
 }
 
 namespace {
@@ -265,9 +287,16 @@ void Sema::check_function_attributes(FunctionDecl* f) {
 }
 
 std::string Sema::instance_context(const FunctionDecl* f) const {
-    if (f->generic_origin) return "in instantiation " + f->name;
-    if (f->owner && f->owner->generic_origin) return "in instantiation " + f->owner->name;
-    return "";
+    const void* instance = f->generic_origin ? static_cast<const void*>(f)
+                           : f->owner && f->owner->generic_origin ? static_cast<const void*>(f->owner)
+                                                                  : nullptr;
+    if (!instance) return "";
+    const std::string& name = f->generic_origin ? f->name : f->owner->name;
+    if (representatives_.count(instance)) {
+        std::string origin = f->generic_origin ? f->generic_origin->name : f->owner->generic_origin->name;
+        return "in generic " + origin + ", checked as " + name;
+    }
+    return "in instantiation " + name;
 }
 
 void Sema::check_function(FunctionDecl* f) {

@@ -72,6 +72,8 @@ SemaResult analyze(const std::vector<ModuleAst*>& modules, AstContext& ast, Type
 const Type* binary_operand_type(TypeContext& types, Op op, const Type* a, const Type* b);
 /// Whether `from` converts implicitly to `to` (exact, numeric conversion, scalar splat).
 bool implicitly_convertible(const Type* from, const Type* to);
+/// Whether slangc warns (30081) about an implicit conversion between these scalar kinds.
+bool conversion_not_recommended(ScalarKind from, ScalarKind to);
 /// The operand type an intrinsic call computes in, given the checked argument types.
 const Type* intrinsic_operand_type(TypeContext& types, IntrinsicId id, const std::vector<const Type*>& args);
 /// Index form of a tensor subscript / load / store.

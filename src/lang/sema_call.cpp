@@ -242,6 +242,7 @@ const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& can
         Expr* a = e->operands[k + 1];
         if (a->kind == ExprKind::InitList) check_init_list(a, best->params[k]->type);
         if (best->params[k]->dir != ParamDir::In) require_lvalue(a, "pass to an out/inout parameter");
+        else if (a->kind != ExprKind::InitList) warn_implicit_conversion(a, best->params[k]->type);
     }
     return best->result_type;
 }
@@ -315,6 +316,8 @@ const Type* Sema::check_constructor(Expr* e, const Type* t, size_t first) {
             count += a->type->components();
         }
         if (count != t->components()) return fail();
+        // The components convert implicitly (a one-argument constructor is an explicit cast).
+        for (Expr* a : args) warn_implicit_conversion(a, types_.with_scalar(a->type, t->scalar));
         return t;
     }
     if (t->is_pair()) {
@@ -350,6 +353,8 @@ const Type* Sema::check_intrinsic(Expr* e, const IntrinsicInfo& info) {
     case IntrinsicRule::SameAny: {
         const Type* t = intrinsic_operand_type(types_, info.id, types);
         if (!t) return fail();
+        for (size_t k = 1; k < e->operands.size(); ++k)
+            warn_implicit_conversion(e->operands[k], types_.with_scalar(e->operands[k]->type, t->scalar));
         if (info.id == IntrinsicId::Normalize && !t->is_vector()) return fail();
         if (info.id == IntrinsicId::Reflect && !t->is_vector()) return fail();
         return t;
@@ -357,7 +362,6 @@ const Type* Sema::check_intrinsic(Expr* e, const IntrinsicInfo& info) {
     case IntrinsicRule::Reduce: {
         const Type* t = intrinsic_operand_type(types_, info.id, types);
         if (!t || (info.id == IntrinsicId::Dot && !t->is_vector()) || t->is_matrix()) return fail();
-        if (info.id == IntrinsicId::Dot && !is_floating(t->scalar)) return fail();
         return types_.scalar_of(t);
     }
     case IntrinsicRule::Cross: {
@@ -446,6 +450,7 @@ const Type* Sema::check_tensor_method(Expr* e, Expr* tensor, const std::string& 
         if (!implicitly_convertible(value->type, elem))
             diags_.error(value->loc,
                          "cannot convert " + type_name(value->type) + " to " + type_name(elem) + " in " + method);
+        else warn_implicit_conversion(value, elem);
         e->builtin = method == "store" ? &kTensorStore : &kTensorAdd;
         e->is_lvalue = false;
         return types_.void_type();

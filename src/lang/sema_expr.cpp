@@ -80,6 +80,7 @@ void Sema::check_convertible(Expr* e, const Type* to, const char* what) {
     if (!implicitly_convertible(from, to))
         diags_.error(e->loc, std::string("cannot convert ") + type_name(from) + " to " + type_name(to) + " in " + what,
                      30019);  // Slang: type mismatch
+    else warn_implicit_conversion(e, to);
 }
 
 void Sema::check_init_list(Expr* e, const Type* target) {
@@ -304,6 +305,10 @@ const Type* Sema::check_binary(Expr* e) {
                                  " and " + type_name(b));
         return types_.error_type();
     }
+    if (e->op != Op::Shl && e->op != Op::Shr) {  // a shift's count keeps its own type
+        warn_implicit_conversion(e->operands[0], types_.with_scalar(a, t->scalar));
+        warn_implicit_conversion(e->operands[1], types_.with_scalar(b, t->scalar));
+    }
     switch (e->op) {
     case Op::Lt:
     case Op::Gt:
@@ -357,6 +362,8 @@ const Type* Sema::check_assign(Expr* e) {
                                  type_name(a) + " and " + type_name(b));
         return types_.error_type();
     }
+    // slangc converts the right operand to the left one's type (`a += i` warns for int8_t a).
+    if (bin != Op::Shl && bin != Op::Shr) warn_implicit_conversion(e->operands[1], types_.with_scalar(b, a->scalar));
     return a;
 }
 
@@ -379,6 +386,8 @@ const Type* Sema::check_conditional(Expr* e) {
         diags_.error(e->loc, "the branches of '?:' have incompatible types " + type_name(a) + " and " + type_name(b));
         return types_.error_type();
     }
+    warn_implicit_conversion(e->operands[1], types_.with_scalar(a, t->scalar));
+    warn_implicit_conversion(e->operands[2], types_.with_scalar(b, t->scalar));
     return t;
 }
 

@@ -313,6 +313,48 @@ std::vector<FunctionDecl*> Sema::call_candidates(Expr* e, Expr* callee, bool& re
     return out;
 }
 
+bool Sema::representative_args(const std::vector<GenericParam>& params, std::vector<GenericArg>& out) const {
+    for (const GenericParam& p : params) {
+        if (p.is_value) {
+            out.push_back({nullptr, 4, true});  // fits vector<T, N> and matrix<T, N, N>
+            continue;
+        }
+        const std::string& c = p.constraint;
+        const Type* t = nullptr;
+        if (c == "IInteger" || c == "__BuiltinIntegerType" || c == "ILogical" || c == "IArithmetic" ||
+            c == "__BuiltinArithmeticType" || c == "IComparable")
+            t = const_cast<TypeContext&>(types_).int32();
+        else if (c.empty() || is_builtin_interface(c))
+            t = const_cast<TypeContext&>(types_).float32();
+        else
+            for (const StructDecl* s : result_.structs)
+                if (!s->generic_origin && conforms_to(s->type, c)) {
+                    t = s->type;
+                    break;
+                }
+        if (!t) return false;  // no struct conforms to the interface: nothing to check with
+        out.push_back({t, 0, false});
+    }
+    return true;
+}
+
+void Sema::check_uninstantiated_generics() {
+    std::set<const void*> instantiated;
+    for (const auto& entry : instances_) instantiated.insert(entry.first.first);
+    making_representative_ = true;
+    for (FunctionDecl* g : result_.generic_functions) {
+        std::vector<GenericArg> args;
+        if (instantiated.count(g) || !representative_args(g->generic_params, args)) continue;
+        instantiate_function(g, args, g->loc);
+    }
+    for (StructDecl* g : result_.generic_structs) {
+        std::vector<GenericArg> args;
+        if (instantiated.count(g) || !representative_args(g->generic_params, args)) continue;
+        instantiate_struct(g, args, g->loc);
+    }
+    making_representative_ = false;
+}
+
 FunctionDecl* Sema::derivative_instance(Expr* call, Expr* target) {
     const auto& generics = generic_functions_[target->name];
     if (generics.size() != 1) {
@@ -406,7 +448,8 @@ FunctionDecl* Sema::instantiate_function(FunctionDecl* g, const std::vector<Gene
     substitutions_[f] = std::move(subst);
     instances_[key] = f;
     instance_depth_[f] = depth;
-    std::string context = diags_.set_context("in instantiation " + name);
+    if (making_representative_) representatives_.insert(f);
+    std::string context = diags_.set_context(instance_context(f));
     declare_signature(f);
     if (attributes_checked_) check_function_attributes(f);
     diags_.set_context(context);
@@ -444,7 +487,9 @@ StructDecl* Sema::instantiate_struct(StructDecl* g, const std::vector<GenericArg
     s->type = types_.structure(s);
     structs_[name] = s;
     result_.structs.push_back(s);
-    std::string context = diags_.set_context("in instantiation " + name);
+    if (making_representative_) representatives_.insert(s);
+    std::string context = diags_.set_context(
+        (making_representative_ ? "in generic " + g->name + ", checked as " : "in instantiation ") + name);
     declare_struct(s);
     declare_members(s);
     if (attributes_checked_)

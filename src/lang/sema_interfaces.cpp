@@ -11,7 +11,9 @@ void Sema::declare_interface(StructDecl* s) {
     for (size_t k = 0; k < s->bases.size(); ++k) {
         const std::string& b = s->bases[k];
         SourceLoc at = k < s->base_locs.size() ? s->base_locs[k] : s->loc;
-        if (b == s->name) diags_.error(at, "interface '" + b + "' cannot inherit from itself");
+        auto base = interfaces_.find(b);
+        if (b == s->name || (base != interfaces_.end() && interface_extends(base->second, s->name)))
+            diags_.error(at, "interface '" + s->name + "' inherits from itself (through '" + b + "')");
         else if (b != "IDifferentiable" && !interfaces_.count(b))
             diags_.error(at, is_builtin_interface(b) ? "an interface may inherit from IDifferentiable and user "
                                                        "interfaces only, not '" + b + "'"

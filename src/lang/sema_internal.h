@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "lang/analysis.h"
 #include "lang/sema.h"
 
 namespace sg::lang {
@@ -73,9 +74,14 @@ public:
     const Type* check_expr(Expr* e, const Type* expected = nullptr);
     /// Checks `e` and that it converts implicitly to `to`; reports an error naming `what`.
     void check_convertible(Expr* e, const Type* to, const char* what);
+    /// slangc's warning 30081 when the implicit conversion of `e` to `to` loses information
+    /// (sema_conversions.cpp); silent for conversions that keep the value.
+    void warn_implicit_conversion(Expr* e, const Type* to);
     void check_init_list(Expr* e, const Type* target);
 
     // ---- statements (sema.cpp)
+    void check_bodies(size_t first);
+    void check_recursion_and_derivatives(size_t first_derivative_call);
     void check_global(VarDecl* g);
     void check_function_attributes(FunctionDecl* f);
     std::string instance_context(const FunctionDecl* f) const;
@@ -134,10 +140,22 @@ public:
     /// generic ones for the explicit (`f<4>`) or inferred arguments.
     std::vector<FunctionDecl*> call_candidates(Expr* e, Expr* callee, bool& reported);
     std::optional<int64_t> generic_value(const std::string& name);
+    /// Instantiates each generic function and struct that nothing instantiated with
+    /// representative arguments, so that its body is checked once anyway.
+    void check_uninstantiated_generics();
+    bool representative_args(const std::vector<GenericParam>& params, std::vector<GenericArg>& out) const;
     /// The instantiation `bwd_diff(f<...>)` / `bwd_diff(f)(args)` differentiates: explicit
     /// arguments, the rest inferred from the primal types of the derivative call's arguments.
     FunctionDecl* derivative_instance(Expr* call, Expr* target);
     std::string instance_name(const std::string& base, const std::vector<GenericArg>& args) const;
+
+    // ---- the call layer's questions (analysis.cpp)
+    std::vector<FunctionInfo> function_infos() const;
+    FunctionDecl* instantiate_by_name(const std::string& name, const std::vector<GenericArg>& args);
+    /// Drops the functions from index `first` on (a failed instantiation and what it made).
+    void forget_functions_from(size_t first);
+    const Type* named_type(const std::string& name) { return resolve_named_type(name, {}, false); }
+    const SemaResult& result() const { return result_; }
 
     // ---- interfaces (sema_interfaces.cpp)
     void declare_interface(StructDecl* s);
@@ -197,6 +215,8 @@ private:
     std::map<const void*, int> instance_depth_;  ///< instance (fn or struct) → how deep it was made
     const Substitution* subst_ = nullptr;  ///< of the declaration being resolved or checked
     bool attributes_checked_ = false;
+    std::set<const void*> representatives_;  ///< instances made only to check a generic once
+    bool making_representative_ = false;
     int const_depth_ = 0;
     const StructDecl* resolving_struct_ = nullptr;  ///< whose field types are being resolved  ///< later instantiations check their attributes themselves
     std::set<const StructDecl*> declared_structs_;   ///< field tables resolved (declare_struct)

@@ -89,9 +89,10 @@ void Sema::declare_enum(EnumDecl* e) {
                                         "' (conflicting declaration)",
                              kConflictingDeclaration);
         if (m.value) {
+            EnumScope saved = enum_scope_;  // a value may name another enum, declared on the way
             enum_scope_ = {e, k};
             auto v = eval_const_int(m.value);
-            enum_scope_ = {};
+            enum_scope_ = saved;
             if (!v) diags_.error(m.value->loc, "the value of enumerator '" + m.name + "' must be a constant integer");
             else next = *v;
         }

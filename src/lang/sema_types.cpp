@@ -457,9 +457,12 @@ const Type* intrinsic_operand_type(TypeContext& types, IntrinsicId id, const std
         const Type* t = args.empty() ? nullptr : args[0];
         for (size_t k = 1; t && k < args.size(); ++k) t = binary_operand_type(types, Op::Add, t, args[k]);
         if (!t) return nullptr;
-        if (info.rule != IntrinsicRule::SameAny && !is_floating(t->scalar)) t = types.with_scalar(t, ScalarKind::Float);
-        if (info.rule == IntrinsicRule::SameAny && t->scalar == ScalarKind::Bool)
-            t = types.with_scalar(t, ScalarKind::Int32);
+        // Integers keep their type where Slang has integer overloads (abs, min, max, clamp, mad,
+        // dot, cross: dot(int3, int3) is int); the other intrinsics compute in float.
+        const bool integer_overloads = info.rule == IntrinsicRule::SameAny || id == IntrinsicId::Dot ||
+                                       id == IntrinsicId::Cross;
+        if (!integer_overloads && !is_floating(t->scalar)) t = types.with_scalar(t, ScalarKind::Float);
+        if (integer_overloads && t->scalar == ScalarKind::Bool) t = types.with_scalar(t, ScalarKind::Int32);
         return t;
     }
     case IntrinsicRule::Select: {

@@ -84,14 +84,14 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
         }
         if (mask == 0) return 0;  // no gradient asked for: buffers stay zero
         std::vector<TensorInfo> outs(static_cast<size_t>(n_outputs));
-        const TensorInfo* result_grad = nullptr;
+        std::vector<TensorInfo> result_grads(c->results.size());
         bool any = false;
         for (int j = 0; j < n_outputs; ++j) {
             int bi = c->output_bindings[size_t(j)];
-            const TensorInfo& like = bi < 0 ? c->result : args[size_t(b.params[size_t(bi)].arg)].tensor;
+            const TensorInfo& like = bi < 0 ? c->results[size_t(-1 - bi)] : args[size_t(b.params[size_t(bi)].arg)].tensor;
             any |= grad_outputs[j].data != nullptr;
             outs[size_t(j)] = grad_outputs[j].data ? grad_outputs[j] : zero_view(like, c->zeros);
-            if (bi < 0) result_grad = &outs[size_t(j)];
+            if (bi < 0) result_grads[size_t(-1 - bi)] = outs[size_t(j)];
             else grads[size_t(bi)] = &outs[size_t(j)];
         }
         if (!any) return 0;  // every incoming gradient is zero
@@ -99,7 +99,7 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
         call::LaunchData data;
         data.args = args.data();
         data.call_shape = c->call_shape;
-        data.result_grad = result_grad;
+        data.result_grad = result_grads.data();
         data.binding_grads = grads.data();
         std::vector<uint8_t> block;
         call::CallPlan::pack(bw.kernel, bw.glue, bw.binding, data, block);

@@ -16,10 +16,9 @@ struct AutogradCtx {
     std::shared_ptr<call::CallPlan> plan;
     std::vector<call::ArgInfo> args;   ///< every argument node (composites' children included)
     int64_t call_shape[8] = {};
-    TensorInfo result{};
-    bool has_result = false;
+    std::vector<TensorInfo> results;   ///< one per Binding::result_leaves entry
     std::vector<int> input_bindings;   ///< binding index of each autograd input
-    std::vector<int> output_bindings;  ///< -1 for the result, else the binding index
+    std::vector<int> output_bindings;  ///< -1 - k for result leaf k, else the binding index
     std::vector<uint8_t> forward_block;
     void* stream = nullptr;            ///< the forward's CUDA stream (backward runs there too)
     void* zeros = nullptr;             ///< a zero-filled buffer on the call's device

@@ -139,8 +139,14 @@ nb::dict bind_signature(Function& fn, nb::list positional, nb::list keywords, bo
         names.push_back(nb::cast<std::string>(pair[0]));
         describe_from(nb::cast<nb::tuple>(pair[1]), args[i++]);
     }
+    if (fn.has_modifiers())
+        call::throw_type_error("shadegrad under torch.compile: " + fn.name() +
+                               " has modifiers (map, set, return_type), which are not supported yet under "
+                               "torch.compile; call the plain function");
+    call::CallModifiers modifiers;
+    modifiers.strict_broadcasting = fn.strict_broadcasting();
     call::Binding b = call::bind_call(*fn.user_module(), fn.name(), args.data(), positional.size(), args.size(), names,
-                                      grad_mode, fn.device().type);
+                                      grad_mode, fn.device().type, modifiers);
     nb::list per_arg;
     for (size_t k = 0; k < args.size(); ++k) per_arg.append(nb::make_tuple(0, 0, false));
     for (const call::ParamBinding& p : b.params) {

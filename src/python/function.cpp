@@ -201,7 +201,6 @@ nb::object Function::call_described(bool grad_mode) {
         }
         return finish(result, false);
     }
-    if (n_results > 1) call::throw_type_error(core_->name + "(): gradients through a struct result are not supported yet");
 
     // Autograd: the node's inputs are every tensor the kernels read, its outputs the result and
     // the tensors the function writes.
@@ -209,15 +208,15 @@ nb::object Function::call_described(bool grad_mode) {
     ctx->plan = plan;
     ctx->args.assign(s.args.begin(), s.args.begin() + long(s.total));
     std::memcpy(ctx->call_shape, shape, sizeof(ctx->call_shape));
-    if (n_results) ctx->result = t_results[0];
+    ctx->results.assign(t_results.begin(), t_results.begin() + long(n_results));
     ctx->stream = stream;
     ctx->zeros = device_zeros(ops, b.device, b.device_index);
     std::vector<PyObject*> inputs, outputs;
     std::vector<uint8_t> dirty;
-    if (n_results) {
-        outputs.push_back(result.ptr());
+    for (size_t k = 0; k < n_results; ++k) {
+        outputs.push_back(k == 0 ? result.ptr() : more[k - 1].ptr());
         dirty.push_back(result_given ? 1 : 0);
-        ctx->output_bindings.push_back(-1);
+        ctx->output_bindings.push_back(-1 - int(k));
     }
     for (size_t i = 0; i < b.params.size(); ++i) {
         const call::ParamBinding& p = b.params[i];
@@ -244,7 +243,12 @@ nb::object Function::call_described(bool grad_mode) {
     spec.release = autograd_release;
     spec.ctx = ctx.release();  // owned by the bridge from here on (released on failure too)
     nb::object replaced = ops.apply_autograd(spec);
-    if (!replaced.is_none() && n_results) result = nb::borrow(nb::tuple(replaced)[0]);
+    if (!replaced.is_none() && n_results) {
+        // The fallback bridge hands back new output objects: the results are its first ones.
+        nb::tuple outs = nb::tuple(replaced);
+        result = nb::borrow(outs[0]);
+        for (size_t k = 1; k < n_results; ++k) more[k - 1] = nb::borrow(outs[k]);
+    }
     return finish(result, true);
 }
 

@@ -83,6 +83,13 @@ public:
     bool returns_value() const;
     const Device& device() const { return core_->device; }
     const std::shared_ptr<call::UserModule>& user_module() const { return core_->module; }
+    /// Whether this object carries modifiers (map, set, return_type); torch.compile support
+    /// does not model them yet (compile_support.cpp).
+    bool has_modifiers() const {
+        return !mods_.call.dim_maps.empty() || !mods_.key_bytes.empty() ||
+               (mods_.set_values.is_valid() && !mods_.set_values.is_none()) || mods_.return_mode != ResultMode::Auto;
+    }
+    bool strict_broadcasting() const { return core_->options.strict_broadcasting || mods_.call.strict_broadcasting; }
 
 private:
     /// Describes the arguments into the thread's scratch; returns whether grad mode is on.

@@ -151,7 +151,6 @@ TEST(ParserErrors, UnsupportedDeclarationsAreReportedAndSkipped) {
         {"void f(float x : SV_Position) {}", "1:16: error: semantic annotation is not supported yet"},
         {"void f(float x = 1) {}", "1:16: error: default parameter value is not supported yet"},
         {"void f() { float a[] = {1, 2}; }", "1:19: error: unsized array is not supported yet"},
-        {"void f() { enum L { A }; }", "1:12: error: local enum declaration is not supported yet"},
         {"void f() { struct L { float a; }; }",
          "1:12: error: local struct declaration is not supported yet"},
         {"void f() { x = 1; } [shader(\"compute\")] void g() {}",

@@ -165,6 +165,36 @@ INSTANTIATE_TEST_SUITE_P(Conformance, ConformanceKernel, ::testing::ValuesIn(con
                              return info.param.substr(0, info.param.find('.'));
                          });
 
+// Every scalar type in tensors, with derivatives and atomics (half gradients accumulate with
+// the prelude's half atomic add), through NVRTC and the host compiler with -Wall.
+TEST_F(Shadegradc, ScalarTypeKernelsCompileForBothBackends) {
+    const fs::path src = write("scalars.slang", R"(import slangpy;
+[Differentiable]
+half read_h(no_diff int i, IDiffTensor<half, 1> t) { return t[i] * t[i]; }
+[Differentiable]
+half3 poly(half3 v, half k) { return v * v * k + sin(v); }
+[Differentiable]
+double smooth(double x, IDiffTensor<double3, 1> t) { return dot(t[0], double3(x, x, 1.0l)) * exp(x); }
+void acc(int i, AtomicTensor<half, 1> t, half v) { t.add(i, v); }
+void acc8(int i, AtomicTensor<int8_t, 1> t, int8_t v) { t.add(i, v); }
+uint bits(int64_t a, uint8_t b, int16_t2 c) { return countbits(a) + firstbithigh(b) + reversebits(b) + firstbitlow(c).y; }
+float halves(uint h, float f) { return f16tof32(h) + float(f32tof16(f)); }
+)");
+    for (const char* target : {"cuda", "cpp"}) {
+        const fs::path out = dir_ / (std::string("scalars.") + (target[1] == 'u' ? "cu" : "cpp"));
+        runtime::ProcessResult r = run({src.string(), "--emit", target, "-o", out.string()});
+        ASSERT_EQ(r.exit_code, 0) << r.output;
+        const std::string code = read_file(out);
+        if (target[1] == 'u') {
+            bool skipped = false;
+            EXPECT_TRUE(cuda_compiles(code, &skipped));
+        } else {
+            runtime::ProcessResult cc = runtime::run_process({"c++", "-std=c++17", "-fsyntax-only", "-Wall", out.string()});
+            EXPECT_TRUE(cc.succeeded()) << cc.output;
+        }
+    }
+}
+
 TEST(ShadegradcSuite, SeesAllTwelveConformanceKernels) { EXPECT_GE(conformance_kernels().size(), 12u); }
 
 }  // namespace

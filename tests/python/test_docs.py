@@ -3,6 +3,7 @@
 import re
 
 import torch
+
 from conftest import REPO
 
 

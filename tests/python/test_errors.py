@@ -58,6 +58,7 @@ def test_compile_error_diagnostics_of_a_later_phase(sg, cpu_device):
     d = info.value.diagnostics[0]
     assert (d.file, d.line, d.col) == ("bad.slang", 3, 16)
     assert d.message == "unknown name 'undefined_thing'"
+    assert d.code == 30015  # Slang's number for an undefined identifier
     assert type(d).__name__ == "Diagnostic" and isinstance(d, tuple)
 
 

@@ -9,6 +9,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
+
 from conftest import REPO
 
 

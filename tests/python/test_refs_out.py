@@ -129,3 +129,34 @@ def test_inout_gradients_are_refused_clearly(m):
     with pytest.raises(TypeError, match="gradients through inout parameter 'acc' are not supported yet"):
         m.mac(acc, x, 0.5)
         acc.sum().backward()
+
+
+STRUCT_SOURCE = """
+struct Particle : IDifferentiable { float3 pos; float3 vel; no_diff float mass; };
+[Differentiable]
+Particle step(Particle p, float dt) { Particle q = p; q.vel = p.vel * 0.5f; q.pos = p.pos + q.vel * dt; return q; }
+"""
+
+
+def test_struct_results_take_part_in_autograd(sg, device):
+    m = sg.Module.load_from_source(device, "struct_result", STRUCT_SOURCE)
+    pos = torch.ones(4, 3, device=TEST_DEVICE, requires_grad=True)
+    vel = torch.full((4, 3), 2.0, device=TEST_DEVICE, requires_grad=True)
+    dt = torch.full((4,), 0.5, device=TEST_DEVICE, requires_grad=True)
+    r = m.step({"pos": pos, "vel": vel, "mass": 1.0}, dt)
+    assert set(r) == {"pos", "vel", "mass"} and r["pos"].grad_fn is not None
+    torch.testing.assert_close(r["pos"].detach(), torch.full((4, 3), 1.5, device=TEST_DEVICE))
+    # Against torch's own expression of the same update.
+    rp, rv, rdt = (t.detach().clone().requires_grad_(True) for t in (pos, vel, dt))
+    qv = rv * 0.5
+    qp = rp + qv * rdt[:, None]
+    (r["pos"].sum() + 3 * r["vel"].sum()).backward()
+    (qp.sum() + 3 * qv.sum()).backward()
+    torch.testing.assert_close(pos.grad, rp.grad)
+    torch.testing.assert_close(vel.grad, rv.grad)
+    torch.testing.assert_close(dt.grad, rdt.grad)
+    # Only one field's gradient given: the others count as zero.
+    pos.grad = vel.grad = dt.grad = None
+    r = m.step({"pos": pos, "vel": vel, "mass": 1.0}, dt)
+    r["vel"].sum().backward()
+    assert pos.grad.abs().sum() == 0 and torch.equal(vel.grad.cpu(), torch.full((4, 3), 0.5))

@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 
 import pytest
+
 from conftest import REPO
 
 COPY = REPO / "tests" / "conformance"

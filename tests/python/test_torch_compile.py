@@ -7,6 +7,8 @@ import torch._dynamo
 from mul2_kernels import python_frames_during  # bench/, put on sys.path by conftest.py
 from torch._dynamo.testing import CompileCounterWithBackend
 
+from conftest import run_python
+
 SOURCE = """
 import slangpy;
 
@@ -26,6 +28,11 @@ float poly(float x, float w, no_diff int k)
 float3 scale3(float3 v, float s)
 {
     return v * s;
+}
+
+float index_of(int i)
+{
+    return float(i);
 }
 
 void set_first(RWTensor<float, 1> t)
@@ -124,6 +131,18 @@ def test_grid_made_outside_the_compiled_function(sg, m):
     torch.testing.assert_close(a.grad, b)
 
 
+def test_grid_stride_and_offset(sg, m):
+    counter = CompileCounterWithBackend("aot_eager")
+    inside = torch.compile(lambda n: m.index_of(sg.grid((n,), stride=2, offset=1)), fullgraph=True, dynamic=True,
+                           backend=counter)
+    for n in (4, 6):
+        torch.testing.assert_close(inside(n), 1.0 + 2.0 * torch.arange(n, dtype=torch.float32))
+    assert counter.frame_count == 1
+    grid = sg.grid((3,), offset=5)
+    outside = torch.compile(lambda: m.index_of(grid), fullgraph=True, backend="aot_eager")
+    torch.testing.assert_close(outside(), torch.tensor([5.0, 6.0, 7.0]))
+
+
 def test_eager_calls_stay_off_the_custom_operator(sg, m):
     step = training_step(sg, m)
     compiled = torch.compile(step, fullgraph=True, backend="aot_eager")
@@ -152,3 +171,27 @@ def test_unsupported_calls_say_so(sg, m):
         torch.compile(write, fullgraph=True, backend="aot_eager")(torch.zeros(3))
     with pytest.raises(Exception, match="not supported yet"):
         torch.compile(lambda x: m.poly(x, [1.0], 2), fullgraph=True, backend="aot_eager")(torch.zeros(3))
+    mapped = m.poly.map((0,), (0,))
+    with pytest.raises(Exception, match="modifiers .* not supported yet under torch.compile"):
+        torch.compile(lambda x: mapped(x, x, 2), fullgraph=True, backend="aot_eager")(torch.zeros(3))
+
+
+def test_fallback_bridge_in_a_fresh_process():
+    # Also checks the lazy registration: torch._dynamo is imported after shadegrad here.
+    proc = run_python(
+        """
+        import sys
+        import torch, shadegrad as sg
+        assert "torch._dynamo" not in sys.modules
+        m = sg.Module.load_from_source(sg.create_device(), "f", "[Differentiable] float sq(float x) { return x * x; }")
+        step = torch.compile(lambda x: m.sq(x).sum(), fullgraph=True, dynamic=True, backend="aot_eager")
+        for n in (3, 7):
+            x = torch.rand(n, requires_grad=True)
+            step(x).backward()
+            assert torch.allclose(x.grad, 2 * x.detach()), (x.grad, x)
+        print(sg.torch_bridge_status()["active"])
+        """,
+        bridge="fallback",
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "fallback"

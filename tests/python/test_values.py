@@ -165,3 +165,38 @@ def test_nn_parameter_is_a_tensor(sg, m):
     assert y.grad_fn is not None
     y.sum().backward()
     torch.testing.assert_close(p.grad.cpu(), w.cpu())
+
+
+BOTH_BRIDGES = """
+import numpy as np, torch, shadegrad as sg
+DEVICE = {device!r}
+m = sg.Module.load_from_source(sg.create_torch_device(type=sg.DeviceType.{device}), "bridges", '''
+struct P : IDifferentiable {{ float3 pos; no_diff float mass; }};
+[Differentiable] float e(P p, float w[2]) {{ return dot(p.pos, p.pos) * w[0] + p.mass * w[1]; }}
+[Differentiable] void polar(float r, float th, out float2 p) {{ p = r * float2(cos(th), sin(th)); }}
+''')
+assert m.e({{"pos": sg.float3(1, 2, 3), "mass": 2.0}}, [0.5, 1.0]) == 9.0
+pos = torch.ones(4, 3, device=DEVICE, requires_grad=True)
+y = m.e({{"pos": pos, "mass": 1.0}}, [2.0, 0.0])
+y.sum().backward()
+assert torch.equal(pos.grad.cpu(), torch.full((4, 3), 4.0)), pos.grad
+r = sg.ValueRef(sg.float2(0, 0))
+m.polar(1.0, 0.0, r)
+assert r.value == sg.float2(1, 0), r.value
+a = np.zeros((2, 2), dtype=np.float32)
+m.polar(np.ones(2, dtype=np.float32), np.zeros(2, dtype=np.float32), a)
+assert a.tolist() == [[1, 0], [1, 0]], a
+q = sg.diffPair(sg.float3(1, 0, 0))
+m.e.bwds({{"pos": q, "mass": 1.0}}, [1.0, 1.0], 1.0)
+assert q.grad == sg.float3(2, 0, 0), q.grad
+print("ok")
+"""
+
+
+@pytest.mark.parametrize("bridge", ["native", "fallback"])
+def test_value_kinds_through_both_bridges(bridge):
+    from conftest import run_python
+
+    proc = run_python(BOTH_BRIDGES.format(device=TEST_DEVICE), bridge)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "ok"
