@@ -95,14 +95,22 @@ _core._init_torch(
 )
 
 
-def create_device(type: DeviceType = DeviceType.cpu, index: int = 0, **_ignored) -> Device:
-    """A device for modules to run on (CPU or CUDA)."""
-    return _core.create_device(type, index)
+def _device(caller: str, type, index: int, include_paths, options: dict) -> Device:
+    for name in options:
+        raise TypeError(f"{caller}() got an unknown option '{name}'")
+    paths = [os.fspath(p) for p in (include_paths or [])]
+    return _core.create_device(type, index, paths)
 
 
-def create_torch_device(type: DeviceType = DeviceType.cpu, index: int = 0, **_ignored) -> Device:
+def create_device(type: DeviceType = DeviceType.cpu, index: int = 0, include_paths=None, **options) -> Device:
+    """A device for modules to run on (CPU or CUDA). Modules loaded on it find their imports and
+    includes beside the importing file, then in `include_paths`, in order."""
+    return _device("create_device", type, index, include_paths, options)
+
+
+def create_torch_device(type: DeviceType = DeviceType.cpu, index: int = 0, include_paths=None, **options) -> Device:
     """A device that shares torch's context and streams (SlangPy's name for it)."""
-    return _core.create_device(type, index)
+    return _device("create_torch_device", type, index, include_paths, options)
 
 
 def grid(shape, stride=None, offset=None) -> GridArg:

@@ -103,6 +103,8 @@ std::shared_ptr<call::CallPlan> Function::plan_for(bool grad_mode) {
     CallScratch& s = t_scratch;
     const uint32_t options = call::call_options(s.args.data(), s.total);
     call::build_call_key(t_key, core_->id, s.args.data(), s.count, s.total, s.keywords, grad_mode, options, mods_.key_bytes);
+    if (!core_->link_key.empty()) [[unlikely]]
+        call::append_link_key(t_key, core_->link_key);
     auto it = core_->plans.find(t_key);
     if (it != core_->plans.end()) [[likely]]
         return it->second;
@@ -257,6 +259,7 @@ std::string Function::call_key(nb::args args, nb::kwargs kwargs) {
     CallScratch& s = t_scratch;
     call::build_call_key(t_key, core_->id, s.args.data(), s.count, s.total, s.keywords, grad_mode,
                          call::call_options(s.args.data(), s.total), mods_.key_bytes);
+    call::append_link_key(t_key, core_->link_key);
     return call::render_call_key(t_key);
 }
 
@@ -328,11 +331,70 @@ Function* Function::return_type(nb::handle t) const {
     return new Function(core_, std::move(m));
 }
 
+namespace {
+
+/// A `.constants({...})` value: bool, int, float, or a (nested) list or tuple of them.
+void constant_components(nb::handle v, const std::string& name, lang::ConstantValue& out, int depth) {
+    using K = lang::ConstantScalar::Kind;
+    if (PyBool_Check(v.ptr())) {
+        out.push_back({K::Bool, v.ptr() == Py_True, 0});
+    } else if (PyLong_Check(v.ptr())) {
+        int overflow = 0;
+        long long i = PyLong_AsLongLongAndOverflow(v.ptr(), &overflow);
+        if (overflow) call::throw_value_error("constants: the value of '" + name + "' does not fit in 64 bits");
+        out.push_back({K::Int, i, double(i)});
+    } else if (PyFloat_Check(v.ptr())) {
+        out.push_back({K::Float, 0, PyFloat_AS_DOUBLE(v.ptr())});
+    } else if ((PyList_Check(v.ptr()) || PyTuple_Check(v.ptr())) && depth < 4) {
+        for (nb::handle item : nb::borrow<nb::sequence>(v)) constant_components(item, name, out, depth + 1);
+    } else {
+        call::throw_type_error("constants: the value of '" + name + "' must be a bool, int, float or a list of them, not " +
+                               Py_TYPE(v.ptr())->tp_name);
+    }
+}
+
+}  // namespace
+
+Function* Function::constants(nb::dict values) const {
+    lang::LinkConstants overrides;
+    for (auto [k, v] : values) {
+        if (!PyUnicode_Check(k.ptr())) call::throw_type_error("constants: names must be strings");
+        std::string name = nb::cast<std::string>(k);
+        lang::ConstantValue value;
+        constant_components(v, name, value, 0);
+        if (value.empty()) call::throw_value_error("constants: the value of '" + name + "' is empty");
+        overrides[name] = std::move(value);
+    }
+    // Another module (the same files, other values): a core, and so a plan cache, of its own.
+    auto core = std::make_shared<FunctionCore>();
+    core->module = core_->module->with_constants(overrides);
+    core->name = core_->name;
+    core->device = core_->device;
+    core->options = core_->options;
+    core->id = g_next_function_id++;
+    core->link_key = core->module->link_key();
+    return new Function(core, mods_);
+}
+
 // ---------------------------------------------------------------- Module
 
-Module::Module(Device device, std::string name, std::string source, ModuleOptions options)
+namespace {
+
+call::ModuleSetup module_setup(const Device& device, std::string path, std::vector<lang::LinkConstants> linked) {
+    call::ModuleSetup setup;
+    setup.path = std::move(path);
+    setup.include_paths = device.include_paths;
+    setup.linked = std::move(linked);
+    return setup;
+}
+
+}  // namespace
+
+Module::Module(Device device, std::string name, std::string source, ModuleOptions options, std::string path,
+               std::vector<lang::LinkConstants> linked)
     : device_(device), options_(options),
-      module_(std::make_shared<call::UserModule>(std::move(name), std::move(source))) {}
+      module_(std::make_shared<call::UserModule>(std::move(name), std::move(source),
+                                                 module_setup(device, std::move(path), std::move(linked)))) {}
 
 nb::object Module::find_function(const std::string& name) {
     auto it = functions_.find(name);
@@ -344,6 +406,7 @@ nb::object Module::find_function(const std::string& name) {
     core->device = device_;
     core->options = options_;
     core->id = g_next_function_id++;
+    core->link_key = module_->link_key();
     nb::object fn = nb::cast(new Function(core, Modifiers{}), nb::rv_policy::take_ownership);
     functions_.emplace(name, fn);
     return fn;

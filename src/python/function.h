@@ -25,6 +25,7 @@ namespace nb = nanobind;
 struct Device {
     DeviceType type = DeviceType::CPU;
     int index = -1;
+    std::vector<std::string> include_paths;  ///< create_device(include_paths=[...])
 };
 
 /// Module options (Module.load_from_source(..., options={...})).
@@ -39,6 +40,7 @@ struct FunctionCore {
     Device device;
     ModuleOptions options;
     uint32_t id = 0;
+    std::string link_key;  ///< module->link_key(): the extern values, appended to every call key
     std::unordered_map<call::CallKey, std::shared_ptr<call::CallPlan>, call::CallKeyHash> plans;
 };
 
@@ -68,6 +70,9 @@ public:
     Function* set(nb::object values) const;
     /// fn.return_type(t).
     Function* return_type(nb::handle t) const;
+    /// fn.constants({...}): the function with these `extern static const` values. Its calls get
+    /// plans of their own (the values are part of the call key).
+    Function* constants(nb::dict values) const;
     /// Number of cached call plans (shared by every modifier of this function).
     size_t plan_count() const { return core_->plans.size(); }
     const std::string& name() const { return core_->name; }
@@ -104,7 +109,12 @@ struct StructInfo {
 
 class Module {
 public:
-    Module(Device device, std::string name, std::string source, ModuleOptions options = {});
+    /// `path` is the file's path for load_from_file ("" for a source string); `linked` the
+    /// exports of the link=[...] modules, in order.
+    Module(Device device, std::string name, std::string source, ModuleOptions options = {}, std::string path = "",
+           std::vector<lang::LinkConstants> linked = {});
+    /// The `export static const` values this module gives the modules that link it.
+    const lang::LinkConstants& exports() const { return module_->exports(); }
     /// The function named `name`; throws AttributeError (m.nosuch) when there is none.
     nb::object function(const std::string& name);
     nb::object find_function(const std::string& name);

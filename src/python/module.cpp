@@ -132,19 +132,21 @@ NB_MODULE(_core, m) {
         .def(nb::init<>())
         .def_prop_ro("type", [](const Device& d) { return d.type; })
         .def_prop_ro("index", [](const Device& d) { return d.index; })
+        .def_prop_ro("include_paths", [](const Device& d) { return d.include_paths; })
         .def("__repr__", [](const Device& d) {
             return std::string("Device(type=") + (d.type == DeviceType::CUDA ? "cuda" : "cpu") + ")";
         });
 
     m.def(
         "create_device",
-        [](DeviceType type, int index) {
+        [](DeviceType type, int index, std::vector<std::string> include_paths) {
             Device d;
             d.type = type;
             d.index = type == DeviceType::CPU ? -1 : index;
+            d.include_paths = std::move(include_paths);
             return d;
         },
-        nb::arg("type") = DeviceType::CPU, nb::arg("index") = 0);
+        nb::arg("type") = DeviceType::CPU, nb::arg("index") = 0, nb::arg("include_paths") = std::vector<std::string>());
 
     // dynamic_attr: sg.grid keeps the extents as a Python tuple in the instance dict too, where
     // torch.compile's tracer can read them (python/shadegrad/_compile.py).
@@ -176,6 +178,7 @@ NB_MODULE(_core, m) {
         .def("map", &Function::map, nb::rv_policy::take_ownership)
         .def("set", &Function::set, nb::arg("values"), nb::rv_policy::take_ownership)
         .def("return_type", &Function::return_type, nb::arg("type"), nb::rv_policy::take_ownership)
+        .def("constants", &Function::constants, nb::arg("values"), nb::rv_policy::take_ownership)
         .def_prop_ro("plan_count", &Function::plan_count)
         .def_prop_ro("name", &Function::name)
         .def_prop_ro("parameter_names", &Function::parameter_names)
@@ -210,25 +213,39 @@ NB_MODULE(_core, m) {
         return o;
     };
 
+    // link=[...]: the modules whose `export static const` values fill the new module's externs.
+    auto linked_exports = [](nb::handle link) {
+        std::vector<lang::LinkConstants> out;
+        if (link.is_none()) return out;
+        for (nb::handle m : nb::borrow<nb::sequence>(link)) {
+            if (!nb::isinstance<Module>(m))
+                throw nb::type_error(("link: expected shadegrad Modules, got " + std::string(Py_TYPE(m.ptr())->tp_name)).c_str());
+            out.push_back(nb::cast<const Module&>(m).exports());
+        }
+        return out;
+    };
+
     nb::class_<Module>(m, "Module", nb::dynamic_attr())
         .def_static(
             "load_from_source",
-            [module_options](Device device, const std::string& name, const std::string& source, nb::handle options) {
-                return with_functions(new Module(device, name, source, module_options(options)));
+            [module_options, linked_exports](Device device, const std::string& name, const std::string& source,
+                                             nb::handle options, nb::handle link) {
+                return with_functions(new Module(device, name, source, module_options(options), "", linked_exports(link)));
             },
-            nb::arg("device"), nb::arg("name"), nb::arg("source"), nb::arg("options") = nb::none())
+            nb::arg("device"), nb::arg("name"), nb::arg("source"), nb::arg("options") = nb::none(),
+            nb::arg("link") = nb::none())
         .def_static(
             "load_from_file",
-            [module_options](Device device, const std::string& path, nb::handle options) {
+            [module_options, linked_exports](Device device, const std::string& path, nb::handle options, nb::handle link) {
                 std::FILE* f = std::fopen(path.c_str(), "rb");
                 if (!f) throw nb::value_error(("cannot read kernel file '" + path + "'").c_str());
                 std::string text;
                 char buf[65536];
                 for (size_t n; (n = std::fread(buf, 1, sizeof(buf), f)) > 0;) text.append(buf, n);
                 std::fclose(f);
-                return with_functions(new Module(device, path, text, module_options(options)));
+                return with_functions(new Module(device, path, text, module_options(options), path, linked_exports(link)));
             },
-            nb::arg("device"), nb::arg("path"), nb::arg("options") = nb::none())
+            nb::arg("device"), nb::arg("path"), nb::arg("options") = nb::none(), nb::arg("link") = nb::none())
         // The first lookup of a function caches it in the instance dict, so later `m.fn` lookups
         // never reach __getattr__.
         .def("__getattr__",
