@@ -211,13 +211,18 @@ def random_signature(rng: random.Random, kernel: dict) -> dict:
         if kernel["result"] == "out":
             options = [n for n in options if n != "zero_dim"]
         kinds.append(rng.choice(options))
+    # A call of call dimensionality 0 returns a Python value, not a tensor (CALLS.md): the fuzzer
+    # keeps one tensor argument spanning a call rank >= 1 so that results are tensors.
     if all(k in ("scalar", "zero_dim") for k in kinds):
-        kinds[0] = "contiguous"  # a call needs a tensor with call dims to return one
-        rank = max(rank, 1)
+        kinds[0] = "contiguous"
+    rank = max(rank, 1)
+    first_tensor = next(i for i, k in enumerate(kinds) if k not in ("scalar", "zero_dim"))
     args = []
-    for kind in kinds:
+    for i, kind in enumerate(kinds):
         dims = 0 if kind in ("scalar", "zero_dim") else (rng.randint(0, rank) if rng.random() < 0.3 else rank)
-        ones = [rng.random() < 0.25 for _ in range(dims)]
+        if i == first_tensor:
+            dims = rank
+        ones = [rng.random() < 0.25 and i != first_tensor for _ in range(dims)]
         args.append({"kind": kind, "dims": dims, "ones": ones})
     grad_capable = [kernel["result"] == "return" and ARG_KINDS[k].differentiable for k in kinds]
     masks = [[c and rng.random() < 0.6 for c in grad_capable] for _ in range(2)]

@@ -143,11 +143,6 @@ def test_loop_within_max_iters_is_no_fault(sg, m):
     assert x.grad is not None
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="autodiff bug (found here, not in this change): the gradient of a loop-carried value misses the "
-    "contribution of its initial value (y = x; y = y * x n times gives n*x^n instead of (n+1)*x^n)",
-)
 def test_loop_within_max_iters_has_exact_gradients(sg, m):
     x = t([1.5, 0.5], torch.float32).requires_grad_(True)
     m.power(x, 4).sum().backward()
