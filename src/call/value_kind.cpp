@@ -102,8 +102,6 @@ ValueNode bind_scalar(BindContext& c, const BindRequest& r) {
                          " (pass a tensor, a list or a value type for non-scalar parameters)");
     if (a.kind == ArgKind::Float && !lang::is_floating(t->scalar))
         throw_type_error(r.where(c) + " cannot take a Python float (the parameter is an integer)");
-    if (t->scalar == ScalarKind::Half)
-        throw_type_error(r.where(c) + ": half parameters from Python scalars are not supported yet (pass a float16 tensor)");
     ParamBinding pb;
     pb.kind = BindingKind::Uniform;
     pb.differentiable = r.differentiable && lang::is_floating(t->scalar);

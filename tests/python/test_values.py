@@ -136,7 +136,7 @@ def test_numpy_arrays_in_and_out(sg, m):
 
 def test_numpy_with_torch_returns_torch(m):
     a = np.ones(3, dtype=np.float32)
-    out = m.add(a, torch.ones(3))
+    out = m.add(a, torch.ones(3, device=TEST_DEVICE))
     assert isinstance(out, torch.Tensor)
 
 
