@@ -23,6 +23,9 @@ Value* Lower::lower_expr_as(Expr* e, const Type* to) {
 }
 
 Value* Lower::lower_global(const VarDecl* g) {
+    // An extern gets its value from bind_link_constants before sema; one without reaching here
+    // is a compiler bug, not a user error.
+    SG_INTERNAL_ASSERT(g->init != nullptr, "global '" + g->name + "' has no value at lowering");
     if (g->init->kind == ExprKind::InitList) return lower_init_list(g->init, g->type);
     return lower_expr_as(g->init, g->type);
 }

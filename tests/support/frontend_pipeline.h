@@ -23,6 +23,7 @@
 #include "codegen/codegen.h"
 #include "ir/lower.h"
 #include "ir/passes.h"
+#include "lang/link_constants.h"
 #include "lang/module_loader.h"
 #include "lang/parser.h"
 #include "lang/sema.h"
@@ -151,6 +152,8 @@ inline FrontendResult run_frontend(const std::string& name, std::string source, 
             loader.use_virtual_files({{"fuzz.h", "#pragma once\n#define FZ(x) ((x) + 1)\nfloat fz(float x) { return FZ(x); }\n"},
                                       {"fuzzmod.slang", "import fuzzmod;\nfloat fm(float x) { return x * 2; }\n"}});
             modules = lang::load_modules(sources.add(name, std::move(source)), sources, loader, ast, diags);
+            // As a kernel compile does: every extern needs its value (here: its default) by now.
+            lang::bind_link_constants(modules, {}, /*require_values=*/true, ast, diags);
             diags.throw_if_errors();
         }
         lang::SemaResult sema;
