@@ -4,32 +4,15 @@
 
 #include <cstring>
 
+#include "call/key_bytes.h"
 #include "call/value_kind.h"
 
 namespace sg::call {
-
-namespace {
 
 // Layout: 'S' u32 function_id, u8 grad_mode, u32 options, u8 count (top-level arguments),
 // u16 total (every argument node, children included), then per node in array order: u8 kind,
 // u8 name size + name (a dict child's key), u8 child-run flag, the row's bytes. Then the
 // keyword names as u8 count + length-prefixed strings, then u16 size + the modifiers' bytes.
-template <class T>
-void put(std::string& s, T v) {
-    char buf[sizeof(T)];
-    std::memcpy(buf, &v, sizeof(T));
-    s.append(buf, sizeof(T));
-}
-
-template <class T>
-T take(const std::string& s, size_t& pos) {
-    T v{};
-    if (pos + sizeof(T) <= s.size()) std::memcpy(&v, s.data() + pos, sizeof(T));
-    pos += sizeof(T);
-    return v;
-}
-
-}  // namespace
 
 size_t CallKeyHash::operator()(const CallKey& k) const noexcept {
     // FNV-1a: keys are short and this runs on every call.

@@ -5,6 +5,7 @@
 
 #include "call/call_key.h"
 #include "call/errors.h"
+#include "call/key_bytes.h"
 
 namespace sg::call {
 
@@ -43,21 +44,6 @@ std::string BindRequest::where(const BindContext& c) const {
 namespace {
 
 const char* device_name(DeviceType d) { return d == DeviceType::CUDA ? "cuda" : d == DeviceType::CPU ? "cpu" : "other"; }
-
-template <class T>
-void put(std::string& s, T v) {
-    char buf[sizeof(T)];
-    std::memcpy(buf, &v, sizeof(T));
-    s.append(buf, sizeof(T));
-}
-
-template <class T>
-T take(const std::string& s, size_t& pos) {
-    T v{};
-    if (pos + sizeof(T) <= s.size()) std::memcpy(&v, s.data() + pos, sizeof(T));
-    pos += sizeof(T);
-    return v;
-}
 
 void put_extents(std::string& s, const int64_t* shape, int ndim) {
     put<uint8_t>(s, uint8_t(ndim));

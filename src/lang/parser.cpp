@@ -339,17 +339,7 @@ Decl* Parser::parse_struct(SourceLoc first) {
     d->structure = s;
     if (at(TokenKind::Less)) parse_generic_params(s->generic_params);
     parse_bases(s);
-    expect(TokenKind::LBrace);
-    while (!at(TokenKind::RBrace) && !at(TokenKind::EndOfFile)) {
-        size_t start = pos_;
-        try {
-            parse_struct_member(s);
-        } catch (const SyntaxError&) {
-            synchronize();
-        }
-        if (pos_ == start && !at(TokenKind::RBrace)) advance();
-    }
-    expect(TokenKind::RBrace);
+    parse_struct_body(s);
     return d;  // a trailing `;` is taken as an empty top-level declaration
 }
 

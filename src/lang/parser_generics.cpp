@@ -73,6 +73,12 @@ Decl* Parser::parse_interface(SourceLoc first) {
         return d;
     }
     parse_bases(s);
+    parse_struct_body(s);
+    return d;
+}
+
+// struct_body = "{" struct_member* "}"   (each member recovers from its own syntax errors)
+void Parser::parse_struct_body(StructDecl* s) {
     expect(TokenKind::LBrace);
     while (!at(TokenKind::RBrace) && !at(TokenKind::EndOfFile)) {
         size_t start = pos_;
@@ -84,7 +90,6 @@ Decl* Parser::parse_interface(SourceLoc first) {
         if (pos_ == start && !at(TokenKind::RBrace)) advance();
     }
     expect(TokenKind::RBrace);
-    return d;
 }
 
 // bases = (":" ident ("," ident)*)?
