@@ -52,27 +52,37 @@ void collect_differentiated_callees(const Stmt* s, std::vector<FunctionDecl*>& o
     for (const Stmt* c : {s->init, s->then_stmt, s->else_stmt}) collect_differentiated_callees(c, out);
 }
 
+/// The result type of f's derivative: void for bwd_diff; for fwd_diff a pair of a differentiable
+/// result, else the result itself.
+const Type* derived_result_type(TypeContext& types, const FunctionDecl& f, bool backward) {
+    if (backward) return types.void_type();
+    const Type* r = f.result_type;
+    return (!r->is_void() && !f.return_no_diff && types.is_differentiable(r)) ? types.pair(r) : r;
+}
+
 }  // namespace
 
-void Sema::resolve_custom_derivative(FunctionDecl* f, const Attribute& a, bool backward) {
+const std::vector<FunctionDecl*>* Sema::attribute_functions(const Attribute& a) {
     if (a.args.size() != 1 || a.args[0]->kind != ExprKind::Name) {
         diags_.error(a.loc, "[" + a.name + "] takes the name of a function");
-        return;
+        return nullptr;
     }
-    const std::string& name = a.args[0]->name;
-    auto it = functions_.find(name);
+    auto it = functions_.find(a.args[0]->name);
     if (it == functions_.end()) {
-        diags_.error(a.args[0]->loc, "unknown function '" + name + "' in [" + a.name + "]");
-        return;
+        diags_.error(a.args[0]->loc, "unknown function '" + a.args[0]->name + "' in [" + a.name + "]");
+        return nullptr;
     }
+    return &it->second;
+}
+
+void Sema::resolve_custom_derivative(FunctionDecl* f, const Attribute& a, bool backward) {
+    const std::vector<FunctionDecl*>* overloads = attribute_functions(a);
+    if (!overloads) return;
+    const std::string& name = a.args[0]->name;
     // The derivative has exactly the derived signature (LANGUAGE.md, Autodiff semantics).
     std::vector<DerivedParam> sig = backward ? backward_signature(types_, *f) : forward_signature(types_, *f);
-    const Type* ret = types_.void_type();
-    if (!backward) {
-        const Type* r = f->result_type;
-        ret = (!r->is_void() && !f->return_no_diff && types_.is_differentiable(r)) ? types_.pair(r) : r;
-    }
-    for (FunctionDecl* g : it->second)
+    const Type* ret = derived_result_type(types_, *f, backward);
+    for (FunctionDecl* g : *overloads)
         if (signature_matches(*g, ret, sig)) {
             (backward ? f->custom_backward : f->custom_forward) = g;
             f->is_differentiable = true;
@@ -83,27 +93,16 @@ void Sema::resolve_custom_derivative(FunctionDecl* f, const Attribute& a, bool b
 }
 
 void Sema::resolve_derivative_of(FunctionDecl* g, const Attribute& a, bool backward) {
-    if (a.args.size() != 1 || a.args[0]->kind != ExprKind::Name) {
-        diags_.error(a.loc, "[" + a.name + "] takes the name of a function");
-        return;
-    }
+    const std::vector<FunctionDecl*>* overloads = attribute_functions(a);
+    if (!overloads) return;
     const std::string& name = a.args[0]->name;
-    auto it = functions_.find(name);
-    if (it == functions_.end()) {
-        diags_.error(a.args[0]->loc, "unknown function '" + name + "' in [" + a.name + "]");
-        return;
-    }
     // The overload of `name` whose derived signature is g's own.
     FunctionDecl* primal = nullptr;
     std::string expected;
-    for (FunctionDecl* f : it->second) {
+    for (FunctionDecl* f : *overloads) {
         if (f == g) continue;
         std::vector<DerivedParam> sig = backward ? backward_signature(types_, *f) : forward_signature(types_, *f);
-        const Type* ret = types_.void_type();
-        if (!backward) {
-            const Type* r = f->result_type;
-            ret = (!r->is_void() && !f->return_no_diff && types_.is_differentiable(r)) ? types_.pair(r) : r;
-        }
+        const Type* ret = derived_result_type(types_, *f, backward);
         if (signature_matches(*g, ret, sig)) {
             primal = f;
             break;

@@ -92,6 +92,9 @@ public:
     /// Resolves `[BackwardDerivative(fn)]` / `[ForwardDerivative(fn)]` on `f`: the overload of
     /// fn whose signature is f's derived signature.
     void resolve_custom_derivative(FunctionDecl* f, const Attribute& a, bool backward);
+    /// The overloads an attribute names (`[BackwardDerivative(fn)]`, `[BackwardDerivativeOf(fn)]`);
+    /// nullptr, after reporting, when its argument is not a known function's name.
+    const std::vector<FunctionDecl*>* attribute_functions(const Attribute& a);
     /// 41022 and 41031 in a differentiated body (the derivative-flow analysis, sema_flow.cpp).
     void check_derivative_flow(FunctionDecl* f);
     /// bwd_diff(f) / fwd_diff(f): every function whose body the derivative goes through must
