@@ -121,7 +121,7 @@ void Sema::check_bodies(size_t first) {
     for (size_t i = first; i < result_.functions.size(); ++i) {
         FunctionDecl* f = result_.functions[i];
         if (!f->body) {
-            diags_.error(f->loc, "function '" + f->name + "' is declared but has no body");
+            diags_.error(f->loc, "function '" + f->name + "' is declared but has no body", 45001);  // Slang: unresolved external symbol
             continue;
         }
         size_t errors_before = diags_.error_count();
@@ -165,7 +165,7 @@ void Sema::check_recursion_and_derivatives(size_t first_derivative_call) {
         for (FunctionDecl* c : callees[f]) {
             if (state[c] == 1) {
                 diags_.error(f->loc, "function '" + f->name + "' is recursive (calls '" + c->name +
-                                         "'); recursion is not supported in kernels");
+                                         "'); recursion is not supported yet");
             } else if (state[c] == 0) {
                 visit(c);
             }
@@ -487,7 +487,8 @@ void Sema::check_loop_bound(Stmt* s) {
         return;
     }
     if (find_attribute(s->attrs, "ForceUnroll")) {
-        diags_.error(s->loc, "[ForceUnroll] needs a loop with a constant trip count or [ForceUnroll(n)]");
+        diags_.error(s->loc, "[ForceUnroll] needs a loop with a constant trip count or [ForceUnroll(n)]",
+                     40020);  // Slang: loop unrolling failed
         return;
     }
     if (current_fn_ && body_is_differentiated(*current_fn_))

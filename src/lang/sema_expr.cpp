@@ -93,7 +93,8 @@ void Sema::check_init_list(Expr* e, const Type* target) {
         if (e->operands.size() > count)
             diags_.error(e->loc, "too many elements in initializer list for " + type_name(target) + ": " +
                                      std::to_string(e->operands.size()) + " given, " + std::to_string(count) +
-                                     " expected");
+                                     " expected",
+                         30523);  // Slang: too many initializers in initializer list
         for (Expr* o : e->operands) check_init_list(o, elem);
     };
     switch (target->kind) {
@@ -108,7 +109,7 @@ void Sema::check_init_list(Expr* e, const Type* target) {
     case TypeKind::Struct: {
         const auto& fields = types_.fields(target);
         if (e->operands.size() > fields.size())
-            diags_.error(e->loc, "too many elements in initializer list for struct " + type_name(target));
+            diags_.error(e->loc, "too many elements in initializer list for struct " + type_name(target), 30523);
         for (size_t k = 0; k < e->operands.size() && k < fields.size(); ++k)
             check_init_list(e->operands[k], fields[k].type);
         break;
