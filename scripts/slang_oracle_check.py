@@ -144,31 +144,87 @@ def load(spy, devices: dict, n: int, path: Path, text: str):
     return ("reject", errors, None) if errors else ("accept", [], values)
 
 
+def worker(paths: list) -> int:
+    """Judges each file in a process of its own making; prints one JSON verdict a line."""
+    import json
+
+    import slangpy as spy
+
+    spy.Logger.get().level = spy.LogLevel.none
+    devices = {None: spy.create_device(type=spy.DeviceType.cpu)}
+    for n, name in enumerate(paths):
+        path = Path(name)
+        if not path.exists():
+            continue
+        got, errors, values = load(spy, devices, n, path, path.read_text())
+        print(json.dumps({"path": name, "got": got, "errors": errors, "values": values}), flush=True)
+    return 0
+
+
+def verdicts(paths: list, batch: int = 60):
+    """{path: (got, errors, values)}. Files are judged in worker processes, a batch each: Slang
+    keeps state per device and can crash on a file; a file that kills a fresh worker on its own is
+    reported as 'crash'."""
+    import json
+    import subprocess
+
+    out, todo, alone = {}, list(paths), False
+    while todo:
+        chunk = todo[:1] if alone else todo[:batch]
+        proc = subprocess.run([sys.executable, __file__, "--worker", *chunk], capture_output=True, text=True)
+        for line in proc.stdout.splitlines():
+            if line.startswith("{"):
+                v = json.loads(line)
+                out[v["path"]] = (v["got"], [tuple(e) for e in v["errors"]], v["values"])
+        done = [c for c in chunk if c in out]
+        todo = todo[len(done):]
+        if len(done) < len(chunk):
+            if alone:
+                out[todo[0]] = ("crash", [("?", f"Slang's process died (exit {proc.returncode})", 0)], None)
+                todo = todo[1:]
+            alone = not alone
+        else:
+            alone = False
+    return out
+
+
 def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        return worker(sys.argv[2:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("paths", nargs="*", default=[str(LANG)])
     ap.add_argument("--verbose", action="store_true", help="print every verdict, not only disagreements")
     args = ap.parse_args()
     try:
-        import slangpy as spy
+        import slangpy  # noqa: F401
     except ImportError:
         print("slang_oracle_check: slangpy is not installed in this Python (see --help)")
         return 2
-    devices = {None: spy.create_device(type=spy.DeviceType.cpu)}
-    counts = {"values": 0, "agree": 0, "disagree": 0, "intentional": 0, "skip": 0, "side": 0}
-    listed = []
-    for n, path in enumerate(programs(args.paths)):
+    counts = {"values": 0, "agree": 0, "disagree": 0, "intentional": 0, "skip": 0, "side": 0, "crash": 0}
+    listed, judged, texts = [], [], {}
+    for path in programs(args.paths):
         rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
         if SIDE_FOLDERS & set(path.relative_to(LANG).parts[:-1] if path.is_relative_to(LANG) else ()):
             counts["side"] += 1
             continue
-        text = path.read_text()
-        want, codes, reason = expectation(path, text)
+        texts[path] = path.read_text()
+        want, codes, reason = expectation(path, texts[path])
         if want == "skip":
             counts["skip"] += 1
             listed.append(f"SKIP     {rel}: {reason}")
             continue
-        got, errors, values = load(spy, devices, n, path, text)
+        judged.append(path)
+    results = verdicts([str(p) for p in judged])
+    for path in judged:
+        rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+        text = texts[path]
+        want, codes, reason = expectation(path, text)
+        got, errors, values = results[str(path)]
+        if got == "crash" or any(e[0] == "99999" for e in errors):
+            # Slang's own failure (an internal compiler error): no verdict on the program.
+            counts["crash"] += 1
+            listed.append(f"SLANG    {rel}: Slang failed internally ({'; '.join(e[1] for e in errors[:1])})")
+            continue
         if want == "stricter":
             ok = got == "accept"
             counts["intentional" if ok else "disagree"] += 1
@@ -177,7 +233,8 @@ def main() -> int:
             else:
                 print(f"MISMATCH {rel}: marked stricter (Slang should accept), Slang {got}")
             continue
-        ok = got == want and (want != "reject" or not codes or any(int(c) in {int(e[0]) for e in errors if e[0] != "?"} for c in codes))
+        ok = got == want and (want != "reject" or not codes or
+                              any(int(c) in {int(e[0]) for e in errors if e[0] != "?"} for c in codes))
         if ok and values is not None and want == "accept" and header(text, "expect"):
             counts["values"] += 1
             if not same_values(values, text):
@@ -190,8 +247,8 @@ def main() -> int:
     for line in listed:
         print(line)
     print(f"slang_oracle_check: {counts['agree']} agree, {counts['disagree']} disagree, "
-          f"{counts['intentional']} intentional (stricter), {counts['skip']} skipped, {counts['side']} side files; "
-          f"{counts['values']} results compared with Slang's")
+          f"{counts['intentional']} intentional (stricter), {counts['skip']} skipped, {counts['side']} side files, "
+          f"{counts['crash']} where Slang failed internally; {counts['values']} results compared with Slang's")
     return 0 if counts["disagree"] == 0 else 1
 
 

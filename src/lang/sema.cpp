@@ -466,7 +466,9 @@ void Sema::check_loop_bound(Stmt* s) {
             int64_t a = *start, b = *end, d = *step;
             if (c->op == Op::Le) b += 1;
             if (c->op == Op::Ge) b -= 1;
-            bool up = c->op == Op::Lt || c->op == Op::Le || c->op == Op::Ne;
+            // Slang infers no trip count from `i != B` (30510 in a differentiable function); an
+            // unrolled loop still stops there.
+            bool up = c->op == Op::Lt || c->op == Op::Le || (c->op == Op::Ne && find_attribute(s->attrs, "ForceUnroll"));
             bool down = c->op == Op::Gt || c->op == Op::Ge;
             if (up && d > 0) trip = b > a ? (b - a + d - 1) / d : 0;
             if (down && d < 0) trip = a > b ? (a - b + (-d) - 1) / (-d) : 0;
