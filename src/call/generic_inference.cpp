@@ -141,7 +141,7 @@ public:
             }
             GenericArg a = bound_[k]->arg;
             // A Python int for a floating-point parameter converts (cubic(2, 0.5, 1) takes T = float).
-            if (!a.is_value && floating_constraint(params[k].constraint) && a.type->is_scalar() &&
+            if (!a.is_value && bound_[k]->weak && floating_constraint(params[k].constraint) && a.type->is_scalar() &&
                 !lang::is_floating(a.type->scalar))
                 a.type = types_.float32();
             out.push_back(a);

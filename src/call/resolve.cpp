@@ -50,7 +50,11 @@ std::string type_expr_text(const lang::TypeExpr* te) {
         s += ">";
     }
     if (!te->member.empty()) s += "." + te->member;
-    for (const lang::Expr* d : te->array_dims) s += "[" + expr_text(d) + "]";
+    for (const lang::Expr* d : te->array_dims) {
+        s += '[';
+        s += expr_text(d);
+        s += ']';
+    }
     return s;
 }
 
@@ -148,6 +152,7 @@ bool parse_callee(const UserModule& module, const std::string& text, Callee& out
         if (c != ' ' && c != '\t' && c != '\n') t += c;
     size_t open = t.find('<');
     out = Callee{};
+    if (open != std::string::npos && !module.functions(t).empty()) open = std::string::npos;  // "Poly<3>.eval"
     out.name = open == std::string::npos ? t : t.substr(0, open);
     if (open == std::string::npos) return !module.functions(t).empty() || !module.generic_functions(t).empty();
     std::vector<FunctionDecl*> generics = module.generic_functions(out.name);
