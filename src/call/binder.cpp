@@ -289,9 +289,14 @@ Binding bind_call(const UserModule& module, const std::string& function, const A
     b.autograd = b.autograd && fn->is_differentiable;
     if (b.autograd)
         for (const ParamBinding& pb : b.params)
-            if (pb.dir == lang::ParamDir::InOut && pb.differentiable)
-                throw_type_error(function + "(): gradients through inout parameter '" + pb.name +
-                                 "' are not supported yet (call it under torch.no_grad(), or use an out parameter)");
+            if (pb.kind == BindingKind::WholeTensor && pb.differentiable &&
+                pb.type->tensor.access == lang::TensorAccess::ReadWrite)
+                // One gradient view cannot hold both the incoming gradient of the new values and
+                // the outgoing one of the old values.
+                throw_type_error(function + "(): gradients through read-write tensor parameter '" + pb.name + "' (" +
+                                 lang::type_name(pb.type) +
+                                 ") are not supported yet; read through an IDiffTensor and write through an "
+                                 "IWDiffTensor, or call it under torch.no_grad()");
     return b;
 }
 

@@ -418,17 +418,41 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
         const int i = slot.value.leaf;
         const ParamBinding& p = b.params[size_t(i)];
         std::string n = "_p_" + p.ident;
-        if (p.kind == BindingKind::Elementwise && p.dir != lang::ParamDir::In && p.differentiable) {
-            if (p.dir == lang::ParamDir::InOut)
-                throw_type_error(b.function + "(): gradients through inout parameter '" + p.name + "' are not supported yet");
+        if (p.kind == BindingKind::Elementwise && p.dir == lang::ParamDir::InOut && p.differentiable) {
+            // An inout pair goes in holding the old value and the written value's incoming
+            // gradient, and comes out holding the old value's gradient. The argument tensor is
+            // the old value as saved before the forward wrote it.
+            std::string gin = n + "_dout";
+            w.param(GlueWriter::tensor_type("Tensor", p.type, p.call_dims) + " " + n, {n, ParamSource::ArgTensor, i, false, false});
+            w.param(GlueWriter::tensor_type("Tensor", p.type, p.call_dims) + " " + gin,
+                    {gin, ParamSource::ArgOutGrad, i, false, false});
+            std::string old_value = w.load(n, p.call_dims, p.type, "_a_" + p.ident);
+            std::string dout = w.load(gin, p.call_dims, p.type, "_a_" + p.ident + "_dout");
+            w.body += "    var _d_" + p.ident + " = diffPair(" + old_value + ", " + dout + ");\n";
+            call_args.push_back("_d_" + p.ident);
+            if (p.requires_grad) {
+                std::string gn = n + "_grad";
+                w.param(GlueWriter::tensor_type("RWTensor", p.type, p.call_dims) + " " + gn, {gn, ParamSource::ArgGrad, i, false, false});
+                post += "    " + w.store_value(gn, p.call_dims, p.type, "_d_" + p.ident + ".d", false) + "\n";
+            }
+            continue;
+        }
+        if (p.kind == BindingKind::Elementwise && p.dir == lang::ParamDir::Out && p.differentiable) {
             // An out parameter's derivative argument is its incoming gradient.
             std::string gn = n + "_grad";
             w.param(GlueWriter::tensor_type("Tensor", p.type, p.call_dims) + " " + gn, {gn, ParamSource::ArgGrad, i, false, false});
             call_args.push_back(w.load(gn, p.call_dims, p.type, "_a_" + p.ident + "_grad"));
             continue;
         }
-        if (p.kind == BindingKind::Elementwise && p.dir != lang::ParamDir::In)
-            throw_type_error(b.function + "(): out parameter '" + p.name + "' is not differentiable; its backward is not supported yet");
+        if (p.kind == BindingKind::Elementwise && p.dir != lang::ParamDir::In) {
+            // Not differentiable: bwd_diff drops an out parameter and takes an inout one as an
+            // input, its old value (saved before the forward wrote it).
+            if (p.dir == lang::ParamDir::InOut) {
+                w.param(GlueWriter::tensor_type("Tensor", p.type, p.call_dims) + " " + n, {n, ParamSource::ArgTensor, i, false, false});
+                call_args.push_back(w.load(n, p.call_dims, p.type, "_a_" + p.ident));
+            }
+            continue;
+        }
         switch (p.kind) {
         case BindingKind::Uniform:
             if (p.differentiable) {

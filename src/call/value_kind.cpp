@@ -241,7 +241,9 @@ ValueNode bind_tensor(BindContext& c, const BindRequest& r) {
         pb.differentiable = r.differentiable && lang::is_floating(scalar);
     }
     pb.elem_dims = e;
-    pb.requires_grad = pb.differentiable && c.grad_mode && ti.requires_grad && !pb.is_output;
+    // An inout argument's old value is an input (its gradient flows to the tensor's history);
+    // a write-only one's old value is overwritten and gets none.
+    pb.requires_grad = pb.differentiable && c.grad_mode && ti.requires_grad && (!pb.is_output || r.dir == lang::ParamDir::InOut);
     return c.add_leaf(pb);
 }
 

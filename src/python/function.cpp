@@ -133,6 +133,24 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
     return call_described(describe(args, kwargs));
 }
 
+namespace {
+
+/// The output_is_input_dirty flag of a tensor the call writes under autograd (bridge_abi.h):
+/// 1, written in place (its history is rebased onto the call's node), or, for a leaf that
+/// requires grad, 2: a write-only parameter's tensor becomes a fresh output of the node (torch
+/// forbids in-place writes to such leaves); an inout one is refused, naming the parameter.
+/// `binding` is -1 for a `_result=` tensor.
+NB_NOINLINE uint8_t written_dirty_flag(const call::Binding& b, int binding, const TensorInfo& t) {
+    if (!(t.is_leaf && t.requires_grad)) return 1;
+    if (binding >= 0 && b.params[size_t(binding)].dir == lang::ParamDir::InOut)
+        call::throw_value_error(b.function + "(): parameter '" + b.params[size_t(binding)].name +
+                                "' is inout and got a leaf tensor that requires grad; torch does not allow writing such "
+                                "a tensor in place (pass a clone, e.g. x.clone(), and use the written clone)");
+    return 2;
+}
+
+}  // namespace
+
 nb::object Function::call_described(bool grad_mode) {
     CallScratch& s = t_scratch;
     std::shared_ptr<call::CallPlan> plan = plan_for(grad_mode);
@@ -214,9 +232,10 @@ nb::object Function::call_described(bool grad_mode) {
     ctx->zeros = device_zeros(ops, b.device, b.device_index);
     std::vector<PyObject*> inputs, outputs;
     std::vector<uint8_t> dirty;
+    std::vector<nb::object> old_values;  // inout tensors' values before the call (kept by the node)
     for (size_t k = 0; k < n_results; ++k) {
         outputs.push_back(k == 0 ? result.ptr() : more[k - 1].ptr());
-        dirty.push_back(result_given ? 1 : 0);
+        dirty.push_back(result_given ? written_dirty_flag(b, -1, s.args[size_t(s.result_index)].tensor) : 0);
         ctx->output_bindings.push_back(-1 - int(k));
     }
     for (size_t i = 0; i < b.params.size(); ++i) {
@@ -225,12 +244,17 @@ nb::object Function::call_described(bool grad_mode) {
         PyObject* obj = static_cast<PyObject*>(s.args[size_t(p.arg)].object);
         if (p.is_output) {
             outputs.push_back(obj);
-            dirty.push_back(1);
+            dirty.push_back(written_dirty_flag(b, int(i), s.args[size_t(p.arg)].tensor));
             ctx->output_bindings.push_back(int(i));
+            if (p.dir != lang::ParamDir::InOut) continue;
+            // An inout tensor's old value is an input: a copy taken before the kernel writes the
+            // tensor, in the graph (clone's backward passes its gradient to the tensor's history).
+            old_values.push_back(nb::handle(obj).attr("clone")());
+            inputs.push_back(old_values.back().ptr());
         } else {
             inputs.push_back(obj);
-            ctx->input_bindings.push_back(int(i));
         }
+        ctx->input_bindings.push_back(int(i));
     }
     call::CallPlan::pack(plan->forward(), plan->forward_glue(), b, data, ctx->forward_block);
     SgAutogradSpec spec{};
