@@ -305,6 +305,42 @@ private:
 
 bool is_plain(const ParamSlot& s) { return s.value.leaf >= 0; }
 
+/// A slot's value as the parameter's type: fn.map() by type may read it as another one.
+std::string convert(const ParamSlot& s, const std::string& value) {
+    if (!s.read_type || s.read_type == s.type) return value;
+    return lang::type_name(s.type) + "(" + value + ")";
+}
+
+/// A backward argument for a leaf that is not differentiable: its value, or, where map() by
+/// type read it as a non-differentiable type for a differentiable parameter (int into float),
+/// a pair without a gradient.
+template <class Writer>
+std::string as_backward_arg(Writer& w, const ParamSlot& s, const ParamBinding& p, const std::string& value) {
+    if (!s.read_type || s.read_type == s.type || !s.differentiable || s.type->is_tensor()) return value;
+    w.body += "    var _d_" + p.ident + " = diffPair(" + value + ");\n";
+    return "_d_" + p.ident;
+}
+
+/// A gradient of leaf `p` (of a converted slot: of the parameter's type) as the leaf's type.
+std::string gradient_as_leaf(const ParamSlot& s, const ParamBinding& p, const std::string& grad) {
+    if (!s.read_type || s.read_type == s.type) return grad;
+    if (p.type->is_scalar() && !s.type->is_scalar() && p.diff_path.empty()) {
+        // A scalar splat to every component: its gradient is their sum.
+        std::string sum;
+        const int rows = s.type->rows, cols = s.type->is_matrix() ? s.type->cols : 0;
+        for (int r = 0; r < rows; ++r) {
+            if (cols == 0) {
+                sum += (r ? " + " : "") + grad + "[" + std::to_string(r) + "]";
+                continue;
+            }
+            for (int c = 0; c < cols; ++c)
+                sum += (r || c ? " + " : "") + grad + "[" + std::to_string(r) + "][" + std::to_string(c) + "]";
+        }
+        return lang::type_name(p.type) + "(" + sum + ")";
+    }
+    return lang::type_name(p.type) + "(" + grad + ")";
+}
+
 }  // namespace
 
 Glue make_forward_glue(const Binding& b, bool index_64bit) {
@@ -322,13 +358,14 @@ Glue make_forward_glue(const Binding& b, bool index_64bit) {
     for (size_t s = 0; s < b.slots.size(); ++s) {
         const ParamSlot& slot = b.slots[s];
         if (!is_plain(slot)) {
-            call_args.push_back(w.node_value(slot.value, "_v_" + slot.name, [&](int i) { return w.leaf_value(i); }));
+            call_args.push_back(
+                convert(slot, w.node_value(slot.value, "_v_" + slot.name, [&](int i) { return w.leaf_value(i); })));
             continue;
         }
         const int i = slot.value.leaf;
         const ParamBinding& p = b.params[size_t(i)];
         if (p.kind != BindingKind::Elementwise || p.dir == lang::ParamDir::In) {
-            call_args.push_back(w.leaf_value(i));
+            call_args.push_back(convert(slot, w.leaf_value(i)));
             continue;
         }
         // out / inout: a local the function writes, stored back after the call.
@@ -395,7 +432,8 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
     for (size_t s = 0; s < b.slots.size(); ++s) {
         const ParamSlot& slot = b.slots[s];
         if (!is_plain(slot)) {
-            std::string value = w.node_value(slot.value, "_v_" + slot.name, [&](int i) { return w.leaf_value(i); });
+            std::string value =
+                convert(slot, w.node_value(slot.value, "_v_" + slot.name, [&](int i) { return w.leaf_value(i); }));
             bool any_grad = false;
             for (const ParamBinding& p : b.params) any_grad |= p.param == int(s) && p.differentiable;
             if (!slot.differentiable || !any_grad) {
@@ -411,7 +449,8 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
                 std::string gn = "_p_" + p.ident + "_grad";
                 w.param(GlueWriter::tensor_type(p.grad_atomic ? "AtomicTensor" : "RWTensor", p.type, p.call_dims) + " " + gn,
                         {gn, ParamSource::ArgGrad, int(i), false, false});
-                post += "    " + w.store_value(gn, p.call_dims, p.type, pair + ".d" + p.diff_path, p.grad_atomic) + "\n";
+                post += "    " + w.store_value(gn, p.call_dims, p.type, gradient_as_leaf(slot, p, pair + ".d" + p.diff_path),
+                                              p.grad_atomic) + "\n";
             }
             continue;
         }
@@ -457,14 +496,14 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
         case BindingKind::Uniform:
             if (p.differentiable) {
                 std::string v = w.uniform(i, n, p.type, kUniformValue);
-                w.body += "    var _d_" + p.ident + " = diffPair(" + v + ");\n";
+                w.body += "    var _d_" + p.ident + " = diffPair(" + convert(slot, v) + ");\n";
                 call_args.push_back("_d_" + p.ident);
             } else {
-                call_args.push_back(w.leaf_value(i));
+                call_args.push_back(as_backward_arg(w, slot, p, convert(slot, w.leaf_value(i))));
             }
             break;
         case BindingKind::Grid:
-        case BindingKind::Generator: call_args.push_back(w.leaf_value(i)); break;
+        case BindingKind::Generator: call_args.push_back(as_backward_arg(w, slot, p, convert(slot, w.leaf_value(i)))); break;
         case BindingKind::WholeTensor: {
             // Outputs of a differentiable function carry the incoming gradient as their grad view.
             bool grad = p.type->tensor.differentiable && (p.requires_grad || p.is_output);
@@ -474,17 +513,19 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
         }
         case BindingKind::Elementwise:
             if (!p.differentiable) {
-                call_args.push_back(w.leaf_value(i));
+                call_args.push_back(as_backward_arg(w, slot, p, convert(slot, w.leaf_value(i))));
                 break;
             }
             w.param(GlueWriter::tensor_type("Tensor", p.type, p.call_dims) + " " + n, {n, ParamSource::ArgTensor, i, false, false});
-            w.body += "    var _d_" + p.ident + " = diffPair(" + w.load(n, p.call_dims, p.type, "_a_" + p.ident) + ");\n";
+            w.body += "    var _d_" + p.ident + " = diffPair(" + convert(slot, w.load(n, p.call_dims, p.type, "_a_" + p.ident)) +
+                      ");\n";
             call_args.push_back("_d_" + p.ident);
             if (p.requires_grad) {
                 std::string gn = n + "_grad";
                 w.param(GlueWriter::tensor_type(p.grad_atomic ? "AtomicTensor" : "RWTensor", p.type, p.call_dims) + " " + gn,
                         {gn, ParamSource::ArgGrad, i, false, false});
-                post += "    " + w.store_value(gn, p.call_dims, p.type, "_d_" + p.ident + ".d", p.grad_atomic) + "\n";
+                post += "    " + w.store_value(gn, p.call_dims, p.type, gradient_as_leaf(slot, p, "_d_" + p.ident + ".d"),
+                                              p.grad_atomic) + "\n";
             }
             break;
         }

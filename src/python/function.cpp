@@ -196,7 +196,7 @@ nb::object Function::call_described(bool grad_mode) {
         }
         if (n_results == 0) return nb::none();
         if (mode == ResultMode::Torch || (mode == ResultMode::Auto && n_results == 1 && b.result_leaves[0].keys.empty() &&
-                                          (b.call_rank > 0 || autograd) && !(s.any_numpy && !s.any_torch))) [[likely]]
+                                          (b.call_rank > 0 || autograd || s.any_torch) && !(s.any_numpy && !s.any_torch))) [[likely]]
             return first;
         std::vector<nb::object> results;
         results.push_back(std::move(first));
@@ -311,31 +311,46 @@ Function* Function::map(nb::args args, nb::kwargs kwargs) const {
     Modifiers m = mods_;
     std::vector<std::string> names = parameter_names();
     m.call.dim_maps.resize(names.size());
-    auto dims_of = [&](nb::handle h, const std::string& param) {
-        if (nb::isinstance<nb::str>(h) || PyType_Check(h.ptr()))
-            call::throw_type_error(core_->name + "(): map() to a type ('" + param +
-                                   "') is not supported yet; map() takes dimension tuples");
-        std::vector<int> dims;
-        if (PyLong_Check(h.ptr())) dims.push_back(nb::cast<int>(h));
+    m.call.type_maps.resize(names.size());
+    // A mapping is a tuple of call dimensions (or one int), or a type name: the type the
+    // argument is read as (SlangPy's map by type).
+    auto set_map = [&](size_t p, nb::handle h) {
+        m.call.dim_maps[p].clear();
+        m.call.type_maps[p].clear();
+        if (nb::isinstance<nb::str>(h)) {
+            m.call.type_maps[p] = nb::cast<std::string>(h);
+            if (m.call.type_maps[p].empty() || m.call.type_maps[p].size() > 200)
+                call::throw_value_error(core_->name + "(): map() needs a type name for '" + names[p] + "'");
+            return;
+        }
+        if (PyType_Check(h.ptr()))
+            call::throw_type_error(core_->name + "(): map() of '" + names[p] +
+                                   "' takes dimension tuples or a type name (a str such as \"float3\"), not a Python class");
+        if (PyLong_Check(h.ptr())) m.call.dim_maps[p].push_back(nb::cast<int>(h));
         else
-            for (nb::handle d : h) dims.push_back(nb::cast<int>(d));
-        return dims;
+            for (nb::handle d : h) m.call.dim_maps[p].push_back(nb::cast<int>(d));
     };
     if (args.size() > names.size())
         call::throw_type_error(core_->name + "(): map() got " + std::to_string(args.size()) + " mappings for " +
                                std::to_string(names.size()) + " parameters");
-    for (size_t i = 0; i < args.size(); ++i) m.call.dim_maps[i] = dims_of(args[i], names[i]);
+    for (size_t i = 0; i < args.size(); ++i) set_map(i, args[i]);
     for (auto [k, v] : kwargs) {
         std::string key = nb::cast<std::string>(k);
         auto it = std::find(names.begin(), names.end(), key);
         if (it == names.end()) call::throw_type_error(core_->name + "(): map() names no parameter '" + key + "'");
-        m.call.dim_maps[size_t(it - names.begin())] = dims_of(v, key);
+        set_map(size_t(it - names.begin()), v);
     }
-    // The key: 'M', then per parameter its map (u8 size, u8 dims).
+    // The key: 'M', then per parameter its map (u8 size, u8 dims), then 'T' and per parameter
+    // its type name (u8 size, the name).
     m.key_bytes = "M";
     for (const std::vector<int>& dims : m.call.dim_maps) {
         m.key_bytes.push_back(char(dims.size()));
         for (int d : dims) m.key_bytes.push_back(char(d));
+    }
+    m.key_bytes.push_back('T');
+    for (const std::string& t : m.call.type_maps) {
+        m.key_bytes.push_back(char(t.size()));
+        m.key_bytes += t;
     }
     return new Function(core_, std::move(m));
 }
