@@ -310,6 +310,19 @@ Binding bind_call(const UserModule& module, const std::string& function, const A
     for (ParamBinding& pb : b.params) {
         const ArgInfo& a = args[pb.arg];
         pb.broadcast.assign(size_t(pb.call_dims), false);
+        if (pb.kind == BindingKind::WholeTensor && pb.call_dims > 0) {
+            // A batch of tensors: a broadcast slice is shared by several threads.
+            bool shared = pb.call_dims < b.call_rank;
+            for (int d = 0; d < pb.call_dims; ++d) {
+                int call_dim = b.call_rank - pb.call_dims + d;
+                pb.broadcast[size_t(d)] = a.tensor.shape[d] == 1 && shape[call_dim] != 1;
+                shared |= pb.broadcast[size_t(d)];
+            }
+            if (pb.is_output && shared)
+                throw_value_error(function + "(): writable tensor parameter '" + pb.name +
+                                  "' is broadcast over the call; every thread would write the same slice");
+            continue;
+        }
         if (pb.kind != BindingKind::Elementwise) continue;
         bool shared = false;
         if (pb.dim_map.empty()) {

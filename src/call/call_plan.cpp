@@ -206,7 +206,8 @@ void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Bindin
             const TensorInfo& t = data.args[p.arg].tensor;
             int dims = g.whole ? t.ndim - p.elem_dims : p.call_dims + p.array_dims;
             int elem = p.elem_dims - (g.whole ? 0 : p.array_dims);
-            const int64_t* extents = g.whole ? nullptr : data.call_shape + (b.call_rank - p.call_dims);
+            // A batch of whole tensors is read at the call index in its leading dims too.
+            const int64_t* extents = g.whole && p.call_dims == 0 ? nullptr : data.call_shape + (b.call_rank - p.call_dims);
             if (!p.dim_map.empty()) put_mapped_view(block, tl.data, tl.shape, tl.strides, tl.inner, t, p, extents);
             else put_view(block, tl.data, tl.shape, tl.strides, tl.inner, t, dims, elem, extents, p.call_dims);
             if (g.grad_view) {

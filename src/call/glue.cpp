@@ -12,9 +12,9 @@ namespace {
 
 /// The concrete tensor type name for a whole-tensor parameter, given whether a gradient view is
 /// bound (interfaces become the matching concrete kind).
-std::string concrete_tensor(const Type* t, bool with_grad) {
+std::string concrete_tensor(const Type* t, bool with_grad, int batch_dims = 0) {
     const lang::TensorKind& k = t->tensor;
-    std::string elem = lang::type_name(t->element) + ", " + std::to_string(t->rank);
+    std::string elem = lang::type_name(t->element) + ", " + std::to_string(t->rank + batch_dims);
     if (k.atomic) return "AtomicTensor<" + elem + ">";
     const char* prefix = k.access == TensorAccess::Read ? "" : k.access == TensorAccess::Write ? "W" : "RW";
     if (!k.differentiable) return std::string(prefix) + "Tensor<" + elem + ">";
@@ -53,6 +53,13 @@ public:
         return tensor + "[" + idx.substr(0, idx.size() - 2) + "] = " + value + ";";
     }
     static std::string cid(int d) { return "_c" + std::to_string(d); }
+    /// A batch of tensors spanning the last `dims` call dims: this thread's tensor of it.
+    std::string slice(const std::string& tensor, int dims) const {
+        if (dims == 0) return tensor;
+        std::string s = "__sg_slice(" + tensor;
+        for (int d = 0; d < dims; ++d) s += ", " + cid(b_.call_rank - dims + d);
+        return s + ")";
+    }
 
     /// `Tensor<float3, 2>` for a leaf whose value is `t` (arrays: their element type, one more
     /// dim per array level) over `dims` call dims.
@@ -215,8 +222,8 @@ public:
         case BindingKind::Grid: return grid_value(i);
         case BindingKind::Generator: return generator_value(i);
         case BindingKind::WholeTensor:
-            param(concrete_tensor(p.type, false) + " " + n, {n, ParamSource::ArgTensor, i, true, false});
-            return n;
+            param(concrete_tensor(p.type, false, p.call_dims) + " " + n, {n, ParamSource::ArgTensor, i, true, false});
+            return slice(n, p.call_dims);
         case BindingKind::Elementwise:
             param(tensor_type("Tensor", p.type, p.call_dims) + " " + n, {n, ParamSource::ArgTensor, i, false, false});
             return load(n, p.call_dims, p.type, "_a_" + p.ident);
@@ -507,8 +514,8 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
         case BindingKind::WholeTensor: {
             // Outputs of a differentiable function carry the incoming gradient as their grad view.
             bool grad = p.type->tensor.differentiable && (p.requires_grad || p.is_output);
-            w.param(concrete_tensor(p.type, grad) + " " + n, {n, ParamSource::ArgTensor, i, true, grad});
-            call_args.push_back(n);
+            w.param(concrete_tensor(p.type, grad, p.call_dims) + " " + n, {n, ParamSource::ArgTensor, i, true, grad});
+            call_args.push_back(w.slice(n, p.call_dims));
             break;
         }
         case BindingKind::Elementwise:
