@@ -1,6 +1,8 @@
 // src/call/glue.cpp — forward and backward glue generation.
 #include "call/glue.h"
 
+#include <cctype>
+
 #include "call/errors.h"
 
 namespace sg::call {
@@ -312,6 +314,38 @@ private:
 
 bool is_plain(const ParamSlot& s) { return s.value.leaf >= 0; }
 
+/// What the glue calls: the function, or for a struct method (m.Struct.method) a free function
+/// wrapping it, which bwd_diff can take like any other.
+std::string callee(const Binding& b) {
+    const lang::FunctionDecl* f = b.decl;
+    if (!f || !f->owner) return b.function;
+    std::string name = "__sg_method_";
+    for (char c : b.function) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    return name;
+}
+
+/// The wrapper of a struct method: the same parameters (`this` first for instance methods, as
+/// the binding has them), differentiable when the method is; "" for free functions.
+std::string method_wrapper(const Binding& b) {
+    const lang::FunctionDecl* f = b.decl;
+    if (!f || !f->owner) return "";
+    std::string params, args;
+    for (size_t k = 0; k < f->params.size(); ++k) {
+        const lang::VarDecl* p = f->params[k];
+        std::string name = p == f->this_param ? std::string("__sg_self") : "__sg_a" + std::to_string(k);
+        const char* dir = p->dir == lang::ParamDir::InOut ? "inout " : p->dir == lang::ParamDir::Out ? "out " : "";
+        params += std::string(params.empty() ? "" : ", ") + dir + (p->is_no_diff ? "no_diff " : "") +
+                  GlueWriter::declare(p->type, name);
+        if (p != f->this_param) args += (args.empty() ? "" : ", ") + name;
+    }
+    std::string target = f->this_param ? "__sg_self." + f->member_name : f->owner->name + "." + f->member_name;
+    std::string call = target + "(" + args + ")";
+    const bool returns = !f->result_type->is_void();
+    return std::string(f->is_differentiable ? "[Differentiable]\n" : "") + (f->return_no_diff ? "no_diff " : "") +
+           lang::type_name(f->result_type) + " " + callee(b) + "(" + params + ")\n{\n    " + (returns ? "return " : "") +
+           call + ";\n}\n";
+}
+
 /// A slot's value as the parameter's type: fn.map() by type may read it as another one.
 std::string convert(const ParamSlot& s, const std::string& value) {
     if (!s.read_type || s.read_type == s.type) return value;
@@ -389,7 +423,7 @@ Glue make_forward_glue(const Binding& b, bool index_64bit) {
         call_args.push_back(local);
         post += "    " + w.store_value(n, p.call_dims, p.type, local, false) + "\n";
     }
-    std::string call = b.function + "(";
+    std::string call = callee(b) + "(";
     for (size_t k = 0; k < call_args.size(); ++k) call += (k ? ", " : "") + call_args[k];
     call += ")";
     if (one_result && b.result_leaves[0].array_dims == 0) {
@@ -403,7 +437,7 @@ Glue make_forward_glue(const Binding& b, bool index_64bit) {
         w.body += "    " + call + ";\n";
     }
     w.body += post;
-    g.source = w.finish("__sg_forward", "forward kernel for " + b.function);
+    g.source = method_wrapper(b) + w.finish("__sg_forward", "forward kernel for " + b.function);
     return g;
 }
 
@@ -538,10 +572,10 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
         }
     }
     if (diff_result) call_args.push_back(result_grad);
-    std::string call = "bwd_diff(" + b.function + ")(";
+    std::string call = "bwd_diff(" + callee(b) + ")(";
     for (size_t k = 0; k < call_args.size(); ++k) call += (k ? ", " : "") + call_args[k];
     w.body += "    " + call + ");\n" + post;
-    g.source = w.finish("__sg_backward", "backward kernel for " + b.function);
+    g.source = method_wrapper(b) + w.finish("__sg_backward", "backward kernel for " + b.function);
     return g;
 }
 

@@ -75,6 +75,17 @@ bool Function::describe(nb::args& args, nb::kwargs& kwargs) {
     TorchOps& ops = torch_ops();
     CallScratch& s = t_scratch;
     s.reset();
+    if (mods_.bound_this.is_valid()) [[unlikely]] {
+        // fn.bind(this): `this` is the first positional argument.
+        nb::list all;
+        all.append(mods_.bound_this);
+        for (nb::handle a : args) all.append(a);
+        nb::args with_this = nb::borrow<nb::args>(nb::tuple(all));
+        Modifiers m = mods_;
+        m.bound_this = nb::object();
+        Function unbound(core_, std::move(m));
+        return unbound.describe(with_this, kwargs);
+    }
     if (mods_.set_values.is_valid() && !mods_.set_values.is_none()) [[unlikely]] {
         // fn.set(): values for the parameters this call does not pass.
         nb::object values = PyCallable_Check(mods_.set_values.ptr()) ? mods_.set_values() : mods_.set_values;
@@ -364,6 +375,16 @@ Function* Function::set(nb::object values) const {
     return new Function(core_, std::move(m));
 }
 
+Function* Function::bind(nb::object self) const {
+    std::vector<std::string> names = parameter_names();
+    if (names.empty() || names[0] != "this" || mods_.bound_this.is_valid())
+        call::throw_type_error(core_->name + "(): bind() takes the `this` of an instance method" +
+                               (mods_.bound_this.is_valid() ? " (it is bound already)" : ""));
+    Modifiers m = mods_;
+    m.bound_this = std::move(self);
+    return new Function(core_, std::move(m));
+}
+
 Function* Function::return_type(nb::handle t) const {
     Modifiers m = mods_;
     m.return_mode = result_mode_of(t);
@@ -449,6 +470,13 @@ nb::object Module::find_function(const std::string& name) {
     nb::object fn = nb::cast(new Function(core, Modifiers{}), nb::rv_policy::take_ownership);
     functions_.emplace(name, fn);
     return fn;
+}
+
+nb::object Module::find_function_in_struct(const std::string& struct_name, const std::string& name) {
+    std::string s = struct_name;
+    for (size_t at; (at = s.find("::")) != std::string::npos;) s.replace(at, 2, ".");
+    if (!module_->find_struct(s)) return nb::none();
+    return find_function(s + "." + name);
 }
 
 nb::object Module::function(const std::string& name) {
