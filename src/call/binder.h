@@ -67,6 +67,7 @@ struct ValueNode {
 struct ParamSlot {
     std::string name;
     const lang::Type* type = nullptr;
+    const lang::Type* read_type = nullptr;  ///< fn.map() by type: what the argument is read as (else `type`)
     lang::ParamDir dir = lang::ParamDir::In;
     bool differentiable = false;
     ValueNode value;
@@ -109,6 +110,9 @@ struct Binding {
 /// What fn.map(...) asks: per parameter, its argument dims' call dims (empty: right-aligned).
 struct CallModifiers {
     std::vector<std::vector<int>> dim_maps;  ///< indexed by parameter
+    /// fn.map(a="float3"): per parameter, the type its argument is read as (empty: the
+    /// parameter's), converted to the parameter's type when they differ.
+    std::vector<std::string> type_maps;
     bool strict_broadcasting = false;        ///< module option: no implicit rank padding
 };
 
