@@ -21,7 +21,8 @@ codegen::CodegenOptions kernel_options(codegen::CodegenOptions options, const Gl
     for (size_t k = 0; k < glue.params.size() && k < 64; ++k) {
         const GlueParam& g = glue.params[k];
         const bool call_shaped = g.source == ParamSource::Result || g.source == ParamSource::ResultGrad ||
-                                 g.source == ParamSource::ArgGrad || (g.source == ParamSource::ArgTensor && !g.whole);
+                                 g.source == ParamSource::ArgGrad || g.source == ParamSource::ArgOutGrad ||
+                                 (g.source == ParamSource::ArgTensor && !g.whole);
         if (call_shaped) options.call_shaped_params |= uint64_t(1) << k;
     }
     return options;
@@ -36,7 +37,7 @@ int32_t register_site(const UserModule& module, const Binding& b, const Glue& gl
     for (const GlueParam& g : glue.params) {
         // `binding` indexes Binding::params except for results (a result leaf) and extents.
         const bool names_param = g.source == ParamSource::ArgTensor || g.source == ParamSource::ArgGrad ||
-                                 g.source == ParamSource::Uniform;
+                                 g.source == ParamSource::ArgOutGrad || g.source == ParamSource::Uniform;
         const std::string name = names_param && g.binding >= 0 && size_t(g.binding) < b.params.size()
                                      ? b.params[size_t(g.binding)].name
                                      : std::string();
@@ -45,6 +46,7 @@ int32_t register_site(const UserModule& module, const Binding& b, const Glue& gl
         case ParamSource::Result: site.params.push_back("the result"); break;
         case ParamSource::ResultGrad: site.params.push_back("the gradient of the result"); break;
         case ParamSource::ArgGrad: site.params.push_back("the gradient of parameter '" + name + "'"); break;
+        case ParamSource::ArgOutGrad: site.params.push_back("the gradient of the written parameter '" + name + "'"); break;
         case ParamSource::ArgTensor:
         case ParamSource::Uniform: site.params.push_back("parameter '" + name + "'"); break;
         }
@@ -204,7 +206,8 @@ void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Bindin
             const TensorInfo& t = data.args[p.arg].tensor;
             int dims = g.whole ? t.ndim - p.elem_dims : p.call_dims + p.array_dims;
             int elem = p.elem_dims - (g.whole ? 0 : p.array_dims);
-            const int64_t* extents = g.whole ? nullptr : data.call_shape + (b.call_rank - p.call_dims);
+            // A batch of whole tensors is read at the call index in its leading dims too.
+            const int64_t* extents = g.whole && p.call_dims == 0 ? nullptr : data.call_shape + (b.call_rank - p.call_dims);
             if (!p.dim_map.empty()) put_mapped_view(block, tl.data, tl.shape, tl.strides, tl.inner, t, p, extents);
             else put_view(block, tl.data, tl.shape, tl.strides, tl.inner, t, dims, elem, extents, p.call_dims);
             if (g.grad_view) {
@@ -214,9 +217,11 @@ void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Bindin
             }
             break;
         }
-        case ParamSource::ArgGrad: {
+        case ParamSource::ArgGrad:
+        case ParamSource::ArgOutGrad: {
             const ParamBinding& p = b.params[size_t(g.binding)];
-            const TensorInfo* grad = data.binding_grads ? data.binding_grads[g.binding] : nullptr;
+            const TensorInfo* const* grads = g.source == ParamSource::ArgGrad ? data.binding_grads : data.binding_out_grads;
+            const TensorInfo* grad = grads ? grads[g.binding] : nullptr;
             SG_INTERNAL_ASSERT(grad != nullptr, "missing gradient buffer for '" + p.name + "'");
             const int64_t* extents = data.call_shape + (b.call_rank - p.call_dims);
             if (!p.dim_map.empty()) put_mapped_view(block, tl.data, tl.shape, tl.strides, tl.inner, *grad, p, extents);

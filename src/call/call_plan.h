@@ -26,6 +26,9 @@ struct LaunchData {
     /// Per binding: gradient buffer of an input in the mask, or incoming gradient of an output
     /// tensor (backward); nullptr otherwise.
     const TensorInfo* const* binding_grads = nullptr;
+    /// Per binding: the incoming gradient of an inout parameter's written value (backward), whose
+    /// binding_grads entry is the gradient of its old value; nullptr otherwise.
+    const TensorInfo* const* binding_out_grads = nullptr;
 };
 
 class CallPlan {

@@ -35,6 +35,12 @@ void Emitter::emit_tensor(const Inst& inst) {
         define(inst.result(), "(uint)" + t + ".shape[" + std::to_string(inst.imm_int) + "]");
         return;
     }
+    if (inst.op == OpKind::TensorSlice) {
+        std::string call = "sg_tensor_slice<" + std::to_string(inst.operands.size() - 1) + ">(" + t;
+        for (size_t k = 1; k < inst.operands.size(); ++k) call += ", (int64_t)" + ref(inst.operands[k]);
+        define(inst.result(), call + ")");
+        return;
+    }
     const char* fn = prelude_function(inst.op);
     SG_INTERNAL_ASSERT(fn != nullptr, std::string("codegen: unexpected op ") + ir::op_name(inst.op));
     const int rank = tt->rank;

@@ -17,6 +17,8 @@ const Builtin kDetach{BuiltinKind::Detach, IntrinsicId::Count, "detach"};
 const Builtin kCallIndex{BuiltinKind::CallIndex, IntrinsicId::Count, "__sg_call_index"};
 // The 64-bit form, for calls with 2^31 or more threads.
 const Builtin kCallIndex64{BuiltinKind::CallIndex, IntrinsicId::Count, "__sg_call_index64"};
+// A batch of tensors passed to a tensor parameter: each thread's slice (glue only).
+const Builtin kTensorSlice{BuiltinKind::TensorSlice, IntrinsicId::Count, "__sg_slice"};
 
 const Builtin* intrinsic_builtin(IntrinsicId id) {
     static std::array<Builtin, size_t(IntrinsicId::Count)> table = [] {
@@ -36,6 +38,7 @@ const Builtin* find_builtin(const std::string& name, bool allow_internal) {
     if (name == "detach") return &kDetach;
     if (allow_internal && name == "__sg_call_index") return &kCallIndex;
     if (allow_internal && name == "__sg_call_index64") return &kCallIndex64;
+    if (allow_internal && name == "__sg_slice") return &kTensorSlice;
     return nullptr;
 }
 

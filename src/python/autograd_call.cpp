@@ -85,6 +85,9 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
         if (mask == 0) return 0;  // no gradient asked for: buffers stay zero
         std::vector<TensorInfo> outs(static_cast<size_t>(n_outputs));
         std::vector<TensorInfo> result_grads(c->results.size());
+        // An inout binding is an input (its old value) and an output (its written value): the
+        // incoming gradient of the latter goes beside the buffer of the former.
+        std::vector<const TensorInfo*> out_grads(b.params.size(), nullptr);
         bool any = false;
         for (int j = 0; j < n_outputs; ++j) {
             int bi = c->output_bindings[size_t(j)];
@@ -92,6 +95,7 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
             any |= grad_outputs[j].data != nullptr;
             outs[size_t(j)] = grad_outputs[j].data ? grad_outputs[j] : zero_view(like, c->zeros);
             if (bi < 0) result_grads[size_t(-1 - bi)] = outs[size_t(j)];
+            else if (b.params[size_t(bi)].dir == lang::ParamDir::InOut) out_grads[size_t(bi)] = &outs[size_t(j)];
             else grads[size_t(bi)] = &outs[size_t(j)];
         }
         if (!any) return 0;  // every incoming gradient is zero
@@ -101,6 +105,7 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
         data.call_shape = c->call_shape;
         data.result_grad = result_grads.data();
         data.binding_grads = grads.data();
+        data.binding_out_grads = out_grads.data();
         std::vector<uint8_t> block;
         call::CallPlan::pack(bw.kernel, bw.glue, bw.binding, data, block);
         // Torch runs a node's backward on its forward's stream; the native bridge passes it.
