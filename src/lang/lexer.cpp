@@ -160,7 +160,8 @@ bool Lexer::skip_whitespace_and_comments() {
         } else if (c == '/' && peek(1) == '*') {
             size_t end = text_.find("*/", pos_ + 2);
             if (end == std::string::npos) {
-                diags_.error(loc(pos_), "unterminated block comment");
+                // Slang accepts it silently: the comment runs to the end of the file.
+                diags_.warning(loc(pos_), "unterminated block comment: it runs to the end of the file");
                 pos_ = text_.size();
             } else {
                 pos_ = end + 2;

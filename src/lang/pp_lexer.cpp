@@ -57,7 +57,8 @@ std::vector<Token> lex_file(const SourceFile* file, Diagnostics& diags) {
         } else if (c == '/' && i + 1 < n && s[i + 1] == '*') {
             size_t end = s.find("*/", i + 2);
             if (end == std::string::npos) {
-                diags.error({file, uint32_t(i)}, "unterminated block comment");
+                // Slang accepts it silently: the comment runs to the end of the file.
+                diags.warning({file, uint32_t(i)}, "unterminated block comment: it runs to the end of the file");
                 i = n;
             } else {
                 // A comment spanning lines ends the line it started on, as a newline would.

@@ -375,6 +375,10 @@ const Type* Sema::check_intrinsic(Expr* e, const IntrinsicInfo& info) {
     }
     case IntrinsicRule::Reduce: {
         const Type* t = intrinsic_operand_type(types_, info.id, types);
+        if (t && info.id == IntrinsicId::Dot && t->is_scalar()) {
+            diags_.unsupported(e->loc, "dot of two scalars (Slang's dot(x, y) = x * y)");
+            return types_.error_type();
+        }
         if (!t || (info.id == IntrinsicId::Dot && !t->is_vector()) || t->is_matrix()) return fail();
         return types_.scalar_of(t);
     }

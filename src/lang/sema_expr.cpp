@@ -417,8 +417,18 @@ const Type* Sema::check_index(Expr* e) {
         diags_.error(e->loc, "only tensors take several indices; " + type_name(bt) + " takes one");
         return types_.error_type();
     }
+    if (index[0]->type->is_scalar() && is_floating(index[0]->type->scalar)) {
+        // As in Slang, a floating-point index converts to int (truncating), with a warning.
+        warn_implicit_conversion(index[0], types_.int32());
+        Expr* cast = ast_.make<Expr>();
+        cast->kind = ExprKind::Cast;
+        cast->loc = index[0]->loc;
+        cast->operands = {index[0]};
+        cast->type = types_.int32();
+        e->operands[1] = index[0] = cast;
+    }
     if (!index[0]->type->is_error() && !is_integer_scalar(index[0]->type)) {
-        diags_.error(index[0]->loc, "index must be an integer, got " + type_name(index[0]->type));
+        diags_.error(index[0]->loc, "index must be an integer, got " + type_name(index[0]->type), 30019);
         return types_.error_type();
     }
     e->is_lvalue = base->is_lvalue;
@@ -535,14 +545,13 @@ const Type* Sema::check_member(Expr* e) {
     }
     if (bt->is_vector() || bt->is_scalar()) {
         int width = bt->is_scalar() ? 1 : bt->rows;
-        const char* set = nullptr;
-        if (!n.empty() && is_swizzle_char(n[0], "xyzw")) set = "xyzw";
-        if (!n.empty() && is_swizzle_char(n[0], "rgba")) set = "rgba";
-        bool ok = set && n.size() <= 4;
+        // Slang lets one swizzle mix the two sets (`v.xg` is v.xy).
+        bool ok = !n.empty() && n.size() <= 4;
         std::vector<int> comps;
         for (char c : n) {
             if (!ok) break;
-            if (!is_swizzle_char(c, set)) {
+            const char* set = is_swizzle_char(c, "xyzw") ? "xyzw" : is_swizzle_char(c, "rgba") ? "rgba" : nullptr;
+            if (!set) {
                 ok = false;
                 break;
             }
