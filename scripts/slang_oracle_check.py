@@ -219,7 +219,7 @@ def main() -> int:
         rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
         text = texts[path]
         want, codes, reason = expectation(path, text)
-        got, errors, values = results[str(path)]
+        got, errors, values = results.get(str(path), ("crash", [("?", "the file went away during the run", 0)], None))
         if got == "crash" or any(e[0] == "99999" for e in errors):
             # Slang's own failure (an internal compiler error): no verdict on the program.
             counts["crash"] += 1

@@ -416,6 +416,16 @@ void Sema::check_stmt(Stmt* s) {
             check_init_list(s->expr, want);
         } else {
             check_convertible(s->expr, want, "return value");
+            // Slang types a [Differentiable] function's `no_diff T` result apart from T: a value of
+            // a differentiable type does not convert to it (30019; an integer value does).
+            const Type* got = s->expr->type;
+            if (current_fn_->is_differentiable && current_fn_->return_no_diff && got && !got->is_error() &&
+                types_.is_differentiable(want) && types_.is_differentiable(got))
+                diags_.error(s->expr->loc,
+                             "a value of type " + type_name(got) + " does not convert to the no_diff " +
+                                 type_name(want) + " result of differentiable function '" + current_fn_->name +
+                                 "' (as in Slang; return an integer value or drop no_diff)",
+                             30019);
         }
         break;
     }
