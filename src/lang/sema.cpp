@@ -112,6 +112,7 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     size_t first_representative = result_.functions.size();
     check_uninstantiated_generics();
     check_bodies(first_representative);
+    if (!diags_.has_errors()) check_generics_against_constraints();
     check_recursion_and_derivatives(0);
     return result_;
 }

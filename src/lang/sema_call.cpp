@@ -101,7 +101,9 @@ const Type* Sema::check_call(Expr* e) {
             e->builtin = primal ? &kGetPrimal : &kGetDiff;
             return primal ? bt->element : types_.differential(bt->element);
         }
-        diags_.unsupported(e->loc, "calling a method on " + type_name(bt));
+        if (bt->is_scalar() || bt->is_vector() || bt->is_matrix())  // Slang: 30027 (member not found)
+            diags_.error(e->loc, type_name(bt) + " has no member function '" + callee->name + "'", 30027);
+        else diags_.unsupported(e->loc, "calling a method on " + type_name(bt));
         return types_.error_type();
     }
     if (callee->kind != ExprKind::Name) {
@@ -357,7 +359,10 @@ const Type* Sema::check_intrinsic(Expr* e, const IntrinsicInfo& info) {
     std::vector<const Type*> types;
     for (size_t k = 1; k < e->operands.size(); ++k) types.push_back(e->operands[k]->type);
     auto fail = [&]() {
-        diags_.error(e->loc, std::string("no overload of ") + info.name + " accepts " + arg_types(e->operands, 1));
+        bool opaque = false;  // Slang: 39999 when no overload applies to a struct (a generic's T)
+        for (const Type* t : types) opaque |= t->is_struct();
+        diags_.error(e->loc, std::string("no overload of ") + info.name + " accepts " + arg_types(e->operands, 1),
+                     opaque ? 39999 : 0);
         return types_.error_type();
     };
     for (const Type* t : types)

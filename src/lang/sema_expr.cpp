@@ -316,8 +316,11 @@ const Type* Sema::check_binary(Expr* e) {
     if (a->is_error() || b->is_error()) return types_.error_type();
     const Type* t = binary_operand_type(types_, e->op, a, b);
     if (!t) {
-        diags_.error(e->loc, std::string("operator '") + op_spelling(e->op) + "' cannot be applied to " + type_name(a) +
-                                 " and " + type_name(b));
+        // Slang: 39999, no overload of the operator applies (e.g. to a generic's unconstrained T).
+        diags_.error(e->loc,
+                     std::string("operator '") + op_spelling(e->op) + "' cannot be applied to " + type_name(a) +
+                         " and " + type_name(b),
+                     a->is_struct() || b->is_struct() ? 39999 : 0);
         return types_.error_type();
     }
     if (e->op != Op::Shl && e->op != Op::Shr) {  // a shift's count keeps its own type
@@ -438,7 +441,8 @@ const Type* Sema::check_index(Expr* e) {
         int64_t size = bt->is_array() ? bt->count : bt->rows;
         auto k = eval_const_int(index[0]);
         if (k && (*k < 0 || *k >= size)) {
-            diags_.error(index[0]->loc, "index " + std::to_string(*k) + " is out of bounds for " + type_name(bt));
+            diags_.error(index[0]->loc, "index " + std::to_string(*k) + " is out of bounds for " + type_name(bt),
+                         bt->is_array() ? 30029 : 0);  // Slang: array index out of bounds (when it links)
             return types_.error_type();
         }
     }

@@ -147,6 +147,10 @@ public:
     /// representative arguments, so that its body is checked once anyway.
     void check_uninstantiated_generics();
     bool representative_args(const std::vector<GenericParam>& params, std::vector<GenericArg>& out) const;
+    /// Checks each generic function with an unconstrained type parameter once more, with an
+    /// opaque type in its place (sema_generic_checks.cpp), as slangc checks a generic as declared.
+    void check_generics_against_constraints();
+    const Type* opaque_type(const std::string& name);
     /// The instantiation `bwd_diff(f<...>)` / `bwd_diff(f)(args)` differentiates: explicit
     /// arguments, the rest inferred from the primal types of the derivative call's arguments.
     FunctionDecl* derivative_instance(Expr* call, Expr* target);
@@ -222,6 +226,7 @@ private:
     bool attributes_checked_ = false;
     std::set<const void*> representatives_;  ///< instances made only to check a generic once
     bool making_representative_ = false;
+    std::map<std::string, const Type*> opaque_types_;  ///< a type parameter's stand-in, by name
     int const_depth_ = 0;
     const StructDecl* resolving_struct_ = nullptr;  ///< whose field types are being resolved  ///< later instantiations check their attributes themselves
     std::set<const StructDecl*> declared_structs_;   ///< field tables resolved (declare_struct)
