@@ -26,6 +26,9 @@ struct LaunchData {
     /// Per binding: gradient buffer of an input in the mask, or incoming gradient of an output
     /// tensor (backward); nullptr otherwise.
     const TensorInfo* const* binding_grads = nullptr;
+    /// Deterministic CUDA kernels with reduced gradients: scratch_bytes() of device memory whose
+    /// first 16 bytes are zero (CallHeader::scratch); nullptr otherwise.
+    void* scratch = nullptr;
 };
 
 class CallPlan {
@@ -60,6 +63,10 @@ public:
     /// messages name the function from the kernel's launch site (`function` is kept for callers).
     static void launch(const CompiledKernel& kernel, std::vector<uint8_t>& block, void* stream,
                        const std::string& function);
+    /// Scratch memory a launch of `kernel` over `total` call elements needs (LaunchData::scratch):
+    /// 0 unless it is a deterministic CUDA kernel with reduced gradients. Of that, the first 16
+    /// bytes must be zero at the launch.
+    static size_t scratch_bytes(const CompiledKernel& kernel, int64_t total);
     /// Zero-fills `bytes` bytes at `data` on `kernel`'s device: an asynchronous memset on `stream`
     /// (CUDA, in the kernel's context) or a memset (CPU).
     static void zero(const CompiledKernel& kernel, void* data, size_t bytes, void* stream);

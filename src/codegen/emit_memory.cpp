@@ -35,6 +35,15 @@ void Emitter::emit_tensor(const Inst& inst) {
         define(inst.result(), "(uint)" + t + ".shape[" + std::to_string(inst.imm_int) + "]");
         return;
     }
+    if (inst.op == OpKind::TensorAtomicAdd) {
+        // A reduced gradient (every call dim broadcast: the same element for every thread) goes
+        // to the thread's accumulator, whatever the index.
+        auto param = tensor_params_.find(tensor);
+        if (param != tensor_params_.end() && param->second < 64 && ((options_.reduced_params >> param->second) & 1)) {
+            line("sg_reduce_add(sg_acc_" + std::to_string(param->second) + ", " + ref(inst.operands.back()) + ");");
+            return;
+        }
+    }
     const char* fn = prelude_function(inst.op);
     SG_INTERNAL_ASSERT(fn != nullptr, std::string("codegen: unexpected op ") + ir::op_name(inst.op));
     const int rank = tt->rank;
