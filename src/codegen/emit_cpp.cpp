@@ -110,7 +110,9 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
         ReducedParam r;
         r.param = int(k);
         r.field = fields[k];
-        r.accum = t->element->scalar == lang::ScalarKind::Double ? "double" : "float";
+        // A CPU chunk sums thousands of elements in one accumulator: double. A CUDA thread sums a
+        // few before the block's tree: the element's precision (float for half).
+        r.accum = target_ == Target::Cpu || t->element->scalar == lang::ScalarKind::Double ? "double" : "float";
         r.components = t->element->is_vector() ? t->element->rows : 1;
         accumulators += ", " + r.accum + " (&sg_acc_" + std::to_string(k) + ")[" + std::to_string(r.components) + "]";
         reduced_.push_back(r);
