@@ -14,8 +14,8 @@ namespace sg::call {
 
 namespace {
 
-/// The codegen options of one glue's kernel: which of its parameters are call-shaped views
-/// (accessed at the call index without a bounds check).
+}  // namespace
+
 codegen::CodegenOptions kernel_options(codegen::CodegenOptions options, const Glue& glue) {
     options.call_shaped_params = 0;
     for (size_t k = 0; k < glue.params.size() && k < 64; ++k) {
@@ -25,9 +25,15 @@ codegen::CodegenOptions kernel_options(codegen::CodegenOptions options, const Gl
         if (call_shaped) options.call_shaped_params |= uint64_t(1) << k;
         if (g.source == ParamSource::ArgGrad && g.grad == GradStrategy::Reduce)
             options.reduced_params |= uint64_t(1) << k;
+        if (g.source == ParamSource::ArgTensor && g.grad == GradStrategy::Collide && g.grad_view && g.type &&
+            (g.type->element->is_scalar() || g.type->element->is_vector()) &&
+            (g.type->element->scalar == lang::ScalarKind::Float || g.type->element->scalar == lang::ScalarKind::Double))
+            options.privatized_params |= uint64_t(1) << k;
     }
     return options;
 }
+
+namespace {
 
 /// Deterministic mode on CUDA: a reduced gradient is summed in a fixed order, but atomics on
 /// floats add in the order threads arrive. Until those have a fixed-order scheme, such calls are

@@ -31,6 +31,11 @@ struct LaunchData {
     void* scratch = nullptr;
 };
 
+/// The codegen options of one glue's kernel from the call's: which of its parameters are
+/// call-shaped views (accessed at the call index without a bounds check), reduced gradients
+/// (GradStrategy::Reduce) and privatizable gradient tables (GradStrategy::Collide).
+codegen::CodegenOptions kernel_options(codegen::CodegenOptions options, const Glue& glue);
+
 class CallPlan {
 public:
     CallPlan(const UserModule& module, Binding binding, const CallKey& key, const codegen::CodegenOptions& options);

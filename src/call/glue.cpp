@@ -331,7 +331,8 @@ std::string strategy_comment(const Binding& b, const ParamBinding& p) {
         break;
     case GradStrategy::Collide:
         why = b.deterministic ? "colliding by data: atomics in a fixed order (deterministic)"
-                              : "colliding by data: warp-aggregated atomics";
+                              : "colliding by data: warp-aggregated atomics; on CUDA a block-private copy in "
+                                "shared memory when the gradient fits 16 KiB";
         break;
     case GradStrategy::None: return "";
     }
@@ -477,8 +478,13 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
         case BindingKind::WholeTensor: {
             // Outputs of a differentiable function carry the incoming gradient as their grad view.
             bool grad = p.type->tensor.differentiable && (p.requires_grad || p.is_output);
-            w.param(concrete_tensor(p.type, grad) + " " + n, {n, ParamSource::ArgTensor, i, true, grad});
-            if (grad && p.requires_grad) w.body += strategy_comment(b, p);
+            GlueParam gp{n, ParamSource::ArgTensor, i, true, grad};
+            if (grad && p.requires_grad) {
+                w.body += strategy_comment(b, p);
+                gp.grad = p.grad_strategy;
+                gp.type = p.type;
+            }
+            w.param(concrete_tensor(p.type, grad) + " " + n, std::move(gp));
             call_args.push_back(n);
             break;
         }

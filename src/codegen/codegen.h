@@ -103,12 +103,22 @@ struct CodegenOptions {
     /// entry point sums the registers of a CUDA block (warp shuffles, then shared memory) or of a
     /// CPU chunk of threads and adds the sum to the buffer once.
     uint64_t reduced_params = 0;
+    /// CUDA, bit k: kernel parameter k is a differentiable tensor of float or double scalar or
+    /// vector elements whose gradient threads add to at computed indices (GradStrategy::Collide).
+    /// When its gradient buffer fits kPrivateTableBytes, a block accumulates into a copy in
+    /// shared memory and adds it to the buffer once at the end; otherwise the adds go to the
+    /// buffer (warp-aggregated atomics). At most two parameters.
+    uint64_t privatized_params = 0;
     /// Deterministic mode: the same inputs give bitwise the same results on every run. CPU: a
     /// launch runs its threads in order on one thread. CUDA: a reduced parameter's block sums go
     /// to a scratch buffer (the kernel's last parameter) and the last block to finish adds them
     /// in block order; the kernel may have no other float atomics (the call layer checks).
     bool deterministic = false;
 };
+
+/// Shared memory for one block-private gradient table (CodegenOptions::privatized_params): 4K
+/// floats or 2K doubles.
+inline constexpr int kPrivateTableBytes = 16384;
 
 /// FaultKind::IndexOutOfBounds as a plain code (tests compare FaultRecord::code with it).
 inline constexpr uint32_t kErrorIndexOutOfBounds = uint32_t(FaultKind::IndexOutOfBounds);

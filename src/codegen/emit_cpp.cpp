@@ -117,6 +117,20 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
         accumulators += ", " + r.accum + " (&sg_acc_" + std::to_string(k) + ")[" + std::to_string(r.components) + "]";
         reduced_.push_back(r);
     }
+    // Privatized gradient tables (CUDA): the thread adds into its block's shared copy.
+    for (size_t k = 0; k < kernel.params.size() && k < 64 && target_ == Target::Cuda; ++k) {
+        if (!((options_.privatized_params >> k) & 1) || privatized_.size() == 2) continue;
+        const Type* t = kernel.params[k].type;
+        SG_INTERNAL_ASSERT(t->is_tensor() && t->tensor.has_grad && (t->element->is_scalar() || t->element->is_vector()) &&
+                               (t->element->scalar == lang::ScalarKind::Float || t->element->scalar == lang::ScalarKind::Double),
+                           "codegen: privatized parameter " + kernel.params[k].name + " is not a float tensor with a gradient");
+        PrivateParam r;
+        r.param = int(k);
+        r.field = fields[k];
+        r.scalar = t->element->scalar == lang::ScalarKind::Double ? "double" : "float";
+        accumulators += ", " + r.scalar + "* sg_priv_" + std::to_string(k);
+        privatized_.push_back(r);
+    }
     emit_block(*kernel.body);
     code += "// " + kernel.name + ": the work of one thread (one element of the call shape)\n";
     code += "SG_FN void " + thread + "(const " + params + "& P, int64_t tid, const " + index_type_name() +
@@ -160,7 +174,7 @@ int choose_elements_per_thread(const ir::Function& kernel, Target target, const 
     const int size = straight_line_size(*kernel.body);
     // A kernel with reduced gradients sums several elements per thread before its block
     // reduction: fewer blocks, so fewer atomics (or block sums) per gradient element.
-    if (options.reduced_params != 0) return kSmallKernelElements;
+    if (options.reduced_params != 0 || options.privatized_params != 0) return kSmallKernelElements;
     return size >= 0 && size <= kSmallKernelInsts ? kSmallKernelElements : 1;
 }
 
@@ -198,6 +212,20 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
         slots += r.components;
     }
     if (two_pass) out.reduced_slots = slots;
+    // Privatized tables: a shared copy per block when the gradient buffer fits, flushed at the end.
+    std::string private_decls, private_flush;
+    for (const Emitter::PrivateParam& r : emitter.privatized_params()) {
+        const std::string k = std::to_string(r.param);
+        const std::string capacity = std::to_string(kPrivateTableBytes / (r.scalar == "double" ? 8 : 4));
+        private_decls += "    __shared__ " + r.scalar + " sg_priv_buf_" + k + "[" + capacity + "];\n" +
+                         "    int64_t sg_priv_extent_" + k + ";\n" + "    " + r.scalar + "* sg_priv_" + k +
+                         " = sg_private_begin(params." + r.field + ", sg_priv_buf_" + k + ", " + capacity +
+                         ", sg_priv_extent_" + k + ");\n";
+        private_flush += "    sg_private_flush(params." + r.field + ", sg_priv_" + k + ", sg_priv_extent_" + k + ");\n";
+        acc_args += ", sg_priv_" + k;
+    }
+    acc_decls += private_decls;
+    acc_flush += private_flush;
     if (two_pass && !reduced.empty()) acc_flush += "    if (sg_reduce_last_block(params.header)) {\n" + finals + "    }\n";
 
     std::string entry;
@@ -218,7 +246,7 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
                 "        sg_user::" + thread + "(P, tid, idx" + acc_args + ");\n" +
                 "        sg_call_index_next(P.header, idx);\n" +
                 "    }\n" + acc_flush + "}\n";
-    } else if (!reduced.empty()) {
+    } else if (!reduced.empty() || !emitter.privatized_params().empty()) {
         // Every thread of the block reaches the reduction at the end: E elements per thread a
         // block apart (coalesced), each run only when inside the call.
         const std::string e = std::to_string(out.elements_per_thread);

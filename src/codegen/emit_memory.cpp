@@ -44,7 +44,13 @@ void Emitter::emit_tensor(const Inst& inst) {
             return;
         }
     }
-    const char* fn = prelude_function(inst.op);
+    std::string private_table;  // a privatized gradient table's shared copy (CUDA)
+    if (inst.op == OpKind::TensorGradAdd) {
+        auto param = tensor_params_.find(tensor);
+        for (const PrivateParam& p : privatized_)
+            if (param != tensor_params_.end() && p.param == param->second) private_table = "sg_priv_" + std::to_string(p.param);
+    }
+    const char* fn = private_table.empty() ? prelude_function(inst.op) : "sg_grad_add_private";
     SG_INTERNAL_ASSERT(fn != nullptr, std::string("codegen: unexpected op ") + ir::op_name(inst.op));
     const int rank = tt->rank;
     const bool loads = inst.op == OpKind::TensorLoad || inst.op == OpKind::TensorGradLoad;
@@ -67,6 +73,7 @@ void Emitter::emit_tensor(const Inst& inst) {
                           tt->tensor.access == lang::TensorAccess::Read;
     std::string call = std::string(readonly ? "sg_tensor_load_ro" : fn) + "(" + t + ", " + off;
     if (!loads) call += ", " + ref(inst.operands.back());
+    if (!private_table.empty()) call += ", " + private_table;
     call += ")";
 
     if (!options_.debug_checks || rank == 0 || index_in_bounds_by_construction(inst)) {

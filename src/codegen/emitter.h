@@ -94,6 +94,14 @@ public:
     };
     /// The kernel's reduced parameters, in parameter order (after emit_kernel_body).
     const std::vector<ReducedParam>& reduced_params() const { return reduced_; }
+    /// A privatized gradient table (CodegenOptions::privatized_params, CUDA): its thread
+    /// function takes `scalar* sg_priv_<param>` (null when the table does not fit).
+    struct PrivateParam {
+        int param = -1;
+        std::string field;
+        std::string scalar;      ///< float or double
+    };
+    const std::vector<PrivateParam>& privatized_params() const { return privatized_; }
 
     // ---- used by the per-concept emit_*.cpp files
     std::string type(const Type* t) { return names_.name(t); }
@@ -168,6 +176,7 @@ private:
     /// Kernel parameters (body params) that are tensors -> their parameter index (fault records).
     std::unordered_map<const Value*, int> tensor_params_;
     std::vector<ReducedParam> reduced_;
+    std::vector<PrivateParam> privatized_;
     const lang::SourceFile* last_file_ = nullptr;
     uint32_t last_line_ = 0;
 };

@@ -36,6 +36,10 @@ float lut(int i, IDiffTensor<float, 1> table) { return table[i] * table[i]; }
 half hquad(half x, half a) { return a * x * x; }
 [Differentiable]
 double dquad(double x, double a) { return a * x * x; }
+[Differentiable]
+double3 lut3(int i, IDiffTensor<double3, 1> table) { return table[i] * 2.0; }
+[Differentiable]
+half luth(int i, IDiffTensor<half, 1> table) { return table[i] * table[i]; }
 )";
 
 TensorInfo tensor_info(std::vector<int64_t> shape, void* data, DType dtype, bool requires_grad,
@@ -242,12 +246,11 @@ TEST(GradStrategies, DeterministicCpuRunsAreBitwiseIdentical) {
 
 /// The CUDA of `c`'s backward compiles with NVRTC; returns the generated source.
 std::string expect_backward_cuda(const call::UserModule& m, const Call& c, bool deterministic) {
-    codegen::CodegenOptions options;
-    options.call_rank = c.binding.call_rank;
-    options.deterministic = deterministic;
+    codegen::CodegenOptions base;
+    base.call_rank = c.binding.call_rank;
+    base.deterministic = deterministic;
     call::Glue glue = call::make_backward_glue(c.binding);
-    for (size_t k = 0; k < glue.params.size(); ++k)
-        if (glue.params[k].grad == GradStrategy::Reduce) options.reduced_params |= uint64_t(1) << k;
+    const codegen::CodegenOptions options = call::kernel_options(base, glue);
     call::CompiledKernel k = call::generate(m, glue, codegen::Target::Cuda, options);
     bool skipped = false;
     EXPECT_TRUE(cuda_compiles(k.generated.source, &skipped)) << k.generated.source.substr(k.generated.body_begin);
@@ -283,8 +286,18 @@ TEST(GradStrategies, GeneratedCudaOfEveryStrategyCompiles) {
     Call d = bind(m, "dquad", {t({4096}, DType::Float64, true), t({1}, DType::Float64, true)}, false, DeviceType::CUDA);
     expect_backward_cuda(m, d, false);
     expect_backward_cuda(m, d, true);
+    // Tables: a block-private copy in shared memory when the gradient fits.
     Call l = bind(m, "lut", {t({4096}, DType::Int32, false), t({256}, f, true)}, false, DeviceType::CUDA);
-    expect_backward_cuda(m, l, false);
+    const std::string table = expect_backward_cuda(m, l, false);
+    if (std::getenv("SG_DUMP_STRATEGY_CODE")) std::fprintf(stderr, "%s\n", table.c_str());
+    EXPECT_NE(table.find("sg_private_begin(params."), std::string::npos) << table;
+    EXPECT_NE(table.find("sg_grad_add_private("), std::string::npos) << table;
+    EXPECT_NE(table.find("sg_private_flush(params."), std::string::npos) << table;
+    Call lv = bind(m, "lut3", {t({4096}, DType::Int32, false), t({64, 3}, DType::Float64, true)}, false, DeviceType::CUDA);
+    expect_backward_cuda(m, lv, false);
+    Call lh = bind(m, "luth", {t({4096}, DType::Int32, false), t({64}, DType::Float16, true)}, false, DeviceType::CUDA);
+    const std::string half_table = expect_backward_cuda(m, lh, false);
+    EXPECT_EQ(half_table.find("sg_private_begin("), std::string::npos) << "half tables stay in global memory";
 }
 
 TEST(GradStrategies, DeterministicCudaRefusesAtomicGradientsClearly) {
