@@ -11,6 +11,9 @@
 #      vs torch's table[idx] and its backward
 #   5. first-call latency in fresh processes: cold (empty SHADEGRAD_CACHE_DIR, NVRTC compile) and
 #      warm (the same cache dir after a previous process filled it)
+#   6. host time of a training step (mul2, a loss, backward) under torch.compile(fullgraph=True) vs
+#      the eager step; N/A with the reason when torch.compile breaks the graph (bench_steps.py)
+#   7. the same step captured in a CUDA graph and replayed vs the eager step (bench_steps.py)
 #
 # Every benchmark checks its result against torch once before it is timed; a wrong result is
 # reported as ERROR and not timed. Host times are wall-clock (time.perf_counter) over N calls,
@@ -37,6 +40,7 @@ import textwrap
 import time
 import traceback
 
+from bench_steps import bench_compiled_step, bench_graph_step
 from mul2_kernels import MUL2_SOURCE
 
 SOURCE = MUL2_SOURCE + """
@@ -583,6 +587,8 @@ BENCHMARKS = [
     ("3", "large elementwise bandwidth", bench_bandwidth),
     ("4", "lookup-table backward", bench_lut),
     ("5", "first-call latency", bench_first_call),
+    ("6", "torch.compile(fullgraph=True) training step", bench_compiled_step),
+    ("7", "CUDA graph replay of a training step", bench_graph_step),
 ]
 
 
