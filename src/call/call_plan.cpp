@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "call/errors.h"
+#include "call/graph_capture.h"
 #include "call/kernel_faults.h"
 #include "runtime/cuda_mapped_memory.h"
 #include "lang/half_float.h"
@@ -100,6 +101,12 @@ static Binding masked(const Binding& b, uint64_t mask) {
 
 Glue CallPlan::backward_glue(uint64_t mask) const {
     return make_backward_glue(masked(binding_, mask), options_.index_64bit);
+}
+
+const CallPlan::Backward* CallPlan::find_backward(uint64_t mask) {
+    std::lock_guard<std::mutex> lock(backward_mutex_);
+    auto it = backwards_.find(mask);
+    return it != backwards_.end() ? it->second.get() : nullptr;
 }
 
 const CallPlan::Backward& CallPlan::backward(uint64_t mask) {
@@ -277,7 +284,10 @@ void CallPlan::launch(const CompiledKernel& kernel, std::vector<uint8_t>& block,
         const int64_t per_thread = kernel.generated.elements_per_thread;
         const int64_t threads = header.total / per_thread + (header.total % per_thread != 0);
         runtime::cuda_launch(*kernel.cuda_entry, block.data(), block.size(), threads, stream);
-        if (debug_mode()) [[unlikely]] {
+        // Debug mode waits for the kernel to raise its fault here, except inside a CUDA graph
+        // capture, where nothing may wait (the kernel is only recorded; the replay's faults are
+        // reported at the next call or synchronize(), as outside debug mode).
+        if (debug_mode() && !capturing(DeviceType::CUDA, device, stream)) [[unlikely]] {
             runtime::cuda_synchronize_stream(device, stream);
             check_device_faults(device, /*own_launch=*/true);
         }

@@ -56,6 +56,8 @@ public:
     /// The backward kernel for `mask` (normally grad_mask(); a subset when backward needs fewer
     /// gradients than forward promised), compiled on first use. Thread-safe.
     const Backward& backward(uint64_t mask);
+    /// The backward kernel for `mask` when it is compiled already, else nullptr. Thread-safe.
+    const Backward* find_backward(uint64_t mask);
     /// Glue of the backward for `mask` without compiling (debug_code).
     Glue backward_glue(uint64_t mask) const;
     const std::string& key_text() const { return key_text_; }

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "call/graph_capture.h"
+
 namespace sg::py {
 
 using call::ArgInfo;
@@ -143,7 +145,12 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
                                  pb.grad_strategy == call::GradStrategy::Store;
         }
         zero_gradient_buffers(*c, grad_inputs, n_inputs, launch_stream, written);
-        const call::CallPlan::Backward& bw = c->plan->backward(mask);
+        const call::CallPlan::Backward* found = c->plan->find_backward(mask);
+        if (!found) [[unlikely]] {
+            call::refuse_during_capture(b.function, "backward kernel", b.device, b.device_index, launch_stream);
+            found = &c->plan->backward(mask);
+        }
+        const call::CallPlan::Backward& bw = *found;
         call::LaunchData data;
         data.args = args.data();
         data.call_shape = c->call_shape;
@@ -169,7 +176,7 @@ void autograd_release(void* p) { delete static_cast<AutogradCtx*>(p); }
 
 /// A zero-filled buffer on a device, allocated once per device through torch and kept for the
 /// process (undefined incoming gradients read it with stride 0).
-void* device_zeros(TorchOps& ops, DeviceType device, int index) {
+void* device_zeros(TorchOps& ops, DeviceType device, int index, void* stream, const std::string& function) {
     if (device == DeviceType::CPU) return const_cast<unsigned char*>(kZeros);
     static std::vector<nb::object>* buffers = new std::vector<nb::object>();
     if (index < 0) index = 0;
@@ -177,8 +184,14 @@ void* device_zeros(TorchOps& ops, DeviceType device, int index) {
     nb::object& buf = (*buffers)[size_t(index)];
     TensorInfo info{};
     int64_t n = sizeof(kZeros);
-    if (!buf.is_valid() || buf.is_none()) buf = ops.empty(&n, 1, DType::UInt8, device, index, true, info);
-    else ops.describe(buf.ptr(), info);
+    if (!buf.is_valid() || buf.is_none()) {
+        // Made inside a capture, the buffer would live in the graph's memory pool and its zero
+        // fill would only be recorded, not run.
+        call::refuse_during_capture(function, "zero-gradient buffer", device, index, stream);
+        buf = ops.empty(&n, 1, DType::UInt8, device, index, true, info);
+    } else {
+        ops.describe(buf.ptr(), info);
+    }
     return info.data;
 }
 

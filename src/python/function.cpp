@@ -10,6 +10,7 @@
 
 #include "call/call_options.h"
 #include "call/errors.h"
+#include "call/graph_capture.h"
 #include "call/kernel_faults.h"
 #include "call/value_kind.h"
 #include "python/autograd_call.h"
@@ -133,6 +134,10 @@ std::shared_ptr<call::CallPlan> Function::plan_for(bool grad_mode) {
         call::append_extent_key(t_key, checks, s.args.data());
         it = core_->plans.find(t_key);
     }
+    // A new plan compiles its kernel: never inside a CUDA graph capture (graph_capture.h).
+    if (core_->device.type == DeviceType::CUDA) [[unlikely]]
+        call::refuse_during_capture(core_->name, "forward kernel", core_->device.type, core_->device.index,
+                                    torch_ops().current_stream(core_->device.type, core_->device.index));
     call::CallModifiers mods = mods_.call;
     mods.strict_broadcasting |= core_->options.strict_broadcasting;
     mods.deterministic |= core_->options.deterministic;
@@ -255,7 +260,7 @@ nb::object Function::call_described(bool grad_mode) {
     std::memcpy(ctx->call_shape, shape, sizeof(ctx->call_shape));
     ctx->results.assign(t_results.begin(), t_results.begin() + long(n_results));
     ctx->stream = stream;
-    ctx->zeros = device_zeros(ops, b.device, b.device_index);
+    ctx->zeros = device_zeros(ops, b.device, b.device_index, stream, core_->name);
     std::vector<PyObject*> inputs, outputs;
     std::vector<uint8_t> dirty;
     std::vector<nb::object> old_values;  // inout tensors' values before the call (kept by the node)

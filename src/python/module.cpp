@@ -175,7 +175,7 @@ NB_MODULE(_core, m) {
         });
 
     // __call__ is the tp_call slot (forwarding to _call), not a method: torch.compile support
-    // registers a traceable stand-in for the slot's wrapper (compile_support.h).
+    // puts a traceable stand-in in the class dict that calls never use (compile_support.h).
     auto function_class = nb::class_<Function>(m, "Function", nb::type_slots(function_type_slots()));
     function_class.def("_call", &Function::call)
         .def("call", &Function::call)
