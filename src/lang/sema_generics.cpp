@@ -451,6 +451,17 @@ FunctionDecl* Sema::instantiate_function(FunctionDecl* g, const std::vector<Gene
     instances_[key] = f;
     instance_depth_[f] = depth;
     if (making_representative_) representatives_.insert(f);
+    // As in Slang, a parameter typed by a type parameter whose constraint is a user interface that
+    // does not extend IDifferentiable is not differentiable inside the generic, whatever the
+    // argument: no derivative flows through it.
+    for (VarDecl* p : f->params) {
+        const TypeExpr* te = p->type_expr;
+        if (!te || !te->type_args.empty() || !te->array_dims.empty() || !te->member.empty()) continue;
+        for (const GenericParam& gp : g->generic_params) {
+            auto iface = gp.is_value || gp.name != te->name ? interfaces_.end() : interfaces_.find(gp.constraint);
+            if (iface != interfaces_.end() && !interface_extends(iface->second, "IDifferentiable")) p->is_no_diff = true;
+        }
+    }
     std::string context = diags_.set_context(instance_context(f));
     declare_signature(f);
     if (attributes_checked_) check_function_attributes(f);
