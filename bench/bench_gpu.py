@@ -19,6 +19,9 @@
 #   8. GPU time of a fused chain of ten differentiable elementwise operations over 64M floats,
 #      forward + backward, vs torch eager and vs the same function under torch.compile
 #   4d. row 4 in deterministic mode (N/A where the backend refuses it)
+#   9. host time of a training step (mul2, a loss, backward) under torch.compile(fullgraph=True) vs
+#      the eager step; N/A with the reason when torch.compile breaks the graph (bench_steps.py)
+#  10. the same step captured in a CUDA graph and replayed vs the eager step (bench_steps.py)
 #
 # Every benchmark checks its result against torch once before it is timed; a wrong result is
 # reported as ERROR and not timed. Host times are wall-clock (time.perf_counter) over N calls,
@@ -45,6 +48,7 @@ import textwrap
 import time
 import traceback
 
+from bench_steps import bench_compiled_step, bench_graph_step
 from mul2_kernels import MUL2_SOURCE
 
 SOURCE = MUL2_SOURCE + """
@@ -825,6 +829,8 @@ BENCHMARKS = [
     ("6", "broadcast parameters", bench_broadcast_params),
     ("7", "float3 function", bench_float3),
     ("8", "fused elementwise chain", bench_chain),
+    ("9", "torch.compile(fullgraph=True) training step", bench_compiled_step),
+    ("10", "CUDA graph replay of a training step", bench_graph_step),
 ]
 
 

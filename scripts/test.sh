@@ -39,7 +39,7 @@ say "C++ tests took $((SECONDS - start)) s"
 say "Python tests: pytest tests/python"
 start=$SECONDS
 # Exit code 5 means no test was collected: a failure here, since there are tests.
-"$PYTHON" -m pytest -q -p no:cacheprovider tests/python "$@" || { rc=$?; status=1
+"$PYTHON" -m pytest -q -p no:cacheprovider --durations=12 tests/python "$@" || { rc=$?; status=1
     if [ $rc -eq 5 ]; then say "error: pytest collected no tests"; fi; }
 say "Python tests took $((SECONDS - start)) s"
 

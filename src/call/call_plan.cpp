@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "call/errors.h"
+#include "call/graph_capture.h"
 #include "call/kernel_faults.h"
 #include "runtime/cuda_mapped_memory.h"
 #include "lang/half_float.h"
@@ -21,7 +22,8 @@ codegen::CodegenOptions kernel_options(codegen::CodegenOptions options, const Gl
     for (size_t k = 0; k < glue.params.size() && k < 64; ++k) {
         const GlueParam& g = glue.params[k];
         const bool call_shaped = g.source == ParamSource::Result || g.source == ParamSource::ResultGrad ||
-                                 g.source == ParamSource::ArgGrad || (g.source == ParamSource::ArgTensor && !g.whole);
+                                 g.source == ParamSource::ArgGrad || g.source == ParamSource::ArgOutGrad ||
+                                 (g.source == ParamSource::ArgTensor && !g.whole);
         if (call_shaped) options.call_shaped_params |= uint64_t(1) << k;
         if (g.source == ParamSource::ArgGrad && g.grad == GradStrategy::Reduce)
             options.reduced_params |= uint64_t(1) << k;
@@ -59,7 +61,7 @@ int32_t register_site(const UserModule& module, const Binding& b, const Glue& gl
     for (const GlueParam& g : glue.params) {
         // `binding` indexes Binding::params except for results (a result leaf) and extents.
         const bool names_param = g.source == ParamSource::ArgTensor || g.source == ParamSource::ArgGrad ||
-                                 g.source == ParamSource::Uniform;
+                                 g.source == ParamSource::ArgOutGrad || g.source == ParamSource::Uniform;
         const std::string name = names_param && g.binding >= 0 && size_t(g.binding) < b.params.size()
                                      ? b.params[size_t(g.binding)].name
                                      : std::string();
@@ -68,6 +70,7 @@ int32_t register_site(const UserModule& module, const Binding& b, const Glue& gl
         case ParamSource::Result: site.params.push_back("the result"); break;
         case ParamSource::ResultGrad: site.params.push_back("the gradient of the result"); break;
         case ParamSource::ArgGrad: site.params.push_back("the gradient of parameter '" + name + "'"); break;
+        case ParamSource::ArgOutGrad: site.params.push_back("the gradient of the written parameter '" + name + "'"); break;
         case ParamSource::ArgTensor:
         case ParamSource::Uniform: site.params.push_back("parameter '" + name + "'"); break;
         }
@@ -98,6 +101,12 @@ static Binding masked(const Binding& b, uint64_t mask) {
 
 Glue CallPlan::backward_glue(uint64_t mask) const {
     return make_backward_glue(masked(binding_, mask), options_.index_64bit);
+}
+
+const CallPlan::Backward* CallPlan::find_backward(uint64_t mask) {
+    std::lock_guard<std::mutex> lock(backward_mutex_);
+    auto it = backwards_.find(mask);
+    return it != backwards_.end() ? it->second.get() : nullptr;
 }
 
 const CallPlan::Backward& CallPlan::backward(uint64_t mask) {
@@ -233,7 +242,8 @@ void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Bindin
             const TensorInfo& t = data.args[p.arg].tensor;
             int dims = g.whole ? t.ndim - p.elem_dims : p.call_dims + p.array_dims;
             int elem = p.elem_dims - (g.whole ? 0 : p.array_dims);
-            const int64_t* extents = g.whole ? nullptr : data.call_shape + (b.call_rank - p.call_dims);
+            // A batch of whole tensors is read at the call index in its leading dims too.
+            const int64_t* extents = g.whole && p.call_dims == 0 ? nullptr : data.call_shape + (b.call_rank - p.call_dims);
             if (!p.dim_map.empty()) put_mapped_view(block, tl.data, tl.shape, tl.strides, tl.inner, t, p, extents);
             else put_view(block, tl.data, tl.shape, tl.strides, tl.inner, t, dims, elem, extents, p.call_dims);
             if (g.grad_view) {
@@ -243,9 +253,11 @@ void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Bindin
             }
             break;
         }
-        case ParamSource::ArgGrad: {
+        case ParamSource::ArgGrad:
+        case ParamSource::ArgOutGrad: {
             const ParamBinding& p = b.params[size_t(g.binding)];
-            const TensorInfo* grad = data.binding_grads ? data.binding_grads[g.binding] : nullptr;
+            const TensorInfo* const* grads = g.source == ParamSource::ArgGrad ? data.binding_grads : data.binding_out_grads;
+            const TensorInfo* grad = grads ? grads[g.binding] : nullptr;
             SG_INTERNAL_ASSERT(grad != nullptr, "missing gradient buffer for '" + p.name + "'");
             const int64_t* extents = data.call_shape + (b.call_rank - p.call_dims);
             if (!p.dim_map.empty()) put_mapped_view(block, tl.data, tl.shape, tl.strides, tl.inner, *grad, p, extents);
@@ -272,7 +284,10 @@ void CallPlan::launch(const CompiledKernel& kernel, std::vector<uint8_t>& block,
         const int64_t per_thread = kernel.generated.elements_per_thread;
         const int64_t threads = header.total / per_thread + (header.total % per_thread != 0);
         runtime::cuda_launch(*kernel.cuda_entry, block.data(), block.size(), threads, stream);
-        if (debug_mode()) [[unlikely]] {
+        // Debug mode waits for the kernel to raise its fault here, except inside a CUDA graph
+        // capture, where nothing may wait (the kernel is only recorded; the replay's faults are
+        // reported at the next call or synchronize(), as outside debug mode).
+        if (debug_mode() && !capturing(DeviceType::CUDA, device, stream)) [[unlikely]] {
             runtime::cuda_synchronize_stream(device, stream);
             check_device_faults(device, /*own_launch=*/true);
         }

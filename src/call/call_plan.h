@@ -26,6 +26,9 @@ struct LaunchData {
     /// Per binding: gradient buffer of an input in the mask, or incoming gradient of an output
     /// tensor (backward); nullptr otherwise.
     const TensorInfo* const* binding_grads = nullptr;
+    /// Per binding: the incoming gradient of an inout parameter's written value (backward), whose
+    /// binding_grads entry is the gradient of its old value; nullptr otherwise.
+    const TensorInfo* const* binding_out_grads = nullptr;
     /// Deterministic CUDA kernels with reduced gradients: scratch_bytes() of device memory whose
     /// first 16 bytes are zero (CallHeader::scratch); nullptr otherwise.
     void* scratch = nullptr;
@@ -53,6 +56,8 @@ public:
     /// The backward kernel for `mask` (normally grad_mask(); a subset when backward needs fewer
     /// gradients than forward promised), compiled on first use. Thread-safe.
     const Backward& backward(uint64_t mask);
+    /// The backward kernel for `mask` when it is compiled already, else nullptr. Thread-safe.
+    const Backward* find_backward(uint64_t mask);
     /// Glue of the backward for `mask` without compiling (debug_code).
     Glue backward_glue(uint64_t mask) const;
     const std::string& key_text() const { return key_text_; }

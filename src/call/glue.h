@@ -21,6 +21,7 @@ enum class ParamSource : uint8_t {
     Uniform,     ///< a number of binding `binding`'s argument (which one: `component`)
     Result,      ///< result tensor `binding` (one per Binding::result_leaves entry)
     ResultGrad,  ///< the incoming gradient of the result
+    ArgOutGrad,  ///< the incoming gradient of an inout parameter's written value (binding `binding`)
     CallExtent,  ///< the call shape's extent of dimension `component` (thread_id, hashes)
 };
 

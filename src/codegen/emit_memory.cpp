@@ -35,6 +35,12 @@ void Emitter::emit_tensor(const Inst& inst) {
         define(inst.result(), "(uint)" + t + ".shape[" + std::to_string(inst.imm_int) + "]");
         return;
     }
+    if (inst.op == OpKind::TensorSlice) {
+        std::string call = "sg_tensor_slice<" + std::to_string(inst.operands.size() - 1) + ">(" + t;
+        for (size_t k = 1; k < inst.operands.size(); ++k) call += ", (int64_t)" + ref(inst.operands[k]);
+        define(inst.result(), call + ")");
+        return;
+    }
     if (inst.op == OpKind::TensorAtomicAdd) {
         // A reduced gradient (every call dim broadcast: the same element for every thread) goes
         // to the thread's accumulator, whatever the index.

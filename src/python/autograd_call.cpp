@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "call/graph_capture.h"
+
 namespace sg::py {
 
 using call::ArgInfo;
@@ -118,6 +120,9 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
         }
         std::vector<TensorInfo> outs(static_cast<size_t>(n_outputs));
         std::vector<TensorInfo> result_grads(c->results.size());
+        // An inout binding is an input (its old value) and an output (its written value): the
+        // incoming gradient of the latter goes beside the buffer of the former.
+        std::vector<const TensorInfo*> out_grads(b.params.size(), nullptr);
         bool any = false;
         for (int j = 0; j < n_outputs; ++j) {
             int bi = c->output_bindings[size_t(j)];
@@ -125,6 +130,7 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
             any |= grad_outputs[j].data != nullptr;
             outs[size_t(j)] = grad_outputs[j].data ? grad_outputs[j] : zero_view(like, c->zeros);
             if (bi < 0) result_grads[size_t(-1 - bi)] = outs[size_t(j)];
+            else if (b.params[size_t(bi)].dir == lang::ParamDir::InOut) out_grads[size_t(bi)] = &outs[size_t(j)];
             else grads[size_t(bi)] = &outs[size_t(j)];
         }
         if (!any) {  // every incoming gradient is zero
@@ -139,12 +145,18 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
                                  pb.grad_strategy == call::GradStrategy::Store;
         }
         zero_gradient_buffers(*c, grad_inputs, n_inputs, launch_stream, written);
-        const call::CallPlan::Backward& bw = c->plan->backward(mask);
+        const call::CallPlan::Backward* found = c->plan->find_backward(mask);
+        if (!found) [[unlikely]] {
+            call::refuse_during_capture(b.function, "backward kernel", b.device, b.device_index, launch_stream);
+            found = &c->plan->backward(mask);
+        }
+        const call::CallPlan::Backward& bw = *found;
         call::LaunchData data;
         data.args = args.data();
         data.call_shape = c->call_shape;
         data.result_grad = result_grads.data();
         data.binding_grads = grads.data();
+        data.binding_out_grads = out_grads.data();
         // Deterministic CUDA reductions: per-block sums in scratch memory from torch's allocator
         // (stream-ordered, so it may be released as soon as the launch is enqueued).
         ScratchBuffer scratch(bw.kernel, c->call_shape, b.call_rank, launch_stream);
@@ -164,7 +176,7 @@ void autograd_release(void* p) { delete static_cast<AutogradCtx*>(p); }
 
 /// A zero-filled buffer on a device, allocated once per device through torch and kept for the
 /// process (undefined incoming gradients read it with stride 0).
-void* device_zeros(TorchOps& ops, DeviceType device, int index) {
+void* device_zeros(TorchOps& ops, DeviceType device, int index, void* stream, const std::string& function) {
     if (device == DeviceType::CPU) return const_cast<unsigned char*>(kZeros);
     static std::vector<nb::object>* buffers = new std::vector<nb::object>();
     if (index < 0) index = 0;
@@ -172,8 +184,14 @@ void* device_zeros(TorchOps& ops, DeviceType device, int index) {
     nb::object& buf = (*buffers)[size_t(index)];
     TensorInfo info{};
     int64_t n = sizeof(kZeros);
-    if (!buf.is_valid() || buf.is_none()) buf = ops.empty(&n, 1, DType::UInt8, device, index, true, info);
-    else ops.describe(buf.ptr(), info);
+    if (!buf.is_valid() || buf.is_none()) {
+        // Made inside a capture, the buffer would live in the graph's memory pool and its zero
+        // fill would only be recorded, not run.
+        call::refuse_during_capture(function, "zero-gradient buffer", device, index, stream);
+        buf = ops.empty(&n, 1, DType::UInt8, device, index, true, info);
+    } else {
+        ops.describe(buf.ptr(), info);
+    }
     return info.data;
 }
 
