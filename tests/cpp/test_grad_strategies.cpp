@@ -17,6 +17,7 @@
 #include "call/call_plan.h"
 #include "call/errors.h"
 #include "call/compile_kernel.h"
+#include "call/resolve.h"
 #include "call/user_module.h"
 
 namespace sg::test {
