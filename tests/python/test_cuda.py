@@ -329,3 +329,44 @@ def test_torch_compile_reduce_overhead_matches_eager(sg, m):
         torch.testing.assert_close(ga.clone(), ea.grad)
         torch.testing.assert_close(gb.clone(), eb.grad)
     torch._dynamo.reset()
+
+
+@pytest.mark.parametrize("bridge", ["native", "fallback"])
+def test_cuda_graph_capture_with_each_bridge(bridge):
+    # A fresh process per bridge: the fallback's autograd node is a Python autograd.Function.
+    code = textwrap.dedent(
+        f"""
+        import torch
+        import shadegrad as sg
+        assert sg.torch_bridge_status()["active"] == {bridge!r}, sg.torch_bridge_status()
+        m = sg.Module.load_from_source(sg.create_torch_device(type=sg.DeviceType.cuda), "g", {SRC!r})
+        a = torch.rand(32, 48, device="cuda", requires_grad=True)
+        b = torch.rand(32, 48, device="cuda", requires_grad=True)
+        g = torch.rand(32, 48, device="cuda")
+        def step():
+            m.mul2(sg.grid((32, 48)), a, b).backward(g)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                a.grad = b.grad = None
+                step()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        a.grad = b.grad = None
+        with torch.cuda.graph(graph):
+            step()
+        for _ in range(10):
+            with torch.no_grad():
+                a.copy_(torch.rand_like(a))
+                b.copy_(torch.rand_like(b))
+                g.copy_(torch.rand_like(g))
+            graph.replay()
+            torch.cuda.synchronize()
+            assert torch.equal(a.grad, g * b.detach()) and torch.equal(b.grad, g * a.detach())
+        print("ok")
+        """
+    )
+    proc = run_python(code, bridge=bridge)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip().endswith("ok")
