@@ -370,3 +370,32 @@ def test_cuda_graph_capture_with_each_bridge(bridge):
     proc = run_python(code, bridge=bridge)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip().endswith("ok")
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_torch_compile_fullgraph_matches_eager(sg, m, dynamic):
+    # torch.compile of a training step on the CUDA backend: one graph (fullgraph=True, inductor),
+    # values and gradients as in eager mode, for two shapes.
+    import torch._dynamo
+
+    torch._dynamo.reset()
+
+    def loss_fn(a, b, x, target):
+        return _loss(sg, m, a, b, x, target)
+
+    compiled = torch.compile(loss_fn, fullgraph=True, dynamic=dynamic)
+    for shape, seed in (((40, 24), 5), ((17, 33), 6)):
+        gen = torch.Generator(device="cuda").manual_seed(seed)
+        a = (torch.rand(shape, device="cuda", generator=gen) + 0.5).requires_grad_(True)
+        b = (torch.rand(shape, device="cuda", generator=gen) + 0.5).requires_grad_(True)
+        x = torch.rand(shape, device="cuda", generator=gen) + 0.5
+        target = torch.rand(shape, device="cuda", generator=gen)
+        results = []
+        for fn in (loss_fn, compiled):
+            a.grad = b.grad = None
+            loss = fn(a, b, x, target)
+            loss.backward()
+            results.append((loss.detach(), a.grad.clone(), b.grad.clone()))
+        for eager, got in zip(*results):
+            torch.testing.assert_close(got, eager, rtol=1e-5, atol=1e-6)
+    torch._dynamo.reset()
