@@ -1,12 +1,12 @@
-# bench/bench_steps.py — rows 6 and 7 of bench/bench_gpu.py: a whole training step (a shadegrad
-# call, a torch loss, backward) compiled with torch.compile(fullgraph=True) (row 6), and captured
-# in a CUDA graph and replayed (row 7), each against the same step run eagerly.
+# bench/bench_steps.py — rows 9 and 10 of bench/bench_gpu.py: a whole training step (a shadegrad
+# call, a torch loss, backward) compiled with torch.compile(fullgraph=True) (row 9), and captured
+# in a CUDA graph and replayed (row 10), each against the same step run eagerly.
 #
 # The step: y = mul2(grid, a, b) on 64x64 with both a and b requiring grad, loss = mean((y -
 # target)^2), backward into a.grad and b.grad. Both rows first check their gradients against the
 # eager step's, then time blocks of steps (host wall-clock, one synchronize per block, median of
-# the repeats, interleaved with the eager blocks). Row 6 is N/A with the reason when torch.compile
-# cannot trace the step without a graph break; row 7 is N/A without CUDA.
+# the repeats, interleaved with the eager blocks). Row 9 is N/A with the reason when torch.compile
+# cannot trace the step without a graph break; row 10 is N/A without CUDA.
 """Training-step benchmarks: torch.compile(fullgraph=True) and CUDA graph replay vs eager."""
 
 from __future__ import annotations
@@ -57,7 +57,7 @@ def bench_compiled_step(b) -> list:
     try:
         ga, gc = torch.autograd.grad(compiled(a, c, target), (a, c))
     except Exception as e:  # noqa: BLE001 — a graph break (or any tracing failure) is the finding
-        return [na_row("6", name, f"torch.compile cannot trace the step: {type(e).__name__}: "
+        return [na_row("9", name, f"torch.compile cannot trace the step: {type(e).__name__}: "
                                   + str(e).strip().splitlines()[0][:240])]
     ea, ec = torch.autograd.grad(loss_of(a, c, target), (a, c))
     check(rel_err(ga, ea) < 1e-6 and rel_err(gc, ec) < 1e-6, "compiled step gradients == eager gradients")
@@ -74,7 +74,7 @@ def bench_compiled_step(b) -> list:
     t = _median_us_per_step(b, {"compiled": steps_with(compiled), "eager": steps_with(loss_of)}, b.s["bwd_number"])
     torch._dynamo.reset()
     ratio = t["compiled"] / t["eager"]
-    return [row("6", name, value=t["compiled"], unit="µs", reference=t["eager"], reference_name="the eager step",
+    return [row("9", name, value=t["compiled"], unit="µs", reference=t["eager"], reference_name="the eager step",
                 ratio=ratio, notes="inductor backend; one graph, no break (fullgraph=True); gradients checked")]
 
 
@@ -84,7 +84,7 @@ def bench_graph_step(b) -> list:
     torch, sg, m = b.torch, b.sg, b.m
     name = f"{STEP_NAME} replayed from a CUDA graph: µs/step"
     if not b.cuda:
-        return [na_row("7", name, "needs CUDA (torch.cuda.graph)")]
+        return [na_row("10", name, "needs CUDA (torch.cuda.graph)")]
     a, c, target = _step_inputs(b)
     grid = sg.grid(STEP_SHAPE)
     mul2 = m.mul2
@@ -126,5 +126,5 @@ def bench_graph_step(b) -> list:
     t = _median_us_per_step(b, {"graph": replayed, "eager": eager}, b.s["bwd_number"])
     del static_grads
     ratio = t["graph"] / t["eager"]
-    return [row("7", name, value=t["graph"], unit="µs", reference=t["eager"], reference_name="the eager step",
+    return [row("10", name, value=t["graph"], unit="µs", reference=t["eager"], reference_name="the eager step",
                 ratio=ratio, notes="torch.cuda.graph of forward + backward, replayed; gradients checked")]
