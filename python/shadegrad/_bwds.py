@@ -56,6 +56,8 @@ class BwdsFunction:
                 primal = value.primal
                 if isinstance(primal, int) and not isinstance(primal, bool) and value._sg_scalar_name is None:
                     primal = float(primal)  # only floating-point values have derivatives
+                if isinstance(primal, (list, tuple)) and value._sg_scalar_name is None:
+                    primal = [float(x) for x in primal]  # an array of numbers: its gradient is floats too
                 t = _values.value_to_tensor(primal, value._sg_scalar_name, *device)
                 if value.needs_grad and t.is_floating_point():
                     t.requires_grad_(True)

@@ -286,6 +286,9 @@ def value_to_tensor(value, scalar, device_type: int, index: int):
         scalar, data = scalar or "float", value
     elif isinstance(value, torch.Tensor):
         return value.detach().clone().to(_device(device_type, index))
+    elif isinstance(value, (list, tuple)) and value and all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in value):
+        # A flat list of numbers (an array argument): float unless every item is an int.
+        scalar, data = scalar or ("int" if all(isinstance(x, int) for x in value) else "float"), list(value)
     else:
         raise TypeError(f"a ValueRef holds a Python scalar or a value type (sg.float3, ...), got {type(value).__name__}")
     return torch.tensor(data, dtype=_dtype_of(scalar), device=_device(device_type, index))
@@ -300,6 +303,8 @@ def tensor_to_value(t, like=None):
               "torch.float64": "double", "torch.float16": "half", "torch.int64": "int64_t"}.get(str(t.dtype), "float")
     if isinstance(like, ValueType):
         return type(like)(v)
+    if isinstance(like, (list, tuple)):
+        return v
     if t.dim() == 1 and 2 <= t.shape[0] <= 4 and f"{scalar}{t.shape[0]}" in VALUE_TYPES:
         return VALUE_TYPES[f"{scalar}{t.shape[0]}"](v)
     if t.dim() == 2 and f"{scalar}{t.shape[0]}x{t.shape[1]}" in VALUE_TYPES:

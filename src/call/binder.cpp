@@ -191,20 +191,9 @@ bool map_converts(const Type* from, const Type* to) {
 
 }  // namespace
 
-Binding bind_call(const UserModule& module, const std::string& function, const ArgInfo* args, size_t positional,
-                  size_t count, const std::vector<std::string>& keyword_names, bool grad_mode, DeviceType device,
-                  const CallModifiers& modifiers, int result_arg) {
-    std::vector<lang::FunctionDecl*> overloads = module.functions(function);
-    if (overloads.empty()) throw_value_error("module '" + module.name() + "' has no function '" + function + "'");
-    if (overloads.size() > 1)
-        throw_type_error(function + ": calling an overloaded function from Python is not supported yet");
-    lang::FunctionDecl* fn = overloads[0];
-    Binding b;
-    b.function = function;
-    b.decl = fn;
-    b.device = device;
+std::vector<int> match_arguments(const lang::FunctionDecl* fn, const std::string& function, size_t positional,
+                                 const std::vector<std::string>& keyword_names) {
     const size_t nparams = fn->params.size();
-    // Match positional and keyword arguments to parameters.
     std::vector<int> arg_of(nparams, -1);
     if (positional > nparams)
         throw_type_error(function + "() takes " + std::to_string(nparams) + " argument" + (nparams == 1 ? "" : "s") + " but " +
@@ -220,7 +209,19 @@ Binding bind_call(const UserModule& module, const std::string& function, const A
     }
     for (size_t p = 0; p < nparams; ++p)
         if (arg_of[p] < 0) throw_type_error(function + "() missing required argument '" + fn->params[p]->name + "'");
-    (void)count;
+    return arg_of;
+}
+
+Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const ArgInfo* args, size_t positional,
+                         const std::vector<std::string>& keyword_names, bool grad_mode, DeviceType device,
+                         const CallModifiers& modifiers, int result_arg) {
+    const std::string& function = fn->name;
+    Binding b;
+    b.function = function;
+    b.decl = fn;
+    b.device = device;
+    const size_t nparams = fn->params.size();
+    std::vector<int> arg_of = match_arguments(fn, function, positional, keyword_names);
 
     Binder binder(b, modifiers);
     binder.module = &module;

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "call/arg_info.h"
+#include "call/call_key.h"
 #include "call/user_module.h"
 
 namespace sg::call {
@@ -101,6 +102,9 @@ struct Binding {
     bool uses_call_extents = false;     ///< the glue reads the call shape (thread_id and hashes)
     DeviceType device = DeviceType::CPU;
     int device_index = -1;
+    /// Element extents the key does not carry that this binding read (call/resolve.cpp): a call
+    /// with other extents there needs a plan of its own.
+    std::vector<ExtentCheck> extent_checks;
 };
 
 /// What fn.map(...) asks: per parameter, its argument dims' call dims (empty: right-aligned).
@@ -116,11 +120,17 @@ struct CallModifiers {
 /// float2x3: {2, 3}, float[5]: {5}); false when the type cannot be read from a tensor.
 bool element_shape(const lang::Type* t, std::vector<int64_t>& shape, lang::ScalarKind& scalar);
 
-/// Binds a call. Throws CallError naming the function and parameter on any mismatch.
-/// `device` is the module's device: every tensor must live there.
-Binding bind_call(const UserModule& module, const std::string& function, const ArgInfo* args, size_t positional,
-                  size_t count, const std::vector<std::string>& keyword_names, bool grad_mode, DeviceType device,
-                  const CallModifiers& modifiers = {}, int result_arg = -1);
+/// The argument of each of `fn`'s parameters: positional ones first, then keywords by name
+/// (indices into the call's arguments). Throws a TypeError for a missing, unknown or doubled one.
+std::vector<int> match_arguments(const lang::FunctionDecl* fn, const std::string& function, size_t positional,
+                                 const std::vector<std::string>& keyword_names);
+
+/// Binds a call to one concrete declaration (an overload or an instantiation, as chosen by
+/// call/resolve.h, which is where calls by name go). Throws CallError naming the function and
+/// parameter on any mismatch. `device` is the module's device: every tensor must live there.
+Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const ArgInfo* args, size_t positional,
+                         const std::vector<std::string>& keyword_names, bool grad_mode, DeviceType device,
+                         const CallModifiers& modifiers = {}, int result_arg = -1);
 
 /// Computes this call's shape (right-aligned broadcast of the arguments' call dims) into
 /// `shape`; throws CallError when extents neither match nor broadcast.

@@ -56,6 +56,17 @@ void append_link_key(CallKey& key, const std::string& link) {
     key.bytes += link;
 }
 
+void append_extent_key(CallKey& key, const std::vector<ExtentCheck>& checks, const ArgInfo* args) {
+    // After everything else: a marker byte, then per check its dim and the call's extent.
+    key.bytes.push_back(char(0xFE));
+    put<uint16_t>(key.bytes, uint16_t(checks.size()));
+    for (const ExtentCheck& c : checks) {
+        put<uint16_t>(key.bytes, uint16_t(c.arg));
+        put<uint8_t>(key.bytes, uint8_t(c.dim));
+        put<int64_t>(key.bytes, args[c.arg].tensor.shape[c.dim]);
+    }
+}
+
 std::string render_call_key(const CallKey& key) {
     const std::string& s = key.bytes;
     size_t pos = 1;

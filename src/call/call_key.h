@@ -15,6 +15,14 @@ namespace sg::call {
 /// shapes); every other extent, 0 included, is class 0 ("many").
 inline uint8_t extent_class(int64_t extent) { return extent >= 1 && extent <= 4 ? uint8_t(extent) : 0; }
 
+/// An element extent a plan's binding depends on that the extent classes do not tell apart (a
+/// (N, 5) tensor read as float[5]): tensor argument `arg`'s dim `dim` must be `extent`.
+struct ExtentCheck {
+    int arg = -1;
+    int dim = 0;
+    int64_t extent = 0;
+};
+
 struct CallKey {
     std::string bytes;  ///< compared and hashed as a whole
     bool operator==(const CallKey& o) const { return bytes == o.bytes; }
@@ -35,6 +43,17 @@ void build_call_key(CallKey& key, uint32_t function_id, const ArgInfo* args, siz
 /// Appends what the function's module depends on besides the call (its link-time constants and
 /// the content of its files: UserModule::link_key) to a built key. Nothing when `link` is empty.
 void append_link_key(CallKey& key, const std::string& link);
+
+/// Whether the call's arguments have the extents `checks` name (true when there are none).
+inline bool extents_match(const std::vector<ExtentCheck>& checks, const ArgInfo* args) {
+    for (const ExtentCheck& c : checks)
+        if (args[c.arg].tensor.shape[c.dim] != c.extent) return false;
+    return true;
+}
+
+/// Appends the call's exact extents at the dims `checks` name: the key of a call whose plan
+/// under the built key was made for other element extents (such plans are looked up there).
+void append_extent_key(CallKey& key, const std::vector<ExtentCheck>& checks, const ArgInfo* args);
 
 /// A readable rendering of a key, e.g. `fn#3 grad=1 opt=0 (grid[*,*], tensor f32 cpu [*,*] g1, float)`.
 std::string render_call_key(const CallKey& key);

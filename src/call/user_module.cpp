@@ -82,10 +82,18 @@ std::vector<lang::FunctionDecl*> UserModule::functions(const std::string& fn) co
     return out;
 }
 
+std::vector<lang::FunctionDecl*> UserModule::generic_functions(const std::string& fn) const {
+    std::vector<lang::FunctionDecl*> out;
+    for (lang::FunctionDecl* g : analysis_->result().generic_functions)
+        if (g->name == fn) out.push_back(g);
+    return out;
+}
+
 std::vector<std::string> UserModule::function_names() const {
     std::set<std::string> names;
     for (lang::FunctionDecl* f : analysis_->result().functions)
         if (!f->generic_origin) names.insert(f->name);
+    for (lang::FunctionDecl* g : analysis_->result().generic_functions) names.insert(g->name);
     return {names.begin(), names.end()};
 }
 
@@ -101,14 +109,27 @@ std::vector<std::string> UserModule::struct_names() const {
     return {names.begin(), names.end()};
 }
 
-lang::FunctionDecl* UserModule::instantiate(const std::string& fn, const std::vector<lang::GenericArg>& args) {
-    std::vector<lang::Diagnostic> why;
-    lang::FunctionDecl* f = analysis_->instantiate(fn, args, why);
-    if (f) return f;
+namespace {
+
+[[noreturn]] void throw_instantiation_failure(const std::string& fn, std::vector<lang::Diagnostic> why) {
     std::string rendered;
     for (const lang::Diagnostic& d : why) rendered += lang::render_diagnostic(d);
     if (why.empty()) rendered = "cannot instantiate '" + fn + "'\n";
     throw lang::CompileError(rendered, std::move(why));
+}
+
+}  // namespace
+
+lang::FunctionDecl* UserModule::instantiate(const std::string& fn, const std::vector<lang::GenericArg>& args) const {
+    std::vector<lang::Diagnostic> why;
+    if (lang::FunctionDecl* f = analysis_->instantiate(fn, args, why)) return f;
+    throw_instantiation_failure(fn, std::move(why));
+}
+
+lang::FunctionDecl* UserModule::instantiate(lang::FunctionDecl* generic, const std::vector<lang::GenericArg>& args) const {
+    std::vector<lang::Diagnostic> why;
+    if (lang::FunctionDecl* f = analysis_->instantiate(generic, args, why)) return f;
+    throw_instantiation_failure(generic->name, std::move(why));
 }
 
 }  // namespace sg::call

@@ -39,6 +39,9 @@ public:
     const ModuleSetup& setup() const { return setup_; }
     /// Overloads named `fn` (empty when none).
     std::vector<lang::FunctionDecl*> functions(const std::string& fn) const;
+    /// Generic declarations named `fn` (instantiate them before binding; empty when none).
+    std::vector<lang::FunctionDecl*> generic_functions(const std::string& fn) const;
+    /// The names of the functions callable from Python: free functions and generics.
     std::vector<std::string> function_names() const;
     /// The struct named `name` (nullptr when none).
     const lang::StructDecl* find_struct(const std::string& name) const;
@@ -52,9 +55,12 @@ public:
     /// value parameter, per generic parameter): a concrete, checked FunctionDecl, cached.
     /// Throws lang::CompileError naming the function and the arguments when they do not fit.
     /// The glue calls it by its name with explicit arguments (FunctionDecl::name, "wsq<3>").
-    lang::FunctionDecl* instantiate(const std::string& fn, const std::vector<lang::GenericArg>& args);
+    /// Instantiations only add to the module (cached), so a const module can make them.
+    lang::FunctionDecl* instantiate(const std::string& fn, const std::vector<lang::GenericArg>& args) const;
+    /// The same for one generic declaration of generic_functions().
+    lang::FunctionDecl* instantiate(lang::FunctionDecl* generic, const std::vector<lang::GenericArg>& args) const;
     /// A type of the module by name ("float3", "Spring"); nullptr when unknown.
-    const lang::Type* named_type(const std::string& name) { return analysis_->named_type(name); }
+    const lang::Type* named_type(const std::string& name) const { return analysis_->named_type(name); }
     lang::TypeContext& types() { return types_; }
     const lang::TypeContext& types() const { return types_; }
     /// Warnings of the load (rendered), for users who ask.

@@ -1,6 +1,7 @@
 // src/lang/analysis.cpp — the call layer's questions to a checked module (see analysis.h).
 #include "lang/analysis.h"
 
+#include <functional>
 #include <set>
 
 #include "lang/sema_internal.h"
@@ -25,11 +26,20 @@ const Type* Analysis::named_type(const std::string& name) { return sema_->named_
 
 FunctionDecl* Analysis::instantiate(const std::string& name, const std::vector<GenericArg>& args,
                                     std::vector<Diagnostic>& why) {
+    return instantiate_with([&] { return sema_->instantiate_by_name(name, args); }, why);
+}
+
+FunctionDecl* Analysis::instantiate(FunctionDecl* generic, const std::vector<GenericArg>& args,
+                                    std::vector<Diagnostic>& why) {
+    return instantiate_with([&] { return sema_->instantiate_generic(generic, args); }, why);
+}
+
+FunctionDecl* Analysis::instantiate_with(const std::function<FunctionDecl*()>& make, std::vector<Diagnostic>& why) {
     size_t mark = diags_.all().size();
     size_t functions_before = sema_->result().functions.size();
     FunctionDecl* f = nullptr;
     try {
-        f = sema_->instantiate_by_name(name, args);
+        f = make();
     } catch (const CompileError&) {
         f = nullptr;  // too many errors: they are all in the list
     }
@@ -100,8 +110,23 @@ FunctionDecl* Sema::instantiate_by_name(const std::string& name, const std::vect
                                                                  " fit several generic '" + name + "'");
         return nullptr;
     }
-    FunctionDecl* g = fits.front();
+    return instantiate_generic(fits.front(), args);
+}
+
+FunctionDecl* Sema::instantiate_generic(FunctionDecl* g, const std::vector<GenericArg>& args) {
+    const std::string& name = g->name;
+    if (g->generic_params.size() != args.size()) {
+        diags_.error(g->loc, "'" + name + "' takes " + std::to_string(g->generic_params.size()) + " generic argument" +
+                                 (g->generic_params.size() == 1 ? "" : "s") + ", " + std::to_string(args.size()) +
+                                 " given");
+        return nullptr;
+    }
     for (size_t k = 0; k < args.size(); ++k) {
+        if (g->generic_params[k].is_value != args[k].is_value) {
+            diags_.error(g->loc, describe_constraint_failure(g->generic_params[k], args[k]) + " in '" +
+                                     instance_name(name, args) + "'");
+            return nullptr;
+        }
         if (!args[k].is_value && !args[k].type) {
             diags_.error(g->loc, "generic argument '" + g->generic_params[k].name + "' of '" + name + "' has no type");
             return nullptr;

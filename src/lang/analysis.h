@@ -5,6 +5,7 @@
 // instantiation, which comes back as a concrete, checked FunctionDecl (or as diagnostics).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -54,11 +55,18 @@ public:
     FunctionDecl* instantiate(const std::string& name, const std::vector<GenericArg>& args,
                               std::vector<Diagnostic>& why);
 
+    /// The instantiation of the generic declaration `generic` (one of functions()' generic
+    /// entries) with `args`, as above: for callers that chose among overloads themselves.
+    FunctionDecl* instantiate(FunctionDecl* generic, const std::vector<GenericArg>& args,
+                              std::vector<Diagnostic>& why);
+
     /// A type by name in the module's scope ("float3", "Spring", "Poly<3>" once instantiated);
     /// nullptr when unknown.
     const Type* named_type(const std::string& name);
 
 private:
+    FunctionDecl* instantiate_with(const std::function<FunctionDecl*()>& make, std::vector<Diagnostic>& why);
+
     std::unique_ptr<Sema> sema_;
     Diagnostics& diags_;
 };

@@ -155,6 +155,8 @@ public:
     // ---- the call layer's questions (analysis.cpp)
     std::vector<FunctionInfo> function_infos() const;
     FunctionDecl* instantiate_by_name(const std::string& name, const std::vector<GenericArg>& args);
+    /// Checks `args` against generic declaration `g`'s parameters and instantiates it.
+    FunctionDecl* instantiate_generic(FunctionDecl* g, const std::vector<GenericArg>& args);
     /// Drops the functions from index `first` on (a failed instantiation and what it made).
     void forget_functions_from(size_t first);
     const Type* named_type(const std::string& name) { return resolve_named_type(name, {}, false); }

@@ -9,7 +9,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "call/binder.h"
+#include "call/resolve.h"
 #include "call/errors.h"
 #include "python/function.h"
 
@@ -145,8 +145,8 @@ nb::dict bind_signature(Function& fn, nb::list positional, nb::list keywords, bo
                                "torch.compile; call the plain function");
     call::CallModifiers modifiers;
     modifiers.strict_broadcasting = fn.strict_broadcasting();
-    call::Binding b = call::bind_call(*fn.user_module(), fn.name(), args.data(), positional.size(), args.size(), names,
-                                      grad_mode, fn.device().type, modifiers);
+    call::Binding b = call::resolve_call(*fn.user_module(), fn.callee(), args.data(), positional.size(), names, grad_mode,
+                                         fn.device().type, modifiers);
     nb::list per_arg;
     for (size_t k = 0; k < args.size(); ++k) per_arg.append(nb::make_tuple(0, 0, false));
     for (const call::ParamBinding& p : b.params) {

@@ -47,28 +47,34 @@ Function::Function(std::shared_ptr<FunctionCore> core, Modifiers modifiers) : co
 
 Function::~Function() { unregister_live_function(this); }
 
+const lang::FunctionDecl* Function::representative() const {
+    std::vector<lang::FunctionDecl*> fns = call::candidate_declarations(*core_->module, core_->callee);
+    return fns.empty() ? nullptr : fns[0];
+}
+
 std::vector<std::string> Function::parameter_names() const {
     std::vector<std::string> names;
-    std::vector<lang::FunctionDecl*> fns = core_->module->functions(core_->name);
-    if (!fns.empty())
-        for (lang::VarDecl* p : fns[0]->params) names.push_back(p->name);
+    if (const lang::FunctionDecl* fn = representative())
+        for (lang::VarDecl* p : fn->params) names.push_back(p->name);
     return names;
 }
 
 std::vector<std::tuple<std::string, std::string, std::string>> Function::parameters() const {
     std::vector<std::tuple<std::string, std::string, std::string>> out;
-    std::vector<lang::FunctionDecl*> fns = core_->module->functions(core_->name);
-    if (fns.empty()) return out;
-    for (lang::VarDecl* p : fns[0]->params) {
+    const lang::FunctionDecl* fn = representative();
+    if (!fn) return out;
+    for (lang::VarDecl* p : fn->params) {
         const char* dir = p->dir == lang::ParamDir::In ? "in" : p->dir == lang::ParamDir::Out ? "out" : "inout";
-        out.emplace_back(p->name, dir, lang::type_name(p->type));
+        out.emplace_back(p->name, dir, call::param_type_text(p));
     }
     return out;
 }
 
 bool Function::returns_value() const {
-    std::vector<lang::FunctionDecl*> fns = core_->module->functions(core_->name);
-    return !fns.empty() && !fns[0]->result_type->is_void();
+    const lang::FunctionDecl* fn = representative();
+    if (!fn) return false;
+    if (fn->result_type) return !fn->result_type->is_void();
+    return !(fn->return_type && fn->return_type->name == "void" && fn->return_type->array_dims.empty());
 }
 
 bool Function::describe(nb::args& args, nb::kwargs& kwargs) {
@@ -117,15 +123,23 @@ std::shared_ptr<call::CallPlan> Function::plan_for(bool grad_mode) {
     if (!core_->link_key.empty()) [[unlikely]]
         call::append_link_key(t_key, core_->link_key);
     auto it = core_->plans.find(t_key);
-    if (it != core_->plans.end()) [[likely]]
-        return it->second;
+    // A plan whose binding read element extents the key does not carry (an (N, 5) tensor as
+    // float[5]) serves only calls with those extents; others look under a key that has theirs.
+    for (int level = 0; it != core_->plans.end(); ++level) {
+        const std::vector<call::ExtentCheck>& checks = it->second->binding().extent_checks;
+        if (checks.empty() || call::extents_match(checks, s.args.data())) [[likely]]
+            return it->second;
+        if (level == 4) break;
+        call::append_extent_key(t_key, checks, s.args.data());
+        it = core_->plans.find(t_key);
+    }
     call::CallModifiers mods = mods_.call;
     mods.strict_broadcasting |= core_->options.strict_broadcasting;
-    call::Binding binding = call::bind_call(*core_->module, core_->name, s.args.data(), s.positional, s.count, s.keywords,
-                                            grad_mode, core_->device.type, mods, s.result_index);
+    call::Binding binding = call::resolve_call(*core_->module, core_->callee, s.args.data(), s.positional, s.keywords,
+                                               grad_mode, core_->device.type, mods, s.result_index);
     const codegen::CodegenOptions codegen_options = call::codegen_options(options, core_->device.type, call::debug_mode());
     auto plan = std::make_shared<call::CallPlan>(*core_->module, std::move(binding), t_key, codegen_options);
-    core_->plans.emplace(t_key, plan);
+    if (it == core_->plans.end()) core_->plans.emplace(t_key, plan);
     return plan;
 }
 
@@ -429,6 +443,7 @@ Function* Function::constants(nb::dict values) const {
     auto core = std::make_shared<FunctionCore>();
     core->module = core_->module->with_constants(overrides);
     core->name = core_->name;
+    core->callee = core_->callee;
     core->device = core_->device;
     core->options = core_->options;
     core->id = g_next_function_id++;
@@ -459,10 +474,18 @@ Module::Module(Device device, std::string name, std::string source, ModuleOption
 nb::object Module::find_function(const std::string& name) {
     auto it = functions_.find(name);
     if (it != functions_.end()) return it->second;
-    if (module_->functions(name).empty()) return nb::none();
+    call::Callee callee;
+    if (!call::parse_callee(*module_, name, callee)) return nb::none();
+    // "wsq<3>" and "wsq< 3 >" are one function object.
+    if (callee.text() != name) {
+        nb::object fn = find_function(callee.text());
+        functions_.emplace(name, fn);
+        return fn;
+    }
     auto core = std::make_shared<FunctionCore>();
     core->module = module_;
-    core->name = name;
+    core->name = callee.text();
+    core->callee = std::move(callee);
     core->device = device_;
     core->options = options_;
     core->id = g_next_function_id++;

@@ -15,6 +15,7 @@
 
 #include "call/call_key.h"
 #include "call/call_plan.h"
+#include "call/resolve.h"
 #include "call/user_module.h"
 #include "python/marshal.h"
 
@@ -36,7 +37,8 @@ struct ModuleOptions {
 /// What every Function object of one kernel function shares: the module, the plan cache.
 struct FunctionCore {
     std::shared_ptr<call::UserModule> module;
-    std::string name;
+    std::string name;         ///< callee.text(): "f", or "wsq<3>" with explicit generic arguments
+    call::Callee callee;      ///< what its calls resolve (call/resolve.h)
     Device device;
     ModuleOptions options;
     uint32_t id = 0;
@@ -79,6 +81,7 @@ public:
     /// Number of cached call plans (shared by every modifier of this function).
     size_t plan_count() const { return core_->plans.size(); }
     const std::string& name() const { return core_->name; }
+    const call::Callee& callee() const { return core_->callee; }
     /// The binding of a call (for .bwds and tests): parameter names in order.
     std::vector<std::string> parameter_names() const;
     /// (name, "in" | "out" | "inout", type name) per parameter.
@@ -96,6 +99,9 @@ public:
     bool strict_broadcasting() const { return core_->options.strict_broadcasting || mods_.call.strict_broadcasting; }
 
 private:
+    /// The declaration parameter_names(), parameters() and returns_value() describe: the first
+    /// candidate (overloads of one name normally share their parameter names and directions).
+    const lang::FunctionDecl* representative() const;
     /// Describes the arguments into the thread's scratch; returns whether grad mode is on.
     bool describe(nb::args& args, nb::kwargs& kwargs);
     std::shared_ptr<call::CallPlan> plan_for(bool grad_mode);

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "call/binder.h"
+#include "call/resolve.h"
 #include "call/call_key.h"
 #include "call/call_plan.h"
 #include "call/user_module.h"

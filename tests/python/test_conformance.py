@@ -64,16 +64,6 @@ def test_scalar_kernels(sg, device, name):
         run_case(sg, device, source, fn, args, result, grads, dresult)
 
 
-def test_t17_switch_and_do_while(sg, device):
-    # The scalar functions of T17 (a switch on an int uniform, a differentiated do-while); its
-    # vector cases (typealias, write swizzles) run in the C++ conformance tests.
-    source = conformance_source("tier2/T17")
-    cases = [c for c in parse_cases(source) if c[0] in ("piece", "halve3")]
-    assert len(cases) == 4
-    for fn, args, result, grads, dresult in cases:
-        run_case(sg, device, source, fn, args, result, grads, dresult)
-
-
 def test_t11_has_no_gradient_storage_for_integers(sg, device):
     m = sg.Module.load_from_source(device, "t11", conformance_source("T11"))
     a = torch.ones(4, device=TEST_DEVICE, requires_grad=True)
@@ -191,10 +181,12 @@ def _split(text: str):
 
 
 def all_cases():
-    """(file, fn, args, result, {path: grad}, dresult) for every // call: line with a plain result."""
+    """(file, fn, args, result, {path: grad}, dresult) for every // call: line with a plain result,
+    in the tier-1 files and in tier2/."""
     out = []
-    for path in sorted(CONFORMANCE.glob("T*.slang")):
+    for path in sorted(CONFORMANCE.glob("T*.slang")) + sorted(CONFORMANCE.glob("tier2/T*.slang")):
         lines = path.read_text().splitlines()
+        name = path.name[:3] if path.parent == CONFORMANCE else f"{path.parent.name}/{path.name[:3]}"
         for i, line in enumerate(lines):
             m = re.match(r"//\s*call:\s*(\w+)\((.*)\)\s*->\s*(.+)$", line)
             if not m or "=" in m.group(3):
@@ -206,13 +198,17 @@ def all_cases():
                 if b:
                     dresult = float(b.group(1))
                     grads = {k.strip(): parse_value(v) for k, v in (p.split("=", 1) for p in _split(b.group(2)))}
-            out.append((path.name[:3], m.group(1), args, parse_value(m.group(3)), grads, dresult))
+            out.append((name, m.group(1), args, parse_value(m.group(3)), grads, dresult))
     return out
 
 
-def to_value(sg, v):
+def to_value(sg, v, type_name=""):
+    """A header value as a Python call argument: a tuple is a value type (sg.float3), or a list
+    where the parameter is an array (`float[N] x`)."""
     if isinstance(v, tuple):
-        return sg.float3(*v) if len(v) == 3 else getattr(sg, f"float{len(v)}")(*v)
+        if "[" in type_name:
+            return [float(x) for x in v]
+        return getattr(sg, f"float{len(v)}")(*v)
     if isinstance(v, dict):
         return {k: to_value(sg, x) for k, x in v.items()}
     return v
@@ -225,19 +221,26 @@ def approx_equal(actual, expected, rel=1e-5):
 
 
 CASES = all_cases()
+CASE_IDS = [f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(CASES)]
 
 
 def test_every_conformance_file_with_cases_is_covered():
     files = {c[0] for c in CASES}
     assert {"T01", "T03", "T04", "T05", "T06", "T07", "T09", "T10", "T11"} <= files, files
+    assert {"tier2/T13", "tier2/T14", "tier2/T15", "tier2/T16", "tier2/T17"} <= files, files
+    # Every // call: line of tier 2 runs (none has an out-parameter result).
+    for name in ("T13", "T14", "T15", "T16", "T17"):
+        lines = [l for l in conformance_source(f"tier2/{name}").splitlines() if re.match(r"//\s*call:", l)]
+        assert len(lines) == sum(1 for c in CASES if c[0] == f"tier2/{name}"), name
 
 
-@pytest.mark.parametrize("case", CASES, ids=[f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(CASES)])
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
 def test_case_through_python_values_and_bwds(sg, device, case):
     name, fn, args, result, grads, dresult = case
-    m = sg.Module.load_from_source(device, name, conformance_source(name))
+    m = sg.Module.load_from_source(device, name.replace("/", "_"), conformance_source(name))
     f = getattr(m, fn)
-    out = f(**{k: to_value(sg, v) for k, v in args.items()})
+    types = {p[0]: p[2] for p in f.parameters}
+    out = f(**{k: to_value(sg, v, types.get(k, "")) for k, v in args.items()})
     assert approx_equal(out, result), (out, result)
     if grads is None:
         return
@@ -247,14 +250,69 @@ def test_case_through_python_values_and_bwds(sg, device, case):
         if isinstance(v, dict):
             return {k: wrap(f"{path}.{k}", x) for k, x in v.items()}
         if path in grads:
-            pairs[path] = sg.diffPair(to_value(sg, v))
+            pairs[path] = sg.diffPair(to_value(sg, v, types.get(path, "")))
             return pairs[path]
-        return to_value(sg, v)
+        return to_value(sg, v, types.get(path, ""))
 
     call_args = {k: wrap(k, v) for k, v in args.items()}
     f.bwds(**call_args, _result_grad=dresult)
     for path, g in grads.items():
         assert approx_equal(pairs[path].grad, g, rel=1e-4), (path, pairs[path].grad, g)
+
+
+@pytest.mark.parametrize("case", CASES, ids=CASE_IDS)
+def test_case_through_tensors_and_autograd(sg, device, case, n=3):
+    """The same case vectorized over n threads: every float (and every value with a gradient) is a
+    tensor of n copies, integers without gradients are Python ints; gradients through torch."""
+    name, fn, args, result, grads, dresult = case
+    m = sg.Module.load_from_source(device, name.replace("/", "_"), conformance_source(name))
+    tensors = {}
+
+    def build(path, v):
+        if isinstance(v, dict):
+            return {k: build(f"{path}.{k}", x) for k, x in v.items()}
+        if isinstance(v, int) and not (grads and path in grads):
+            return v
+        data = torch.tensor([float(x) for x in v] if isinstance(v, tuple) else float(v), dtype=torch.float32)
+        t = data.expand(n, *data.shape).clone().to(TEST_DEVICE).requires_grad_(bool(grads and path in grads))
+        tensors[path] = t
+        return t
+
+    out = getattr(m, fn)(**{k: build(k, v) for k, v in args.items()})
+    expected = torch.tensor([float(x) for x in result] if isinstance(result, tuple) else float(result))
+    assert out.shape == (n, *expected.shape), out.shape
+    torch.testing.assert_close(out.detach().cpu(), expected.expand(n, *expected.shape), rtol=REL, atol=1e-6)
+    if grads is None:
+        return
+    out.backward(torch.full_like(out, dresult))
+    for path, g in grads.items():
+        want = torch.tensor([float(x) for x in g] if isinstance(g, tuple) else float(g))
+        torch.testing.assert_close(tensors[path].grad.cpu(), want.expand(n, *want.shape), rtol=1e-4, atol=1e-6)
+
+
+def test_t13_explicit_arguments_and_length_mismatch(sg, device):
+    m = sg.Module.load_from_source(device, "t13", conformance_source("tier2/T13"))
+    assert m["wsq<3>"]([1.0, 2.0, 3.0], [0.5, 0.25, 2.0]) == pytest.approx(19.5)
+    assert m["wsq<3>"] is m["wsq< 3 >"]
+    with pytest.raises(TypeError, match=r"wsq<4>\(\): parameter 'x' of type float\[4\] needs 4 items, got a Python list of 3 items"):
+        m["wsq<4>"]([1.0, 2.0, 3.0], [0.5, 0.25, 2.0])
+    x = torch.tensor([[1.0, 2.0, 3.0]], device=TEST_DEVICE)
+    with pytest.raises(TypeError, match=r"wsq<4>\(\): parameter 'x' of type float\[4\] needs a tensor whose last dims are \(4,\), got a float32 tensor of shape \(1, 3\)"):
+        m["wsq<4>"](x, x)
+
+
+def test_t14_double_and_half(sg, device):
+    m = sg.Module.load_from_source(device, "t14", conformance_source("tier2/T14"))
+    d = lambda v: torch.tensor([v], dtype=torch.float64, device=TEST_DEVICE, requires_grad=True)
+    x, a, b = d(-1.5), d(2.0), d(0.25)
+    y = m.cubic(x, a, b)
+    assert y.dtype == torch.float64
+    assert abs(y.item() - -7.125) < 1e-12
+    y.backward(torch.ones_like(y))
+    assert abs(x.grad.item() - 13.75) < 1e-12 and abs(a.grad.item() - -3.375) < 1e-12 and abs(b.grad.item() - -1.5) < 1e-12
+    h = lambda v: torch.tensor([v], dtype=torch.float16, device=TEST_DEVICE)
+    assert m["cubic<half>"](h(2.0), h(0.5), h(-1.0)).item() == pytest.approx(2.0, rel=1e-3)
+    assert m.cubic(h(2.0), h(0.5), h(-1.0)).dtype == torch.float16
 
 
 def test_t05_struct_from_dict_vectorized_with_gradients(sg, device):
