@@ -84,6 +84,8 @@ class Function:
         """A function object whose result returns as `type` ("torch", "numpy", torch.Tensor, numpy.ndarray)."""
     def constants(self, values: dict[str, Any]) -> Function:
         """The same function with these `extern static const` values (part of the call key)."""
+    def deterministic(self, enabled: bool = True) -> Function:
+        """The same function whose backward gives bitwise-identical gradients on every run (part of the call key)."""
     bwds: Any
     @property
     def parameter_names(self) -> list[str]: ...
@@ -130,6 +132,8 @@ class Module:
     def struct_names(self) -> list[str]: ...
     @property
     def strict_broadcasting(self) -> bool: ...
+    @property
+    def deterministic(self) -> bool: ...
     @property
     def name(self) -> str: ...
     @property

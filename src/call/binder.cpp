@@ -40,6 +40,31 @@ const Type* array_inner(const Type* t, std::vector<int64_t>* counts) {
     return t;
 }
 
+const char* grad_strategy_name(GradStrategy s) {
+    switch (s) {
+    case GradStrategy::None: return "none";
+    case GradStrategy::Store: return "store";
+    case GradStrategy::Reduce: return "reduce";
+    case GradStrategy::Atomic: return "atomic";
+    case GradStrategy::Collide: return "collide";
+    }
+    return "?";
+}
+
+GradStrategy grad_strategy(const ParamBinding& p) {
+    if (!p.differentiable || p.dir != lang::ParamDir::In) return GradStrategy::None;
+    if (p.kind == BindingKind::WholeTensor) return GradStrategy::Collide;
+    if (p.kind != BindingKind::Elementwise) return GradStrategy::None;
+    if (!p.grad_atomic) return GradStrategy::Store;
+    // Every thread writes the same element only when no call dim of the view varies; register
+    // accumulation covers scalar and vector elements (an array or matrix element has too many
+    // components to keep per thread: atomics).
+    bool all = true;
+    for (bool x : p.broadcast) all = all && x;
+    const bool small_element = p.array_dims == 0 && (p.type->is_scalar() || p.type->is_vector());
+    return all && small_element ? GradStrategy::Reduce : GradStrategy::Atomic;
+}
+
 namespace {
 
 /// Nesting limit for composite arguments and struct results (a self-referencing list cannot
@@ -342,9 +367,13 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
         }
         for (bool x : pb.broadcast) shared |= x;
         pb.grad_atomic = shared;
+        pb.grad_strategy = grad_strategy(pb);
         if (pb.is_output && shared)
             throw_value_error(function + "(): out parameter '" + pb.name + "' is broadcast; every thread would write the same element");
     }
+    for (ParamBinding& pb : b.params)
+        if (pb.kind == BindingKind::WholeTensor) pb.grad_strategy = grad_strategy(pb);
+    b.deterministic = modifiers.deterministic;
     b.autograd = b.autograd && fn->is_differentiable;
     if (b.autograd)
         for (const ParamBinding& pb : b.params)

@@ -122,6 +122,15 @@ public:
         return s + "]";
     }
 
+    /// Declares the gradient buffer of elementwise input `i`: written with atomics unless each
+    /// element has one thread (GradStrategy::Store).
+    void gradient_param(const std::string& name, int i) {
+        const ParamBinding& p = b_.params[size_t(i)];
+        GlueParam g{name, ParamSource::ArgGrad, i, false, false};
+        g.grad = p.grad_strategy;
+        param(tensor_type(p.grad_atomic ? "AtomicTensor" : "RWTensor", p.type, p.call_dims) + " " + name, std::move(g));
+    }
+
     /// Declares a kernel parameter.
     void param(const std::string& decl, GlueParam p) {
         decls.push_back(decl);
@@ -382,6 +391,31 @@ std::string gradient_as_leaf(const ParamSlot& s, const ParamBinding& p, const st
     return lang::type_name(p.type) + "(" + grad + ")";
 }
 
+/// The glue comment that says how the gradient of input `p` is written (visible in debug_code).
+std::string strategy_comment(const Binding& b, const ParamBinding& p) {
+    std::string why;
+    switch (p.grad_strategy) {
+    case GradStrategy::Store: why = "one thread per element: a plain store, no zero fill"; break;
+    case GradStrategy::Reduce:
+        why = b.deterministic ? "broadcast along every call dimension: summed per thread, then per block in a fixed "
+                                "order; blocks combined in block order (deterministic)"
+                              : "broadcast along every call dimension: summed in registers, then across the warp "
+                                "and the block; one atomic per block";
+        break;
+    case GradStrategy::Atomic:
+        why = b.deterministic ? "broadcast along some call dimensions: atomics in a fixed order (deterministic)"
+                              : "broadcast along some call dimensions: warp-aggregated atomics";
+        break;
+    case GradStrategy::Collide:
+        why = b.deterministic ? "colliding by data: atomics in a fixed order (deterministic)"
+                              : "colliding by data: warp-aggregated atomics; on CUDA a block-private copy in "
+                                "shared memory when the gradient fits 16 KiB";
+        break;
+    case GradStrategy::None: return "";
+    }
+    return "    // gradient of '" + p.name + "': " + grad_strategy_name(p.grad_strategy) + " (" + why + ")\n";
+}
+
 }  // namespace
 
 Glue make_forward_glue(const Binding& b, bool index_64bit) {
@@ -488,10 +522,10 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
                 const ParamBinding& p = b.params[i];
                 if (p.param != int(s) || !p.requires_grad || p.kind != BindingKind::Elementwise) continue;
                 std::string gn = "_p_" + p.ident + "_grad";
-                w.param(GlueWriter::tensor_type(p.grad_atomic ? "AtomicTensor" : "RWTensor", p.type, p.call_dims) + " " + gn,
-                        {gn, ParamSource::ArgGrad, int(i), false, false});
-                post += "    " + w.store_value(gn, p.call_dims, p.type, gradient_as_leaf(slot, p, pair + ".d" + p.diff_path),
-                                              p.grad_atomic) + "\n";
+                w.gradient_param(gn, int(i));
+                post += strategy_comment(b, p) + "    " +
+                        w.store_value(gn, p.call_dims, p.type, gradient_as_leaf(slot, p, pair + ".d" + p.diff_path),
+                                      p.grad_atomic) + "\n";
             }
             continue;
         }
@@ -548,7 +582,13 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
         case BindingKind::WholeTensor: {
             // Outputs of a differentiable function carry the incoming gradient as their grad view.
             bool grad = p.type->tensor.differentiable && (p.requires_grad || p.is_output);
-            w.param(concrete_tensor(p.type, grad, p.call_dims) + " " + n, {n, ParamSource::ArgTensor, i, true, grad});
+            GlueParam gp{n, ParamSource::ArgTensor, i, true, grad};
+            if (grad && p.requires_grad) {
+                w.body += strategy_comment(b, p);
+                gp.grad = p.grad_strategy;
+                gp.type = p.type;
+            }
+            w.param(concrete_tensor(p.type, grad, p.call_dims) + " " + n, std::move(gp));
             call_args.push_back(w.slice(n, p.call_dims));
             break;
         }
@@ -563,10 +603,10 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
             call_args.push_back("_d_" + p.ident);
             if (p.requires_grad) {
                 std::string gn = n + "_grad";
-                w.param(GlueWriter::tensor_type(p.grad_atomic ? "AtomicTensor" : "RWTensor", p.type, p.call_dims) + " " + gn,
-                        {gn, ParamSource::ArgGrad, i, false, false});
-                post += "    " + w.store_value(gn, p.call_dims, p.type, gradient_as_leaf(slot, p, "_d_" + p.ident + ".d"),
-                                              p.grad_atomic) + "\n";
+                w.gradient_param(gn, i);
+                post += strategy_comment(b, p) + "    " +
+                        w.store_value(gn, p.call_dims, p.type, gradient_as_leaf(slot, p, "_d_" + p.ident + ".d"),
+                                      p.grad_atomic) + "\n";
             }
             break;
         }

@@ -269,7 +269,7 @@ const Type* Sema::check_derivative_call(Expr* e, FunctionDecl* f, bool backward)
         diags_.error(
             e->operands[0]->loc,
             std::string(backward ? "bwd_diff" : "fwd_diff") + " of '" + f->name + "', which is not [Differentiable]",
-            41020);
+            30027);  // Slang: E30027 (member not found: the derivative of f does not exist)
         return types_.error_type();
     }
     std::vector<DerivedParam> sig = backward ? backward_signature(types_, *f) : forward_signature(types_, *f);

@@ -10,6 +10,7 @@
 
 #include "call/call_options.h"
 #include "call/errors.h"
+#include "call/graph_capture.h"
 #include "call/kernel_faults.h"
 #include "call/value_kind.h"
 #include "python/autograd_call.h"
@@ -133,8 +134,13 @@ std::shared_ptr<call::CallPlan> Function::plan_for(bool grad_mode) {
         call::append_extent_key(t_key, checks, s.args.data());
         it = core_->plans.find(t_key);
     }
+    // A new plan compiles its kernel: never inside a CUDA graph capture (graph_capture.h).
+    if (core_->device.type == DeviceType::CUDA) [[unlikely]]
+        call::refuse_during_capture(core_->name, "forward kernel", core_->device.type, core_->device.index,
+                                    torch_ops().current_stream(core_->device.type, core_->device.index));
     call::CallModifiers mods = mods_.call;
     mods.strict_broadcasting |= core_->options.strict_broadcasting;
+    mods.deterministic |= core_->options.deterministic;
     call::Binding binding = call::resolve_call(*core_->module, core_->callee, s.args.data(), s.positional, s.keywords,
                                                grad_mode, core_->device.type, mods, s.result_index);
     const codegen::CodegenOptions codegen_options = call::codegen_options(options, core_->device.type, call::debug_mode());
@@ -254,7 +260,7 @@ nb::object Function::call_described(bool grad_mode) {
     std::memcpy(ctx->call_shape, shape, sizeof(ctx->call_shape));
     ctx->results.assign(t_results.begin(), t_results.begin() + long(n_results));
     ctx->stream = stream;
-    ctx->zeros = device_zeros(ops, b.device, b.device_index);
+    ctx->zeros = device_zeros(ops, b.device, b.device_index, stream, core_->name);
     std::vector<PyObject*> inputs, outputs;
     std::vector<uint8_t> dirty;
     std::vector<nb::object> old_values;  // inout tensors' values before the call (kept by the node)
@@ -332,6 +338,30 @@ std::string Function::debug_code(nb::args args, nb::kwargs kwargs) {
 
 // ---------------------------------------------------------------- modifiers
 
+namespace {
+/// The kernel-changing modifiers as key bytes: 'M', then per parameter its map (u8 size, u8
+/// dims) when there are maps; 'D' for deterministic mode (the parameter count is fixed per
+/// function, so the two never read as each other).
+void rebuild_key_bytes(Modifiers& m) {
+    // 'M', then per parameter its map (u8 size, u8 dims), then 'T' and per parameter its type
+    // name (u8 size, the name); then 'D' in deterministic mode.
+    m.key_bytes.clear();
+    if (!m.call.dim_maps.empty() || !m.call.type_maps.empty()) {
+        m.key_bytes = "M";
+        for (const std::vector<int>& dims : m.call.dim_maps) {
+            m.key_bytes.push_back(char(dims.size()));
+            for (int d : dims) m.key_bytes.push_back(char(d));
+        }
+        m.key_bytes.push_back('T');
+        for (const std::string& t : m.call.type_maps) {
+            m.key_bytes.push_back(char(t.size()));
+            m.key_bytes += t;
+        }
+    }
+    if (m.call.deterministic) m.key_bytes.push_back('D');
+}
+}  // namespace
+
 Function* Function::map(nb::args args, nb::kwargs kwargs) const {
     Modifiers m = mods_;
     std::vector<std::string> names = parameter_names();
@@ -365,18 +395,14 @@ Function* Function::map(nb::args args, nb::kwargs kwargs) const {
         if (it == names.end()) call::throw_type_error(core_->name + "(): map() names no parameter '" + key + "'");
         set_map(size_t(it - names.begin()), v);
     }
-    // The key: 'M', then per parameter its map (u8 size, u8 dims), then 'T' and per parameter
-    // its type name (u8 size, the name).
-    m.key_bytes = "M";
-    for (const std::vector<int>& dims : m.call.dim_maps) {
-        m.key_bytes.push_back(char(dims.size()));
-        for (int d : dims) m.key_bytes.push_back(char(d));
-    }
-    m.key_bytes.push_back('T');
-    for (const std::string& t : m.call.type_maps) {
-        m.key_bytes.push_back(char(t.size()));
-        m.key_bytes += t;
-    }
+    rebuild_key_bytes(m);
+    return new Function(core_, std::move(m));
+}
+
+Function* Function::deterministic(bool enabled) const {
+    Modifiers m = mods_;
+    m.call.deterministic = enabled;
+    rebuild_key_bytes(m);
     return new Function(core_, std::move(m));
 }
 

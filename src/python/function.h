@@ -32,6 +32,7 @@ struct Device {
 /// Module options (Module.load_from_source(..., options={...})).
 struct ModuleOptions {
     bool strict_broadcasting = false;
+    bool deterministic = false;  ///< every function's gradients bitwise the same run to run
 };
 
 /// What every Function object of one kernel function shares: the module, the plan cache.
@@ -78,6 +79,9 @@ public:
     /// fn.constants({...}): the function with these `extern static const` values. Its calls get
     /// plans of their own (the values are part of the call key).
     Function* constants(nb::dict values) const;
+    /// fn.deterministic(enabled=True): the function whose backward gives bitwise the same
+    /// gradients on every run (fixed-order reductions); part of the call key.
+    Function* deterministic(bool enabled) const;
     /// Number of cached call plans (shared by every modifier of this function).
     size_t plan_count() const { return core_->plans.size(); }
     const std::string& name() const { return core_->name; }

@@ -175,7 +175,7 @@ NB_MODULE(_core, m) {
         });
 
     // __call__ is the tp_call slot (forwarding to _call), not a method: torch.compile support
-    // registers a traceable stand-in for the slot's wrapper (compile_support.h).
+    // puts a traceable stand-in in the class dict that calls never use (compile_support.h).
     auto function_class = nb::class_<Function>(m, "Function", nb::type_slots(function_type_slots()));
     function_class.def("_call", &Function::call)
         .def("call", &Function::call)
@@ -186,6 +186,7 @@ NB_MODULE(_core, m) {
         .def("bind", &Function::bind, nb::arg("this"), nb::rv_policy::take_ownership)
         .def("return_type", &Function::return_type, nb::arg("type"), nb::rv_policy::take_ownership)
         .def("constants", &Function::constants, nb::arg("values"), nb::rv_policy::take_ownership)
+        .def("deterministic", &Function::deterministic, nb::arg("enabled") = true, nb::rv_policy::take_ownership)
         .def_prop_ro("plan_count", &Function::plan_count)
         .def_prop_ro("name", &Function::name)
         .def_prop_ro("parameter_names", &Function::parameter_names)
@@ -225,7 +226,10 @@ NB_MODULE(_core, m) {
         for (auto [k, v] : nb::cast<nb::dict>(options)) {
             std::string key = nb::cast<std::string>(k);
             if (key == "strict_broadcasting") o.strict_broadcasting = nb::cast<bool>(v);
-            else throw nb::value_error(("unknown module option '" + key + "' (known: strict_broadcasting)").c_str());
+            else if (key == "deterministic") o.deterministic = nb::cast<bool>(v);
+            else
+                throw nb::value_error(
+                    ("unknown module option '" + key + "' (known: strict_broadcasting, deterministic)").c_str());
         }
         return o;
     };
@@ -311,7 +315,8 @@ NB_MODULE(_core, m) {
         .def("struct_names", &Module::struct_names)
         .def_prop_ro("name", &Module::name)
         .def_prop_ro("device", &Module::device)
-        .def_prop_ro("strict_broadcasting", [](const Module& m) { return m.options().strict_broadcasting; });
+        .def_prop_ro("strict_broadcasting", [](const Module& m) { return m.options().strict_broadcasting; })
+        .def_prop_ro("deterministic", [](const Module& m) { return m.options().deterministic; });
 
     m.def("_register_value_kinds", &register_value_kinds, nb::arg("kinds"));
     bind_autograd_handle(m);
