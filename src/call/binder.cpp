@@ -181,9 +181,17 @@ void result_leaves(const UserModule& module, const std::string& function, const 
     }
 }
 
-/// The type named by fn.map(a="..."): what the module calls that name (scalars, vectors,
-/// matrices, structs, aliases), with array suffixes ("float[3]", "float3[2][4]"); nullptr when
-/// it names nothing.
+/// Whether a value read as `from` converts to a parameter of type `to` in the glue: the same
+/// type, or numeric types of the same shape (a scalar splats to a vector or matrix).
+bool map_converts(const Type* from, const Type* to) {
+    if (from == to) return true;
+    if (!from->is_numeric() || !to->is_numeric()) return false;
+    if (from->is_scalar()) return true;
+    return from->kind == to->kind && from->rows == to->rows && (!from->is_matrix() || from->cols == to->cols);
+}
+
+}  // namespace
+
 const Type* mapped_type(UserModule& module, const std::string& name) {
     std::string base = name;
     std::vector<int64_t> counts;
@@ -204,17 +212,6 @@ const Type* mapped_type(UserModule& module, const std::string& name) {
     for (size_t k = counts.size(); k-- > 0;) t = module.types().array(t, counts[k]);
     return t;
 }
-
-/// Whether a value read as `from` converts to a parameter of type `to` in the glue: the same
-/// type, or numeric types of the same shape (a scalar splats to a vector or matrix).
-bool map_converts(const Type* from, const Type* to) {
-    if (from == to) return true;
-    if (!from->is_numeric() || !to->is_numeric()) return false;
-    if (from->is_scalar()) return true;
-    return from->kind == to->kind && from->rows == to->rows && (!from->is_matrix() || from->cols == to->cols);
-}
-
-}  // namespace
 
 std::vector<int> match_arguments(const lang::FunctionDecl* fn, const std::string& function, size_t positional,
                                  const std::vector<std::string>& keyword_names) {

@@ -141,6 +141,11 @@ struct CallModifiers {
     bool deterministic = false;              ///< module option or fn.deterministic(): in the key
 };
 
+/// The type fn.map(a="...") names: what the module calls that name (scalars, vectors, matrices,
+/// structs, aliases), with array suffixes ("float[3]", "float3[2][4]"); nullptr when it names
+/// nothing.
+const lang::Type* mapped_type(UserModule& module, const std::string& name);
+
 /// Element shape of a value type as tensor trailing dims (float: {}, float3: {3},
 /// float2x3: {2, 3}, float[5]: {5}); false when the type cannot be read from a tensor.
 bool element_shape(const lang::Type* t, std::vector<int64_t>& shape, lang::ScalarKind& scalar);

@@ -125,6 +125,27 @@ public:
         }
     }
 
+    /// Matches parameter type `te` (its first `skip` array dims already taken) with the type its
+    /// argument is read as by fn.map(a="float3").
+    void unify_mapped(const TypeExpr* te, size_t skip, const Type* t, const std::string& from, int depth) {
+        if (!te || !t || depth > kMaxDepth || !conflict_.empty()) return;
+        if (te->array_dims.size() > skip) {
+            if (!t->is_array()) return;
+            bind_value_expr(te->array_dims[skip], t->count, from);
+            return unify_mapped(te, skip + 1, t->element, from, depth + 1);
+        }
+        if (is_type_param(te)) {
+            bind(index_of(te->name), type_arg(t), false, from);
+        } else if (te->name == "vector" && t->is_vector()) {
+            bind_type_at(te, 0, types_.scalar(t->scalar), false, from);
+            bind_value_at(te, 1, t->rows, from);
+        } else if (te->name == "matrix" && t->is_matrix()) {
+            bind_type_at(te, 0, types_.scalar(t->scalar), false, from);
+            bind_value_at(te, 1, t->rows, from);
+            bind_value_at(te, 2, t->cols, from);
+        }
+    }
+
     /// The arguments, or false with the reason.
     bool finish(std::vector<GenericArg>& out, std::string& why) {
         if (!conflict_.empty()) {
@@ -288,10 +309,15 @@ std::string generic_arg_text(const GenericArg& a) {
 }
 
 bool infer_generic_args(const UserModule& module, const lang::FunctionDecl* g, const ArgInfo* args,
-                        const std::vector<int>& arg_of, std::vector<GenericArg>& out, std::string& why) {
+                        const std::vector<int>& arg_of, std::vector<GenericArg>& out, std::string& why,
+                        const std::vector<const Type*>* mapped) {
     Inference inference(module, g, args);
-    for (size_t p = 0; p < g->params.size() && p < arg_of.size(); ++p)
-        inference.unify(g->params[p]->type_expr, 0, arg_of[p], g->params[p]->name, 0);
+    for (size_t p = 0; p < g->params.size() && p < arg_of.size(); ++p) {
+        if (mapped && p < mapped->size() && (*mapped)[p])
+            inference.unify_mapped(g->params[p]->type_expr, 0, (*mapped)[p], g->params[p]->name, 0);
+        else
+            inference.unify(g->params[p]->type_expr, 0, arg_of[p], g->params[p]->name, 0);
+    }
     return inference.finish(out, why);
 }
 

@@ -316,7 +316,13 @@ Binding resolve_call(const UserModule& module, const Callee& callee, const ArgIn
                         throw_type_error(name + "(): it takes the generic arguments " + generic_params_text(declared));
                 } else {
                     std::string why;
-                    if (!infer_generic_args(module, declared, args, arg_of, gargs, why)) throw_type_error(name + "(): " + why);
+                    // fn.map(a="float3") decides a mapped parameter's generic arguments.
+                    std::vector<const lang::Type*> mapped(declared->params.size(), nullptr);
+                    for (size_t p = 0; p < mapped.size() && p < modifiers.type_maps.size(); ++p)
+                        if (!modifiers.type_maps[p].empty())
+                            mapped[p] = mapped_type(const_cast<UserModule&>(module), modifiers.type_maps[p]);
+                    if (!infer_generic_args(module, declared, args, arg_of, gargs, why, &mapped))
+                        throw_type_error(name + "(): " + why);
                 }
                 try {
                     fn = module.instantiate(declared, gargs);

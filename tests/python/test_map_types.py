@@ -20,6 +20,9 @@ float pw(P p) { return p.pos.x * p.w; }
 float sqf(float x) { return x * x; }
 [Differentiable]
 float dotf(float3 a, float3 b) { return dot(a, b); }
+T ident<T>(T x) { return x; }
+void copy_generic<T>(T src, out T dest) { dest = src; }
+float sumn<let N : int>(float v[N]) { float s = 0; for (int i = 0; i < N; i++) s += v[i]; return s; }
 """
 
 
@@ -107,3 +110,21 @@ def test_map_types_with_gradients(m):
     b.grad = None
     m.dotf.map(a="int3")(i, b).sum().backward()
     assert b.grad.tolist() == [[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]]
+
+
+def test_map_types_decide_generic_arguments(m):
+    v = torch.arange(6.0, device=TEST_DEVICE).reshape(2, 3)
+    # Read as float3: T = float3, one call dimension, a (2, 3) result.
+    out = m.ident.map(x="float3")(v)
+    assert out.shape == (2, 3) and out.tolist() == v.tolist()
+    # Read as float: T = float, two call dimensions.
+    out = m.ident.map(x="float")(v)
+    assert out.shape == (2, 3)
+    # SlangPy's example: a generic copy with both arguments mapped.
+    src = torch.arange(4.0, device=TEST_DEVICE)
+    dest = torch.zeros(4, device=TEST_DEVICE)
+    m.copy_generic.map(src="float", dest="float")(src=src, dest=dest)
+    assert dest.tolist() == [0.0, 1.0, 2.0, 3.0]
+    # float[3] fixes N.
+    assert m.sumn.map(v="float[3]")(v).tolist() == [3.0, 12.0]
+    assert m.ident.map(x="float3").call_key(v) != m.ident.map(x="float").call_key(v)

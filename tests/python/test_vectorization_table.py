@@ -1,7 +1,7 @@
 # tests/python/test_vectorization_table.py — every row of CALLS.md's vectorization table: the
 # argument's dimensionality against its parameter type, the call shape it gives, the values,
 # and the gradients where the row is differentiable (against float64 central differences and
-# against torch's own expression).
+# against torch's own expression); generators follow the call shape.
 import pytest
 import torch
 
@@ -29,6 +29,10 @@ double asumd(double a[5]) { double s = 0; [MaxIters(5)] for (int i = 0; i < 5; i
 [Differentiable]
 float tsum(IDiffTensor<float, 2> t) { float s = 0; for (int i = 0; i < 2; i++) for (int j = 0; j < 3; j++) s += t[i, j] * t[i, j]; return s; }
 int2 pix(int2 p) { return p; }
+int2 cid2(int2 c, float x) { return c; }
+int tid(int t, float x) { return t; }
+uint hsh(uint h, float x) { return h; }
+float rnd(float r, float x) { return r + x; }
 int arr2(int p[2]) { return p[0] * 10 + p[1]; }
 struct S : IDifferentiable { float a; float3 b; };
 [Differentiable]
@@ -153,6 +157,18 @@ def test_grid_defines_the_call_shape(sg, m):
     out = m.pix(sg.grid((2, 3))).cpu()
     assert out.shape == (2, 3, 2) and out[1, 2].tolist() == [2, 1]
     assert m.arr2(sg.grid((2, 3))).cpu().tolist() == [[0, 1, 2], [10, 11, 12]]
+
+
+def test_generators_follow_the_call_shape(sg, m):
+    x = torch.zeros(2, 3, device=TEST_DEVICE)  # the call shape (2, 3): generators set no extent
+    c = m.cid2(sg.call_id(), x).cpu()
+    assert c.shape == (2, 3, 2) and c[1, 2].tolist() == [2, 1]  # .x is the last call dimension
+    assert m.tid(sg.thread_id(), x).cpu().tolist() == [[0, 1, 2], [3, 4, 5]]
+    h = m.hsh(sg.wang_hash(seed=7), x)
+    assert h.shape == (2, 3) and len(set(h.flatten().tolist())) == 6
+    assert torch.equal(h, m.hsh(sg.wang_hash(seed=7), x)) and not torch.equal(h, m.hsh(sg.wang_hash(seed=8), x))
+    r = m.rnd(sg.rand_float(min=2.0, max=3.0, seed=1), x)
+    assert r.shape == (2, 3) and bool(((r >= 2.0) & (r < 3.0)).all())
 
 
 def test_lists_and_dicts_bind_element_wise(sg, m):
