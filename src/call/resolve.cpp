@@ -251,6 +251,8 @@ Rank rank_of(const Binding& b, const ArgInfo* args, const std::vector<int>& arg_
     return r;
 }
 
+void add_extent_check(Binding& b, int arg, int dim, int64_t extent);
+
 /// Element extents the key's extent classes do not tell apart (above 4) that this binding
 /// read as its element: a call that differs there must not use the plan (call_key.h).
 void record_extent_checks(Binding& b, const ArgInfo* args) {
@@ -258,7 +260,29 @@ void record_extent_checks(Binding& b, const ArgInfo* args) {
         if (pb.kind != BindingKind::Elementwise) continue;
         const TensorInfo& t = args[pb.arg].tensor;
         for (int d = t.ndim - pb.elem_dims; d < t.ndim; ++d)
-            if (d >= 0 && extent_class(t.shape[d]) == 0) b.extent_checks.push_back({pb.arg, d, t.shape[d]});
+            if (d >= 0 && extent_class(t.shape[d]) == 0) add_extent_check(b, pb.arg, d, t.shape[d]);
+    }
+}
+
+void add_extent_check(Binding& b, int arg, int dim, int64_t extent) {
+    for (const ExtentCheck& c : b.extent_checks)
+        if (c.arg == arg && c.dim == dim) return;
+    b.extent_checks.push_back({arg, dim, extent});
+}
+
+/// The same for the dims another candidate would read as its element (f(float) chosen for an
+/// (N, 6) tensor beside f(float[5]): an (N, 5) tensor must not reuse that plan).
+void record_candidate_extent_checks(Binding& b, const FunctionDecl* fn, const std::vector<int>& arg_of,
+                                    const ArgInfo* args) {
+    for (size_t p = 0; p < arg_of.size() && p < fn->params.size(); ++p) {
+        const ArgInfo& a = args[arg_of[p]];
+        const lang::Type* t = fn->params[p]->type;
+        if (a.kind != ArgKind::Tensor || !t || t->is_tensor()) continue;
+        std::vector<int64_t> elem;
+        ScalarKind k;
+        if (!element_shape(t, elem, k)) continue;
+        for (int d = a.tensor.ndim - int(elem.size()); d < a.tensor.ndim; ++d)
+            if (d >= 0 && extent_class(a.tensor.shape[d]) == 0) add_extent_check(b, arg_of[p], d, a.tensor.shape[d]);
     }
 }
 
@@ -275,6 +299,7 @@ struct Attempt {
     FunctionDecl* declared = nullptr;  ///< the candidate (a generic declaration or a function)
     FunctionDecl* bound = nullptr;     ///< what was bound (the instantiation of a generic)
     bool fits = false;
+    std::vector<int> arg_of;           ///< per parameter, its argument (empty when they did not match)
     Binding binding;
     Rank rank;
     std::string reason;
@@ -308,7 +333,8 @@ Binding resolve_call(const UserModule& module, const Callee& callee, const ArgIn
         a.declared = declared;
         try {
             FunctionDecl* fn = declared;
-            std::vector<int> arg_of = match_arguments(declared, name, positional, keyword_names);
+            a.arg_of = match_arguments(declared, name, positional, keyword_names);
+            const std::vector<int>& arg_of = a.arg_of;
             if (generic) {
                 std::vector<GenericArg> gargs = callee.generic_args;
                 if (callee.explicit_args) {
@@ -365,6 +391,11 @@ Binding resolve_call(const UserModule& module, const Callee& callee, const ArgIn
     }
     Binding b = best->binding;
     record_extent_checks(b, args);
+    if (attempts.size() > 1)
+        for (const Attempt& a : attempts) {
+            const FunctionDecl* fn = a.bound ? a.bound : a.declared->generic_params.empty() ? a.declared : nullptr;
+            if (fn && !a.arg_of.empty()) record_candidate_extent_checks(b, fn, a.arg_of, args);
+        }
     return b;
 }
 

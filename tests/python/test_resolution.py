@@ -31,6 +31,9 @@ float arr(float[6] x) { return -x[5]; }
 
 float mix(float x) { return 1.0; }
 float mix<T : IFloat>(T x) { return 2.0; }
+
+float elem(float x) { return x; }
+float elem(float[5] x) { return -x[4]; }
 """
 
 GENERICS = """
@@ -138,6 +141,16 @@ def test_overload_by_array_length_with_key_separation(ov):
     assert ov.arr(x6).tolist() == [-5]
     assert ov.arr(x5).tolist() == [4]
     assert ov.arr(x6).tolist() == [-5]
+
+
+def test_key_separation_when_a_rejected_candidate_read_the_extent(ov):
+    # (1, 6) fits only elem(float); (1, 5) fits both and takes elem(float[5]): the plan made for
+    # (1, 6) checks the extent the other candidate would have read.
+    x5 = t([[0, 1, 2, 3, 4]])
+    x6 = t([[0, 1, 2, 3, 4, 5]])
+    for _ in range(2):
+        assert ov.elem(x6).tolist() == [[0, 1, 2, 3, 4, 5]]
+        assert ov.elem(x5).tolist() == [-4]
 
 
 def test_non_generic_exact_match_wins(ov):
