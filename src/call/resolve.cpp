@@ -123,7 +123,8 @@ std::string generic_params_text(const FunctionDecl* g) {
     std::string s = "<";
     for (size_t k = 0; k < g->generic_params.size(); ++k) {
         const lang::GenericParam& p = g->generic_params[k];
-        s += (k ? ", " : "") + (p.is_value ? "let " + p.name + " : int" : p.name + (p.constraint.empty() ? "" : " : " + p.constraint));
+        s += (k ? ", " : "") +
+             (p.is_value ? "let " + p.name + " : int" : p.name + (p.constraint.empty() ? "" : " : " + p.constraint));
     }
     return s + ">";
 }
@@ -158,7 +159,8 @@ bool parse_callee(const UserModule& module, const std::string& text, Callee& out
     std::vector<FunctionDecl*> generics = module.generic_functions(out.name);
     if (generics.empty()) {
         if (module.functions(out.name).empty()) return false;
-        throw_value_error("'" + text + "': function '" + out.name + "' of module '" + module.name() + "' is not generic");
+        throw_value_error("'" + text + "': function '" + out.name + "' of module '" + module.name() +
+                          "' is not generic");
     }
     if (t.back() != '>' || t.size() == open + 2)
         throw_value_error("'" + text + "': expected generic arguments as " + out.name + "<a, b, ...>");
@@ -170,8 +172,8 @@ bool parse_callee(const UserModule& module, const std::string& text, Callee& out
         } else if (const lang::Type* type = module.named_type(part)) {
             out.generic_args.push_back(GenericArg{type, 0, false});
         } else {
-            throw_value_error("'" + text + "': generic argument '" + part + "' is neither an integer nor a type of module '" +
-                              module.name() + "'");
+            throw_value_error("'" + text + "': generic argument '" + part +
+                              "' is neither an integer nor a type of module '" + module.name() + "'");
         }
     }
     std::string reasons;
@@ -187,8 +189,8 @@ bool parse_callee(const UserModule& module, const std::string& text, Callee& out
             reasons += "\n  " + signature_text(g) + ": " + instantiation_reason(e);
         }
     }
-    throw_value_error("'" + text + "': function '" + out.name + "' cannot take the generic arguments " + out.text() + ":" +
-                      reasons);
+    throw_value_error("'" + text + "': function '" + out.name + "' cannot take the generic arguments " + out.text() +
+                      ":" + reasons);
 }
 
 std::vector<FunctionDecl*> candidate_declarations(const UserModule& module, const Callee& callee) {
@@ -239,7 +241,8 @@ Rank rank_of(const Binding& b, const ArgInfo* args, const std::vector<int>& arg_
     r.generic = generic ? 1 : 0;
     for (const ParamBinding& pb : b.params) {
         const ArgInfo& a = args[pb.arg];
-        if (pb.kind == BindingKind::Uniform && pb.type->is_scalar()) r.conversions += scalar_conversion(a.kind, pb.type->scalar);
+        if (pb.kind == BindingKind::Uniform && pb.type->is_scalar())
+            r.conversions += scalar_conversion(a.kind, pb.type->scalar);
         if (pb.kind == BindingKind::Elementwise) r.call_dims += pb.call_dims;
     }
     for (size_t p = 0; p < arg_of.size() && p < b.slots.size(); ++p) {
@@ -299,14 +302,15 @@ struct Attempt {
     FunctionDecl* declared = nullptr;  ///< the candidate (a generic declaration or a function)
     FunctionDecl* bound = nullptr;     ///< what was bound (the instantiation of a generic)
     bool fits = false;
-    std::vector<int> arg_of;           ///< per parameter, its argument (empty when they did not match)
+    std::vector<int> arg_of;  ///< per parameter, its argument (empty when they did not match)
     Binding binding;
     Rank rank;
     std::string reason;
     ErrorKind error_kind = ErrorKind::Type;
 };
 
-std::string arguments_text(const ArgInfo* args, size_t count, size_t positional, const std::vector<std::string>& keywords) {
+std::string arguments_text(const ArgInfo* args, size_t count, size_t positional,
+                           const std::vector<std::string>& keywords) {
     std::string s;
     for (size_t i = 0; i < count; ++i) {
         s += i ? ", " : "";
@@ -342,7 +346,8 @@ Binding resolve_call(const UserModule& module, const Callee& callee, const ArgIn
                         throw_type_error(name + "(): it takes the generic arguments " + generic_params_text(declared));
                 } else {
                     std::string why;
-                    if (!infer_generic_args(module, declared, args, arg_of, gargs, why)) throw_type_error(name + "(): " + why);
+                    if (!infer_generic_args(module, declared, args, arg_of, gargs, why))
+                        throw_type_error(name + "(): " + why);
                 }
                 try {
                     fn = module.instantiate(declared, gargs);
@@ -351,7 +356,8 @@ Binding resolve_call(const UserModule& module, const Callee& callee, const ArgIn
                 }
             }
             a.bound = fn;
-            a.binding = bind_declaration(module, fn, args, positional, keyword_names, grad_mode, device, modifiers, result_arg);
+            a.binding =
+                bind_declaration(module, fn, args, positional, keyword_names, grad_mode, device, modifiers, result_arg);
             a.rank = rank_of(a.binding, args, arg_of, generic);
             a.fits = true;
         } catch (const CallError& e) {
@@ -382,8 +388,8 @@ Binding resolve_call(const UserModule& module, const Callee& callee, const ArgIn
         if (a.fits && a.rank == best->rank) tied.push_back(&a);
     if (tied.size() > 1) {
         std::string message = name + "(): the call is ambiguous: " + std::to_string(tied.size()) +
-                              " overloads fit the arguments (" + arguments_text(args, count, positional, keyword_names) +
-                              ") equally well:";
+                              " overloads fit the arguments (" +
+                              arguments_text(args, count, positional, keyword_names) + ") equally well:";
         for (const Attempt* a : tied)
             message += "\n  " + signature_text(a->declared) +
                        (a->bound != a->declared ? " (as " + a->bound->name + ")" : std::string());

@@ -43,12 +43,14 @@ call::ArgInfo number(call::ArgKind kind, double v) {
     return a;
 }
 
-call::Binding bind_args(const call::UserModule& m, const std::string& fn, std::vector<call::ArgInfo> args, size_t top = 0) {
+call::Binding bind_args(const call::UserModule& m, const std::string& fn, std::vector<call::ArgInfo> args,
+                        size_t top = 0) {
     if (top == 0) top = args.size();
     return call::bind_call(m, fn, args.data(), top, top, {}, false, DeviceType::CPU);
 }
 
-std::string error_of(const call::UserModule& m, const std::string& fn, std::vector<call::ArgInfo> args, size_t top = 0) {
+std::string error_of(const call::UserModule& m, const std::string& fn, std::vector<call::ArgInfo> args,
+                     size_t top = 0) {
     try {
         bind_args(m, fn, std::move(args), top);
     } catch (const call::CallError& e) {
@@ -61,8 +63,10 @@ TEST(Resolution, OverloadsByWidthAndScalarKind) {
     call::UserModule m("res", kModule);
     EXPECT_EQ(bind_args(m, "f", {tensor({8, 3})}).decl->params[0]->type->rows, 3);
     EXPECT_EQ(bind_args(m, "f", {tensor({8, 4})}).decl->params[0]->type->rows, 4);
-    EXPECT_EQ(bind_args(m, "h", {number(call::ArgKind::Int, 3)}).decl->params[0]->type->scalar, lang::ScalarKind::Int32);
-    EXPECT_EQ(bind_args(m, "h", {number(call::ArgKind::Float, 3)}).decl->params[0]->type->scalar, lang::ScalarKind::Float);
+    EXPECT_EQ(bind_args(m, "h", {number(call::ArgKind::Int, 3)}).decl->params[0]->type->scalar,
+              lang::ScalarKind::Int32);
+    EXPECT_EQ(bind_args(m, "h", {number(call::ArgKind::Float, 3)}).decl->params[0]->type->scalar,
+              lang::ScalarKind::Float);
     // A non-generic exact match beats the generic; only the generic takes a double tensor.
     EXPECT_EQ(bind_args(m, "mix", {number(call::ArgKind::Float, 1)}).decl->name, "mix");
     EXPECT_EQ(bind_args(m, "mix", {tensor({2}, DType::Float64)}).decl->name, "mix<double>");
@@ -70,16 +74,18 @@ TEST(Resolution, OverloadsByWidthAndScalarKind) {
 
 TEST(Resolution, NoFitAndAmbiguityListTheCandidates) {
     call::UserModule m("res", kModule);
-    EXPECT_EQ(error_of(m, "f", {tensor({2, 5})}),
-              "f(): no overload fits the arguments (a float32 tensor of shape (2, 5) on cpu); the candidates:\n"
-              "  float f(float3 v): parameter 'v' of type float3 needs a tensor whose last dims are (3,), got a float32 "
-              "tensor of shape (2, 5) on cpu\n"
-              "  float f(float4 v): parameter 'v' of type float4 needs a tensor whose last dims are (4,), got a float32 "
-              "tensor of shape (2, 5) on cpu");
-    EXPECT_EQ(error_of(m, "amb", {number(call::ArgKind::Float, 1), number(call::ArgKind::Float, 2)}),
-              "amb(): the call is ambiguous: 2 overloads fit the arguments (a Python float, a Python float) equally well:\n"
-              "  float amb(float x, double y)\n"
-              "  float amb(double x, float y)");
+    EXPECT_EQ(
+        error_of(m, "f", {tensor({2, 5})}),
+        "f(): no overload fits the arguments (a float32 tensor of shape (2, 5) on cpu); the candidates:\n"
+        "  float f(float3 v): parameter 'v' of type float3 needs a tensor whose last dims are (3,), got a float32 "
+        "tensor of shape (2, 5) on cpu\n"
+        "  float f(float4 v): parameter 'v' of type float4 needs a tensor whose last dims are (4,), got a float32 "
+        "tensor of shape (2, 5) on cpu");
+    EXPECT_EQ(
+        error_of(m, "amb", {number(call::ArgKind::Float, 1), number(call::ArgKind::Float, 2)}),
+        "amb(): the call is ambiguous: 2 overloads fit the arguments (a Python float, a Python float) equally well:\n"
+        "  float amb(float x, double y)\n"
+        "  float amb(double x, float y)");
 }
 
 TEST(Resolution, InfersGenericArguments) {
@@ -102,13 +108,15 @@ TEST(Resolution, InfersGenericArguments) {
     EXPECT_EQ(b.extent_checks[0].extent, 7);
     EXPECT_TRUE(bind_args(m, "wsq", {tensor({4, 3}), tensor({4, 3})}).extent_checks.empty());
     EXPECT_EQ(bind_args(m, "msum", {tensor({4, 2, 3})}).decl->name, "msum<2, 3>");
-    EXPECT_EQ(bind_args(m, "cubic", {tensor({2}, DType::Float16), tensor({2}, DType::Float16), tensor({2}, DType::Float16)})
-                  .decl->name,
-              "cubic<half>");
-    EXPECT_EQ(bind_args(m, "cubic", {number(call::ArgKind::Int, 2), number(call::ArgKind::Float, 0.5),
-                                number(call::ArgKind::Int, 1)})
-                  .decl->name,
-              "cubic<float>");
+    EXPECT_EQ(
+        bind_args(m, "cubic", {tensor({2}, DType::Float16), tensor({2}, DType::Float16), tensor({2}, DType::Float16)})
+            .decl->name,
+        "cubic<half>");
+    EXPECT_EQ(
+        bind_args(m, "cubic",
+                  {number(call::ArgKind::Int, 2), number(call::ArgKind::Float, 0.5), number(call::ArgKind::Int, 1)})
+            .decl->name,
+        "cubic<float>");
     EXPECT_EQ(error_of(m, "wsq", {tensor({4, 3}), tensor({4, 2})}),
               "wsq(): generic parameter 'N' is 3 from parameter 'x' but 2 from parameter 'w'");
     EXPECT_EQ(error_of(m, "cubic", {tensor({2}, DType::Int32), tensor({2}, DType::Int32), tensor({2}, DType::Int32)}),
@@ -135,8 +143,9 @@ TEST(Resolution, ExplicitArgumentsInLookupNames) {
         }
         return "(parsed)";
     };
-    EXPECT_EQ(message("wsq<float>"), "'wsq<float>': function 'wsq' cannot take the generic arguments wsq<float>:\n"
-                                     "  float wsq<let N : int>(float[N] x, float[N] w): it takes <let N : int>");
+    EXPECT_EQ(message("wsq<float>"),
+              "'wsq<float>': function 'wsq' cannot take the generic arguments wsq<float>:\n"
+              "  float wsq<let N : int>(float[N] x, float[N] w): it takes <let N : int>");
     EXPECT_NE(message("cubic<int>").find("int does not conform to 'IFloat'"), std::string::npos);
     EXPECT_EQ(message("f<3>"), "'f<3>': function 'f' of module 'res' is not generic");
     EXPECT_NE(message("wsq<>").find("expected generic arguments"), std::string::npos);
