@@ -4,7 +4,10 @@
 // the element extents a plan records for the key.
 #include <gtest/gtest.h>
 
+#include "../support/cuda_compile_check.h"
+#include "call/compile_kernel.h"
 #include "call/errors.h"
+#include "call/glue.h"
 #include "call/resolve.h"
 
 namespace sg::test {
@@ -154,6 +157,36 @@ TEST(Resolution, ExplicitArgumentsInLookupNames) {
     std::vector<lang::FunctionDecl*> decls = call::candidate_declarations(m, c);
     ASSERT_EQ(decls.size(), 1u);
     EXPECT_EQ(decls[0]->name, "wsq<3>");
+}
+
+TEST(Resolution, GenericAndOverloadedPlansCompileForCuda) {
+    // The glue calls an instantiation by its name with explicit arguments ("cubic<double>(...)",
+    // "bwd_diff(cubic<double>)(...)"): the generated CUDA of both kernels must compile.
+    call::UserModule m("res", R"(
+[Differentiable] T cubic<T : IFloat>(T x, T a, T b) { return a * x * x * x + b * x; }
+[Differentiable] float wsq<let N : int>(float[N] x, float[N] w) { return x[N - 1] * w[0]; }
+[Differentiable] float f(float3 v) { return v.x; }
+[Differentiable] float f(float4 v) { return v.w; }
+)");
+    auto requires_grad = [](call::ArgInfo a) {
+        a.tensor.requires_grad = true;
+        return a;
+    };
+    std::vector<std::pair<std::string, std::vector<call::ArgInfo>>> calls = {
+        {"cubic",
+         {requires_grad(tensor({8}, DType::Float64)), tensor({8}, DType::Float64), tensor({8}, DType::Float64)}},
+        {"wsq", {requires_grad(tensor({8, 6})), tensor({8, 6})}},
+        {"f", {requires_grad(tensor({8, 4}))}},
+    };
+    for (auto& [fn, args] : calls) {
+        call::Binding b = call::bind_call(m, fn, args.data(), args.size(), args.size(), {}, true, DeviceType::CPU);
+        ASSERT_TRUE(b.autograd) << fn;
+        for (const call::Glue& glue : {call::make_forward_glue(b), call::make_backward_glue(b)}) {
+            call::CompiledKernel k = call::generate(m, glue, codegen::Target::Cuda, {});
+            bool skipped = false;
+            EXPECT_TRUE(cuda_compiles(k.generated.source, &skipped)) << b.function << "\n" << glue.source;
+        }
+    }
 }
 
 }  // namespace

@@ -11,7 +11,9 @@ import torch
 from conftest import TEST_DEVICE
 
 OVERLOADS = """
+[Differentiable]
 float f(float3 v) { return v.x + v.y + v.z; }
+[Differentiable]
 float f(float4 v) { return 10.0 * (v.x + v.y + v.z + v.w); }
 
 float g(half x) { return 1.0; }
@@ -113,6 +115,19 @@ def t(values, dtype=torch.float32):
 def test_overload_by_vector_width(ov):
     assert ov.f(t([[1, 2, 3], [4, 5, 6]])).tolist() == [6, 15]
     assert ov.f(t([[1, 2, 3, 4]])).tolist() == [100]
+
+
+def test_overload_gradients(sg, ov):
+    # The backward kernel differentiates the chosen overload (bwd_diff picks it by the types).
+    a3 = t([[1, 2, 3]]).requires_grad_(True)
+    a4 = t([[1, 2, 3, 4]]).requires_grad_(True)
+    ov.f(a3).sum().backward()
+    ov.f(a4).sum().backward()
+    assert a3.grad.tolist() == [[1, 1, 1]]
+    assert a4.grad.tolist() == [[10, 10, 10, 10]]
+    v = sg.diffPair(sg.float4(1, 2, 3, 4))
+    ov.f.bwds(v, 0.5)
+    assert list(v.grad) == [5, 5, 5, 5]
 
 
 def test_overload_by_dtype(ov):
