@@ -9,8 +9,26 @@ the program's headers claim:
   errors must include EN;
 * `unsupported_*` programs use constructs outside shadegrad's subset that are valid Slang: they
   must be ACCEPTED (shadegrad rejects them with "not supported yet");
-* programs marked `// oracle: skip REASON` are not checked (e.g. limits of shadegrad's own, such
-  as its loop-depth bound, or multi-file programs); the reason is listed.
+* must-fail programs marked `// oracle: stricter REASON` are valid Slang that shadegrad rejects on
+  purpose (REASON says why, e.g. a constant index out of range, which Slang leaves undefined at run
+  time): Slang must ACCEPT them; they are counted and listed as intentional differences;
+* programs marked `// oracle: skip REASON` are not checked (the oracle cannot judge them, e.g. an
+  error Slang only reports when it links an entry point); the reason is listed;
+* side files (under a `lib/` or `include/` folder) are not programs: they are loaded by the
+  programs that include or import them. A program that includes or imports a file is loaded from
+  its path, with its folder and the folder's `include` subfolder as include paths (as the tests/lang
+  harness resolves them).
+
+A single-file program that Slang loads is then compiled as a kernel too: an entry point that calls
+`test()` and stores its result is linked and run on Slang's CPU device, which reports the errors
+Slang only finds when it links an entry point (an unresolved external symbol, runaway generic
+specialization, a loop it cannot unroll). Where test() returns `float`, `int`, `uint` or a vector
+of them, the stored value is compared with `// expect:` (float within 1e-4 relative).
+
+Slang's errors come back as `error[EN]: message --> file:line:col`, or from its preprocessor as
+`file(line): error N: message`; `E39999 import failed due to compilation error` and the fatal
+`E40003 compilation ceased` are the loader's follow-ups, not diagnostics (other E39999 messages
+are Slang's own, e.g. "expression does not evaluate to a compile-time constant").
 
 SlangPy is not a dependency of shadegrad: run this with a Python that has it, e.g.
 
@@ -27,7 +45,19 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 LANG = ROOT / "tests" / "lang"
-ERROR_RE = re.compile(r"error\[E(\d+)\]: ([^|]*)\|\s*-->\s*[^:]*:(\d+):(\d+)")
+ERROR_RE = re.compile(r"error\[E(\d+)\]: ([^|]*)\|\s*-->\s*[^|]*?:(\d+):(\d+)")
+PP_ERROR_RE = re.compile(r"\((\d+)\): error (\d+): ([^|]*)")
+FOLLOW_UPS = {("39999", "import failed due to compilation error"), ("40003", "compilation ceased")}
+SIDE_FOLDERS = {"lib", "include"}
+MULTI_FILE_RE = re.compile(r'^\s*(#\s*include|__include|import\s+(?!slangpy\s*;)(?!"slangpy"))', re.M)
+
+
+def slang_errors(message: str, line_offset: int) -> list:
+    """[(code, message, line)] from a load failure's text; line_offset is subtracted from lines."""
+    flat = message.replace("\n", " | ")
+    errors = [(c, m.strip(), int(line) - line_offset) for c, m, line, _ in ERROR_RE.findall(flat)]
+    errors += [(c, m.strip(), int(line) - line_offset) for line, c, m in PP_ERROR_RE.findall(flat)]
+    return [e for e in errors if (e[0], e[1]) not in FOLLOW_UPS] or [("?", flat[:200], 0)]
 
 
 def header(text: str, key: str) -> list:
@@ -39,6 +69,8 @@ def expectation(path: Path, text: str):
     skip = header(text, "oracle")
     if skip and skip[0].startswith("skip"):
         return "skip", [], skip[0][4:].strip() or "no reason given"
+    if skip and skip[0].startswith("stricter"):
+        return "stricter", [], skip[0][8:].strip() or "no reason given"
     if path.name.startswith("unsupported_"):
         return "accept", [], ""
     if header(text, "error"):
@@ -50,49 +82,173 @@ def programs(paths: list) -> list:
     out = []
     for p in paths:
         p = Path(p)
+        p = p.resolve()
         out += sorted(p.rglob("*.slang")) if p.is_dir() else [p]
     # Conformance .test files are appended to their kernel by the C++ harness; they are checked
     # there, not here.
     return [p for p in out if p.suffix == ".slang"]
 
 
+ENTRY = """
+RWByteAddressBuffer sg_out;
+[shader("compute")][numthreads(1, 1, 1)]
+void sg_entry(uint3 tid : SV_DispatchThreadID) { sg_out.Store(0, test()); }
+"""
+RESULT_RE = re.compile(r"^\s*(float|int|uint)([234]?)\s+test\s*\(\s*\)", re.M)
+
+
+def run_entry(spy, device, n: int, path: Path, text: str):
+    """Links and runs an entry point calling test(): (errors, stored values or None)."""
+    import numpy as np
+
+    try:
+        module = device.load_module_from_source(f"k{n}_" + re.sub(r"\W", "_", path.stem), text + ENTRY)
+        program = device.link_program([module], [module.entry_point("sg_entry")])
+        kernel = device.create_compute_kernel(program)
+        usage = spy.BufferUsage.unordered_access | spy.BufferUsage.shader_resource
+        buffer = device.create_buffer(size=64, usage=usage, data=np.zeros(16, dtype=np.uint32))
+        kernel.dispatch(thread_count=[1, 1, 1], vars={"sg_out": buffer})
+    except Exception as e:  # noqa: BLE001
+        return slang_errors(str(e), 1), None
+    m = RESULT_RE.search(text)
+    if not m:
+        return [], None
+    kind = {"float": np.float32, "int": np.int32, "uint": np.uint32}[m.group(1)]
+    return [], [float(v) for v in buffer.to_numpy().view(kind)[: int(m.group(2) or 1)]]
+
+
+def same_values(got: list, text: str) -> bool:
+    want = [float(v) for v in re.findall(r"[-+]?(?:inf|nan|[0-9.]+(?:e[-+]?[0-9]+)?)", header(text, "expect")[0])]
+    return len(want) == len(got) and all(
+        (g != g and w != w) or g == w or abs(g - w) <= 1e-4 * max(abs(w), 1e-2) for g, w in zip(got, want))
+
+
+def load(spy, devices: dict, n: int, path: Path, text: str):
+    """Slang's verdict: ('accept', [], values or None) or ('reject', errors, None)."""
+    try:
+        if MULTI_FILE_RE.search(text):
+            folder = path.parent
+            if folder not in devices:
+                paths = [str(folder)] + ([str(folder / "include")] if (folder / "include").is_dir() else [])
+                devices[folder] = spy.create_device(type=spy.DeviceType.cpu, include_paths=paths)
+            spy.Module.load_from_file(devices[folder], str(path))
+        else:
+            spy.Module.load_from_source(devices[None], f"m{n}_" + re.sub(r"\W", "_", path.stem), text)
+    except Exception as e:  # noqa: BLE001 (any load failure is Slang's verdict)
+        # SlangPy puts one line of its own above a source: its line numbers come back one high.
+        return "reject", slang_errors(str(e), 0 if MULTI_FILE_RE.search(text) else 1), None
+    if MULTI_FILE_RE.search(text) or header(text, "link") or header(text, "constants") or \
+            not re.search(r"\btest\s*\(\s*\)\s*\{", text):
+        return "accept", [], None
+    errors, values = run_entry(spy, devices[None], n, path, text)
+    return ("reject", errors, None) if errors else ("accept", [], values)
+
+
+def worker(paths: list) -> int:
+    """Judges each file in a process of its own making; prints one JSON verdict a line."""
+    import json
+
+    import slangpy as spy
+
+    spy.Logger.get().level = spy.LogLevel.none
+    devices = {None: spy.create_device(type=spy.DeviceType.cpu)}
+    for n, name in enumerate(paths):
+        path = Path(name)
+        if not path.exists():
+            continue
+        got, errors, values = load(spy, devices, n, path, path.read_text())
+        print(json.dumps({"path": name, "got": got, "errors": errors, "values": values}), flush=True)
+    return 0
+
+
+def verdicts(paths: list, batch: int = 60):
+    """{path: (got, errors, values)}. Files are judged in worker processes, a batch each: Slang
+    keeps state per device and can crash on a file; a file that kills a fresh worker on its own is
+    reported as 'crash'."""
+    import json
+    import subprocess
+
+    out, todo, alone = {}, list(paths), False
+    while todo:
+        chunk = todo[:1] if alone else todo[:batch]
+        proc = subprocess.run([sys.executable, __file__, "--worker", *chunk], capture_output=True, text=True)
+        for line in proc.stdout.splitlines():
+            if line.startswith("{"):
+                v = json.loads(line)
+                out[v["path"]] = (v["got"], [tuple(e) for e in v["errors"]], v["values"])
+        done = [c for c in chunk if c in out]
+        todo = todo[len(done):]
+        if len(done) < len(chunk):
+            if alone:
+                out[todo[0]] = ("crash", [("?", f"Slang's process died (exit {proc.returncode})", 0)], None)
+                todo = todo[1:]
+            alone = not alone
+        else:
+            alone = False
+    return out
+
+
 def main() -> int:
+    if len(sys.argv) > 1 and sys.argv[1] == "--worker":
+        return worker(sys.argv[2:])
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("paths", nargs="*", default=[str(LANG)])
     ap.add_argument("--verbose", action="store_true", help="print every verdict, not only disagreements")
     args = ap.parse_args()
     try:
-        import slangpy as spy
+        import slangpy  # noqa: F401
     except ImportError:
         print("slang_oracle_check: slangpy is not installed in this Python (see --help)")
         return 2
-    device = spy.create_device(type=spy.DeviceType.cpu)
-    counts = {"agree": 0, "disagree": 0, "skip": 0}
-    for n, path in enumerate(programs(args.paths)):
-        text = path.read_text()
-        want, codes, reason = expectation(path, text)
+    counts = {"values": 0, "agree": 0, "disagree": 0, "intentional": 0, "skip": 0, "side": 0, "crash": 0}
+    listed, judged, texts = [], [], {}
+    for path in programs(args.paths):
         rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+        if SIDE_FOLDERS & set(path.relative_to(LANG).parts[:-1] if path.is_relative_to(LANG) else ()):
+            counts["side"] += 1
+            continue
+        texts[path] = path.read_text()
+        want, codes, reason = expectation(path, texts[path])
         if want == "skip":
             counts["skip"] += 1
-            print(f"SKIP     {rel}: {reason}")
+            listed.append(f"SKIP     {rel}: {reason}")
             continue
-        try:
-            # SlangPy puts one line of its own above the source: its line numbers come back one high.
-            spy.Module.load_from_source(device, f"m{n}_" + re.sub(r"\W", "_", path.stem), text)
-            got, errors = "accept", []
-        except Exception as e:  # noqa: BLE001 (any load failure is Slang's verdict)
-            flat = str(e).replace("\n", " | ")
-            errors = [(c, m.strip(), int(line) - 1) for c, m, line, _ in ERROR_RE.findall(flat) if c != "39999"]
-            got = "reject"
-            if not errors:
-                errors = [("?", flat[:200], 0)]
-        ok = got == want and (want != "reject" or not codes or any(c in {e[0] for e in errors} for c in codes))
+        judged.append(path)
+    results = verdicts([str(p) for p in judged])
+    for path in judged:
+        rel = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
+        text = texts[path]
+        want, codes, reason = expectation(path, text)
+        got, errors, values = results[str(path)]
+        if got == "crash" or any(e[0] == "99999" for e in errors):
+            # Slang's own failure (an internal compiler error): no verdict on the program.
+            counts["crash"] += 1
+            listed.append(f"SLANG    {rel}: Slang failed internally ({'; '.join(e[1] for e in errors[:1])})")
+            continue
+        if want == "stricter":
+            ok = got == "accept"
+            counts["intentional" if ok else "disagree"] += 1
+            if ok:
+                listed.append(f"STRICTER {rel}: {reason}")
+            else:
+                print(f"MISMATCH {rel}: marked stricter (Slang should accept), Slang {got}")
+            continue
+        ok = got == want and (want != "reject" or not codes or
+                              any(int(c) in {int(e[0]) for e in errors if e[0] != "?"} for c in codes))
+        if ok and values is not None and want == "accept" and header(text, "expect"):
+            counts["values"] += 1
+            if not same_values(values, text):
+                ok, got = False, f"accept with value {values}"
         counts["agree" if ok else "disagree"] += 1
         if not ok or args.verbose:
             detail = "; ".join(f"E{c} line {line}: {m}" for c, m, line in errors[:3])
             print(f"{'ok' if ok else 'MISMATCH':8} {rel}: expected {want}{' ' + ','.join(codes) if codes else ''}, "
                   f"Slang {got}{': ' + detail if detail else ''}")
-    print(f"slang_oracle_check: {counts['agree']} agree, {counts['disagree']} disagree, {counts['skip']} skipped")
+    for line in listed:
+        print(line)
+    print(f"slang_oracle_check: {counts['agree']} agree, {counts['disagree']} disagree, "
+          f"{counts['intentional']} intentional (stricter), {counts['skip']} skipped, {counts['side']} side files, "
+          f"{counts['crash']} where Slang failed internally; {counts['values']} results compared with Slang's")
     return 0 if counts["disagree"] == 0 else 1
 
 

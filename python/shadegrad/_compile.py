@@ -1,12 +1,12 @@
 # python/shadegrad/_compile.py — torch.compile support: shadegrad calls as torch.library custom
 # operators (docs/torch_compile.md).
 #
-# Eager calls never come here: Function.__call__ is a C type slot and the cached call runs no
-# Python. When Dynamo traces a call of a shadegrad Function, it finds the stand-in registered
-# below for that slot (torch.compiler.substitute_in_graph) and traces it instead; the stand-in
-# records one `shadegrad::call` operator whose fake implementation computes the result's shape
-# and dtype from the call's binding, and whose registered autograd formula records
-# `shadegrad::call_backward`. When the compiled graph runs, both operators call the Function
+# Eager calls never come here: calling a Function goes through a C type slot and the cached call
+# runs no Python. When Dynamo traces a call of a shadegrad Function, it looks `__call__` up on the
+# class, where the registration below put the Python stand-in `traced_call` (the slot itself is
+# left as it is), and inlines it; the stand-in records one `shadegrad::call` operator whose fake
+# implementation computes the result's shape and dtype from the call's binding, and whose
+# registered autograd formula records `shadegrad::call_backward`. When the compiled graph runs, both operators call the Function
 # itself (the backward through a forward with a fresh autograd node and torch.autograd.grad).
 #
 # Registering needs torch._dynamo, which `import torch` does not load (it costs about a second):
@@ -77,7 +77,12 @@ def _encode(value, prefix, layout, tensors, ints, floats):
 
 
 def traced_call(self, /, *args, **kwargs):
-    """The stand-in Dynamo traces for Function.__call__ (same arguments, same result)."""
+    """What Dynamo traces for a call of a Function (same arguments, same result). It is
+    `Function.__call__` as looked up on the class, but calls `fn(...)` run the C slot and never come
+    here; an explicit `fn.__call__(...)` outside torch.compile does, and runs the call as the slot
+    would."""
+    if not torch.compiler.is_compiling():
+        return _core.Function._call(self, *args, **kwargs)
     layout, tensors, ints, floats = [], [], [], []
     for value in args:
         _encode(value, "", layout, tensors, ints, floats)
@@ -320,7 +325,9 @@ def _register() -> None:
     )(_call_backward)
     call_backward.register_fake(_fake_call_backward)
     call.register_autograd(_backward, setup_context=_setup_context)
-    torch.compiler.substitute_in_graph(_core.Function.__call__)(traced_call)
+    # Dynamo looks a called object's __call__ up on its class (inspect.getattr_static) and inlines
+    # it when it is a Python function; calls keep using the C slot (compile_support.h).
+    _core._set_call_attribute(traced_call)
 
 
 class _DynamoImportHook(importlib.abc.MetaPathFinder):

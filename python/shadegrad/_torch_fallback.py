@@ -181,13 +181,14 @@ class _Call:
     """What forward needs for one call; dropped after forward so the node does not keep the
     outputs alive (outputs -> grad_fn -> ctx -> outputs would be a reference cycle)."""
 
-    __slots__ = ("handle", "n_inputs", "outputs", "dirty")
+    __slots__ = ("handle", "n_inputs", "outputs", "dirty", "overwritten")
 
-    def __init__(self, handle, n_inputs, outputs, dirty):
+    def __init__(self, handle, n_inputs, outputs, dirty, overwritten):
         self.handle = handle
         self.n_inputs = n_inputs
         self.outputs = outputs
         self.dirty = dirty
+        self.overwritten = overwritten
 
 
 class ShadegradFunction(torch.autograd.Function):
@@ -203,11 +204,14 @@ class ShadegradFunction(torch.autograd.Function):
         ctx.handle = call.handle
         ctx.n_inputs = call.n_inputs
         ctx.set_materialize_grads(False)  # None grad outputs reach the handle as None
-        outputs, dirty = call.outputs, call.dirty
-        call.outputs = call.dirty = None
+        outputs, dirty, overwritten = call.outputs, call.dirty, call.overwritten
+        call.outputs = call.dirty = call.overwritten = None
         call.handle.forward()
         if dirty:
             ctx.mark_dirty(*dirty)
+        for t in overwritten:
+            # A fresh output that was a user tensor: its earlier uses see the write.
+            torch.autograd.graph.increment_version(t)
         ctx.save_for_backward(*tensors[: call.n_inputs])
         return tuple(outputs)
 
@@ -245,14 +249,18 @@ def apply_autograd(inputs, outputs, dirty, handle) -> tuple:
     which then carry the node as grad_fn.
 
     inputs: differentiable input tensors; outputs: output tensors, already allocated; dirty: per
-    output, true when it is a user tensor written in place (it must then not be a leaf that
-    requires grad). handle.backward(saved_inputs, grad_outputs, grad_inputs) runs the backward
+    output, 1 when it is a user tensor written in place (it must then not be a leaf that requires
+    grad), 2 when it is a user tensor overwritten that becomes a fresh output (its version is
+    bumped), 0 for a fresh result. handle.backward(saved_inputs, grad_outputs, grad_inputs) runs the backward
     kernel: grad_outputs entries may be None (treat as zero), grad_inputs holds a zero-filled
     contiguous tensor per input whose gradient is needed, None otherwise, to be accumulated into.
     """
     inputs = list(inputs)
     outputs = list(outputs)
-    dirty = [bool(d) for d in dirty]
+    # 1: written in place (mark_dirty); 2: a user tensor overwritten that becomes a fresh output
+    # (a leaf that requires grad, which torch does not let a function modify in place).
+    overwritten = [t for t, d in zip(outputs, dirty) if int(d) == 2]
+    dirty = [int(d) == 1 for d in dirty]
     if len(dirty) != len(outputs):
         raise ValueError("shadegrad: one dirty flag per output is required")
     for kind, tensors in (("input", inputs), ("output", outputs)):
@@ -284,7 +292,7 @@ def apply_autograd(inputs, outputs, dirty, handle) -> tuple:
                     "in-place operation)"
                 )
 
-    call = _Call(handle, len(inputs), outputs, dirty_outputs)
+    call = _Call(handle, len(inputs), outputs, dirty_outputs, overwritten)
     results = ShadegradFunction.apply(call, *tensors)
     if not isinstance(results, tuple):
         results = (results,)

@@ -41,7 +41,10 @@ struct SgAutogradSpec {
     PyObject* const* outputs;   ///< output tensors (borrowed), n_outputs; written by forward
     int n_outputs;
     const uint8_t* output_is_input_dirty;  ///< per output: 1 when it is a user tensor modified
-                                           ///< in place (mark_dirty), 0 for a fresh result
+                                           ///< in place (mark_dirty), 0 for a fresh result, 2
+                                           ///< for a user tensor the call overwrote that becomes
+                                           ///< a fresh output (a leaf that requires grad: its
+                                           ///< version is bumped, its history replaced)
     SgForwardFn forward;        ///< runs the forward kernel inside the autograd function
     void* ctx;                  ///< passed to forward/backward; owned by the node afterwards
     SgBackwardFn backward;

@@ -335,6 +335,11 @@ const at::Tensor& unpack_or_throw(PyObject* obj, const char* what, int i) {
 }
 
 bool is_dirty(const SgAutogradSpec& spec, int o) {
+    return spec.output_is_input_dirty != nullptr && spec.output_is_input_dirty[o] == 1;
+}
+
+/// A user tensor the kernel overwrote: modified in place (1) or made a fresh output (2).
+bool is_written(const SgAutogradSpec& spec, int o) {
     return spec.output_is_input_dirty != nullptr && spec.output_is_input_dirty[o] != 0;
 }
 
@@ -348,10 +353,10 @@ void attach_outputs(const SgAutogradSpec& spec, const at::Tensor* const* outputs
     const int n_outputs = spec.n_outputs;
     // Modified in place: one version bump per tensor, like a torch in-place op.
     for (int o = 0; o < n_outputs; ++o) {
-        if (!is_dirty(spec, o)) continue;
+        if (!is_written(spec, o)) continue;
         bool seen = false;
         for (int p = 0; p < o && !seen; ++p) {
-            seen = is_dirty(spec, p) &&
+            seen = is_written(spec, p) &&
                    outputs[p]->unsafeGetTensorImpl() == outputs[o]->unsafeGetTensorImpl();
         }
         if (!seen) outputs[o]->unsafeGetTensorImpl()->bump_version();

@@ -40,6 +40,31 @@ const Type* array_inner(const Type* t, std::vector<int64_t>* counts) {
     return t;
 }
 
+const char* grad_strategy_name(GradStrategy s) {
+    switch (s) {
+    case GradStrategy::None: return "none";
+    case GradStrategy::Store: return "store";
+    case GradStrategy::Reduce: return "reduce";
+    case GradStrategy::Atomic: return "atomic";
+    case GradStrategy::Collide: return "collide";
+    }
+    return "?";
+}
+
+GradStrategy grad_strategy(const ParamBinding& p) {
+    if (!p.differentiable || p.dir != lang::ParamDir::In) return GradStrategy::None;
+    if (p.kind == BindingKind::WholeTensor) return GradStrategy::Collide;
+    if (p.kind != BindingKind::Elementwise) return GradStrategy::None;
+    if (!p.grad_atomic) return GradStrategy::Store;
+    // Every thread writes the same element only when no call dim of the view varies; register
+    // accumulation covers scalar and vector elements (an array or matrix element has too many
+    // components to keep per thread: atomics).
+    bool all = true;
+    for (bool x : p.broadcast) all = all && x;
+    const bool small_element = p.array_dims == 0 && (p.type->is_scalar() || p.type->is_vector());
+    return all && small_element ? GradStrategy::Reduce : GradStrategy::Atomic;
+}
+
 namespace {
 
 /// Nesting limit for composite arguments and struct results (a self-referencing list cannot
@@ -156,6 +181,39 @@ void result_leaves(const UserModule& module, const std::string& function, const 
     }
 }
 
+/// The type named by fn.map(a="..."): what the module calls that name (scalars, vectors,
+/// matrices, structs, aliases), with array suffixes ("float[3]", "float3[2][4]"); nullptr when
+/// it names nothing.
+const Type* mapped_type(UserModule& module, const std::string& name) {
+    std::string base = name;
+    std::vector<int64_t> counts;
+    while (!base.empty() && base.back() == ']') {
+        size_t open = base.rfind('[');
+        if (open == std::string::npos || open + 1 >= base.size() - 1) return nullptr;
+        std::string digits = base.substr(open + 1, base.size() - open - 2);
+        if (digits.size() > 6 || digits.find_first_not_of("0123456789") != std::string::npos) return nullptr;
+        int64_t n = std::stoll(digits);
+        if (n <= 0) return nullptr;
+        counts.insert(counts.begin(), n);
+        base = base.substr(0, open);
+        while (!base.empty() && base.back() == ' ') base.pop_back();
+    }
+    const Type* t = module.named_type(base);
+    if (!t || t->is_void()) return nullptr;
+    // float[3][2]: an array of 3 arrays of 2.
+    for (size_t k = counts.size(); k-- > 0;) t = module.types().array(t, counts[k]);
+    return t;
+}
+
+/// Whether a value read as `from` converts to a parameter of type `to` in the glue: the same
+/// type, or numeric types of the same shape (a scalar splats to a vector or matrix).
+bool map_converts(const Type* from, const Type* to) {
+    if (from == to) return true;
+    if (!from->is_numeric() || !to->is_numeric()) return false;
+    if (from->is_scalar()) return true;
+    return from->kind == to->kind && from->rows == to->rows && (!from->is_matrix() || from->cols == to->cols);
+}
+
 }  // namespace
 
 std::vector<int> match_arguments(const lang::FunctionDecl* fn, const std::string& function, size_t positional,
@@ -206,10 +264,25 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
         slot.differentiable = fn->is_differentiable && !param->is_no_diff &&
                               (lang::param_is_differentiable(module.types(), *param) ||
                                (param->type->is_tensor() && param->type->tensor.differentiable));
+        slot.read_type = param->type;
+        if (p < modifiers.type_maps.size() && !modifiers.type_maps[p].empty()) {
+            // fn.map(a="float3"): the argument is read as that type, then converted.
+            const std::string& name = modifiers.type_maps[p];
+            const Type* t = mapped_type(const_cast<UserModule&>(module), name);
+            std::string where = function + "(): parameter '" + param->name + "' of type " + lang::type_name(param->type);
+            if (!t) throw_type_error(where + ": map() names '" + name + "', which is no type of the module");
+            if (!map_converts(t, param->type))
+                throw_type_error(where + ": map() reads it as " + lang::type_name(t) + ", which does not convert to " +
+                                 lang::type_name(param->type));
+            if (t != param->type && param->dir != lang::ParamDir::In)
+                throw_type_error(where + ": map() to another type (" + lang::type_name(t) +
+                                 ") of an out/inout parameter is not supported yet");
+            slot.read_type = t;
+        }
         b.slots.push_back(slot);
         BindRequest r;
         r.arg = arg_of[p];
-        r.type = param->type;
+        r.type = slot.read_type;
         r.dir = param->dir;
         r.differentiable = slot.differentiable;
         r.name = param->name;
@@ -263,6 +336,19 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
     for (ParamBinding& pb : b.params) {
         const ArgInfo& a = args[pb.arg];
         pb.broadcast.assign(size_t(pb.call_dims), false);
+        if (pb.kind == BindingKind::WholeTensor && pb.call_dims > 0) {
+            // A batch of tensors: a broadcast slice is shared by several threads.
+            bool shared = pb.call_dims < b.call_rank;
+            for (int d = 0; d < pb.call_dims; ++d) {
+                int call_dim = b.call_rank - pb.call_dims + d;
+                pb.broadcast[size_t(d)] = a.tensor.shape[d] == 1 && shape[call_dim] != 1;
+                shared |= pb.broadcast[size_t(d)];
+            }
+            if (pb.is_output && shared)
+                throw_value_error(function + "(): writable tensor parameter '" + pb.name +
+                                  "' is broadcast over the call; every thread would write the same slice");
+            continue;
+        }
         if (pb.kind != BindingKind::Elementwise) continue;
         bool shared = false;
         if (pb.dim_map.empty()) {
@@ -284,15 +370,24 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
         }
         for (bool x : pb.broadcast) shared |= x;
         pb.grad_atomic = shared;
+        pb.grad_strategy = grad_strategy(pb);
         if (pb.is_output && shared)
             throw_value_error(function + "(): out parameter '" + pb.name + "' is broadcast; every thread would write the same element");
     }
+    for (ParamBinding& pb : b.params)
+        if (pb.kind == BindingKind::WholeTensor) pb.grad_strategy = grad_strategy(pb);
+    b.deterministic = modifiers.deterministic;
     b.autograd = b.autograd && fn->is_differentiable;
     if (b.autograd)
         for (const ParamBinding& pb : b.params)
-            if (pb.dir == lang::ParamDir::InOut && pb.differentiable)
-                throw_type_error(function + "(): gradients through inout parameter '" + pb.name +
-                                 "' are not supported yet (call it under torch.no_grad(), or use an out parameter)");
+            if (pb.kind == BindingKind::WholeTensor && pb.differentiable &&
+                pb.type->tensor.access == lang::TensorAccess::ReadWrite)
+                // One gradient view cannot hold both the incoming gradient of the new values and
+                // the outgoing one of the old values.
+                throw_type_error(function + "(): gradients through read-write tensor parameter '" + pb.name + "' (" +
+                                 lang::type_name(pb.type) +
+                                 ") are not supported yet; read through an IDiffTensor and write through an "
+                                 "IWDiffTensor, or call it under torch.no_grad()");
     return b;
 }
 

@@ -32,6 +32,24 @@ enum class BindingKind : uint8_t {
     WholeTensor,  ///< a tensor passed whole to a tensor parameter
 };
 
+/// How a backward kernel writes the gradient of one input (DESIGN.md: gradient accumulation),
+/// decided from the call's layout when the backward glue is generated; the layout facts it
+/// rests on (which extents are 1, the grad mask) are in the call key.
+enum class GradStrategy : uint8_t {
+    None,     ///< no gradient buffer (not differentiable, or not in the grad mask)
+    Store,    ///< one thread per element: a plain store, and no zero fill of the buffer
+    Reduce,   ///< broadcast along every call dim (a scalar, (1,), an expanded tensor, a 0-d
+              ///< tensor): each thread's share summed in registers, then across the warp and the
+              ///< block, one atomic per block (CPU: one add per chunk of threads)
+    Atomic,   ///< broadcast along some call dims ((1, W), (H, 1)), or an array element: atomics
+              ///< that lanes with the same address combine first (warp-aggregated on CUDA)
+    Collide,  ///< colliding by data (the gradient of a whole tensor read at computed indices):
+              ///< warp-aggregated atomics
+};
+
+/// The name `debug_code` shows for a strategy ("store", "reduce", ...).
+const char* grad_strategy_name(GradStrategy s);
+
 /// One leaf of a parameter's value: a tensor, a scalar or a generator.
 struct ParamBinding {
     int param = -1;                 ///< parameter index in the function
@@ -50,6 +68,9 @@ struct ParamBinding {
     bool requires_grad = false;     ///< ...and its tensor requires grad (autograd input in the mask)
     bool is_output = false;         ///< a tensor the function writes (write-access tensor parameter)
     bool grad_atomic = false;       ///< gradient writes can collide (broadcast): atomics
+    /// How the backward writes this leaf's gradient when it requires grad (Store, Reduce or
+    /// Atomic for elementwise tensors; Collide for whole tensors); see grad_strategy().
+    GradStrategy grad_strategy = GradStrategy::None;
     std::vector<bool> broadcast;    ///< per call dim of this argument (first call's shapes)
     std::vector<int> dim_map;       ///< fn.map(): call dim of each argument dim (empty: right-aligned)
     bool grid_strided = false;      ///< a grid with a stride or offset (uniforms beside the call index)
@@ -67,6 +88,7 @@ struct ValueNode {
 struct ParamSlot {
     std::string name;
     const lang::Type* type = nullptr;
+    const lang::Type* read_type = nullptr;  ///< fn.map() by type: what the argument is read as (else `type`)
     lang::ParamDir dir = lang::ParamDir::In;
     bool differentiable = false;
     ValueNode value;
@@ -99,6 +121,9 @@ struct Binding {
     int result_call_dims = 0;           ///< ...and the call dims it spans (it shapes the call too)
     bool autograd = false;              ///< grad mode on and some differentiable input requires grad
     bool uses_call_extents = false;     ///< the glue reads the call shape (thread_id and hashes)
+    /// Deterministic mode (module option or fn.deterministic()): gradients are bitwise the same
+    /// on every run: fixed-order reductions and no float atomics whose order can vary.
+    bool deterministic = false;
     DeviceType device = DeviceType::CPU;
     int device_index = -1;
     /// Element extents the key does not carry that this binding read (call/resolve.cpp): a call
@@ -109,7 +134,11 @@ struct Binding {
 /// What fn.map(...) asks: per parameter, its argument dims' call dims (empty: right-aligned).
 struct CallModifiers {
     std::vector<std::vector<int>> dim_maps;  ///< indexed by parameter
+    /// fn.map(a="float3"): per parameter, the type its argument is read as (empty: the
+    /// parameter's), converted to the parameter's type when they differ.
+    std::vector<std::string> type_maps;
     bool strict_broadcasting = false;        ///< module option: no implicit rank padding
+    bool deterministic = false;              ///< module option or fn.deterministic(): in the key
 };
 
 /// Element shape of a value type as tensor trailing dims (float: {}, float3: {3},
@@ -127,6 +156,10 @@ std::vector<int> match_arguments(const lang::FunctionDecl* fn, const std::string
 Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const ArgInfo* args, size_t positional,
                          const std::vector<std::string>& keyword_names, bool grad_mode, DeviceType device,
                          const CallModifiers& modifiers = {}, int result_arg = -1);
+
+/// The strategy of the gradient of leaf `p` (GradStrategy::None when it has none): from its
+/// kind, broadcast flags and element type.
+GradStrategy grad_strategy(const ParamBinding& p);
 
 /// Computes this call's shape (right-aligned broadcast of the arguments' call dims) into
 /// `shape`; throws CallError when extents neither match nor broadcast.

@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "call/errors.h"
+#include "call/graph_capture.h"
 #include "call/kernel_faults.h"
 #include "runtime/cuda_mapped_memory.h"
 #include "lang/half_float.h"
@@ -14,17 +15,41 @@ namespace sg::call {
 
 namespace {
 
-/// The codegen options of one glue's kernel: which of its parameters are call-shaped views
-/// (accessed at the call index without a bounds check).
+}  // namespace
+
 codegen::CodegenOptions kernel_options(codegen::CodegenOptions options, const Glue& glue) {
     options.call_shaped_params = 0;
     for (size_t k = 0; k < glue.params.size() && k < 64; ++k) {
         const GlueParam& g = glue.params[k];
         const bool call_shaped = g.source == ParamSource::Result || g.source == ParamSource::ResultGrad ||
-                                 g.source == ParamSource::ArgGrad || (g.source == ParamSource::ArgTensor && !g.whole);
+                                 g.source == ParamSource::ArgGrad || g.source == ParamSource::ArgOutGrad ||
+                                 (g.source == ParamSource::ArgTensor && !g.whole);
         if (call_shaped) options.call_shaped_params |= uint64_t(1) << k;
+        if (g.source == ParamSource::ArgGrad && g.grad == GradStrategy::Reduce)
+            options.reduced_params |= uint64_t(1) << k;
+        if (g.source == ParamSource::ArgTensor && g.grad == GradStrategy::Collide && g.grad_view && g.type &&
+            (g.type->element->is_scalar() || g.type->element->is_vector()) &&
+            (g.type->element->scalar == lang::ScalarKind::Float || g.type->element->scalar == lang::ScalarKind::Double))
+            options.privatized_params |= uint64_t(1) << k;
     }
     return options;
+}
+
+namespace {
+
+/// Deterministic mode on CUDA: a reduced gradient is summed in a fixed order, but atomics on
+/// floats add in the order threads arrive. Until those have a fixed-order scheme, such calls are
+/// refused (the CPU backend runs a deterministic backward's threads in order).
+void check_deterministic(const Binding& b) {
+    if (!b.deterministic || b.device != DeviceType::CUDA) return;
+    for (const ParamBinding& p : b.params)
+        if (p.requires_grad && (p.grad_strategy == GradStrategy::Atomic || p.grad_strategy == GradStrategy::Collide))
+            throw_value_error(b.function + "(): deterministic mode on CUDA does not support the gradient of '" + p.name +
+                              "' yet (" +
+                              (p.grad_strategy == GradStrategy::Atomic
+                                   ? "broadcast along some call dimensions only"
+                                   : "its elements collide by data") +
+                              "); call without deterministic mode, or on the CPU");
 }
 
 /// What a fault of the kernel of `glue` names: the function and, per kernel parameter, the user's.
@@ -36,7 +61,7 @@ int32_t register_site(const UserModule& module, const Binding& b, const Glue& gl
     for (const GlueParam& g : glue.params) {
         // `binding` indexes Binding::params except for results (a result leaf) and extents.
         const bool names_param = g.source == ParamSource::ArgTensor || g.source == ParamSource::ArgGrad ||
-                                 g.source == ParamSource::Uniform;
+                                 g.source == ParamSource::ArgOutGrad || g.source == ParamSource::Uniform;
         const std::string name = names_param && g.binding >= 0 && size_t(g.binding) < b.params.size()
                                      ? b.params[size_t(g.binding)].name
                                      : std::string();
@@ -45,6 +70,7 @@ int32_t register_site(const UserModule& module, const Binding& b, const Glue& gl
         case ParamSource::Result: site.params.push_back("the result"); break;
         case ParamSource::ResultGrad: site.params.push_back("the gradient of the result"); break;
         case ParamSource::ArgGrad: site.params.push_back("the gradient of parameter '" + name + "'"); break;
+        case ParamSource::ArgOutGrad: site.params.push_back("the gradient of the written parameter '" + name + "'"); break;
         case ParamSource::ArgTensor:
         case ParamSource::Uniform: site.params.push_back("parameter '" + name + "'"); break;
         }
@@ -57,6 +83,8 @@ int32_t register_site(const UserModule& module, const Binding& b, const Glue& gl
 CallPlan::CallPlan(const UserModule& module, Binding binding, const CallKey& key, const codegen::CodegenOptions& options)
     : module_(module), binding_(std::move(binding)), options_(options), key_text_(render_call_key(key)) {
     options_.call_rank = binding_.call_rank;  // fixed by the key
+    options_.deterministic = binding_.deterministic;
+    if (binding_.autograd) check_deterministic(binding_);
     for (size_t i = 0; i < binding_.params.size(); ++i)
         if (binding_.params[i].requires_grad) grad_mask_ |= uint64_t(1) << i;
     forward_glue_ = make_forward_glue(binding_, options_.index_64bit);
@@ -75,6 +103,12 @@ Glue CallPlan::backward_glue(uint64_t mask) const {
     return make_backward_glue(masked(binding_, mask), options_.index_64bit);
 }
 
+const CallPlan::Backward* CallPlan::find_backward(uint64_t mask) {
+    std::lock_guard<std::mutex> lock(backward_mutex_);
+    auto it = backwards_.find(mask);
+    return it != backwards_.end() ? it->second.get() : nullptr;
+}
+
 const CallPlan::Backward& CallPlan::backward(uint64_t mask) {
     std::lock_guard<std::mutex> lock(backward_mutex_);
     auto it = backwards_.find(mask);
@@ -85,6 +119,7 @@ const CallPlan::Backward& CallPlan::backward(uint64_t mask) {
     bw->kernel = compile_kernel(module_, bw->glue, kernel_options(options_, bw->glue), binding_.device,
                                 binding_.device_index);
     bw->kernel.site = register_site(module_, bw->binding, bw->glue, true);
+    bw->kernel.sequential = binding_.deterministic && bw->kernel.target == codegen::Target::Cpu;
     return *backwards_.emplace(mask, std::move(bw)).first->second;
 }
 
@@ -170,6 +205,9 @@ void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Bindin
     for (int d = 0; d < b.call_rank; ++d) total *= data.call_shape[d];
     header.total = total;
     header.rank = b.call_rank;
+    header.scratch = data.scratch;
+    SG_INTERNAL_ASSERT(data.scratch != nullptr || scratch_bytes(kernel, total) == 0,
+                       "missing reduction scratch for a deterministic kernel");
     std::memcpy(block.data(), &header, sizeof(header));
     SG_INTERNAL_ASSERT(layout.fields.size() == glue.params.size(), "glue/layout parameter count mismatch");
     for (size_t k = 0; k < glue.params.size(); ++k) {
@@ -204,7 +242,8 @@ void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Bindin
             const TensorInfo& t = data.args[p.arg].tensor;
             int dims = g.whole ? t.ndim - p.elem_dims : p.call_dims + p.array_dims;
             int elem = p.elem_dims - (g.whole ? 0 : p.array_dims);
-            const int64_t* extents = g.whole ? nullptr : data.call_shape + (b.call_rank - p.call_dims);
+            // A batch of whole tensors is read at the call index in its leading dims too.
+            const int64_t* extents = g.whole && p.call_dims == 0 ? nullptr : data.call_shape + (b.call_rank - p.call_dims);
             if (!p.dim_map.empty()) put_mapped_view(block, tl.data, tl.shape, tl.strides, tl.inner, t, p, extents);
             else put_view(block, tl.data, tl.shape, tl.strides, tl.inner, t, dims, elem, extents, p.call_dims);
             if (g.grad_view) {
@@ -214,9 +253,11 @@ void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Bindin
             }
             break;
         }
-        case ParamSource::ArgGrad: {
+        case ParamSource::ArgGrad:
+        case ParamSource::ArgOutGrad: {
             const ParamBinding& p = b.params[size_t(g.binding)];
-            const TensorInfo* grad = data.binding_grads ? data.binding_grads[g.binding] : nullptr;
+            const TensorInfo* const* grads = g.source == ParamSource::ArgGrad ? data.binding_grads : data.binding_out_grads;
+            const TensorInfo* grad = grads ? grads[g.binding] : nullptr;
             SG_INTERNAL_ASSERT(grad != nullptr, "missing gradient buffer for '" + p.name + "'");
             const int64_t* extents = data.call_shape + (b.call_rank - p.call_dims);
             if (!p.dim_map.empty()) put_mapped_view(block, tl.data, tl.shape, tl.strides, tl.inner, *grad, p, extents);
@@ -243,7 +284,10 @@ void CallPlan::launch(const CompiledKernel& kernel, std::vector<uint8_t>& block,
         const int64_t per_thread = kernel.generated.elements_per_thread;
         const int64_t threads = header.total / per_thread + (header.total % per_thread != 0);
         runtime::cuda_launch(*kernel.cuda_entry, block.data(), block.size(), threads, stream);
-        if (debug_mode()) [[unlikely]] {
+        // Debug mode waits for the kernel to raise its fault here, except inside a CUDA graph
+        // capture, where nothing may wait (the kernel is only recorded; the replay's faults are
+        // reported at the next call or synchronize(), as outside debug mode).
+        if (debug_mode() && !capturing(DeviceType::CUDA, device, stream)) [[unlikely]] {
             runtime::cuda_synchronize_stream(device, stream);
             check_device_faults(device, /*own_launch=*/true);
         }
@@ -253,10 +297,19 @@ void CallPlan::launch(const CompiledKernel& kernel, std::vector<uint8_t>& block,
     codegen::FaultRecord fault{};
     header.fault = &fault;
     std::memcpy(block.data(), &header, sizeof(header));
-    runtime::cpu_launch(kernel.cpu_entry, block.data(), header.total);
+    if (kernel.sequential) kernel.cpu_entry(block.data(), 0, header.total);
+    else runtime::cpu_launch(kernel.cpu_entry, block.data(), header.total);
     if (fault.code != 0) [[unlikely]]
         raise_fault(fault);
     (void)function;
+}
+
+size_t CallPlan::scratch_bytes(const CompiledKernel& kernel, int64_t total) {
+    if (kernel.target != codegen::Target::Cuda || kernel.generated.reduced_slots == 0 || total <= 0) return 0;
+    const int64_t per_thread = kernel.generated.elements_per_thread;
+    const int64_t threads = total / per_thread + (total % per_thread != 0);
+    const int64_t block = kernel.cuda_entry ? kernel.cuda_entry->block_size : 1;
+    return codegen::reduce_scratch_bytes(kernel.generated.reduced_slots, threads / block + (threads % block != 0));
 }
 
 void CallPlan::zero(const CompiledKernel& kernel, void* data, size_t bytes, void* stream) {

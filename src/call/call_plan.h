@@ -26,7 +26,18 @@ struct LaunchData {
     /// Per binding: gradient buffer of an input in the mask, or incoming gradient of an output
     /// tensor (backward); nullptr otherwise.
     const TensorInfo* const* binding_grads = nullptr;
+    /// Per binding: the incoming gradient of an inout parameter's written value (backward), whose
+    /// binding_grads entry is the gradient of its old value; nullptr otherwise.
+    const TensorInfo* const* binding_out_grads = nullptr;
+    /// Deterministic CUDA kernels with reduced gradients: scratch_bytes() of device memory whose
+    /// first 16 bytes are zero (CallHeader::scratch); nullptr otherwise.
+    void* scratch = nullptr;
 };
+
+/// The codegen options of one glue's kernel from the call's: which of its parameters are
+/// call-shaped views (accessed at the call index without a bounds check), reduced gradients
+/// (GradStrategy::Reduce) and privatizable gradient tables (GradStrategy::Collide).
+codegen::CodegenOptions kernel_options(codegen::CodegenOptions options, const Glue& glue);
 
 class CallPlan {
 public:
@@ -45,6 +56,8 @@ public:
     /// The backward kernel for `mask` (normally grad_mask(); a subset when backward needs fewer
     /// gradients than forward promised), compiled on first use. Thread-safe.
     const Backward& backward(uint64_t mask);
+    /// The backward kernel for `mask` when it is compiled already, else nullptr. Thread-safe.
+    const Backward* find_backward(uint64_t mask);
     /// Glue of the backward for `mask` without compiling (debug_code).
     Glue backward_glue(uint64_t mask) const;
     const std::string& key_text() const { return key_text_; }
@@ -60,6 +73,10 @@ public:
     /// messages name the function from the kernel's launch site (`function` is kept for callers).
     static void launch(const CompiledKernel& kernel, std::vector<uint8_t>& block, void* stream,
                        const std::string& function);
+    /// Scratch memory a launch of `kernel` over `total` call elements needs (LaunchData::scratch):
+    /// 0 unless it is a deterministic CUDA kernel with reduced gradients. Of that, the first 16
+    /// bytes must be zero at the launch.
+    static size_t scratch_bytes(const CompiledKernel& kernel, int64_t total);
     /// Zero-fills `bytes` bytes at `data` on `kernel`'s device: an asynchronous memset on `stream`
     /// (CUDA, in the kernel's context) or a memset (CPU).
     static void zero(const CompiledKernel& kernel, void* data, size_t bytes, void* stream);

@@ -33,6 +33,9 @@ struct CompiledKernel {
     std::shared_ptr<runtime::CudaModule> cuda_module;
     const runtime::CudaFunction* cuda_entry = nullptr;  ///< owned by cuda_module
     int32_t site = -1;  ///< launch site of its faults (kernel_faults.h), set by the call plan
+    /// CPU: run the launch's threads in order on the calling thread (deterministic mode: its
+    /// atomics and reductions then add in one fixed order).
+    bool sequential = false;
 };
 
 /// Runs the front end and codegen; returns the generated kernel without loading it.

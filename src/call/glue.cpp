@@ -1,6 +1,8 @@
 // src/call/glue.cpp — forward and backward glue generation.
 #include "call/glue.h"
 
+#include <cctype>
+
 #include "call/errors.h"
 
 namespace sg::call {
@@ -12,9 +14,9 @@ namespace {
 
 /// The concrete tensor type name for a whole-tensor parameter, given whether a gradient view is
 /// bound (interfaces become the matching concrete kind).
-std::string concrete_tensor(const Type* t, bool with_grad) {
+std::string concrete_tensor(const Type* t, bool with_grad, int batch_dims = 0) {
     const lang::TensorKind& k = t->tensor;
-    std::string elem = lang::type_name(t->element) + ", " + std::to_string(t->rank);
+    std::string elem = lang::type_name(t->element) + ", " + std::to_string(t->rank + batch_dims);
     if (k.atomic) return "AtomicTensor<" + elem + ">";
     const char* prefix = k.access == TensorAccess::Read ? "" : k.access == TensorAccess::Write ? "W" : "RW";
     if (!k.differentiable) return std::string(prefix) + "Tensor<" + elem + ">";
@@ -53,6 +55,13 @@ public:
         return tensor + "[" + idx.substr(0, idx.size() - 2) + "] = " + value + ";";
     }
     static std::string cid(int d) { return "_c" + std::to_string(d); }
+    /// A batch of tensors spanning the last `dims` call dims: this thread's tensor of it.
+    std::string slice(const std::string& tensor, int dims) const {
+        if (dims == 0) return tensor;
+        std::string s = "__sg_slice(" + tensor;
+        for (int d = 0; d < dims; ++d) s += ", " + cid(b_.call_rank - dims + d);
+        return s + ")";
+    }
 
     /// `Tensor<float3, 2>` for a leaf whose value is `t` (arrays: their element type, one more
     /// dim per array level) over `dims` call dims.
@@ -111,6 +120,15 @@ public:
             first = false;
         }
         return s + "]";
+    }
+
+    /// Declares the gradient buffer of elementwise input `i`: written with atomics unless each
+    /// element has one thread (GradStrategy::Store).
+    void gradient_param(const std::string& name, int i) {
+        const ParamBinding& p = b_.params[size_t(i)];
+        GlueParam g{name, ParamSource::ArgGrad, i, false, false};
+        g.grad = p.grad_strategy;
+        param(tensor_type(p.grad_atomic ? "AtomicTensor" : "RWTensor", p.type, p.call_dims) + " " + name, std::move(g));
     }
 
     /// Declares a kernel parameter.
@@ -215,8 +233,8 @@ public:
         case BindingKind::Grid: return grid_value(i);
         case BindingKind::Generator: return generator_value(i);
         case BindingKind::WholeTensor:
-            param(concrete_tensor(p.type, false) + " " + n, {n, ParamSource::ArgTensor, i, true, false});
-            return n;
+            param(concrete_tensor(p.type, false, p.call_dims) + " " + n, {n, ParamSource::ArgTensor, i, true, false});
+            return slice(n, p.call_dims);
         case BindingKind::Elementwise:
             param(tensor_type("Tensor", p.type, p.call_dims) + " " + n, {n, ParamSource::ArgTensor, i, false, false});
             return load(n, p.call_dims, p.type, "_a_" + p.ident);
@@ -305,6 +323,99 @@ private:
 
 bool is_plain(const ParamSlot& s) { return s.value.leaf >= 0; }
 
+/// What the glue calls: the function, or for a struct method (m.Struct.method) a free function
+/// wrapping it, which bwd_diff can take like any other.
+std::string callee(const Binding& b) {
+    const lang::FunctionDecl* f = b.decl;
+    if (!f || !f->owner) return b.function;
+    std::string name = "__sg_method_";
+    for (char c : b.function) name += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    return name;
+}
+
+/// The wrapper of a struct method: the same parameters (`this` first for instance methods, as
+/// the binding has them), differentiable when the method is; "" for free functions.
+std::string method_wrapper(const Binding& b) {
+    const lang::FunctionDecl* f = b.decl;
+    if (!f || !f->owner) return "";
+    std::string params, args;
+    for (size_t k = 0; k < f->params.size(); ++k) {
+        const lang::VarDecl* p = f->params[k];
+        std::string name = p == f->this_param ? std::string("__sg_self") : "__sg_a" + std::to_string(k);
+        const char* dir = p->dir == lang::ParamDir::InOut ? "inout " : p->dir == lang::ParamDir::Out ? "out " : "";
+        params += std::string(params.empty() ? "" : ", ") + dir + (p->is_no_diff ? "no_diff " : "") +
+                  GlueWriter::declare(p->type, name);
+        if (p != f->this_param) args += (args.empty() ? "" : ", ") + name;
+    }
+    std::string target = f->this_param ? "__sg_self." + f->member_name : f->owner->name + "." + f->member_name;
+    std::string call = target + "(" + args + ")";
+    const bool returns = !f->result_type->is_void();
+    return std::string(f->is_differentiable ? "[Differentiable]\n" : "") + (f->return_no_diff ? "no_diff " : "") +
+           lang::type_name(f->result_type) + " " + callee(b) + "(" + params + ")\n{\n    " + (returns ? "return " : "") +
+           call + ";\n}\n";
+}
+
+/// A slot's value as the parameter's type: fn.map() by type may read it as another one.
+std::string convert(const ParamSlot& s, const std::string& value) {
+    if (!s.read_type || s.read_type == s.type) return value;
+    return lang::type_name(s.type) + "(" + value + ")";
+}
+
+/// A backward argument for a leaf that is not differentiable: its value, or, where map() by
+/// type read it as a non-differentiable type for a differentiable parameter (int into float),
+/// a pair without a gradient.
+template <class Writer>
+std::string as_backward_arg(Writer& w, const ParamSlot& s, const ParamBinding& p, const std::string& value) {
+    if (!s.read_type || s.read_type == s.type || !s.differentiable || s.type->is_tensor()) return value;
+    w.body += "    var _d_" + p.ident + " = diffPair(" + value + ");\n";
+    return "_d_" + p.ident;
+}
+
+/// A gradient of leaf `p` (of a converted slot: of the parameter's type) as the leaf's type.
+std::string gradient_as_leaf(const ParamSlot& s, const ParamBinding& p, const std::string& grad) {
+    if (!s.read_type || s.read_type == s.type) return grad;
+    if (p.type->is_scalar() && !s.type->is_scalar() && p.diff_path.empty()) {
+        // A scalar splat to every component: its gradient is their sum.
+        std::string sum;
+        const int rows = s.type->rows, cols = s.type->is_matrix() ? s.type->cols : 0;
+        for (int r = 0; r < rows; ++r) {
+            if (cols == 0) {
+                sum += (r ? " + " : "") + grad + "[" + std::to_string(r) + "]";
+                continue;
+            }
+            for (int c = 0; c < cols; ++c)
+                sum += (r || c ? " + " : "") + grad + "[" + std::to_string(r) + "][" + std::to_string(c) + "]";
+        }
+        return lang::type_name(p.type) + "(" + sum + ")";
+    }
+    return lang::type_name(p.type) + "(" + grad + ")";
+}
+
+/// The glue comment that says how the gradient of input `p` is written (visible in debug_code).
+std::string strategy_comment(const Binding& b, const ParamBinding& p) {
+    std::string why;
+    switch (p.grad_strategy) {
+    case GradStrategy::Store: why = "one thread per element: a plain store, no zero fill"; break;
+    case GradStrategy::Reduce:
+        why = b.deterministic ? "broadcast along every call dimension: summed per thread, then per block in a fixed "
+                                "order; blocks combined in block order (deterministic)"
+                              : "broadcast along every call dimension: summed in registers, then across the warp "
+                                "and the block; one atomic per block";
+        break;
+    case GradStrategy::Atomic:
+        why = b.deterministic ? "broadcast along some call dimensions: atomics in a fixed order (deterministic)"
+                              : "broadcast along some call dimensions: warp-aggregated atomics";
+        break;
+    case GradStrategy::Collide:
+        why = b.deterministic ? "colliding by data: atomics in a fixed order (deterministic)"
+                              : "colliding by data: warp-aggregated atomics; on CUDA a block-private copy in "
+                                "shared memory when the gradient fits 16 KiB";
+        break;
+    case GradStrategy::None: return "";
+    }
+    return "    // gradient of '" + p.name + "': " + grad_strategy_name(p.grad_strategy) + " (" + why + ")\n";
+}
+
 }  // namespace
 
 Glue make_forward_glue(const Binding& b, bool index_64bit) {
@@ -322,13 +433,14 @@ Glue make_forward_glue(const Binding& b, bool index_64bit) {
     for (size_t s = 0; s < b.slots.size(); ++s) {
         const ParamSlot& slot = b.slots[s];
         if (!is_plain(slot)) {
-            call_args.push_back(w.node_value(slot.value, "_v_" + slot.name, [&](int i) { return w.leaf_value(i); }));
+            call_args.push_back(
+                convert(slot, w.node_value(slot.value, "_v_" + slot.name, [&](int i) { return w.leaf_value(i); })));
             continue;
         }
         const int i = slot.value.leaf;
         const ParamBinding& p = b.params[size_t(i)];
         if (p.kind != BindingKind::Elementwise || p.dir == lang::ParamDir::In) {
-            call_args.push_back(w.leaf_value(i));
+            call_args.push_back(convert(slot, w.leaf_value(i)));
             continue;
         }
         // out / inout: a local the function writes, stored back after the call.
@@ -345,7 +457,7 @@ Glue make_forward_glue(const Binding& b, bool index_64bit) {
         call_args.push_back(local);
         post += "    " + w.store_value(n, p.call_dims, p.type, local, false) + "\n";
     }
-    std::string call = b.function + "(";
+    std::string call = callee(b) + "(";
     for (size_t k = 0; k < call_args.size(); ++k) call += (k ? ", " : "") + call_args[k];
     call += ")";
     if (one_result && b.result_leaves[0].array_dims == 0) {
@@ -359,7 +471,7 @@ Glue make_forward_glue(const Binding& b, bool index_64bit) {
         w.body += "    " + call + ";\n";
     }
     w.body += post;
-    g.source = w.finish("__sg_forward", "forward kernel for " + b.function);
+    g.source = method_wrapper(b) + w.finish("__sg_forward", "forward kernel for " + b.function);
     return g;
 }
 
@@ -395,7 +507,8 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
     for (size_t s = 0; s < b.slots.size(); ++s) {
         const ParamSlot& slot = b.slots[s];
         if (!is_plain(slot)) {
-            std::string value = w.node_value(slot.value, "_v_" + slot.name, [&](int i) { return w.leaf_value(i); });
+            std::string value =
+                convert(slot, w.node_value(slot.value, "_v_" + slot.name, [&](int i) { return w.leaf_value(i); }));
             bool any_grad = false;
             for (const ParamBinding& p : b.params) any_grad |= p.param == int(s) && p.differentiable;
             if (!slot.differentiable || !any_grad) {
@@ -409,67 +522,100 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
                 const ParamBinding& p = b.params[i];
                 if (p.param != int(s) || !p.requires_grad || p.kind != BindingKind::Elementwise) continue;
                 std::string gn = "_p_" + p.ident + "_grad";
-                w.param(GlueWriter::tensor_type(p.grad_atomic ? "AtomicTensor" : "RWTensor", p.type, p.call_dims) + " " + gn,
-                        {gn, ParamSource::ArgGrad, int(i), false, false});
-                post += "    " + w.store_value(gn, p.call_dims, p.type, pair + ".d" + p.diff_path, p.grad_atomic) + "\n";
+                w.gradient_param(gn, int(i));
+                post += strategy_comment(b, p) + "    " +
+                        w.store_value(gn, p.call_dims, p.type, gradient_as_leaf(slot, p, pair + ".d" + p.diff_path),
+                                      p.grad_atomic) + "\n";
             }
             continue;
         }
         const int i = slot.value.leaf;
         const ParamBinding& p = b.params[size_t(i)];
         std::string n = "_p_" + p.ident;
-        if (p.kind == BindingKind::Elementwise && p.dir != lang::ParamDir::In && p.differentiable) {
-            if (p.dir == lang::ParamDir::InOut)
-                throw_type_error(b.function + "(): gradients through inout parameter '" + p.name + "' are not supported yet");
+        if (p.kind == BindingKind::Elementwise && p.dir == lang::ParamDir::InOut && p.differentiable) {
+            // An inout pair goes in holding the old value and the written value's incoming
+            // gradient, and comes out holding the old value's gradient. The argument tensor is
+            // the old value as saved before the forward wrote it.
+            std::string gin = n + "_dout";
+            w.param(GlueWriter::tensor_type("Tensor", p.type, p.call_dims) + " " + n, {n, ParamSource::ArgTensor, i, false, false});
+            w.param(GlueWriter::tensor_type("Tensor", p.type, p.call_dims) + " " + gin,
+                    {gin, ParamSource::ArgOutGrad, i, false, false});
+            std::string old_value = w.load(n, p.call_dims, p.type, "_a_" + p.ident);
+            std::string dout = w.load(gin, p.call_dims, p.type, "_a_" + p.ident + "_dout");
+            w.body += "    var _d_" + p.ident + " = diffPair(" + old_value + ", " + dout + ");\n";
+            call_args.push_back("_d_" + p.ident);
+            if (p.requires_grad) {
+                std::string gn = n + "_grad";
+                w.param(GlueWriter::tensor_type("RWTensor", p.type, p.call_dims) + " " + gn, {gn, ParamSource::ArgGrad, i, false, false});
+                post += "    " + w.store_value(gn, p.call_dims, p.type, "_d_" + p.ident + ".d", false) + "\n";
+            }
+            continue;
+        }
+        if (p.kind == BindingKind::Elementwise && p.dir == lang::ParamDir::Out && p.differentiable) {
             // An out parameter's derivative argument is its incoming gradient.
             std::string gn = n + "_grad";
             w.param(GlueWriter::tensor_type("Tensor", p.type, p.call_dims) + " " + gn, {gn, ParamSource::ArgGrad, i, false, false});
             call_args.push_back(w.load(gn, p.call_dims, p.type, "_a_" + p.ident + "_grad"));
             continue;
         }
-        if (p.kind == BindingKind::Elementwise && p.dir != lang::ParamDir::In)
-            throw_type_error(b.function + "(): out parameter '" + p.name + "' is not differentiable; its backward is not supported yet");
+        if (p.kind == BindingKind::Elementwise && p.dir != lang::ParamDir::In) {
+            // Not differentiable: bwd_diff drops an out parameter and takes an inout one as an
+            // input, its old value (saved before the forward wrote it).
+            if (p.dir == lang::ParamDir::InOut) {
+                w.param(GlueWriter::tensor_type("Tensor", p.type, p.call_dims) + " " + n, {n, ParamSource::ArgTensor, i, false, false});
+                call_args.push_back(w.load(n, p.call_dims, p.type, "_a_" + p.ident));
+            }
+            continue;
+        }
         switch (p.kind) {
         case BindingKind::Uniform:
             if (p.differentiable) {
                 std::string v = w.uniform(i, n, p.type, kUniformValue);
-                w.body += "    var _d_" + p.ident + " = diffPair(" + v + ");\n";
+                w.body += "    var _d_" + p.ident + " = diffPair(" + convert(slot, v) + ");\n";
                 call_args.push_back("_d_" + p.ident);
             } else {
-                call_args.push_back(w.leaf_value(i));
+                call_args.push_back(as_backward_arg(w, slot, p, convert(slot, w.leaf_value(i))));
             }
             break;
         case BindingKind::Grid:
-        case BindingKind::Generator: call_args.push_back(w.leaf_value(i)); break;
+        case BindingKind::Generator: call_args.push_back(as_backward_arg(w, slot, p, convert(slot, w.leaf_value(i)))); break;
         case BindingKind::WholeTensor: {
             // Outputs of a differentiable function carry the incoming gradient as their grad view.
             bool grad = p.type->tensor.differentiable && (p.requires_grad || p.is_output);
-            w.param(concrete_tensor(p.type, grad) + " " + n, {n, ParamSource::ArgTensor, i, true, grad});
-            call_args.push_back(n);
+            GlueParam gp{n, ParamSource::ArgTensor, i, true, grad};
+            if (grad && p.requires_grad) {
+                w.body += strategy_comment(b, p);
+                gp.grad = p.grad_strategy;
+                gp.type = p.type;
+            }
+            w.param(concrete_tensor(p.type, grad, p.call_dims) + " " + n, std::move(gp));
+            call_args.push_back(w.slice(n, p.call_dims));
             break;
         }
         case BindingKind::Elementwise:
             if (!p.differentiable) {
-                call_args.push_back(w.leaf_value(i));
+                call_args.push_back(as_backward_arg(w, slot, p, convert(slot, w.leaf_value(i))));
                 break;
             }
             w.param(GlueWriter::tensor_type("Tensor", p.type, p.call_dims) + " " + n, {n, ParamSource::ArgTensor, i, false, false});
-            w.body += "    var _d_" + p.ident + " = diffPair(" + w.load(n, p.call_dims, p.type, "_a_" + p.ident) + ");\n";
+            w.body += "    var _d_" + p.ident + " = diffPair(" + convert(slot, w.load(n, p.call_dims, p.type, "_a_" + p.ident)) +
+                      ");\n";
             call_args.push_back("_d_" + p.ident);
             if (p.requires_grad) {
                 std::string gn = n + "_grad";
-                w.param(GlueWriter::tensor_type(p.grad_atomic ? "AtomicTensor" : "RWTensor", p.type, p.call_dims) + " " + gn,
-                        {gn, ParamSource::ArgGrad, i, false, false});
-                post += "    " + w.store_value(gn, p.call_dims, p.type, "_d_" + p.ident + ".d", p.grad_atomic) + "\n";
+                w.gradient_param(gn, i);
+                post += strategy_comment(b, p) + "    " +
+                        w.store_value(gn, p.call_dims, p.type, gradient_as_leaf(slot, p, "_d_" + p.ident + ".d"),
+                                      p.grad_atomic) + "\n";
             }
             break;
         }
     }
     if (diff_result) call_args.push_back(result_grad);
-    std::string call = "bwd_diff(" + b.function + ")(";
+    std::string call = "bwd_diff(" + callee(b) + ")(";
     for (size_t k = 0; k < call_args.size(); ++k) call += (k ? ", " : "") + call_args[k];
     w.body += "    " + call + ");\n" + post;
-    g.source = w.finish("__sg_backward", "backward kernel for " + b.function);
+    g.source = method_wrapper(b) + w.finish("__sg_backward", "backward kernel for " + b.function);
     return g;
 }
 

@@ -21,6 +21,7 @@ enum class ParamSource : uint8_t {
     Uniform,     ///< a number of binding `binding`'s argument (which one: `component`)
     Result,      ///< result tensor `binding` (one per Binding::result_leaves entry)
     ResultGrad,  ///< the incoming gradient of the result
+    ArgOutGrad,  ///< the incoming gradient of an inout parameter's written value (binding `binding`)
     CallExtent,  ///< the call shape's extent of dimension `component` (thread_id, hashes)
 };
 
@@ -40,7 +41,11 @@ struct GlueParam {
     bool whole = false;        ///< view over all of the tensor's dims (WholeTensor) vs call dims
     bool grad_view = false;    ///< the kernel type also carries a gradient view
     int component = 0;         ///< Uniform: UniformComponent; CallExtent: the dimension
-    const lang::Type* type = nullptr;  ///< Uniform: the type it is packed as (nullptr: the leaf's)
+    const lang::Type* type = nullptr;  ///< Uniform: the type it is packed as (nullptr: the leaf's); a
+                                       ///< whole tensor with a gradient: its parameter type
+    /// ArgGrad of an input: how the backward writes it (binder.h). Reduce makes the kernel sum
+    /// the thread's share in registers and add once per block (CodegenOptions::reduced_params).
+    GradStrategy grad = GradStrategy::None;
 };
 
 struct Glue {

@@ -220,16 +220,16 @@ ValueNode bind_tensor(BindContext& c, const BindRequest& r) {
     ParamBinding pb;
     int e = int(elem.size());
     if (t->is_tensor()) {
-        if (ti.ndim != t->rank + e) {
-            if (ti.ndim > t->rank + e)
-                throw_type_error(where + " got " + describe_tensor(a) +
-                                 ": passing a batch of tensors (extra leading dims) is not supported yet");
+        if (ti.ndim < t->rank + e)
             throw_type_error(where + " needs a tensor of rank " + std::to_string(t->rank + e) + ", got " + describe_tensor(a));
-        }
+        if (e && !std::equal(elem.begin(), elem.end(), ti.shape + ti.ndim - e))
+            throw_type_error(where + " needs a tensor whose last dims are " + shape_text(elem.data(), e) + ", got " +
+                             describe_tensor(a));
         if (r.dir != lang::ParamDir::In) throw_type_error(where + ": tensor parameters cannot be out/inout (the tensor type says the access)");
         pb.kind = BindingKind::WholeTensor;
         pb.is_output = t->tensor.access != lang::TensorAccess::Read;
-        pb.call_dims = 0;
+        // Extra leading dims are a batch of tensors: call dims, each thread sees its slice.
+        pb.call_dims = ti.ndim - t->rank - e;
         pb.differentiable = r.differentiable && t->tensor.differentiable;
     } else {
         if (ti.ndim < e || !std::equal(elem.begin(), elem.end(), ti.shape + ti.ndim - e))
@@ -241,7 +241,9 @@ ValueNode bind_tensor(BindContext& c, const BindRequest& r) {
         pb.differentiable = r.differentiable && lang::is_floating(scalar);
     }
     pb.elem_dims = e;
-    pb.requires_grad = pb.differentiable && c.grad_mode && ti.requires_grad && !pb.is_output;
+    // An inout argument's old value is an input (its gradient flows to the tensor's history);
+    // a write-only one's old value is overwritten and gets none.
+    pb.requires_grad = pb.differentiable && c.grad_mode && ti.requires_grad && (!pb.is_output || r.dir == lang::ParamDir::InOut);
     return c.add_leaf(pb);
 }
 

@@ -27,8 +27,18 @@ struct CallHeader {
     int32_t rank;            ///< call rank (0..8)
     int32_t site;            ///< the launch site, copied into a fault record (call layer's id)
     FaultRecord* fault;      ///< debug checks record the first fault here (nullable)
+    /// Deterministic CUDA kernels with reduced parameters: per-block sums and the count of
+    /// finished blocks (reduce_scratch_bytes; zero-filled before the launch). Else unused.
+    void* scratch;
 };
-static_assert(sizeof(CallHeader) == 88, "CallHeader is part of the kernel ABI");
+static_assert(sizeof(CallHeader) == 96, "CallHeader is part of the kernel ABI");
+
+/// Bytes of CallHeader::scratch a deterministic CUDA kernel with `reduced_slots` reduced scalar
+/// components needs for a launch of `blocks` blocks: a 16-byte block counter, then one double
+/// per component and block.
+inline size_t reduce_scratch_bytes(int reduced_slots, int64_t blocks) {
+    return 16 + size_t(reduced_slots) * size_t(blocks) * sizeof(double);
+}
 
 /// Where the pieces of one tensor parameter live inside the parameter block (byte offsets from
 /// the start of the block). A tensor view is {data pointer, shape[D], strides[D] (in scalar
@@ -87,7 +97,28 @@ struct CodegenOptions {
     /// launcher sets to the call's (the glue's elementwise arguments, result and gradient
     /// buffers). With call_rank known, its accesses at the call index need no bounds check.
     uint64_t call_shaped_params = 0;
+    /// Bit k: kernel parameter k is a gradient buffer broadcast along every call dimension
+    /// (every thread adds to the same element; call layer: GradStrategy::Reduce), of scalar or
+    /// vector elements. Its `tensor_atomic_add`s accumulate into a register of the thread; the
+    /// entry point sums the registers of a CUDA block (warp shuffles, then shared memory) or of a
+    /// CPU chunk of threads and adds the sum to the buffer once.
+    uint64_t reduced_params = 0;
+    /// CUDA, bit k: kernel parameter k is a differentiable tensor of float or double scalar or
+    /// vector elements whose gradient threads add to at computed indices (GradStrategy::Collide).
+    /// When its gradient buffer fits kPrivateTableBytes, a block accumulates into a copy in
+    /// shared memory and adds it to the buffer once at the end; otherwise the adds go to the
+    /// buffer (warp-aggregated atomics). At most two parameters.
+    uint64_t privatized_params = 0;
+    /// Deterministic mode: the same inputs give bitwise the same results on every run. CPU: a
+    /// launch runs its threads in order on one thread. CUDA: a reduced parameter's block sums go
+    /// to a scratch buffer (the kernel's last parameter) and the last block to finish adds them
+    /// in block order; the kernel may have no other float atomics (the call layer checks).
+    bool deterministic = false;
 };
+
+/// Shared memory for one block-private gradient table (CodegenOptions::privatized_params): 4K
+/// floats or 2K doubles.
+inline constexpr int kPrivateTableBytes = 16384;
 
 /// FaultKind::IndexOutOfBounds as a plain code (tests compare FaultRecord::code with it).
 inline constexpr uint32_t kErrorIndexOutOfBounds = uint32_t(FaultKind::IndexOutOfBounds);
@@ -101,6 +132,10 @@ struct GeneratedKernel {
     /// Call elements each thread runs (CUDA; 1 on the CPU): the launch has ceil(total / this)
     /// threads. Small kernels run several, so that their loads overlap (bandwidth-bound calls).
     int elements_per_thread = 1;
+    /// Deterministic CUDA kernels: the scalar components of the reduced gradient parameters
+    /// (CodegenOptions::reduced_params); a launch needs reduce_scratch_bytes(reduced_slots,
+    /// blocks) of scratch. 0 for every other kernel.
+    int reduced_slots = 0;
 };
 
 /// Emits the kernel and every function it still calls (after inlining, only functions with a

@@ -50,7 +50,7 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
     // The parameter block as a C++ struct, pinned to compute_param_layout by static_asserts:
     // a drift between the two fails compilation instead of reading the wrong bytes.
     std::string code = "// The parameter block (codegen.h: ParamLayout).\nstruct " + params + " {\n";
-    code += "    sg_call_header header;\n    int64_t sg_header_pad;  // fields start at offset 96\n";
+    code += "    sg_call_header header;  // fields start at offset 96\n";
     std::vector<std::string> fields;
     std::set<std::string> taken;
     for (size_t k = 0; k < kernel.params.size(); ++k) {
@@ -99,10 +99,42 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
         bind(kernel.body->params.at(size_t(entry)), "P." + fields[k]);
         if (kernel.params[k].type->is_tensor()) tensor_params_[kernel.body->params.at(size_t(entry))] = int(k);
     }
+    // Reduced gradients: the thread adds its share to accumulators of the entry point.
+    std::string accumulators;
+    for (size_t k = 0; k < kernel.params.size() && k < 64; ++k) {
+        if (!((options_.reduced_params >> k) & 1)) continue;
+        const Type* t = kernel.params[k].type;
+        SG_INTERNAL_ASSERT(t->is_tensor() && (t->element->is_scalar() || t->element->is_vector()) &&
+                               lang::is_floating(t->element->scalar),
+                           "codegen: reduced parameter " + kernel.params[k].name + " is not a float tensor");
+        ReducedParam r;
+        r.param = int(k);
+        r.field = fields[k];
+        // A CPU chunk sums thousands of elements in one accumulator: double. A CUDA thread sums a
+        // few before the block's tree: the element's precision (float for half).
+        r.accum = target_ == Target::Cpu || t->element->scalar == lang::ScalarKind::Double ? "double" : "float";
+        r.components = t->element->is_vector() ? t->element->rows : 1;
+        accumulators += ", " + r.accum + " (&sg_acc_" + std::to_string(k) + ")[" + std::to_string(r.components) + "]";
+        reduced_.push_back(r);
+    }
+    // Privatized gradient tables (CUDA): the thread adds into its block's shared copy.
+    for (size_t k = 0; k < kernel.params.size() && k < 64 && target_ == Target::Cuda; ++k) {
+        if (!((options_.privatized_params >> k) & 1) || privatized_.size() == 2) continue;
+        const Type* t = kernel.params[k].type;
+        SG_INTERNAL_ASSERT(t->is_tensor() && t->tensor.has_grad && (t->element->is_scalar() || t->element->is_vector()) &&
+                               (t->element->scalar == lang::ScalarKind::Float || t->element->scalar == lang::ScalarKind::Double),
+                           "codegen: privatized parameter " + kernel.params[k].name + " is not a float tensor with a gradient");
+        PrivateParam r;
+        r.param = int(k);
+        r.field = fields[k];
+        r.scalar = t->element->scalar == lang::ScalarKind::Double ? "double" : "float";
+        accumulators += ", " + r.scalar + "* sg_priv_" + std::to_string(k);
+        privatized_.push_back(r);
+    }
     emit_block(*kernel.body);
     code += "// " + kernel.name + ": the work of one thread (one element of the call shape)\n";
     code += "SG_FN void " + thread + "(const " + params + "& P, int64_t tid, const " + index_type_name() +
-            "* sg_call_idx) {\n" + body_ + "}\n";
+            "* sg_call_idx" + accumulators + ") {\n" + body_ + "}\n";
     kernel_code_ += code;
     return {params, thread};
 }
@@ -140,6 +172,9 @@ int choose_elements_per_thread(const ir::Function& kernel, Target target, const 
     if (target != Target::Cuda) return 1;
     if (options.elements_per_thread > 0) return options.elements_per_thread;
     const int size = straight_line_size(*kernel.body);
+    // A kernel with reduced gradients sums several elements per thread before its block
+    // reduction: fewer blocks, so fewer atomics (or block sums) per gradient element.
+    if (options.reduced_params != 0 || options.privatized_params != 0) return kSmallKernelElements;
     return size >= 0 && size <= kSmallKernelInsts ? kSmallKernelElements : 1;
 }
 
@@ -155,6 +190,44 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
     const auto [params, thread] = emitter.emit_kernel_body(kernel, out.layout);
     out.entry = "sg_kernel_" + symbol_fragment(kernel.name);
 
+    // Reduced gradients (CodegenOptions::reduced_params): accumulators per CPU chunk or CUDA
+    // thread, passed to every thread call, summed and added once at the end.
+    const std::vector<Emitter::ReducedParam>& reduced = emitter.reduced_params();
+    std::string acc_decls, acc_args, acc_flush;
+    const std::string block = target == Target::Cpu ? "P" : "params";
+    const bool two_pass = target == Target::Cuda && options.deterministic;
+    std::string finals;
+    int slots = 0;
+    for (const Emitter::ReducedParam& r : reduced) {
+        const std::string acc = "sg_acc_" + std::to_string(r.param);
+        acc_decls += "    " + r.accum + " " + acc + "[" + std::to_string(r.components) + "] = {};\n";
+        acc_args += ", " + acc;
+        if (two_pass) {
+            acc_flush += "    sg_reduce_partial(params.header, " + acc + ", " + std::to_string(slots) + ");\n";
+            finals += "        sg_reduce_final(params.header, params." + r.field + ", " + std::to_string(slots) +
+                      ", " + std::to_string(r.components) + ");\n";
+        } else {
+            acc_flush += "    sg_reduce_flush(" + block + "." + r.field + ", " + acc + ");\n";
+        }
+        slots += r.components;
+    }
+    if (two_pass) out.reduced_slots = slots;
+    // Privatized tables: a shared copy per block when the gradient buffer fits, flushed at the end.
+    std::string private_decls, private_flush;
+    for (const Emitter::PrivateParam& r : emitter.privatized_params()) {
+        const std::string k = std::to_string(r.param);
+        const std::string capacity = std::to_string(kPrivateTableBytes / (r.scalar == "double" ? 8 : 4));
+        private_decls += "    __shared__ " + r.scalar + " sg_priv_buf_" + k + "[" + capacity + "];\n" +
+                         "    int64_t sg_priv_extent_" + k + ";\n" + "    " + r.scalar + "* sg_priv_" + k +
+                         " = sg_private_begin(params." + r.field + ", sg_priv_buf_" + k + ", " + capacity +
+                         ", sg_priv_extent_" + k + ");\n";
+        private_flush += "    sg_private_flush(params." + r.field + ", sg_priv_" + k + ", sg_priv_extent_" + k + ");\n";
+        acc_args += ", sg_priv_" + k;
+    }
+    acc_decls += private_decls;
+    acc_flush += private_flush;
+    if (two_pass && !reduced.empty()) acc_flush += "    if (sg_reduce_last_block(params.header)) {\n" + finals + "    }\n";
+
     std::string entry;
     const std::string idx = options.index_64bit ? "int64_t" : "int";
     const std::string decompose = options.call_rank >= 0 && options.call_rank <= 8
@@ -166,13 +239,29 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
         entry = "SG_EXPORT void " + out.entry + "(const void* params, int64_t begin, int64_t end) {\n" +
                 "    const sg_user::" + params + "& P = *static_cast<const sg_user::" + params + "*>(params);\n" +
                 "    if (end > P.header.total) end = P.header.total;\n" +
-                "    if (begin >= end) return;\n" +
+                "    if (begin >= end) return;\n" + acc_decls +
                 "    " + idx + " idx[8];\n" +
                 "    sg_call_index(P.header, begin, idx);\n" +
                 "    for (int64_t tid = begin; tid < end; ++tid) {\n" +
-                "        sg_user::" + thread + "(P, tid, idx);\n" +
+                "        sg_user::" + thread + "(P, tid, idx" + acc_args + ");\n" +
                 "        sg_call_index_next(P.header, idx);\n" +
-                "    }\n}\n";
+                "    }\n" + acc_flush + "}\n";
+    } else if (!reduced.empty() || !emitter.privatized_params().empty()) {
+        // Every thread of the block reaches the reduction at the end: E elements per thread a
+        // block apart (coalesced), each run only when inside the call.
+        const std::string e = std::to_string(out.elements_per_thread);
+        entry = "SG_EXPORT __global__ void " + out.entry + "(const __grid_constant__ sg_user::" + params + " params) {\n" +
+                acc_decls +
+                "    const int64_t first = blockIdx.x * (int64_t)blockDim.x * " + e + " + threadIdx.x;\n" +
+                "    SG_UNROLL\n" +
+                "    for (int k = 0; k < " + e + "; ++k) {\n" +
+                "        const int64_t tid = first + k * (int64_t)blockDim.x;\n" +
+                "        if (tid < params.header.total) {\n" +
+                "            " + idx + " idx[8];\n" +
+                "            " + decompose + "(params.header, tid, idx);\n" +
+                "            sg_user::" + thread + "(params, tid, idx" + acc_args + ");\n" +
+                "        }\n" +
+                "    }\n" + acc_flush + "}\n";
     } else if (out.elements_per_thread == 1) {
         // One thread per call element on a 1-D grid; the block is read from constant memory.
         entry = "SG_EXPORT __global__ void " + out.entry + "(const __grid_constant__ sg_user::" + params + " params) {\n" +

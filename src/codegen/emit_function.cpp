@@ -111,7 +111,9 @@ void Emitter::emit_inst(const Inst& inst) {
     case OpKind::Intrinsic: emit_intrinsic(inst); return;
     case OpKind::Call: emit_call(inst); return;
     case OpKind::TensorLoad: case OpKind::TensorStore: case OpKind::TensorAtomicAdd: case OpKind::TensorGradAdd:
-    case OpKind::TensorGradLoad: case OpKind::TensorGradStore: case OpKind::TensorShape: emit_tensor(inst); return;
+    case OpKind::TensorGradLoad: case OpKind::TensorGradStore: case OpKind::TensorShape: case OpKind::TensorSlice:
+        emit_tensor(inst);
+        return;
     case OpKind::CallIndex: emit_call_index(inst); return;
     case OpKind::LocalAlloc: case OpKind::LocalLoad: case OpKind::LocalStore: emit_local(inst); return;
     case OpKind::If: emit_if(inst); return;

@@ -35,7 +35,28 @@ void Emitter::emit_tensor(const Inst& inst) {
         define(inst.result(), "(uint)" + t + ".shape[" + std::to_string(inst.imm_int) + "]");
         return;
     }
-    const char* fn = prelude_function(inst.op);
+    if (inst.op == OpKind::TensorSlice) {
+        std::string call = "sg_tensor_slice<" + std::to_string(inst.operands.size() - 1) + ">(" + t;
+        for (size_t k = 1; k < inst.operands.size(); ++k) call += ", (int64_t)" + ref(inst.operands[k]);
+        define(inst.result(), call + ")");
+        return;
+    }
+    if (inst.op == OpKind::TensorAtomicAdd) {
+        // A reduced gradient (every call dim broadcast: the same element for every thread) goes
+        // to the thread's accumulator, whatever the index.
+        auto param = tensor_params_.find(tensor);
+        if (param != tensor_params_.end() && param->second < 64 && ((options_.reduced_params >> param->second) & 1)) {
+            line("sg_reduce_add(sg_acc_" + std::to_string(param->second) + ", " + ref(inst.operands.back()) + ");");
+            return;
+        }
+    }
+    std::string private_table;  // a privatized gradient table's shared copy (CUDA)
+    if (inst.op == OpKind::TensorGradAdd) {
+        auto param = tensor_params_.find(tensor);
+        for (const PrivateParam& p : privatized_)
+            if (param != tensor_params_.end() && p.param == param->second) private_table = "sg_priv_" + std::to_string(p.param);
+    }
+    const char* fn = private_table.empty() ? prelude_function(inst.op) : "sg_grad_add_private";
     SG_INTERNAL_ASSERT(fn != nullptr, std::string("codegen: unexpected op ") + ir::op_name(inst.op));
     const int rank = tt->rank;
     const bool loads = inst.op == OpKind::TensorLoad || inst.op == OpKind::TensorGradLoad;
@@ -58,6 +79,7 @@ void Emitter::emit_tensor(const Inst& inst) {
                           tt->tensor.access == lang::TensorAccess::Read;
     std::string call = std::string(readonly ? "sg_tensor_load_ro" : fn) + "(" + t + ", " + off;
     if (!loads) call += ", " + ref(inst.operands.back());
+    if (!private_table.empty()) call += ", " + private_table;
     call += ")";
 
     if (!options_.debug_checks || rank == 0 || index_in_bounds_by_construction(inst)) {

@@ -84,6 +84,25 @@ public:
     std::string namespace_contents() const;
     TypeNames& type_names() { return names_; }
 
+    /// A reduced gradient parameter (CodegenOptions::reduced_params) of the kernel: its thread
+    /// function takes `accum sg_acc_<param>[components]` by reference.
+    struct ReducedParam {
+        int param = -1;
+        std::string field;       ///< the parameter block member
+        std::string accum;       ///< accumulator scalar type (float or double)
+        int components = 1;      ///< scalar components of the element (1 or the vector size)
+    };
+    /// The kernel's reduced parameters, in parameter order (after emit_kernel_body).
+    const std::vector<ReducedParam>& reduced_params() const { return reduced_; }
+    /// A privatized gradient table (CodegenOptions::privatized_params, CUDA): its thread
+    /// function takes `scalar* sg_priv_<param>` (null when the table does not fit).
+    struct PrivateParam {
+        int param = -1;
+        std::string field;
+        std::string scalar;      ///< float or double
+    };
+    const std::vector<PrivateParam>& privatized_params() const { return privatized_; }
+
     // ---- used by the per-concept emit_*.cpp files
     std::string type(const Type* t) { return names_.name(t); }
     std::string ref(const Value* v) const;              ///< expression naming a defined value
@@ -156,6 +175,8 @@ private:
     std::unordered_map<const Value*, std::string> exprs_;
     /// Kernel parameters (body params) that are tensors -> their parameter index (fault records).
     std::unordered_map<const Value*, int> tensor_params_;
+    std::vector<ReducedParam> reduced_;
+    std::vector<PrivateParam> privatized_;
     const lang::SourceFile* last_file_ = nullptr;
     uint32_t last_line_ = 0;
 };

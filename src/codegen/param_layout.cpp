@@ -14,7 +14,7 @@ using lang::TypeKind;
 
 namespace {
 
-constexpr size_t kHeaderEnd = 96;  // sizeof(CallHeader) = 88, rounded up to 16
+constexpr size_t kHeaderEnd = 96;  // sizeof(CallHeader)
 
 size_t round_up(size_t value, size_t align) { return (value + align - 1) / align * align; }
 

@@ -294,6 +294,16 @@ Value* Builder::tensor_shape(Value* t, int dim) {
     return i->result();
 }
 
+Value* Builder::tensor_slice(Value* t, const std::vector<Value*>& index, const Type* type) {
+    IR_ASSERT(t->type->is_tensor() && !index.empty() && int(index.size()) < t->type->rank, "tensor_slice index count");
+    IR_ASSERT(type->is_tensor() && type->element == t->type->element && type->tensor == t->type->tensor &&
+                  type->rank == t->type->rank - int(index.size()),
+              "tensor_slice result type");
+    for (Value* i : index)
+        IR_ASSERT(i->type->is_scalar() && lang::is_integer(i->type->scalar), "tensor_slice: index type");
+    return make(OpKind::TensorSlice, concat(t, index), {type})->result();
+}
+
 Value* Builder::call_index(int dim, const Type* type) {
     IR_ASSERT(dim >= 0 && dim < 8, "call_index dim");
     if (!type) type = types_.int32();

@@ -63,6 +63,9 @@ public:
     Value* tensor_grad_load(Value* t, const std::vector<Value*>& index);
     void tensor_grad_store(Value* t, const std::vector<Value*>& index, Value* value);
     Value* tensor_shape(Value* t, int dim);
+    /// The view of `t` at its leading indices `index` (fewer than its rank): same kind, rank
+    /// reduced, gradient view sliced alike. `type` is that tensor type.
+    Value* tensor_slice(Value* t, const std::vector<Value*>& index, const Type* type);
     /// This thread's call index in dimension `dim`, as int (or int64_t for 64-bit calls).
     Value* call_index(int dim, const Type* type = nullptr);
 

@@ -33,6 +33,12 @@ Value* Lower::lower_call(Expr* e) {
     case BuiltinKind::PairGetPrimal: return b_.extract(lower_expr(callee->operands[0]), 0);
     case BuiltinKind::PairGetDiff: return b_.extract(lower_expr(callee->operands[0]), 1);
     case BuiltinKind::CallIndex: return b_.call_index(int(arg(0)->int_value), e->type);
+    case BuiltinKind::TensorSlice: {
+        Value* t = lower_expr(arg(0));
+        std::vector<Value*> index;
+        for (size_t k = 2; k < e->operands.size(); ++k) index.push_back(lower_expr(e->operands[k]));
+        return b_.tensor_slice(t, index, e->type);
+    }
     case BuiltinKind::TensorLoad:
     case BuiltinKind::TensorStore:
     case BuiltinKind::TensorAdd: {

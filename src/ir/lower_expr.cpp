@@ -59,7 +59,11 @@ Value* Lower::lower_init_list(Expr* e, const Type* t) {
     }
     case lang::TypeKind::Struct: {
         const auto& fields = types_.fields(t);
-        for (size_t k = 0; k < fields.size(); ++k) members.push_back(element(k, fields[k].type));
+        for (size_t k = 0; k < fields.size(); ++k) {
+            // As in Slang, what an initializer list puts into a no_diff field keeps no derivative.
+            Value* v = element(k, fields[k].type);
+            members.push_back(fields[k].no_diff && k < e->operands.size() && v ? b_.detach(v) : v);
+        }
         return b_.construct(t, members);
     }
     default: return element(0, t);

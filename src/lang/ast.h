@@ -41,7 +41,7 @@ struct TypeExpr {
     std::vector<Expr*> value_args;     ///< generic value arguments, in order among type_args:
     std::vector<bool> arg_is_value;    ///< for each generic argument in order: value (true) or type
     std::string member;                ///< `T.Differential` → member == "Differential"
-    std::vector<Expr*> array_dims;     ///< `float[5][3]` → {5, 3} (outermost first as written)
+    std::vector<Expr*> array_dims;     ///< outermost first: `float a[5][3]` → {5, 3}, `float[5][3] a` → {3, 5}
     const Type* resolved = nullptr;    ///< sema
 };
 

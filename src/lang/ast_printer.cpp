@@ -277,7 +277,9 @@ void Printer::type(const TypeExpr* t) {
         out += '>';
     }
     if (!t->member.empty()) out += "." + t->member;
-    for (const Expr* dim : t->array_dims) {
+    // In Slang's type syntax, innermost first: {5, 3} (five arrays of three) prints float[3][5].
+    for (auto it = t->array_dims.rbegin(); it != t->array_dims.rend(); ++it) {
+        const Expr* dim = *it;
         out += '[';
         expr(dim);
         out += ']';

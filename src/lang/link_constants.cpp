@@ -154,7 +154,8 @@ void bind_link_constants(const std::vector<ModuleAst*>& modules, const LinkConst
                 } else if (!g->init && require_values) {
                     diags.error(g->loc, "extern static const '" + g->name +
                                             "' has no value: link a module that exports it (link=[...]) or give "
-                                            "it with .constants({'" + g->name + "': ...})");
+                                            "it with .constants({'" + g->name + "': ...})",
+                                45001);  // Slang: unresolved external symbol, when it links a kernel
                 }
             }
         }

@@ -42,6 +42,8 @@ bool is_generic_type_name(std::string_view name) {
 // ---------------------------------------------------------------- parsing types
 
 // type = ident generic_args? ("." ident)* array_dims
+// Dims written after a type wrap it one at a time, as in Slang: `float[2][3]` is (float[2])[3],
+// three arrays of two (array_dims {3, 2}, outermost first), unlike the C declarator `float a[2][3]`.
 TypeExpr* Parser::parse_type() {
     DepthGuard guard(*this);
     if (!at(TokenKind::Identifier)) fail_expected("a type");
@@ -55,7 +57,7 @@ TypeExpr* Parser::parse_type() {
         type = array_type_from_generic(type);
         std::vector<Expr*> outer;
         parse_array_dims(outer);
-        type->array_dims.insert(type->array_dims.begin(), outer.begin(), outer.end());
+        type->array_dims.insert(type->array_dims.begin(), outer.rbegin(), outer.rend());
         return type;
     }
     // `T.Differential`; deeper paths (`A.B.C`) are kept joined for sema to reject.
@@ -64,7 +66,9 @@ TypeExpr* Parser::parse_type() {
         if (!type->member.empty()) type->member += '.';
         type->member += text(advance());
     }
-    parse_array_dims(type->array_dims);
+    std::vector<Expr*> dims;
+    parse_array_dims(dims);
+    type->array_dims.assign(dims.rbegin(), dims.rend());
     return type;
 }
 
@@ -133,7 +137,8 @@ void Parser::parse_array_dims(std::vector<Expr*>& dims) {
 
 /// C-style dims after a declared name (`float a[5][3]`, `float[2] b[3]`). They are the outer
 /// dimensions, as in C, so they are placed *before* the type's own dims: `float[2] b[3]` gets
-/// array_dims {3, 2}; `float a[5][3]` gets {5, 3}, the order as written. The type is copied so
+/// array_dims {3, 2}; `float a[5][3]` gets {5, 3}, the order as written (`float[5][3] c` gets
+/// {3, 5}: see parse_type). The type is copied so
 /// that the other declarators of the same statement keep the type as written.
 TypeExpr* Parser::parse_declarator_dims(TypeExpr* type) {
     if (!at(TokenKind::LBracket)) return type;

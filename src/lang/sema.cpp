@@ -121,7 +121,7 @@ void Sema::check_bodies(size_t first) {
     for (size_t i = first; i < result_.functions.size(); ++i) {
         FunctionDecl* f = result_.functions[i];
         if (!f->body) {
-            diags_.error(f->loc, "function '" + f->name + "' is declared but has no body");
+            diags_.error(f->loc, "function '" + f->name + "' is declared but has no body", 45001);  // Slang: unresolved external symbol
             continue;
         }
         size_t errors_before = diags_.error_count();
@@ -165,7 +165,7 @@ void Sema::check_recursion_and_derivatives(size_t first_derivative_call) {
         for (FunctionDecl* c : callees[f]) {
             if (state[c] == 1) {
                 diags_.error(f->loc, "function '" + f->name + "' is recursive (calls '" + c->name +
-                                         "'); recursion is not supported in kernels");
+                                         "'); recursion is not supported yet");
             } else if (state[c] == 0) {
                 visit(c);
             }
@@ -466,7 +466,9 @@ void Sema::check_loop_bound(Stmt* s) {
             int64_t a = *start, b = *end, d = *step;
             if (c->op == Op::Le) b += 1;
             if (c->op == Op::Ge) b -= 1;
-            bool up = c->op == Op::Lt || c->op == Op::Le || c->op == Op::Ne;
+            // Slang infers no trip count from `i != B` (30510 in a differentiable function); an
+            // unrolled loop still stops there.
+            bool up = c->op == Op::Lt || c->op == Op::Le || (c->op == Op::Ne && find_attribute(s->attrs, "ForceUnroll"));
             bool down = c->op == Op::Gt || c->op == Op::Ge;
             if (up && d > 0) trip = b > a ? (b - a + d - 1) / d : 0;
             if (down && d < 0) trip = a > b ? (a - b + (-d) - 1) / (-d) : 0;
@@ -487,7 +489,8 @@ void Sema::check_loop_bound(Stmt* s) {
         return;
     }
     if (find_attribute(s->attrs, "ForceUnroll")) {
-        diags_.error(s->loc, "[ForceUnroll] needs a loop with a constant trip count or [ForceUnroll(n)]");
+        diags_.error(s->loc, "[ForceUnroll] needs a loop with a constant trip count or [ForceUnroll(n)]",
+                     40020);  // Slang: loop unrolling failed
         return;
     }
     if (current_fn_ && body_is_differentiated(*current_fn_))

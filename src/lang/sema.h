@@ -35,6 +35,7 @@ enum class BuiltinKind : uint8_t {
     TensorStore,    ///< `t.store(..., v)`
     TensorAdd,      ///< `t.add(..., v)` on AtomicTensor
     CallIndex,      ///< `__sg_call_index(d)` (glue only)
+    TensorSlice,    ///< `__sg_slice(t, i0, ...)`: t's view at leading indices (glue only)
 };
 
 struct Builtin {

@@ -185,6 +185,20 @@ const Type* Sema::check_call(Expr* e) {
                 return types_.error_type();
             }
             return std::string(b->name) == "__sg_call_index64" ? types_.scalar(ScalarKind::Int64) : types_.int32();
+        case BuiltinKind::TensorSlice: {
+            // __sg_slice(t, i0, ..., ik-1): the view of t at its first k indices, of rank R - k.
+            const Type* t = nargs >= 2 ? e->operands[1]->type : nullptr;
+            if (!t || !t->is_tensor() || t->tensor.interface || int(nargs) - 1 >= t->rank) {
+                diags_.error(e->loc, "__sg_slice takes a concrete tensor and fewer indices than its rank");
+                return types_.error_type();
+            }
+            for (size_t k = 2; k <= nargs; ++k)
+                if (!e->operands[k]->type->is_scalar() || !is_integer(e->operands[k]->type->scalar)) {
+                    diags_.error(e->operands[k]->loc, "__sg_slice indices are integers");
+                    return types_.error_type();
+                }
+            return types_.tensor(t->element, t->rank - int(nargs - 1), t->tensor);
+        }
         default: break;
         }
         break;
@@ -271,7 +285,7 @@ const Type* Sema::check_derivative_call(Expr* e, FunctionDecl* f, bool backward)
         diags_.error(
             e->operands[0]->loc,
             std::string(backward ? "bwd_diff" : "fwd_diff") + " of '" + f->name + "', which is not [Differentiable]",
-            41020);
+            30027);  // Slang: E30027 (member not found: the derivative of f does not exist)
         return types_.error_type();
     }
     std::vector<DerivedParam> sig = backward ? backward_signature(types_, *f) : forward_signature(types_, *f);

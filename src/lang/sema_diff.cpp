@@ -137,6 +137,13 @@ void Sema::check_derivative_availability(Expr* call, FunctionDecl* f, bool backw
         if (backward ? g->custom_forward : g->custom_backward) {
             const char* have = backward ? "[ForwardDerivative]" : "[BackwardDerivative]";
             const char* need = backward ? "[BackwardDerivative]" : "[ForwardDerivative]";
+            if (g == f) {  // the derivative asked for does not exist: Slang's 30027 (member not found)
+                diags_.error(call->loc,
+                             std::string(backward ? "bwd_diff" : "fwd_diff") + " of '" + g->name + "', which has a " +
+                                 have + " but no " + need + " and is not [Differentiable]",
+                             30027);
+                return false;
+            }
             diags_.unsupported(call->loc, std::string(backward ? "bwd_diff" : "fwd_diff") + " through '" + g->name +
                                               "' (it has a " + have + " but no " + need + ")");
             return false;

@@ -17,6 +17,8 @@ const Builtin kDetach{BuiltinKind::Detach, IntrinsicId::Count, "detach"};
 const Builtin kCallIndex{BuiltinKind::CallIndex, IntrinsicId::Count, "__sg_call_index"};
 // The 64-bit form, for calls with 2^31 or more threads.
 const Builtin kCallIndex64{BuiltinKind::CallIndex, IntrinsicId::Count, "__sg_call_index64"};
+// A batch of tensors passed to a tensor parameter: each thread's slice (glue only).
+const Builtin kTensorSlice{BuiltinKind::TensorSlice, IntrinsicId::Count, "__sg_slice"};
 
 const Builtin* intrinsic_builtin(IntrinsicId id) {
     static std::array<Builtin, size_t(IntrinsicId::Count)> table = [] {
@@ -36,6 +38,7 @@ const Builtin* find_builtin(const std::string& name, bool allow_internal) {
     if (name == "detach") return &kDetach;
     if (allow_internal && name == "__sg_call_index") return &kCallIndex;
     if (allow_internal && name == "__sg_call_index64") return &kCallIndex64;
+    if (allow_internal && name == "__sg_slice") return &kTensorSlice;
     return nullptr;
 }
 
@@ -93,7 +96,8 @@ void Sema::check_init_list(Expr* e, const Type* target) {
         if (e->operands.size() > count)
             diags_.error(e->loc, "too many elements in initializer list for " + type_name(target) + ": " +
                                      std::to_string(e->operands.size()) + " given, " + std::to_string(count) +
-                                     " expected");
+                                     " expected",
+                         30523);  // Slang: too many initializers in initializer list
         for (Expr* o : e->operands) check_init_list(o, elem);
     };
     switch (target->kind) {
@@ -108,7 +112,7 @@ void Sema::check_init_list(Expr* e, const Type* target) {
     case TypeKind::Struct: {
         const auto& fields = types_.fields(target);
         if (e->operands.size() > fields.size())
-            diags_.error(e->loc, "too many elements in initializer list for struct " + type_name(target));
+            diags_.error(e->loc, "too many elements in initializer list for struct " + type_name(target), 30523);
         for (size_t k = 0; k < e->operands.size() && k < fields.size(); ++k)
             check_init_list(e->operands[k], fields[k].type);
         break;
@@ -198,7 +202,18 @@ const Type* Sema::check_expr(Expr* e, const Type* expected) {
         check_expr(e->operands[0]);
         t = check_expr(e->operands[1]);
         break;
-    case ExprKind::NoDiff: t = check_expr(e->operands[0]); break;
+    case ExprKind::NoDiff: {
+        // As in Slang: `no_diff` marks a call (of a function, method or intrinsic), inside a
+        // differentiable function; `no_diff(x * 2)` or `no_diff float3(x)` is no call.
+        const Expr* o = e->operands[0];
+        t = check_expr(e->operands[0]);
+        bool call = o->kind == ExprKind::Call && !(o->operands.size() && o->operands[0]->ref == RefKind::Type);
+        if (!t->is_error() && !call)
+            diags_.error(e->loc, "invalid 'no_diff' usage: no_diff applies to a function call", 38031);
+        else if (!t->is_error() && current_fn_ && !current_fn_->is_differentiable)
+            diags_.error(e->loc, "'no_diff' in non-differentiable function '" + current_fn_->name + "'", 38033);
+        break;
+    }
     case ExprKind::Cast: t = check_cast(e); break;
     }
     --expr_depth_;

@@ -12,16 +12,16 @@
 //     conversions, comparisons) do not carry.
 //   * it LOST a derivative: it is (or is computed from) the result of a call of a
 //     non-differentiable function (user function or intrinsic) that received a carrying
-//     argument, outside `no_diff` / `detach`.
+//     argument, outside `no_diff` (detach's argument needs its derivative, as in Slang).
 //
 // 41022 is reported at such a call when a value that lost its derivative reaches a place that
 // needs one: the function's differentiable return value, an argument of a differentiable
 // function or intrinsic, a differentiable out/inout parameter or a differentiable tensor. A
 // result that is never used that way (an index computed with floor, a branch condition) is fine.
 // 41031 is reported where a carrying value of a differentiable type is stored into a location
-// that cannot hold a derivative: a no_diff variable or parameter, a no_diff field, or a field of
-// a struct that is not IDifferentiable (assignment, initializer, initializer-list element, or
-// out/inout argument).
+// that cannot hold a derivative: a no_diff parameter, a no_diff field, or a field of a struct
+// that is not IDifferentiable (assignment or out/inout argument). As in Slang, `no_diff` on a
+// local changes nothing, and an initializer list silently drops what goes into such a field.
 #include <map>
 #include <set>
 #include <tuple>
@@ -31,6 +31,14 @@
 namespace sg::lang {
 
 namespace {
+
+/// A function with a [ForwardDerivative] and neither [Differentiable] nor a backward derivative
+/// differentiates forward only: to a [Differentiable] body (which Slang differentiates both
+/// ways) it is a non-differentiable callee (Slang's 41022).
+bool forward_only(const FunctionDecl& f) {
+    return f.custom_forward && !f.custom_backward && !find_attribute(f.attrs, "Differentiable") &&
+           !find_attribute(f.attrs, "BackwardDifferentiable");
+}
 
 /// Where an expression starts in the source (binary operators and member accesses carry the
 /// location of their operator or member name): diagnostics point at the whole expression.
@@ -138,14 +146,8 @@ void DerivativeFlow::stmt(const Stmt* s) {
     case StmtKind::Expr: expr(s->expr); break;
     case StmtKind::Decl:
         for (const VarDecl* v : s->decls) {
+            // `no_diff` on a local changes nothing in Slang: the derivative flows through it.
             Flow f = v->init ? typed(expr(v->init), v->type) : Flow{};
-            if (f.carries && v->is_no_diff) {
-                report(v->loc,
-                       "a value that carries a derivative initializes no_diff variable '" + v->name +
-                           "'; wrap it in detach() to drop the derivative explicitly",
-                       41031);
-                f = Flow{};
-            }
             // A declaration in a loop body starts afresh each iteration.
             if (f.carries) state_.carrying.insert(v);
             else state_.carrying.erase(v);
@@ -244,10 +246,12 @@ void DerivativeFlow::needs_derivative(const Flow& value) {
     std::string name = intrinsic ? intrinsic_info(call->builtin->intrinsic).name : call->callee->name;
     std::string fix = "mark the call no_diff (no_diff " + name + "(...))";
     if (!intrinsic) fix += " or make '" + name + "' [Differentiable]";
-    report(call->loc,
-           "the derivative is lost in the call of non-differentiable " +
-               std::string(intrinsic ? "intrinsic '" : "function '") + name + "'; " + fix,
-           41022);
+    std::string what = intrinsic ? "non-differentiable intrinsic '" : "non-differentiable function '";
+    if (!intrinsic && forward_only(*call->callee)) {
+        what = "function '";
+        fix = "it has a [ForwardDerivative] but no backward derivative; " + fix;
+    }
+    report(call->loc, "the derivative is lost in the call of " + what + name + "'; " + fix, 41022);
 }
 
 Flow DerivativeFlow::expr(const Expr* e) {
@@ -322,16 +326,10 @@ Flow DerivativeFlow::init_list(const Expr* e) {
         const Expr* op = e->operands[k];
         Flow f = expr(op);
         if (f.carries && t && t->is_struct()) {
+            // As in Slang, an initializer list drops the derivative of an element that goes into
+            // a no_diff field or a field of a non-differentiable struct (an assignment is 41031).
             const auto& fields = types_.fields(t);
-            if (k < fields.size() && diff(fields[k].type) && (fields[k].no_diff || !diff(t))) {
-                report(start_of(op),
-                       "a value that carries a derivative is stored into " +
-                           std::string(fields[k].no_diff ? "no_diff field '" : "field '") + fields[k].name + "' of " +
-                           (fields[k].no_diff ? "" : "non-differentiable struct ") + type_name(t) +
-                           "; wrap it in detach() to drop the derivative explicitly",
-                       41031);
-                continue;
-            }
+            if (k < fields.size() && diff(fields[k].type) && (fields[k].no_diff || !diff(t))) continue;
         }
         all |= f;
     }
@@ -345,7 +343,7 @@ Flow DerivativeFlow::user_call(const Expr* e, const FunctionDecl& f, const std::
         if (p->dir != ParamDir::Out && args[k].carries && (!f.is_differentiable || !p->is_no_diff)) in_carries = true;
         if (p->dir != ParamDir::In && diff(p->type)) writes_differentiable = true;
     }
-    if (!f.is_differentiable) {
+    if (!f.is_differentiable || forward_only(f)) {
         // The result (and what the callee writes) lost the derivative of the arguments; a
         // derivative lost earlier passes through.
         const Expr* lost = (in_carries && !detached_ && (diff(e->type) || writes_differentiable)) ? e : nullptr;
@@ -424,7 +422,12 @@ Flow DerivativeFlow::call(const Expr* e) {
         const Expr* lost = (f.carries && !detached_ && diff(e->type)) ? e : f.lost;
         return typed(Flow{false, lost}, e->type);
     }
-    case BuiltinKind::Detach: eval_args(true); return {};
+    case BuiltinKind::Detach:
+        // detach takes a derivative in (and drops it): a derivative lost inside it is an error,
+        // as in Slang (`detach(floor(x))` is 41022; `no_diff floor(x)` is the way to drop it).
+        eval_args(false);
+        for (const Flow& a : args) needs_derivative(a);
+        return {};
     default: eval_args(false); return {};  // diffPair, call index: no derivative flows out
     }
 }
@@ -452,7 +455,7 @@ void DerivativeFlow::store(const Expr* lhs, const Flow& value, bool whole_assign
         e = base;
     }
     const VarDecl* root = (e->kind == ExprKind::Name && e->ref == RefKind::Local) ? e->var_ref : nullptr;
-    if (root && !non_diff && root->is_no_diff) {
+    if (root && !non_diff && root->is_no_diff && root->is_param) {
         non_diff = true;
         why = std::string("no_diff ") + (root->is_param ? "parameter '" : "variable '") + root->name + "'";
     }

@@ -120,9 +120,10 @@ bool Sema::explicit_generic_args(TypeExpr* te, const std::vector<GenericParam>& 
                 }
             }
             if (!v) {
+                // Slang: 39999 for an expression (or variable) that is not a compile-time constant, 30019 for a type.
                 diags_.error(at,
                              "generic argument '" + params[k].name + "' of '" + what + "' must be a constant integer",
-                             30019);
+                             te->arg_is_value[k] || !named_type(te->type_args[ti - 1]->name) ? 39999 : 30019);
                 return false;
             }
             a.value = *v;
@@ -430,7 +431,8 @@ FunctionDecl* Sema::instantiate_function(FunctionDecl* g, const std::vector<Gene
     std::string name = instance_name(g->name, args);
     if (depth > kMaxInstantiationDepth) {
         diags_.error(at, "instantiating '" + name + "' nests more than " + std::to_string(kMaxInstantiationDepth) +
-                             " instantiations deep (a generic instantiating itself without end?)");
+                             " instantiations deep (a generic instantiating itself without end?)",
+                     55207);  // Slang: generic specialization exceeded maximum depth
         instances_[key] = nullptr;
         return nullptr;
     }
@@ -465,7 +467,8 @@ StructDecl* Sema::instantiate_struct(StructDecl* g, const std::vector<GenericArg
     std::string name = instance_name(g->name, args);
     if (depth > kMaxInstantiationDepth || declaring_structs_.size() > size_t(kMaxInstantiationDepth)) {
         diags_.error(at, "instantiating '" + name + "' nests more than " + std::to_string(kMaxInstantiationDepth) +
-                             " instantiations deep (a generic instantiating itself without end?)");
+                             " instantiations deep (a generic instantiating itself without end?)",
+                     55207);  // Slang: generic specialization exceeded maximum depth
         instances_[key] = nullptr;
         return nullptr;
     }

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "call/graph_capture.h"
+
 namespace sg::py {
 
 using call::ArgInfo;
@@ -30,15 +32,17 @@ void copy_error(const std::exception& e, char* err, size_t size) {
 
 /// Zero-fills the gradient buffers the bridge allocated (contiguous, contents unspecified: see
 /// bridge_abi.h) on `stream`, one fill per run of adjacent buffers (the native bridge carves them
-/// from one allocation).
-void zero_gradient_buffers(const AutogradCtx& c, const TensorInfo* buffers, int n, void* stream) {
+/// from one allocation). Buffers with `written[i]` set are skipped: the backward kernel stores
+/// every element of them (GradStrategy::Store).
+void zero_gradient_buffers(const AutogradCtx& c, const TensorInfo* buffers, int n, void* stream,
+                           const std::vector<bool>& written) {
     struct Range {
         char* data;
         size_t bytes;
     };
     std::vector<Range> ranges;
     for (int i = 0; i < n; ++i)
-        if (buffers[i].data && buffers[i].numel > 0)
+        if (buffers[i].data && buffers[i].numel > 0 && !(size_t(i) < written.size() && written[size_t(i)]))
             ranges.push_back({static_cast<char*>(buffers[i].data),
                               size_t(buffers[i].numel) * size_t(dtype_size(buffers[i].dtype))});
     std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.data < b.data; });
@@ -51,6 +55,34 @@ void zero_gradient_buffers(const AutogradCtx& c, const TensorInfo* buffers, int 
         call::CallPlan::zero(c.plan->forward(), begin, size_t(end - begin), stream);
     }
 }
+
+/// The scratch memory of one backward launch (CallPlan::scratch_bytes), allocated through torch
+/// (the GIL is taken: torch's autograd engine calls backward without it), its first 16 bytes
+/// zeroed on the launch's stream.
+struct ScratchBuffer {
+    void* data = nullptr;
+    nb::object tensor;
+
+    ScratchBuffer(const call::CompiledKernel& kernel, const int64_t* call_shape, int rank, void* stream) {
+        int64_t total = 1;
+        for (int d = 0; d < rank; ++d) total *= call_shape[d];
+        const size_t bytes = call::CallPlan::scratch_bytes(kernel, total);
+        if (bytes == 0) return;
+        nb::gil_scoped_acquire gil;
+        TensorInfo info{};
+        int64_t n = int64_t(bytes);
+        tensor = torch_ops().empty(&n, 1, DType::UInt8, DeviceType::CUDA, kernel.cuda_entry->device, false, info);
+        data = info.data;
+        call::CallPlan::zero(kernel, data, 16, stream);
+    }
+    ~ScratchBuffer() {
+        if (!tensor.is_valid()) return;
+        nb::gil_scoped_acquire gil;
+        tensor.reset();
+    }
+    ScratchBuffer(const ScratchBuffer&) = delete;
+    ScratchBuffer& operator=(const ScratchBuffer&) = delete;
+};
 
 }  // namespace
 
@@ -69,7 +101,7 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
                       TensorInfo* grad_inputs, void* stream, char* err, size_t size) {
     try {
         auto* c = static_cast<AutogradCtx*>(p);
-        zero_gradient_buffers(*c, grad_inputs, n_inputs, stream ? stream : c->stream);
+        void* const launch_stream = stream ? stream : c->stream;
         const call::Binding& b = c->plan->binding();
         std::vector<ArgInfo> args = c->args;
         std::vector<const TensorInfo*> grads(b.params.size(), nullptr);
@@ -82,9 +114,15 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
                 mask |= uint64_t(1) << bi;
             }
         }
-        if (mask == 0) return 0;  // no gradient asked for: buffers stay zero
+        if (mask == 0) {  // no gradient asked for: the buffers are zero
+            zero_gradient_buffers(*c, grad_inputs, n_inputs, launch_stream, {});
+            return 0;
+        }
         std::vector<TensorInfo> outs(static_cast<size_t>(n_outputs));
         std::vector<TensorInfo> result_grads(c->results.size());
+        // An inout binding is an input (its old value) and an output (its written value): the
+        // incoming gradient of the latter goes beside the buffer of the former.
+        std::vector<const TensorInfo*> out_grads(b.params.size(), nullptr);
         bool any = false;
         for (int j = 0; j < n_outputs; ++j) {
             int bi = c->output_bindings[size_t(j)];
@@ -92,19 +130,41 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
             any |= grad_outputs[j].data != nullptr;
             outs[size_t(j)] = grad_outputs[j].data ? grad_outputs[j] : zero_view(like, c->zeros);
             if (bi < 0) result_grads[size_t(-1 - bi)] = outs[size_t(j)];
+            else if (b.params[size_t(bi)].dir == lang::ParamDir::InOut) out_grads[size_t(bi)] = &outs[size_t(j)];
             else grads[size_t(bi)] = &outs[size_t(j)];
         }
-        if (!any) return 0;  // every incoming gradient is zero
-        const call::CallPlan::Backward& bw = c->plan->backward(mask);
+        if (!any) {  // every incoming gradient is zero
+            zero_gradient_buffers(*c, grad_inputs, n_inputs, launch_stream, {});
+            return 0;
+        }
+        // Buffers the kernel stores every element of need no fill.
+        std::vector<bool> written(size_t(n_inputs), false);
+        for (int i = 0; i < n_inputs; ++i) {
+            const call::ParamBinding& pb = b.params[size_t(c->input_bindings[size_t(i)])];
+            written[size_t(i)] = grads[size_t(c->input_bindings[size_t(i)])] == &grad_inputs[i] &&
+                                 pb.grad_strategy == call::GradStrategy::Store;
+        }
+        zero_gradient_buffers(*c, grad_inputs, n_inputs, launch_stream, written);
+        const call::CallPlan::Backward* found = c->plan->find_backward(mask);
+        if (!found) [[unlikely]] {
+            call::refuse_during_capture(b.function, "backward kernel", b.device, b.device_index, launch_stream);
+            found = &c->plan->backward(mask);
+        }
+        const call::CallPlan::Backward& bw = *found;
         call::LaunchData data;
         data.args = args.data();
         data.call_shape = c->call_shape;
         data.result_grad = result_grads.data();
         data.binding_grads = grads.data();
+        data.binding_out_grads = out_grads.data();
+        // Deterministic CUDA reductions: per-block sums in scratch memory from torch's allocator
+        // (stream-ordered, so it may be released as soon as the launch is enqueued).
+        ScratchBuffer scratch(bw.kernel, c->call_shape, b.call_rank, launch_stream);
+        data.scratch = scratch.data;
         std::vector<uint8_t> block;
         call::CallPlan::pack(bw.kernel, bw.glue, bw.binding, data, block);
         // Torch runs a node's backward on its forward's stream; the native bridge passes it.
-        call::CallPlan::launch(bw.kernel, block, stream ? stream : c->stream, b.function);
+        call::CallPlan::launch(bw.kernel, block, launch_stream, b.function);
         return 0;
     } catch (const std::exception& e) {
         copy_error(e, err, size);
@@ -116,7 +176,7 @@ void autograd_release(void* p) { delete static_cast<AutogradCtx*>(p); }
 
 /// A zero-filled buffer on a device, allocated once per device through torch and kept for the
 /// process (undefined incoming gradients read it with stride 0).
-void* device_zeros(TorchOps& ops, DeviceType device, int index) {
+void* device_zeros(TorchOps& ops, DeviceType device, int index, void* stream, const std::string& function) {
     if (device == DeviceType::CPU) return const_cast<unsigned char*>(kZeros);
     static std::vector<nb::object>* buffers = new std::vector<nb::object>();
     if (index < 0) index = 0;
@@ -124,8 +184,14 @@ void* device_zeros(TorchOps& ops, DeviceType device, int index) {
     nb::object& buf = (*buffers)[size_t(index)];
     TensorInfo info{};
     int64_t n = sizeof(kZeros);
-    if (!buf.is_valid() || buf.is_none()) buf = ops.empty(&n, 1, DType::UInt8, device, index, true, info);
-    else ops.describe(buf.ptr(), info);
+    if (!buf.is_valid() || buf.is_none()) {
+        // Made inside a capture, the buffer would live in the graph's memory pool and its zero
+        // fill would only be recorded, not run.
+        call::refuse_during_capture(function, "zero-gradient buffer", device, index, stream);
+        buf = ops.empty(&n, 1, DType::UInt8, device, index, true, info);
+    } else {
+        ops.describe(buf.ptr(), info);
+    }
     return info.data;
 }
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "bridge/bridge_abi.h"
@@ -29,7 +30,9 @@ int autograd_backward(void* ctx, const TensorInfo* saved, int n_inputs, const Te
                       TensorInfo* grad_inputs, void* stream, char* err, size_t size);
 void autograd_release(void* ctx);
 
-/// A zero-filled buffer on a device (undefined incoming gradients read it with stride 0).
-void* device_zeros(TorchOps& ops, DeviceType device, int index);
+/// A zero-filled buffer on a device (undefined incoming gradients read it with stride 0), made
+/// by the first autograd call on the device (`function` on `stream`; refused inside a CUDA graph
+/// capture, graph_capture.h) and kept for the process.
+void* device_zeros(TorchOps& ops, DeviceType device, int index, void* stream, const std::string& function);
 
 }  // namespace sg::py

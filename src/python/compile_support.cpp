@@ -1,5 +1,6 @@
-// src/python/compile_support.cpp — Function.__call__ as a type slot, the live-Function lookup by
-// id(), and bindings from argument descriptions (see compile_support.h and docs/torch_compile.md).
+// src/python/compile_support.cpp — Function.__call__ as a type slot (and, for tracers, a Python
+// stand-in in the class dict), the live-Function lookup by id(), and bindings from argument
+// descriptions (see compile_support.h and docs/torch_compile.md).
 #include "python/compile_support.h"
 
 #include <nanobind/stl/string.h>
@@ -182,7 +183,24 @@ void unregister_live_function(Function* f) {
     live_functions().erase(f);
 }
 
+/// Makes `Function.__call__`, as attribute lookup on the class sees it, the Python function
+/// `stand_in`, while calls keep going through the C tp_call slot. CPython updates a type's slots
+/// only when an attribute is set through type.__setattr__; writing the class's dict directly (and
+/// invalidating the attribute cache with PyType_Modified) changes what `Function.__call__` and
+/// inspect.getattr_static(Function, "__call__") return, and nothing else. Dynamo, tracing a call
+/// of a Function object, looks `__call__` up statically on the class and inlines it when it is a
+/// Python function (on every torch release since 2.4): the stand-in records the custom operator
+/// (docs/torch_compile.md). Eager calls never see it.
+void set_call_attribute(nb::handle stand_in) {
+    if (!PyCallable_Check(stand_in.ptr())) throw nb::type_error("_set_call_attribute needs a callable");
+    auto* type = reinterpret_cast<PyTypeObject*>(nb::type<Function>().ptr());
+    if (!type || !type->tp_dict) throw std::runtime_error("internal error: shadegrad Function type has no dict");
+    if (PyDict_SetItemString(type->tp_dict, "__call__", stand_in.ptr()) != 0) throw nb::python_error();
+    PyType_Modified(type);
+}
+
 void bind_compile_support(nb::module_& m) {
+    m.def("_set_call_attribute", &set_call_attribute, nb::arg("stand_in"));
     m.def("_function_by_id", &function_by_id, nb::arg("id"));
     m.def("_bind_signature", &bind_signature, nb::arg("function"), nb::arg("positional"), nb::arg("keywords"),
           nb::arg("grad_mode") = false);

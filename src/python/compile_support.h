@@ -1,8 +1,8 @@
 // src/python/compile_support.h — what torch.compile support (python/shadegrad/_compile.py) needs
-// from the core: Function.__call__ as a type slot (so a traceable stand-in can be registered for
-// it), finding a live Function by id() when a compiled graph runs, and a call's binding computed
-// from argument descriptions alone (shapes, dtypes: no data), for the custom operator's fake
-// implementation.
+// from the core: Function.__call__ as a type slot, with a traceable Python stand-in in the class
+// dict that only attribute lookup (Dynamo) sees; finding a live Function by id() when a compiled
+// graph runs; and a call's binding computed from argument descriptions alone (shapes, dtypes: no
+// data), for the custom operator's fake implementation.
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -22,7 +22,8 @@ void set_function_call_method(nanobind::handle call_method);
 void register_live_function(Function* f);
 void unregister_live_function(Function* f);
 
-/// Binds `_core._function_by_id` and `_core._bind_signature` into `m`.
+/// Binds `_core._set_call_attribute` (the traceable stand-in seen as `Function.__call__` on the
+/// class while calls keep the C slot), `_core._function_by_id` and `_core._bind_signature`.
 void bind_compile_support(nanobind::module_& m);
 
 }  // namespace sg::py

@@ -10,6 +10,7 @@
 
 #include "call/call_options.h"
 #include "call/errors.h"
+#include "call/graph_capture.h"
 #include "call/kernel_faults.h"
 #include "call/value_kind.h"
 #include "python/autograd_call.h"
@@ -81,6 +82,17 @@ bool Function::describe(nb::args& args, nb::kwargs& kwargs) {
     TorchOps& ops = torch_ops();
     CallScratch& s = t_scratch;
     s.reset();
+    if (mods_.bound_this.is_valid()) [[unlikely]] {
+        // fn.bind(this): `this` is the first positional argument.
+        nb::list all;
+        all.append(mods_.bound_this);
+        for (nb::handle a : args) all.append(a);
+        nb::args with_this = nb::borrow<nb::args>(nb::tuple(all));
+        Modifiers m = mods_;
+        m.bound_this = nb::object();
+        Function unbound(core_, std::move(m));
+        return unbound.describe(with_this, kwargs);
+    }
     if (mods_.set_values.is_valid() && !mods_.set_values.is_none()) [[unlikely]] {
         // fn.set(): values for the parameters this call does not pass.
         nb::object values = PyCallable_Check(mods_.set_values.ptr()) ? mods_.set_values() : mods_.set_values;
@@ -122,8 +134,13 @@ std::shared_ptr<call::CallPlan> Function::plan_for(bool grad_mode) {
         call::append_extent_key(t_key, checks, s.args.data());
         it = core_->plans.find(t_key);
     }
+    // A new plan compiles its kernel: never inside a CUDA graph capture (graph_capture.h).
+    if (core_->device.type == DeviceType::CUDA) [[unlikely]]
+        call::refuse_during_capture(core_->name, "forward kernel", core_->device.type, core_->device.index,
+                                    torch_ops().current_stream(core_->device.type, core_->device.index));
     call::CallModifiers mods = mods_.call;
     mods.strict_broadcasting |= core_->options.strict_broadcasting;
+    mods.deterministic |= core_->options.deterministic;
     call::Binding binding = call::resolve_call(*core_->module, core_->callee, s.args.data(), s.positional, s.keywords,
                                                grad_mode, core_->device.type, mods, s.result_index);
     const codegen::CodegenOptions codegen_options = call::codegen_options(options, core_->device.type, call::debug_mode());
@@ -146,6 +163,24 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
     ScratchRelease release;
     return call_described(describe(args, kwargs));
 }
+
+namespace {
+
+/// The output_is_input_dirty flag of a tensor the call writes under autograd (bridge_abi.h):
+/// 1, written in place (its history is rebased onto the call's node), or, for a leaf that
+/// requires grad, 2: a write-only parameter's tensor becomes a fresh output of the node (torch
+/// forbids in-place writes to such leaves); an inout one is refused, naming the parameter.
+/// `binding` is -1 for a `_result=` tensor.
+NB_NOINLINE uint8_t written_dirty_flag(const call::Binding& b, int binding, const TensorInfo& t) {
+    if (!(t.is_leaf && t.requires_grad)) return 1;
+    if (binding >= 0 && b.params[size_t(binding)].dir == lang::ParamDir::InOut)
+        call::throw_value_error(b.function + "(): parameter '" + b.params[size_t(binding)].name +
+                                "' is inout and got a leaf tensor that requires grad; torch does not allow writing such "
+                                "a tensor in place (pass a clone, e.g. x.clone(), and use the written clone)");
+    return 2;
+}
+
+}  // namespace
 
 nb::object Function::call_described(bool grad_mode) {
     CallScratch& s = t_scratch;
@@ -192,7 +227,7 @@ nb::object Function::call_described(bool grad_mode) {
         }
         if (n_results == 0) return nb::none();
         if (mode == ResultMode::Torch || (mode == ResultMode::Auto && n_results == 1 && b.result_leaves[0].keys.empty() &&
-                                          (b.call_rank > 0 || autograd) && !(s.any_numpy && !s.any_torch))) [[likely]]
+                                          (b.call_rank > 0 || autograd || s.any_torch) && !(s.any_numpy && !s.any_torch))) [[likely]]
             return first;
         std::vector<nb::object> results;
         results.push_back(std::move(first));
@@ -225,12 +260,13 @@ nb::object Function::call_described(bool grad_mode) {
     std::memcpy(ctx->call_shape, shape, sizeof(ctx->call_shape));
     ctx->results.assign(t_results.begin(), t_results.begin() + long(n_results));
     ctx->stream = stream;
-    ctx->zeros = device_zeros(ops, b.device, b.device_index);
+    ctx->zeros = device_zeros(ops, b.device, b.device_index, stream, core_->name);
     std::vector<PyObject*> inputs, outputs;
     std::vector<uint8_t> dirty;
+    std::vector<nb::object> old_values;  // inout tensors' values before the call (kept by the node)
     for (size_t k = 0; k < n_results; ++k) {
         outputs.push_back(k == 0 ? result.ptr() : more[k - 1].ptr());
-        dirty.push_back(result_given ? 1 : 0);
+        dirty.push_back(result_given ? written_dirty_flag(b, -1, s.args[size_t(s.result_index)].tensor) : 0);
         ctx->output_bindings.push_back(-1 - int(k));
     }
     for (size_t i = 0; i < b.params.size(); ++i) {
@@ -239,12 +275,17 @@ nb::object Function::call_described(bool grad_mode) {
         PyObject* obj = static_cast<PyObject*>(s.args[size_t(p.arg)].object);
         if (p.is_output) {
             outputs.push_back(obj);
-            dirty.push_back(1);
+            dirty.push_back(written_dirty_flag(b, int(i), s.args[size_t(p.arg)].tensor));
             ctx->output_bindings.push_back(int(i));
+            if (p.dir != lang::ParamDir::InOut) continue;
+            // An inout tensor's old value is an input: a copy taken before the kernel writes the
+            // tensor, in the graph (clone's backward passes its gradient to the tensor's history).
+            old_values.push_back(nb::handle(obj).attr("clone")());
+            inputs.push_back(old_values.back().ptr());
         } else {
             inputs.push_back(obj);
-            ctx->input_bindings.push_back(int(i));
         }
+        ctx->input_bindings.push_back(int(i));
     }
     call::CallPlan::pack(plan->forward(), plan->forward_glue(), b, data, ctx->forward_block);
     SgAutogradSpec spec{};
@@ -297,36 +338,71 @@ std::string Function::debug_code(nb::args args, nb::kwargs kwargs) {
 
 // ---------------------------------------------------------------- modifiers
 
+namespace {
+/// The kernel-changing modifiers as key bytes: 'M', then per parameter its map (u8 size, u8
+/// dims) when there are maps; 'D' for deterministic mode (the parameter count is fixed per
+/// function, so the two never read as each other).
+void rebuild_key_bytes(Modifiers& m) {
+    // 'M', then per parameter its map (u8 size, u8 dims), then 'T' and per parameter its type
+    // name (u8 size, the name); then 'D' in deterministic mode.
+    m.key_bytes.clear();
+    if (!m.call.dim_maps.empty() || !m.call.type_maps.empty()) {
+        m.key_bytes = "M";
+        for (const std::vector<int>& dims : m.call.dim_maps) {
+            m.key_bytes.push_back(char(dims.size()));
+            for (int d : dims) m.key_bytes.push_back(char(d));
+        }
+        m.key_bytes.push_back('T');
+        for (const std::string& t : m.call.type_maps) {
+            m.key_bytes.push_back(char(t.size()));
+            m.key_bytes += t;
+        }
+    }
+    if (m.call.deterministic) m.key_bytes.push_back('D');
+}
+}  // namespace
+
 Function* Function::map(nb::args args, nb::kwargs kwargs) const {
     Modifiers m = mods_;
     std::vector<std::string> names = parameter_names();
     m.call.dim_maps.resize(names.size());
-    auto dims_of = [&](nb::handle h, const std::string& param) {
-        if (nb::isinstance<nb::str>(h) || PyType_Check(h.ptr()))
-            call::throw_type_error(core_->name + "(): map() to a type ('" + param +
-                                   "') is not supported yet; map() takes dimension tuples");
-        std::vector<int> dims;
-        if (PyLong_Check(h.ptr())) dims.push_back(nb::cast<int>(h));
+    m.call.type_maps.resize(names.size());
+    // A mapping is a tuple of call dimensions (or one int), or a type name: the type the
+    // argument is read as (SlangPy's map by type).
+    auto set_map = [&](size_t p, nb::handle h) {
+        m.call.dim_maps[p].clear();
+        m.call.type_maps[p].clear();
+        if (nb::isinstance<nb::str>(h)) {
+            m.call.type_maps[p] = nb::cast<std::string>(h);
+            if (m.call.type_maps[p].empty() || m.call.type_maps[p].size() > 200)
+                call::throw_value_error(core_->name + "(): map() needs a type name for '" + names[p] + "'");
+            return;
+        }
+        if (PyType_Check(h.ptr()))
+            call::throw_type_error(core_->name + "(): map() of '" + names[p] +
+                                   "' takes dimension tuples or a type name (a str such as \"float3\"), not a Python class");
+        if (PyLong_Check(h.ptr())) m.call.dim_maps[p].push_back(nb::cast<int>(h));
         else
-            for (nb::handle d : h) dims.push_back(nb::cast<int>(d));
-        return dims;
+            for (nb::handle d : h) m.call.dim_maps[p].push_back(nb::cast<int>(d));
     };
     if (args.size() > names.size())
         call::throw_type_error(core_->name + "(): map() got " + std::to_string(args.size()) + " mappings for " +
                                std::to_string(names.size()) + " parameters");
-    for (size_t i = 0; i < args.size(); ++i) m.call.dim_maps[i] = dims_of(args[i], names[i]);
+    for (size_t i = 0; i < args.size(); ++i) set_map(i, args[i]);
     for (auto [k, v] : kwargs) {
         std::string key = nb::cast<std::string>(k);
         auto it = std::find(names.begin(), names.end(), key);
         if (it == names.end()) call::throw_type_error(core_->name + "(): map() names no parameter '" + key + "'");
-        m.call.dim_maps[size_t(it - names.begin())] = dims_of(v, key);
+        set_map(size_t(it - names.begin()), v);
     }
-    // The key: 'M', then per parameter its map (u8 size, u8 dims).
-    m.key_bytes = "M";
-    for (const std::vector<int>& dims : m.call.dim_maps) {
-        m.key_bytes.push_back(char(dims.size()));
-        for (int d : dims) m.key_bytes.push_back(char(d));
-    }
+    rebuild_key_bytes(m);
+    return new Function(core_, std::move(m));
+}
+
+Function* Function::deterministic(bool enabled) const {
+    Modifiers m = mods_;
+    m.call.deterministic = enabled;
+    rebuild_key_bytes(m);
     return new Function(core_, std::move(m));
 }
 
@@ -336,6 +412,16 @@ Function* Function::set(nb::object values) const {
                                std::string(Py_TYPE(values.ptr())->tp_name));
     Modifiers m = mods_;
     m.set_values = std::move(values);
+    return new Function(core_, std::move(m));
+}
+
+Function* Function::bind(nb::object self) const {
+    std::vector<std::string> names = parameter_names();
+    if (names.empty() || names[0] != "this" || mods_.bound_this.is_valid())
+        call::throw_type_error(core_->name + "(): bind() takes the `this` of an instance method" +
+                               (mods_.bound_this.is_valid() ? " (it is bound already)" : ""));
+    Modifiers m = mods_;
+    m.bound_this = std::move(self);
     return new Function(core_, std::move(m));
 }
 
@@ -433,6 +519,13 @@ nb::object Module::find_function(const std::string& name) {
     nb::object fn = nb::cast(new Function(core, Modifiers{}), nb::rv_policy::take_ownership);
     functions_.emplace(name, fn);
     return fn;
+}
+
+nb::object Module::find_function_in_struct(const std::string& struct_name, const std::string& name) {
+    std::string s = struct_name;
+    for (size_t at; (at = s.find("::")) != std::string::npos;) s.replace(at, 2, ".");
+    if (!module_->find_struct(s)) return nb::none();
+    return find_function(s + "." + name);
 }
 
 nb::object Module::function(const std::string& name) {

@@ -32,6 +32,7 @@ struct Device {
 /// Module options (Module.load_from_source(..., options={...})).
 struct ModuleOptions {
     bool strict_broadcasting = false;
+    bool deterministic = false;  ///< every function's gradients bitwise the same run to run
 };
 
 /// What every Function object of one kernel function shares: the module, the plan cache.
@@ -51,6 +52,7 @@ struct Modifiers {
     call::CallModifiers call;       ///< dimension maps (in the key), strict broadcasting
     std::string key_bytes;          ///< the kernel-changing part, appended to the call key
     nb::object set_values;          ///< fn.set(dict | callback): values for parameters not passed
+    nb::object bound_this;          ///< fn.bind(this): a method's `this`, before the positional arguments
     ResultMode return_mode = ResultMode::Auto;
 };
 
@@ -72,9 +74,14 @@ public:
     Function* set(nb::object values) const;
     /// fn.return_type(t).
     Function* return_type(nb::handle t) const;
+    /// fn.bind(this): the method with `this` given (m.Struct.method.bind(value)).
+    Function* bind(nb::object self) const;
     /// fn.constants({...}): the function with these `extern static const` values. Its calls get
     /// plans of their own (the values are part of the call key).
     Function* constants(nb::dict values) const;
+    /// fn.deterministic(enabled=True): the function whose backward gives bitwise the same
+    /// gradients on every run (fixed-order reductions); part of the call key.
+    Function* deterministic(bool enabled) const;
     /// Number of cached call plans (shared by every modifier of this function).
     size_t plan_count() const { return core_->plans.size(); }
     const std::string& name() const { return core_->name; }
@@ -90,7 +97,8 @@ public:
     /// does not model them yet (compile_support.cpp).
     bool has_modifiers() const {
         return !mods_.call.dim_maps.empty() || !mods_.key_bytes.empty() ||
-               (mods_.set_values.is_valid() && !mods_.set_values.is_none()) || mods_.return_mode != ResultMode::Auto;
+               (mods_.set_values.is_valid() && !mods_.set_values.is_none()) || mods_.return_mode != ResultMode::Auto ||
+               mods_.bound_this.is_valid();
     }
     bool strict_broadcasting() const { return core_->options.strict_broadcasting || mods_.call.strict_broadcasting; }
 
@@ -111,6 +119,7 @@ private:
 struct StructInfo {
     std::string name;
     std::vector<std::pair<std::string, std::string>> fields;  ///< (name, type name)
+    nb::object module;  ///< the Module it came from (m.Struct.method looks methods up there)
 };
 
 class Module {
@@ -124,6 +133,8 @@ public:
     /// The function named `name`; throws AttributeError (m.nosuch) when there is none.
     nb::object function(const std::string& name);
     nb::object find_function(const std::string& name);
+    /// A method of a struct (`struct_name` may spell nesting "A::B"); None when absent.
+    nb::object find_function_in_struct(const std::string& struct_name, const std::string& name);
     std::shared_ptr<StructInfo> find_struct(const std::string& name) const;
     std::vector<std::string> function_names() const { return module_->function_names(); }
     std::vector<std::string> struct_names() const { return module_->struct_names(); }

@@ -338,8 +338,9 @@ nb::object result_to_python(const call::Binding& b, const CallScratch& s, std::v
                             ResultMode mode, bool autograd) {
     if (results.empty()) return nb::none();
     if (mode == ResultMode::Auto) {
-        if (b.call_rank == 0 && !autograd) {
-            // Call dimensionality 0: Python values.
+        if (b.call_rank == 0 && !autograd && !s.any_torch) {
+            // Call dimensionality 0 without torch tensors: Python values. A torch tensor
+            // argument makes every result a torch tensor, in grad mode or not (0-d ones too).
             nb::list leaves;
             for (size_t k = 0; k < results.size(); ++k) {
                 const call::ResultLeaf& leaf = b.result_leaves[k];

@@ -87,6 +87,12 @@ nb::object with_functions(Module* module) {
     return self;
 }
 
+/// A struct of module `self` as a Python object that knows its module (for m.Struct.method).
+nb::object struct_of(nb::handle self, std::shared_ptr<StructInfo> s) {
+    s->module = nb::borrow(self);
+    return nb::cast(std::move(s));
+}
+
 }  // namespace
 
 NB_MODULE(_core, m) {
@@ -169,7 +175,7 @@ NB_MODULE(_core, m) {
         });
 
     // __call__ is the tp_call slot (forwarding to _call), not a method: torch.compile support
-    // registers a traceable stand-in for the slot's wrapper (compile_support.h).
+    // puts a traceable stand-in in the class dict that calls never use (compile_support.h).
     auto function_class = nb::class_<Function>(m, "Function", nb::type_slots(function_type_slots()));
     function_class.def("_call", &Function::call)
         .def("call", &Function::call)
@@ -177,8 +183,10 @@ NB_MODULE(_core, m) {
         .def("call_key", &Function::call_key)
         .def("map", &Function::map, nb::rv_policy::take_ownership)
         .def("set", &Function::set, nb::arg("values"), nb::rv_policy::take_ownership)
+        .def("bind", &Function::bind, nb::arg("this"), nb::rv_policy::take_ownership)
         .def("return_type", &Function::return_type, nb::arg("type"), nb::rv_policy::take_ownership)
         .def("constants", &Function::constants, nb::arg("values"), nb::rv_policy::take_ownership)
+        .def("deterministic", &Function::deterministic, nb::arg("enabled") = true, nb::rv_policy::take_ownership)
         .def_prop_ro("plan_count", &Function::plan_count)
         .def_prop_ro("name", &Function::name)
         .def_prop_ro("parameter_names", &Function::parameter_names)
@@ -200,6 +208,16 @@ NB_MODULE(_core, m) {
                          for (const auto& [name, type] : s.fields) d[nb::str(name.c_str())] = nb::str(type.c_str());
                          return d;
                      })
+        // m.Struct.method: a static method, or an instance method (`this` first, or .bind(this)).
+        .def("__getattr__",
+             [](const StructInfo& s, const std::string& name) -> nb::object {
+                 if (name.size() > 1 && name[0] == '_' && name[1] == '_') throw nb::attribute_error(name.c_str());
+                 nb::object fn = s.module.is_valid() ? nb::cast<Module&>(s.module).find_function(s.name + "." + name)
+                                                     : nb::none();
+                 if (fn.is_none())
+                     throw nb::attribute_error(("struct '" + s.name + "' has no method '" + name + "'").c_str());
+                 return fn;
+             })
         .def("__repr__", [](const StructInfo& s) { return "<shadegrad struct " + s.name + ">"; });
 
     auto module_options = [](nb::handle options) {
@@ -208,7 +226,10 @@ NB_MODULE(_core, m) {
         for (auto [k, v] : nb::cast<nb::dict>(options)) {
             std::string key = nb::cast<std::string>(k);
             if (key == "strict_broadcasting") o.strict_broadcasting = nb::cast<bool>(v);
-            else throw nb::value_error(("unknown module option '" + key + "' (known: strict_broadcasting)").c_str());
+            else if (key == "deterministic") o.deterministic = nb::cast<bool>(v);
+            else
+                throw nb::value_error(
+                    ("unknown module option '" + key + "' (known: strict_broadcasting, deterministic)").c_str());
         }
         return o;
     };
@@ -252,16 +273,17 @@ NB_MODULE(_core, m) {
              [](nb::handle self, const std::string& name) -> nb::object {
                  Module& mod = nb::cast<Module&>(self);
                  if (name.size() > 1 && name[0] == '_' && name[1] == '_') throw nb::attribute_error(name.c_str());
-                 if (std::shared_ptr<StructInfo> s = mod.find_struct(name)) return nb::cast(s);
+                 if (std::shared_ptr<StructInfo> s = mod.find_struct(name)) return struct_of(self, s);
                  nb::object fn = mod.function(name);
                  nb::setattr(self, name.c_str(), fn);
                  return fn;
              })
         .def("__getitem__",
-             [](Module& mod, const std::string& name) -> nb::object {
+             [](nb::handle self, const std::string& name) -> nb::object {
+                 Module& mod = nb::cast<Module&>(self);
                  nb::object fn = mod.find_function(name);
                  if (!fn.is_none()) return fn;
-                 if (std::shared_ptr<StructInfo> s = mod.find_struct(name)) return nb::cast(s);
+                 if (std::shared_ptr<StructInfo> s = mod.find_struct(name)) return struct_of(self, s);
                  throw nb::key_error(("module '" + mod.name() + "' has no function or struct '" + name + "'").c_str());
              })
         .def("find_function", &Module::find_function, nb::arg("name"))
@@ -272,19 +294,29 @@ NB_MODULE(_core, m) {
                  return fn;
              },
              nb::arg("name"))
-        .def("find_struct", &Module::find_struct, nb::arg("name"))
-        .def("require_struct",
-             [](Module& mod, const std::string& name) {
-                 std::shared_ptr<StructInfo> s = mod.find_struct(name);
-                 if (!s) throw nb::value_error(("module '" + mod.name() + "' has no struct '" + name + "'").c_str());
-                 return s;
-             },
-             nb::arg("name"))
+        .def(
+            "find_struct",
+            [](nb::handle self, const std::string& name) -> nb::object {
+                std::shared_ptr<StructInfo> s = nb::cast<Module&>(self).find_struct(name);
+                return s ? struct_of(self, s) : nb::none();
+            },
+            nb::arg("name"))
+        .def(
+            "require_struct",
+            [](nb::handle self, const std::string& name) {
+                Module& mod = nb::cast<Module&>(self);
+                std::shared_ptr<StructInfo> s = mod.find_struct(name);
+                if (!s) throw nb::value_error(("module '" + mod.name() + "' has no struct '" + name + "'").c_str());
+                return struct_of(self, s);
+            },
+            nb::arg("name"))
+        .def("find_function_in_struct", &Module::find_function_in_struct, nb::arg("struct_name"), nb::arg("name"))
         .def("function_names", &Module::function_names)
         .def("struct_names", &Module::struct_names)
         .def_prop_ro("name", &Module::name)
         .def_prop_ro("device", &Module::device)
-        .def_prop_ro("strict_broadcasting", [](const Module& m) { return m.options().strict_broadcasting; });
+        .def_prop_ro("strict_broadcasting", [](const Module& m) { return m.options().strict_broadcasting; })
+        .def_prop_ro("deterministic", [](const Module& m) { return m.options().deterministic; });
 
     m.def("_register_value_kinds", &register_value_kinds, nb::arg("kinds"));
     bind_autograd_handle(m);

@@ -118,7 +118,7 @@ public:
         for (int i = 0; i < spec.n_inputs; ++i) inputs.append(nb::handle(spec.inputs[i]));
         for (int i = 0; i < spec.n_outputs; ++i) {
             outputs.append(nb::handle(spec.outputs[i]));
-            dirty.append(bool(spec.output_is_input_dirty[i]));
+            dirty.append(int(spec.output_is_input_dirty[i]));
         }
         auto* handle = new AutogradHandle{spec};
         nb::object h = nb::cast(handle, nb::rv_policy::take_ownership);

@@ -131,6 +131,7 @@ const char* resolve_entry_points(SymbolResolver& resolver, CudaDriver& d) {
                "cuOccupancyMaxActiveBlocksPerMultiprocessor")
     SG_REQUIRE(cuLaunchKernel, "cuLaunchKernel")
     SG_REQUIRE(cuStreamSynchronize, "cuStreamSynchronize")
+    SG_REQUIRE(cuStreamIsCapturing, "cuStreamIsCapturing")
     SG_REQUIRE(cuMemsetD8Async, "cuMemsetD8Async")
     SG_REQUIRE(cuMemsetD32Async, "cuMemsetD32Async")
     SG_REQUIRE(cuMemAlloc, "cuMemAlloc_v2")

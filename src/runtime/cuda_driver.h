@@ -41,6 +41,10 @@ inline constexpr int kCuDeviceAttrComputeCapabilityMinor = 76;
 // CUfunction_attribute values we read.
 inline constexpr int kCuFuncAttrMaxThreadsPerBlock = 0;
 inline constexpr int kCuFuncAttrNumRegs = 4;
+// CUstreamCaptureStatus values.
+inline constexpr int kCuStreamCaptureNone = 0;
+inline constexpr int kCuStreamCaptureActive = 1;
+inline constexpr int kCuStreamCaptureInvalidated = 2;
 // cuMemHostAlloc flags.
 inline constexpr unsigned kCuMemHostAllocPortable = 0x01;
 inline constexpr unsigned kCuMemHostAllocDeviceMap = 0x02;
@@ -82,6 +86,8 @@ struct CudaDriver {
     CuResult (*cuLaunchKernel)(CuFunction, unsigned, unsigned, unsigned, unsigned, unsigned,
                                unsigned, unsigned, CuStream, void**, void**) = nullptr;
     CuResult (*cuStreamSynchronize)(CuStream) = nullptr;
+    /// Whether a stream is capturing a CUDA graph (CUstreamCaptureStatus: kCuStreamCapture*).
+    CuResult (*cuStreamIsCapturing)(CuStream, int*) = nullptr;
     CuResult (*cuMemsetD8Async)(CuDevicePtr, unsigned char, size_t, CuStream) = nullptr;
     CuResult (*cuMemsetD32Async)(CuDevicePtr, unsigned, size_t, CuStream) = nullptr;
     // Memory: only tests and tools use these (the call layer gets memory from torch).

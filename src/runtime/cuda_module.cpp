@@ -209,7 +209,8 @@ int choose_block_size(const CudaDriver& d, CuFunction function) {
             blocks_preferred * kPreferredBlockSize >= blocks_best * best)
             best = kPreferredBlockSize;
     }
-    return std::max(best, 1);
+    // Whole warps: block reductions (prelude_reduce.inc) shuffle over full warps.
+    return std::max(best / 32 * 32, std::min(32, max_threads));
 }
 
 // The compiled image shared by every CudaModule handle of one key, with its per-device state.

@@ -375,6 +375,44 @@ TEST(Kernel, GradientAddStoreLoad) {
     expect_cuda_compiles(tp.program, *k);
 }
 
+// A batch of tensors: each thread reads and writes its slice (TensorSlice of the primal and the
+// gradient view), the way the glue passes a (B, N) tensor to a rank-1 tensor parameter.
+TEST(Kernel, TensorSlicesOfPrimalAndGradientViews) {
+    TestProgram tp;
+    auto& T = tp.types;
+    const Type* f = T.float32();
+    const Type* batch = tp.tensor(f, 2, kRW, true);
+    auto* k = tp.add_kernel("slices", {{"x", batch}});
+    ir::Builder b(*k, T);
+    b.set_insert(k->body.get());
+    Value* i = b.call_index(0);
+    const Type* row_type = T.tensor(f, 1, batch->tensor);
+    Value* row = b.tensor_slice(arg(k, 0), {i}, row_type);
+    Value* zero = b.const_int(T.int32(), 0);
+    Value* one = b.const_int(T.int32(), 1);
+    // row[1] = row[0] + 10 * (extent of the row); grad(row)[0] = grad(row)[1] + 1.
+    Value* v = b.binary(OpKind::Add, b.tensor_load(row, {zero}),
+                        b.binary(OpKind::Mul, b.convert(b.tensor_shape(row, 0), f), b.const_float(f, 10.0)));
+    b.tensor_store(row, {one}, v);
+    b.tensor_grad_store(row, {zero}, b.binary(OpKind::Add, b.tensor_grad_load(row, {one}), b.const_float(f, 1.0)));
+    b.ret({});
+    auto c = compile_cpu(tp, k);
+    ASSERT_COMPILED(c);
+    EXPECT_NE(c.code().find("sg_tensor_slice<1>("), std::string::npos) << c.code();
+    // Three rows of 2, stored column-major (strides {1, 3}); the gradient row-major.
+    float x[6] = {1, 2, 3, 0, 0, 0}, g[6] = {0, 5, 0, 6, 0, 7};
+    ParamBlock pb(c.gen.layout);
+    pb.set_call_shape({3});
+    pb.set_tensor(0, x, {3, 2}, {1, 3});
+    pb.set_grad(0, g, {2, 1});
+    c.cpu->run(pb.data(), 0, 3);
+    for (int r = 0; r < 3; ++r) {
+        EXPECT_EQ(x[3 + r], x[r] + 20.0f) << r;
+        EXPECT_EQ(g[2 * r], g[2 * r + 1] + 1.0f) << r;
+    }
+    expect_cuda_compiles(tp.program, *k);
+}
+
 // A tape (LocalAlloc) written in one loop and read in another; slots past the end are ignored
 // (and reported in debug mode).
 TEST(Kernel, LocalTapes) {

@@ -131,10 +131,13 @@ TEST(Parser, ArrayDimensionsInBothSpellings) {
     ASSERT_FALSE(p.diags.has_errors()) << p.errors();
     const auto& ps = p.function()->params;
     EXPECT_EQ(print_type(*ps[0]->type_expr), "float[5]");
-    EXPECT_EQ(print_type(*ps[1]->type_expr), "float[5][3]");
+    // Printed in Slang's type syntax: `float b[5][3]` is float[3][5], five arrays of three.
+    EXPECT_EQ(print_type(*ps[1]->type_expr), "float[3][5]");
     EXPECT_EQ(print_type(*ps[2]->type_expr), "float[5][3]");
-    EXPECT_EQ(print_type(*ps[3]->type_expr), "float[3][2]");
+    EXPECT_EQ(print_type(*ps[3]->type_expr), "float[2][3]");
     EXPECT_EQ(ps[1]->type_expr->array_dims[0]->int_value, 5u);
+    EXPECT_EQ(ps[2]->type_expr->array_dims[0]->int_value, 3u);  // (float[5])[3]: three of float[5]
+    EXPECT_EQ(ps[3]->type_expr->array_dims[0]->int_value, 3u);
 }
 
 TEST(Parser, VoidParameterListAndBodylessDeclaration) {

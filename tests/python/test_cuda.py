@@ -1,6 +1,7 @@
 # tests/python/test_cuda.py — what only a GPU can show: kernels on a non-default torch stream with
 # no host synchronization in between, tensors on cuda:1, 64-bit indexing, cache reuse across
-# processes. Skipped on machines without CUDA (CI); scripts/gpu_check.sh runs them on the H200.
+# processes, CUDA graph capture and replay of training steps. Skipped on machines without CUDA
+# (CI); scripts/gpu_check.sh runs them on the H200.
 import textwrap
 
 import pytest
@@ -179,3 +180,152 @@ def test_two_dimensional_calls_cover_every_element(sg, m, shape):
     out.backward(torch.full(shape, 2.0, device="cuda"))
     torch.testing.assert_close(a.grad, 2.0 * b.detach(), rtol=0, atol=0)
     torch.testing.assert_close(b.grad, 2.0 * a.detach(), rtol=0, atol=0)
+
+
+# ---- CUDA graphs: torch.cuda.graph and torch.compile(mode="reduce-overhead") ------------------
+# A cached call is capturable: kernels go to torch's current (capturing) stream, every output and
+# gradient buffer comes from torch's allocator, gradient buffers are cleared with asynchronous
+# memsets and nothing waits for the device. A call that would compile a kernel inside a capture
+# is refused with an error that says to warm it up first.
+
+
+def _loss(sg, m, a, b, x, target):
+    y = m.mul2(sg.grid(tuple(a.shape)), a, b)  # both parameters get gradients
+    z = m.axpb(y, x, 0.5)                      # y * x + 0.5: gradient through y only
+    return ((z - target) ** 2).mean()
+
+
+def _eager_step(sg, m, params, x, target, lr):
+    for p in params:
+        p.grad = None
+    loss = _loss(sg, m, *params, x, target)
+    loss.backward()
+    with torch.no_grad():
+        for p in params:
+            p -= lr * p.grad
+    return loss.detach()
+
+
+def test_cuda_graph_replays_a_training_step(sg, m):
+    torch.manual_seed(3)
+    shape, lr, steps = (96, 80), 0.5, 100
+    xs = torch.rand(steps, *shape, device="cuda") + 0.5
+    targets = torch.rand(steps, *shape, device="cuda")
+    a = (torch.rand(shape, device="cuda") + 0.5).requires_grad_(True)
+    b = (torch.rand(shape, device="cuda") + 0.5).requires_grad_(True)
+    static_x, static_target = xs[0].clone(), targets[0].clone()
+
+    # Warm-up on a side stream (compiles the forward and backward kernels), as torch advises.
+    side = torch.cuda.Stream()
+    side.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(side):
+        for _ in range(3):
+            _eager_step(sg, m, (a, b), static_x, static_target, lr)
+    torch.cuda.current_stream().wait_stream(side)
+    start = (a.detach().clone(), b.detach().clone())
+
+    graph = torch.cuda.CUDAGraph()
+    a.grad = b.grad = None  # backward inside the capture allocates them from the graph's pool
+    with torch.cuda.graph(graph):
+        static_loss = _loss(sg, m, a, b, static_x, static_target)
+        static_loss.backward()
+        with torch.no_grad():
+            a -= lr * a.grad
+            b -= lr * b.grad
+    # Capturing ran nothing: replay from the warmed-up state.
+    with torch.no_grad():
+        a.copy_(start[0])
+        b.copy_(start[1])
+    losses = []
+    for i in range(steps):
+        static_x.copy_(xs[i])
+        static_target.copy_(targets[i])
+        graph.replay()
+        losses.append(static_loss.clone())
+    torch.cuda.synchronize()
+
+    ea = start[0].clone().requires_grad_(True)
+    eb = start[1].clone().requires_grad_(True)
+    eager_losses = [_eager_step(sg, m, (ea, eb), xs[i], targets[i], lr) for i in range(steps)]
+    torch.testing.assert_close(torch.stack(losses), torch.stack(eager_losses))
+    torch.testing.assert_close(a.grad, ea.grad)
+    torch.testing.assert_close(b.grad, eb.grad)
+    torch.testing.assert_close(a.detach(), ea.detach())
+    torch.testing.assert_close(b.detach(), eb.detach())
+    assert not torch.equal(a.detach(), start[0])  # the replays did train
+
+
+def test_cuda_graph_capture_in_debug_mode(sg, m):
+    # Debug mode waits for every kernel outside a capture; inside one it must not wait.
+    x = torch.rand(4096, device="cuda")
+    sg.set_debug_mode(True)
+    try:
+        m.add1(x)  # warm-up
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            y = m.add1(x)
+        x.copy_(torch.arange(4096, device="cuda", dtype=torch.float32))
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(y, x + 1.0)
+    finally:
+        sg.set_debug_mode(False)
+
+
+def test_compiling_inside_a_capture_is_refused(sg):
+    fresh = sg.Module.load_from_source(sg.create_torch_device(type=sg.DeviceType.cuda), "capture_refused", SRC)
+    x = torch.rand(1024, device="cuda")
+    graph = torch.cuda.CUDAGraph()
+    with pytest.raises(RuntimeError, match=r"add1\(\): its forward kernel would have to be compiled while the CUDA "
+                                           r"stream is capturing a graph .*warm it up before capturing"):
+        with torch.cuda.graph(graph):
+            fresh.add1(x)
+    # Warmed up, the same call captures and replays.
+    fresh.add1(x)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        y = fresh.add1(x)
+    x.copy_(torch.rand(1024, device="cuda"))
+    graph.replay()
+    torch.cuda.synchronize()
+    assert torch.equal(y, x + 1.0)
+
+
+def test_compiling_a_backward_inside_a_capture_is_refused(sg):
+    fresh = sg.Module.load_from_source(sg.create_torch_device(type=sg.DeviceType.cuda), "capture_refused_bwd", SRC)
+    a = torch.rand(64, 64, device="cuda", requires_grad=True)
+    b = torch.rand(64, 64, device="cuda")
+    fresh.mul2(sg.grid((64, 64)), a, b)  # the forward only: the backward kernel compiles on first backward
+    graph = torch.cuda.CUDAGraph()
+    with pytest.raises(RuntimeError, match=r"mul2\(\): its backward kernel would have to be compiled while the CUDA "
+                                           r"stream is capturing a graph"):
+        with torch.cuda.graph(graph):
+            fresh.mul2(sg.grid((64, 64)), a, b).sum().backward()
+
+
+def test_torch_compile_reduce_overhead_matches_eager(sg, m):
+    import torch._dynamo
+
+    torch._dynamo.reset()
+    shape = (64, 48)
+
+    def loss_fn(a, b, x, target):
+        return _loss(sg, m, a, b, x, target)
+
+    compiled = torch.compile(loss_fn, mode="reduce-overhead")
+    torch.manual_seed(4)
+    a = (torch.rand(shape, device="cuda") + 0.5).requires_grad_(True)
+    b = (torch.rand(shape, device="cuda") + 0.5).requires_grad_(True)
+    for i in range(6):  # the first runs record, the later ones replay the CUDA graphs
+        x = torch.rand(shape, device="cuda") + 0.5
+        target = torch.rand(shape, device="cuda")
+        torch.compiler.cudagraph_mark_step_begin()
+        loss = compiled(a, b, x, target)
+        ga, gb = torch.autograd.grad(loss, (a, b))
+        ea, eb = a.detach().clone().requires_grad_(True), b.detach().clone().requires_grad_(True)
+        eager = loss_fn(ea, eb, x, target)
+        eager.backward()
+        torch.testing.assert_close(loss.detach().clone(), eager.detach())
+        torch.testing.assert_close(ga.clone(), ea.grad)
+        torch.testing.assert_close(gb.clone(), eb.grad)
+    torch._dynamo.reset()

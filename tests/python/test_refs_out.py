@@ -1,6 +1,6 @@
 # tests/python/test_refs_out.py — out / inout parameters: tensors and numpy arrays written in
 # place, value references (ValueRef, floatRef, intRef), and autograd through `out` tensors,
-# `_result=` tensors and writable differentiable tensor parameters.
+# `_result=` tensors, inout tensors and writable differentiable tensor parameters.
 import numpy as np
 import pytest
 import torch
@@ -123,12 +123,14 @@ def test_concrete_diff_tensor_without_grad_behaves_as_its_primal_kind(sg, m):
     assert y.tolist() == [1.0, 4.0, 9.0] and y.grad_fn is None
 
 
-def test_inout_gradients_are_refused_clearly(m):
+def test_inout_tensors_take_part_in_autograd(m):
+    # More in test_inout_autograd.py.
     acc = torch.tensor([2.0], device=TEST_DEVICE)
     x = torch.tensor([3.0], device=TEST_DEVICE, requires_grad=True)
-    with pytest.raises(TypeError, match="gradients through inout parameter 'acc' are not supported yet"):
-        m.mac(acc, x, 0.5)
-        acc.sum().backward()
+    m.mac(acc, x, 0.5)
+    assert acc.tolist() == [6.5] and acc.grad_fn is not None
+    acc.sum().backward()
+    assert x.grad.tolist() == [2.0]
 
 
 STRUCT_SOURCE = """

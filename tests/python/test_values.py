@@ -200,3 +200,35 @@ def test_value_kinds_through_both_bridges(bridge):
     proc = run_python(BOTH_BRIDGES.format(device=TEST_DEVICE), bridge)
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "ok"
+
+
+ZERO_D_SOURCE = """
+[Differentiable]
+float mul(float a, float b) { return a * b; }
+float sum(ITensor<float, 1> t) { return t[0] + t[1]; }
+struct Pair { float a; float b; };
+Pair pair(float a) { Pair p; p.a = a; p.b = 2 * a; return p; }
+"""
+
+
+def test_a_call_with_torch_tensors_returns_torch_tensors_at_call_dimensionality_0(sg, device):
+    m = sg.Module.load_from_source(device, "zero_d", ZERO_D_SOURCE)
+    a = torch.tensor(2.0, device=TEST_DEVICE, requires_grad=True)
+    b = torch.tensor(3.0, device=TEST_DEVICE, requires_grad=True)
+    r = m.mul(a, b)
+    assert isinstance(r, torch.Tensor) and r.shape == () and r.item() == 6.0 and r.grad_fn is not None
+    r.backward()
+    assert a.grad.item() == 3.0 and b.grad.item() == 2.0
+    # The same kind of result in grad mode or not, with or without requires_grad.
+    with torch.no_grad():
+        r = m.mul(a, b)
+    assert isinstance(r, torch.Tensor) and r.shape == () and r.grad_fn is None
+    r = m.mul(torch.tensor(2.0, device=TEST_DEVICE), 4.0)
+    assert isinstance(r, torch.Tensor) and r.item() == 8.0
+    r = m.sum(torch.tensor([1.0, 2.0], device=TEST_DEVICE))
+    assert isinstance(r, torch.Tensor) and r.shape == () and r.item() == 3.0
+    r = m.pair(torch.tensor(1.5, device=TEST_DEVICE))
+    assert isinstance(r["a"], torch.Tensor) and r["a"].item() == 1.5 and r["b"].item() == 3.0
+    # Python values in: Python values out.
+    assert m.mul(2.0, 4.0) == 8.0 and type(m.mul(2.0, 4.0)) is float
+    assert m.pair(1.5) == {"a": 1.5, "b": 3.0}

@@ -135,12 +135,18 @@ def test_whole_tensor_has_dims_zero(m):
     y.backward()
     torch.testing.assert_close(t.grad, 2 * t.detach())
     with torch.no_grad():
-        assert m.tsum(t) == pytest.approx((t * t).sum().item(), rel=1e-5)  # no autograd: a Python float
+        y = m.tsum(t)  # no autograd: still a 0-d torch tensor (a torch argument), without grad_fn
+        assert y.shape == () and y.grad_fn is None and y.item() == pytest.approx((t * t).sum().item(), rel=1e-5)
 
 
-def test_batch_of_whole_tensors_is_refused_clearly(m):
-    with pytest.raises(TypeError, match=r"passing a batch of tensors \(extra leading dims\) is not supported yet"):
-        m.tsum(torch.ones(4, 2, 3, device=TEST_DEVICE))
+def test_batch_of_whole_tensors_has_dims_one(m):
+    # tensor (B, H, W) into ITensor<float, 2>: one slice per call index (more in test_tensor_batches.py).
+    t = torch.randn(4, 2, 3, device=TEST_DEVICE, requires_grad=True)
+    y = m.tsum(t)
+    assert y.shape == (4,)
+    torch.testing.assert_close(y, (t * t).sum((1, 2)))
+    y.backward(torch.arange(4.0, device=TEST_DEVICE))
+    torch.testing.assert_close(t.grad, 2 * t.detach() * torch.arange(4.0, device=TEST_DEVICE)[:, None, None])
 
 
 def test_grid_defines_the_call_shape(sg, m):

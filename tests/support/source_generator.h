@@ -71,7 +71,7 @@ float loss$K(float3 n, float3 l, float r, Particle$K p)
         s += c.x * kWeights$K[i] + c.y * float(i);
     float3x3 m = float3x3(1.0f, 0.0f, 0.$Cf, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 1.0f);
     float3 v = mul(m, c);
-    return s + e * e + smoothstep(0.0f, 1.0f, r) + dot(v, v) * 0.5f;
+    return s + e * e + no_diff smoothstep(0.0f, 1.0f, r) + dot(v, v) * 0.5f;
 }
 
 [BackwardDerivative(softplus$K_bwd)]

@@ -1,0 +1,322 @@
+// tests/cpp/test_grad_strategies.cpp — how a backward kernel writes each gradient
+// (binder.h: GradStrategy): the classification from the call's layout, the strategy comment in
+// the backward glue (what debug_code shows), the generated reductions, gradients of the CPU
+// backend against float64 sums, deterministic mode (bitwise-identical runs), and the generated
+// CUDA of every strategy compiled by NVRTC (fast and deterministic).
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include <gtest/gtest.h>
+
+#include "../support/cuda_compile_check.h"
+#include "call/binder.h"
+#include "call/call_key.h"
+#include "call/call_plan.h"
+#include "call/errors.h"
+#include "call/compile_kernel.h"
+#include "call/user_module.h"
+
+namespace sg::test {
+namespace {
+
+using call::ArgInfo;
+using call::GradStrategy;
+
+const char* kModule = R"(
+[Differentiable]
+float quad(float x, float a, float b, float c) { return a * x * x + b * x + c; }
+[Differentiable]
+float3 scale3(float3 p, float3 s) { return p * s * s; }
+[Differentiable]
+float lut(int i, IDiffTensor<float, 1> table) { return table[i] * table[i]; }
+[Differentiable]
+half hquad(half x, half a) { return a * x * x; }
+[Differentiable]
+double dquad(double x, double a) { return a * x * x; }
+[Differentiable]
+double3 lut3(int i, IDiffTensor<double3, 1> table) { return table[i] * 2.0; }
+[Differentiable]
+half luth(int i, IDiffTensor<half, 1> table) { return table[i] * table[i]; }
+)";
+
+TensorInfo tensor_info(std::vector<int64_t> shape, void* data, DType dtype, bool requires_grad,
+                       DeviceType device = DeviceType::CPU) {
+    TensorInfo t;
+    std::memset(&t, 0, sizeof(t));
+    t.data = data;
+    t.ndim = int(shape.size());
+    int64_t stride = 1, numel = 1;
+    for (int d = t.ndim - 1; d >= 0; --d) {
+        t.shape[d] = shape[size_t(d)];
+        t.strides[d] = shape[size_t(d)] == 1 ? 0 : stride;
+        stride *= shape[size_t(d)];
+    }
+    for (int64_t e : shape) numel *= e;
+    t.numel = numel;
+    t.dtype = dtype;
+    t.device_type = device;
+    t.device_index = device == DeviceType::CPU ? -1 : 0;
+    t.requires_grad = requires_grad;
+    return t;
+}
+
+ArgInfo tensor_arg(const TensorInfo& t) {
+    ArgInfo a;
+    a.kind = call::ArgKind::Tensor;
+    a.tensor = t;
+    return a;
+}
+
+/// One bound call: the arguments, the binding and (CPU) a plan to launch.
+struct Call {
+    std::vector<ArgInfo> args;
+    call::Binding binding;
+};
+
+Call bind(const call::UserModule& m, const std::string& fn, std::vector<ArgInfo> args, bool deterministic = false,
+          DeviceType device = DeviceType::CPU) {
+    call::CallModifiers mods;
+    mods.deterministic = deterministic;
+    Call c{std::move(args), {}};
+    c.binding = call::bind_call(m, fn, c.args.data(), c.args.size(), c.args.size(), {}, true, device, mods);
+    return c;
+}
+
+GradStrategy strategy(const Call& c, int param) {
+    for (const call::ParamBinding& p : c.binding.params)
+        if (p.param == param) return p.grad_strategy;
+    return GradStrategy::None;
+}
+
+TEST(GradStrategies, ClassifiesEachGradientFromTheLayout) {
+    call::UserModule m("strategies", kModule);
+    std::vector<float> x(64), one(1), row(8), col(8), full(64);
+    const DType f = DType::Float32;
+    // x (8, 8) one per element; a (1,) broadcast everywhere; b (1, 8) and c (8, 1) partially.
+    Call c = bind(m, "quad",
+                  {tensor_arg(tensor_info({8, 8}, x.data(), f, true)), tensor_arg(tensor_info({1}, one.data(), f, true)),
+                   tensor_arg(tensor_info({1, 8}, row.data(), f, true)),
+                   tensor_arg(tensor_info({8, 1}, col.data(), f, true))});
+    EXPECT_EQ(strategy(c, 0), GradStrategy::Store);
+    EXPECT_EQ(strategy(c, 1), GradStrategy::Reduce);
+    EXPECT_EQ(strategy(c, 2), GradStrategy::Atomic);
+    EXPECT_EQ(strategy(c, 3), GradStrategy::Atomic);
+    // A 0-d tensor and a (1, 1) tensor are broadcast along every call dim too.
+    Call z = bind(m, "quad",
+                  {tensor_arg(tensor_info({8, 8}, x.data(), f, true)), tensor_arg(tensor_info({}, one.data(), f, true)),
+                   tensor_arg(tensor_info({1, 1}, one.data(), f, true)),
+                   tensor_arg(tensor_info({8, 8}, full.data(), f, false))});
+    EXPECT_EQ(strategy(z, 1), GradStrategy::Reduce);
+    EXPECT_EQ(strategy(z, 2), GradStrategy::Reduce);
+    EXPECT_EQ(strategy(z, 3), GradStrategy::Store);  // classified; not in the grad mask
+    // A whole tensor read at computed indices collides by data.
+    std::vector<int32_t> idx(16);
+    std::vector<float> table(4);
+    Call l = bind(m, "lut", {tensor_arg(tensor_info({16}, idx.data(), DType::Int32, false)),
+                             tensor_arg(tensor_info({4}, table.data(), f, true))});
+    EXPECT_EQ(strategy(l, 1), GradStrategy::Collide);
+}
+
+TEST(GradStrategies, BackwardGlueSaysEachStrategy) {
+    call::UserModule m("strategies", kModule);
+    std::vector<float> x(64), one(1), row(8);
+    const DType f = DType::Float32;
+    Call c = bind(m, "quad",
+                  {tensor_arg(tensor_info({8, 8}, x.data(), f, true)), tensor_arg(tensor_info({1}, one.data(), f, true)),
+                   tensor_arg(tensor_info({1, 8}, row.data(), f, true)), tensor_arg(tensor_info({1}, one.data(), f, false))});
+    const std::string glue = call::make_backward_glue(c.binding).source;
+    EXPECT_NE(glue.find("// gradient of 'x': store (one thread per element"), std::string::npos) << glue;
+    EXPECT_NE(glue.find("// gradient of 'a': reduce (broadcast along every call dimension"), std::string::npos) << glue;
+    EXPECT_NE(glue.find("// gradient of 'b': atomic (broadcast along some call dimensions"), std::string::npos) << glue;
+    EXPECT_EQ(glue.find("gradient of 'c'"), std::string::npos) << glue;  // not in the grad mask
+    std::vector<int32_t> idx(16);
+    std::vector<float> table(4);
+    Call l = bind(m, "lut", {tensor_arg(tensor_info({16}, idx.data(), DType::Int32, false)),
+                             tensor_arg(tensor_info({4}, table.data(), f, true))});
+    const std::string lglue = call::make_backward_glue(l.binding).source;
+    EXPECT_NE(lglue.find("// gradient of 'table': collide (colliding by data"), std::string::npos) << lglue;
+}
+
+/// Runs the backward of `c` on the CPU with `grad_out` as the result's gradient (ones when
+/// empty); gradient buffers are the vectors of `grads` (indexed by binding, empty: none).
+template <class T>
+void run_backward(const call::UserModule& m, Call& c, std::vector<std::vector<T>>& grads, const std::vector<T>& grad_out,
+                  const std::vector<int64_t>& call_shape) {
+    call::CallKey key;
+    call::build_call_key(key, 0, c.args.data(), c.args.size(), c.args.size(), {}, true, 0);
+    call::CallPlan plan(m, c.binding, key, {});
+    const call::CallPlan::Backward& bw = plan.backward(plan.grad_mask());
+    std::vector<TensorInfo> grad_infos(c.binding.params.size());
+    std::vector<const TensorInfo*> grad_ptrs(c.binding.params.size(), nullptr);
+    for (size_t i = 0; i < c.binding.params.size(); ++i) {
+        if (!c.binding.params[i].requires_grad) continue;
+        const TensorInfo& t = c.args[size_t(c.binding.params[i].arg)].tensor;
+        grad_infos[i] = t;
+        grad_infos[i].data = grads[i].data();
+        grad_ptrs[i] = &grad_infos[i];
+    }
+    std::vector<int64_t> shape = call_shape;
+    TensorInfo rg = tensor_info(shape, const_cast<T*>(grad_out.data()), DType::Float32, false);
+    call::LaunchData data;
+    data.args = c.args.data();
+    data.call_shape = shape.data();
+    data.result_grad = &rg;
+    data.binding_grads = grad_ptrs.data();
+    std::vector<uint8_t> block;
+    call::CallPlan::pack(bw.kernel, bw.glue, bw.binding, data, block);
+    call::CallPlan::launch(bw.kernel, block, nullptr, c.binding.function);
+}
+
+TEST(GradStrategies, ReductionsMatchFloat64SumsOnTheCpu) {
+    call::UserModule m("strategies", kModule);
+    const int64_t H = 37, W = 1000;  // many pool chunks, a ragged last one
+    std::mt19937 rng(7);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> x(static_cast<size_t>(H * W)), g(static_cast<size_t>(H * W));
+    for (auto& v : x) v = u(rng);
+    for (auto& v : g) v = u(rng);
+    std::vector<float> a{0.5f}, b(static_cast<size_t>(W)), c(static_cast<size_t>(H));
+    for (auto& v : b) v = u(rng);
+    for (auto& v : c) v = u(rng);
+    const DType f = DType::Float32;
+    for (bool deterministic : {false, true}) {
+        Call call = bind(m, "quad",
+                         {tensor_arg(tensor_info({H, W}, x.data(), f, false)), tensor_arg(tensor_info({1}, a.data(), f, true)),
+                          tensor_arg(tensor_info({1, W}, b.data(), f, true)),
+                          tensor_arg(tensor_info({H, 1}, c.data(), f, true))},
+                         deterministic);
+        std::vector<std::vector<float>> grads{{}, std::vector<float>(1), std::vector<float>(size_t(W)),
+                                              std::vector<float>(size_t(H))};
+        run_backward(m, call, grads, g, {H, W});
+        double da = 0;
+        std::vector<double> db(static_cast<size_t>(W)), dc(static_cast<size_t>(H));
+        for (int64_t i = 0; i < H; ++i)
+            for (int64_t j = 0; j < W; ++j) {
+                const double gi = g[size_t(i * W + j)], xi = x[size_t(i * W + j)];
+                da += gi * xi * xi;
+                db[size_t(j)] += gi * xi;
+                dc[size_t(i)] += gi;
+            }
+        EXPECT_NEAR(grads[1][0], da, 1e-5 * (std::fabs(da) + 100)) << "deterministic=" << deterministic;
+        for (int64_t j = 0; j < W; ++j) EXPECT_NEAR(grads[2][size_t(j)], db[size_t(j)], 1e-4);
+        for (int64_t i = 0; i < H; ++i) EXPECT_NEAR(grads[3][size_t(i)], dc[size_t(i)], 1e-3);
+    }
+}
+
+TEST(GradStrategies, DeterministicCpuRunsAreBitwiseIdentical) {
+    call::UserModule m("strategies", kModule);
+    const int64_t N = 200000;
+    std::mt19937 rng(3);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> x(static_cast<size_t>(N)), g(static_cast<size_t>(N)), table(32);
+    std::vector<int32_t> idx(static_cast<size_t>(N));
+    for (auto& v : x) v = u(rng);
+    for (auto& v : g) v = u(rng);
+    for (auto& v : table) v = u(rng);
+    for (auto& v : idx) v = int32_t(rng() % 32);
+    const DType f = DType::Float32;
+    std::vector<float> a{0.25f};
+    std::vector<uint32_t> first_a, first_table;
+    for (int run = 0; run < 5; ++run) {
+        Call q = bind(m, "quad",
+                      {tensor_arg(tensor_info({N}, x.data(), f, false)), tensor_arg(tensor_info({1}, a.data(), f, true)),
+                       tensor_arg(tensor_info({1}, a.data(), f, false)), tensor_arg(tensor_info({1}, a.data(), f, false))},
+                      true);
+        std::vector<std::vector<float>> qg{{}, std::vector<float>(1), {}, {}};
+        run_backward(m, q, qg, g, {N});
+        Call l = bind(m, "lut", {tensor_arg(tensor_info({N}, idx.data(), DType::Int32, false)),
+                                 tensor_arg(tensor_info({32}, table.data(), f, true))},
+                      true);
+        std::vector<std::vector<float>> lg{{}, std::vector<float>(32)};
+        run_backward(m, l, lg, g, {N});
+        std::vector<uint32_t> bits_a(1), bits_t(32);
+        std::memcpy(bits_a.data(), qg[1].data(), 4);
+        std::memcpy(bits_t.data(), lg[1].data(), 32 * 4);
+        if (run == 0) {
+            first_a = bits_a;
+            first_table = bits_t;
+        }
+        EXPECT_EQ(bits_a, first_a) << "run " << run;
+        EXPECT_EQ(bits_t, first_table) << "run " << run;
+    }
+}
+
+/// The CUDA of `c`'s backward compiles with NVRTC; returns the generated source.
+std::string expect_backward_cuda(const call::UserModule& m, const Call& c, bool deterministic) {
+    codegen::CodegenOptions base;
+    base.call_rank = c.binding.call_rank;
+    base.deterministic = deterministic;
+    call::Glue glue = call::make_backward_glue(c.binding);
+    const codegen::CodegenOptions options = call::kernel_options(base, glue);
+    call::CompiledKernel k = call::generate(m, glue, codegen::Target::Cuda, options);
+    bool skipped = false;
+    EXPECT_TRUE(cuda_compiles(k.generated.source, &skipped)) << k.generated.source.substr(k.generated.body_begin);
+    return k.generated.source.substr(k.generated.body_begin);
+}
+
+TEST(GradStrategies, GeneratedCudaOfEveryStrategyCompiles) {
+    call::UserModule m("strategies", kModule);
+    const DType f = DType::Float32;
+    auto t = [](std::vector<int64_t> shape, DType dt, bool grad) {
+        return tensor_arg(tensor_info(shape, nullptr, dt, grad, DeviceType::CUDA));
+    };
+    Call q = bind(m, "quad", {t({64, 64}, f, true), t({1}, f, true), t({1, 64}, f, true), t({64, 1}, f, true)}, false,
+                  DeviceType::CUDA);
+    const std::string fast = expect_backward_cuda(m, q, false);
+    if (std::getenv("SG_DUMP_STRATEGY_CODE")) std::fprintf(stderr, "%s\n", fast.c_str());
+    EXPECT_NE(fast.find("sg_reduce_flush(params."), std::string::npos) << fast;
+    EXPECT_NE(fast.find("sg_reduce_add(sg_acc_"), std::string::npos) << fast;
+    // Deterministic: block sums to scratch, the last block adds them in order.
+    Call qd = bind(m, "quad", {t({4096}, f, false), t({1}, f, true), t({}, f, true), t({1}, f, true)}, true,
+                   DeviceType::CUDA);
+    const std::string det = expect_backward_cuda(m, qd, true);
+    if (std::getenv("SG_DUMP_STRATEGY_CODE")) std::fprintf(stderr, "%s\n", det.c_str());
+    EXPECT_NE(det.find("sg_reduce_partial(params.header"), std::string::npos) << det;
+    EXPECT_NE(det.find("sg_reduce_last_block(params.header)"), std::string::npos) << det;
+    Call s = bind(m, "scale3", {t({4096, 3}, f, false), t({1, 3}, f, true)}, false, DeviceType::CUDA);
+    EXPECT_EQ(strategy(s, 1), GradStrategy::Reduce);
+    expect_backward_cuda(m, s, false);
+    expect_backward_cuda(m, s, true);
+    Call h = bind(m, "hquad", {t({4096}, DType::Float16, true), t({1}, DType::Float16, true)}, false, DeviceType::CUDA);
+    expect_backward_cuda(m, h, false);
+    expect_backward_cuda(m, h, true);
+    Call d = bind(m, "dquad", {t({4096}, DType::Float64, true), t({1}, DType::Float64, true)}, false, DeviceType::CUDA);
+    expect_backward_cuda(m, d, false);
+    expect_backward_cuda(m, d, true);
+    // Tables: a block-private copy in shared memory when the gradient fits.
+    Call l = bind(m, "lut", {t({4096}, DType::Int32, false), t({256}, f, true)}, false, DeviceType::CUDA);
+    const std::string table = expect_backward_cuda(m, l, false);
+    if (std::getenv("SG_DUMP_STRATEGY_CODE")) std::fprintf(stderr, "%s\n", table.c_str());
+    EXPECT_NE(table.find("sg_private_begin(params."), std::string::npos) << table;
+    EXPECT_NE(table.find("sg_grad_add_private("), std::string::npos) << table;
+    EXPECT_NE(table.find("sg_private_flush(params."), std::string::npos) << table;
+    Call lv = bind(m, "lut3", {t({4096}, DType::Int32, false), t({64, 3}, DType::Float64, true)}, false, DeviceType::CUDA);
+    expect_backward_cuda(m, lv, false);
+    Call lh = bind(m, "luth", {t({4096}, DType::Int32, false), t({64}, DType::Float16, true)}, false, DeviceType::CUDA);
+    const std::string half_table = expect_backward_cuda(m, lh, false);
+    EXPECT_EQ(half_table.find("sg_private_begin("), std::string::npos) << "half tables stay in global memory";
+}
+
+TEST(GradStrategies, DeterministicCudaRefusesAtomicGradientsClearly) {
+    call::UserModule m("strategies", kModule);
+    const DType f = DType::Float32;
+    auto t = [](std::vector<int64_t> shape, DType dt, bool grad) {
+        return tensor_arg(tensor_info(shape, nullptr, dt, grad, DeviceType::CUDA));
+    };
+    Call l = bind(m, "lut", {t({4096}, DType::Int32, false), t({256}, f, true)}, true, DeviceType::CUDA);
+    call::CallKey key;
+    try {
+        call::CallPlan plan(m, l.binding, key, {});
+        FAIL() << "expected an error";
+    } catch (const call::CallError& e) {
+        EXPECT_NE(std::string(e.what()).find("lut(): deterministic mode on CUDA does not support the gradient of 'table' yet"),
+                  std::string::npos)
+            << e.what();
+    }
+}
+
+}  // namespace
+}  // namespace sg::test
