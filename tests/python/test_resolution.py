@@ -39,6 +39,8 @@ float elem(float[5] x) { return -x[4]; }
 """
 
 GENERICS = """
+import slangpy;
+
 [Differentiable]
 float wsq<let N : int>(float[N] x, float[N] w)
 {
@@ -92,6 +94,10 @@ struct Circ : IShape
 };
 
 float area_of<S : IShape>(S s) { return s.area(); }
+
+T first<T : IFloat>(Tensor<T, 1> t) { return t[0]; }
+
+float rank_of<let D : int>(Tensor<float, D> t) { return float(D); }
 """
 
 
@@ -273,6 +279,14 @@ def test_generic_type_from_dtype(gm):
         assert out.dtype == dtype
         assert out.tolist() == [2.0]
     assert gm.cubic(2, 0.5, -1) == pytest.approx(2.0)  # Python int and float: T = float
+
+
+def test_generic_tensor_parameters_from_a_whole_tensor(gm):
+    assert gm.first(t([3.0, 4.0])).item() == 3.0
+    out = gm.first(t([5.0, 4.0], torch.float64))
+    assert out.dtype == torch.float64 and out.item() == 5.0
+    assert gm.rank_of(torch.ones(2, 3, device=TEST_DEVICE)).item() == 2.0
+    assert gm.rank_of(torch.ones(2, 3, 4, device=TEST_DEVICE)).item() == 3.0
 
 
 def test_generic_type_conflict_is_named(gm):
