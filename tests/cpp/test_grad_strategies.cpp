@@ -15,6 +15,7 @@
 #include "call/binder.h"
 #include "call/call_key.h"
 #include "call/call_plan.h"
+#include "call/resolve.h"
 #include "call/errors.h"
 #include "call/compile_kernel.h"
 #include "call/user_module.h"
