@@ -14,6 +14,7 @@ from __future__ import annotations
 import statistics
 
 STEP_SHAPE = (64, 64)
+STEP_NAME = f"training step (mul2 {STEP_SHAPE[0]}x{STEP_SHAPE[1]}, loss, backward)"
 
 
 def _step_inputs(b):
@@ -41,7 +42,7 @@ def bench_compiled_step(b) -> list:
     from bench_gpu import check, na_row, rel_err, row
 
     torch, sg, m = b.torch, b.sg, b.m
-    name = f"training step (mul2 {STEP_SHAPE[0]}x{STEP_SHAPE[1]}, loss, backward) under torch.compile(fullgraph=True): host µs/step"
+    name = f"{STEP_NAME} under torch.compile(fullgraph=True): host µs/step"
     a, c, target = _step_inputs(b)
     grid = sg.grid(STEP_SHAPE)
     mul2 = m.mul2
@@ -81,7 +82,7 @@ def bench_graph_step(b) -> list:
     from bench_gpu import check, na_row, rel_err, row
 
     torch, sg, m = b.torch, b.sg, b.m
-    name = f"training step (mul2 {STEP_SHAPE[0]}x{STEP_SHAPE[1]}, loss, backward) replayed from a CUDA graph: µs/step"
+    name = f"{STEP_NAME} replayed from a CUDA graph: µs/step"
     if not b.cuda:
         return [na_row("10", name, "needs CUDA (torch.cuda.graph)")]
     a, c, target = _step_inputs(b)

@@ -34,12 +34,17 @@ BACKGROUND = (0.0, 0.0, 0.0)
 LEARNING_RATES = {"means": 0.01, "log_scales": 0.03, "angles": 0.05, "colors": 0.03, "opacity_logits": 0.1}
 
 
+def pixel_centers(size: int, device):
+    """(x, y) of every pixel's centre in [0, 1]^2, each (size, size): x across, y down."""
+    centres = (torch.arange(size, device=device) + 0.5) / size
+    ys, xs = torch.meshgrid(centres, centres, indexing="ij")
+    return xs, ys
+
+
 def target_image(size: int, device) -> torch.Tensor:
     """A procedural picture (H, W, 3): a smooth gradient sky, concentric rings, a disc and a
     square — shapes with sharp and soft edges, in colour."""
-    ys, xs = torch.meshgrid(
-        (torch.arange(size, device=device) + 0.5) / size, (torch.arange(size, device=device) + 0.5) / size, indexing="ij"
-    )
+    xs, ys = pixel_centers(size, device)
     image = torch.stack([0.15 + 0.5 * xs, 0.2 + 0.3 * ys, 0.6 - 0.4 * ys], dim=-1)
     r = torch.sqrt((xs - 0.32) ** 2 + (ys - 0.35) ** 2)
     rings = (0.5 + 0.5 * torch.cos(r * 60.0)) * (r < 0.25)
@@ -90,9 +95,7 @@ class KernelRenderer:
 def torch_render(p: dict, size: int) -> torch.Tensor:
     """The same model in plain torch, vectorized over pixels x Gaussians."""
     device = p["means"].device
-    ys, xs = torch.meshgrid(
-        (torch.arange(size, device=device) + 0.5) / size, (torch.arange(size, device=device) + 0.5) / size, indexing="ij"
-    )
+    xs, ys = pixel_centers(size, device)
     d = torch.stack([xs, ys], dim=-1).reshape(-1, 1, 2) - p["means"]  # (pixels, N, 2)
     c, s = torch.cos(p["angles"]), torch.sin(p["angles"])
     inv_scale = torch.exp(-p["log_scales"])

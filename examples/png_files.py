@@ -63,9 +63,9 @@ def write_curve(path, values, width: int = 480, height: int = 240) -> None:
         y = to_y(log_value)
         if previous is not None:  # a straight segment from the previous point
             steps = max(abs(x - previous[0]), abs(y - previous[1]), 1)
+            (x0, y0), dx, dy = previous, x - previous[0], y - previous[1]
             for t in range(steps + 1):
-                put(round(previous[0] + (x - previous[0]) * t / steps), round(previous[1] + (y - previous[1]) * t / steps),
-                    (30, 90, 200))
+                put(round(x0 + dx * t / steps), round(y0 + dy * t / steps), (30, 90, 200))
         put(x, y, (30, 90, 200))
         previous = (x, y)
     write_png(path, width, height, bytes(pixels))

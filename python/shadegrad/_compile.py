@@ -6,8 +6,9 @@
 # class, where the registration below put the Python stand-in `traced_call` (the slot itself is
 # left as it is), and inlines it; the stand-in records one `shadegrad::call` operator whose fake
 # implementation computes the result's shape and dtype from the call's binding, and whose
-# registered autograd formula records `shadegrad::call_backward`. When the compiled graph runs, both operators call the Function
-# itself (the backward through a forward with a fresh autograd node and torch.autograd.grad).
+# registered autograd formula records `shadegrad::call_backward`. When the compiled graph runs,
+# both operators call the Function itself (the backward through a forward with a fresh autograd
+# node and torch.autograd.grad).
 #
 # Registering needs torch._dynamo, which `import torch` does not load (it costs about a second):
 # it happens when torch._dynamo is first imported, through the import hook installed by

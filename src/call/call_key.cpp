@@ -37,6 +37,16 @@ void build_call_key(CallKey& key, uint32_t function_id, const ArgInfo* args, siz
         put<uint8_t>(s, uint8_t(a.kind));
         put<uint8_t>(s, uint8_t(a.name_size));
         if (a.name_size) s.append(a.name, a.name_size);
+        if (!grad_mode && a.tensor.requires_grad) [[unlikely]] {
+            // Outside grad mode requires_grad changes nothing the plan does (the binder reads it
+            // only in grad mode): one plan for both, so that a call warmed up with tensors that
+            // require grad is found again for the same tensors without (a CUDA graph capture,
+            // torch.compile's no-grad forward).
+            ArgInfo plain = a;
+            plain.tensor.requires_grad = 0;
+            value_kind(a.kind).key(plain, s);
+            continue;
+        }
         value_kind(a.kind).key(a, s);
     }
     put<uint8_t>(s, uint8_t(keyword_names.size()));

@@ -5,8 +5,9 @@
 // outputs and gradient buffers come from torch's allocator (the capture's memory pool), its
 // gradient buffers are cleared with asynchronous memsets, and nothing waits for the device. What
 // a capture cannot contain is the first call's work: compiling and loading a kernel, and creating
-// per-device state. Those slow paths ask here first and refuse with an error that says to warm
-// the call up before capturing.
+// per-device state (the zero-gradient buffer; the fault record is made with a device's first
+// kernel). Those slow paths ask here first and refuse with an error that says to warm the call up
+// before capturing.
 #pragma once
 
 #include <string>

@@ -114,6 +114,7 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
         // few before the block's tree: the element's precision (float for half).
         r.accum = target_ == Target::Cpu || t->element->scalar == lang::ScalarKind::Double ? "double" : "float";
         r.components = t->element->is_vector() ? t->element->rows : 1;
+        r.half = t->element->scalar == lang::ScalarKind::Half;
         accumulators += ", " + r.accum + " (&sg_acc_" + std::to_string(k) + ")[" + std::to_string(r.components) + "]";
         reduced_.push_back(r);
     }
@@ -195,7 +196,12 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
     const std::vector<Emitter::ReducedParam>& reduced = emitter.reduced_params();
     std::string acc_decls, acc_args, acc_flush;
     const std::string block = target == Target::Cpu ? "P" : "params";
-    const bool two_pass = target == Target::Cuda && options.deterministic;
+    // Two passes (block sums to scratch, the last block adds them in block order) in deterministic
+    // mode, and for half gradients: a half atomic per block would round the running sum a
+    // thousand times over a 1M-element call, the ordered sum in double rounds it once.
+    bool any_half = false;
+    for (const Emitter::ReducedParam& r : reduced) any_half |= r.half;
+    const bool two_pass = target == Target::Cuda && (options.deterministic || any_half);
     std::string finals;
     int slots = 0;
     for (const Emitter::ReducedParam& r : reduced) {

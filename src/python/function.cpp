@@ -139,11 +139,10 @@ std::shared_ptr<call::CallPlan> Function::plan_for(bool grad_mode) {
     mods.deterministic |= core_->options.deterministic;
     call::Binding binding = call::resolve_call(*core_->module, core_->callee, s.args.data(), s.positional, s.keywords,
                                                grad_mode, core_->device.type, mods, s.result_index);
-    // A new plan compiles its kernel: never inside a CUDA graph capture (graph_capture.h). After
-    // binding, so that a call that cannot bind (a tensor on another device) says so first.
-    if (core_->device.type == DeviceType::CUDA) [[unlikely]]
-        call::refuse_during_capture(core_->name, "forward kernel", core_->device.type, core_->device.index,
-                                    torch_ops().current_stream(core_->device.type, core_->device.index));
+    // A new plan compiles its kernel: never inside a CUDA graph capture (graph_capture.h).
+    if (binding.device == DeviceType::CUDA) [[unlikely]]
+        call::refuse_during_capture(core_->name, "forward kernel", binding.device, binding.device_index,
+                                    torch_ops().current_stream(binding.device, binding.device_index));
     const codegen::CodegenOptions codegen_options = call::codegen_options(options, core_->device.type, call::debug_mode());
     auto plan = std::make_shared<call::CallPlan>(*core_->module, std::move(binding), t_key, codegen_options);
     if (it == core_->plans.end()) core_->plans.emplace(t_key, plan);

@@ -18,6 +18,7 @@
 #include "call/resolve.h"
 #include "call/errors.h"
 #include "call/compile_kernel.h"
+#include "call/resolve.h"
 #include "call/user_module.h"
 
 namespace sg::test {

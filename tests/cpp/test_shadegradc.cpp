@@ -195,6 +195,29 @@ float halves(uint h, float f) { return f16tof32(h) + float(f32tof16(f)); }
     }
 }
 
+// The example programs' kernel files (examples/*.slang, e.g. the Gaussian splatting rasterizer),
+// with their derivatives: CI runs them on the CPU backend; this compiles the CUDA that a GPU runs.
+TEST_F(Shadegradc, ExampleKernelsCompileForBothBackends) {
+    std::vector<fs::path> kernels;
+    for (const auto& f : fs::directory_iterator(fs::path(SG_SOURCE_DIR) / "examples"))
+        if (f.path().extension() == ".slang") kernels.push_back(f.path());
+    ASSERT_FALSE(kernels.empty());
+    for (const fs::path& path : kernels) {
+        const fs::path cu = dir_ / "example.cu";
+        runtime::ProcessResult r = run({path.string(), "--emit", "cuda", "-o", cu.string()});
+        ASSERT_EQ(r.exit_code, 0) << path << "\n" << r.output;
+        const std::string code = read_file(cu);
+        EXPECT_NE(code.find(" bwd_"), std::string::npos) << path;
+        bool skipped = false;
+        EXPECT_TRUE(cuda_compiles(code, &skipped)) << path;
+        const fs::path cpp = dir_ / "example.cpp";
+        r = run({path.string(), "--emit", "cpp", "-o", cpp.string()});
+        ASSERT_EQ(r.exit_code, 0) << path << "\n" << r.output;
+        runtime::ProcessResult cc = runtime::run_process({"c++", "-std=c++17", "-fsyntax-only", "-Wall", cpp.string()});
+        EXPECT_TRUE(cc.succeeded()) << path << "\n" << cc.output;
+    }
+}
+
 TEST(ShadegradcSuite, SeesAllTwelveConformanceKernels) { EXPECT_GE(conformance_kernels().size(), 12u); }
 
 }  // namespace

@@ -329,3 +329,73 @@ def test_torch_compile_reduce_overhead_matches_eager(sg, m):
         torch.testing.assert_close(ga.clone(), ea.grad)
         torch.testing.assert_close(gb.clone(), eb.grad)
     torch._dynamo.reset()
+
+
+@pytest.mark.parametrize("bridge", ["native", "fallback"])
+def test_cuda_graph_capture_with_each_bridge(bridge):
+    # A fresh process per bridge: the fallback's autograd node is a Python autograd.Function.
+    code = textwrap.dedent(
+        f"""
+        import torch
+        import shadegrad as sg
+        assert sg.torch_bridge_status()["active"] == {bridge!r}, sg.torch_bridge_status()
+        m = sg.Module.load_from_source(sg.create_torch_device(type=sg.DeviceType.cuda), "g", {SRC!r})
+        a = torch.rand(32, 48, device="cuda", requires_grad=True)
+        b = torch.rand(32, 48, device="cuda", requires_grad=True)
+        g = torch.rand(32, 48, device="cuda")
+        def step():
+            m.mul2(sg.grid((32, 48)), a, b).backward(g)
+        side = torch.cuda.Stream()
+        side.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(side):
+            for _ in range(2):
+                a.grad = b.grad = None
+                step()
+        torch.cuda.current_stream().wait_stream(side)
+        graph = torch.cuda.CUDAGraph()
+        a.grad = b.grad = None
+        with torch.cuda.graph(graph):
+            step()
+        for _ in range(10):
+            with torch.no_grad():
+                a.copy_(torch.rand_like(a))
+                b.copy_(torch.rand_like(b))
+                g.copy_(torch.rand_like(g))
+            graph.replay()
+            torch.cuda.synchronize()
+            assert torch.equal(a.grad, g * b.detach()) and torch.equal(b.grad, g * a.detach())
+        print("ok")
+        """
+    )
+    proc = run_python(code, bridge=bridge)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert proc.stdout.strip().endswith("ok")
+
+
+@pytest.mark.parametrize("dynamic", [False, True])
+def test_torch_compile_fullgraph_matches_eager(sg, m, dynamic):
+    # torch.compile of a training step on the CUDA backend: one graph (fullgraph=True, inductor),
+    # values and gradients as in eager mode, for two shapes.
+    import torch._dynamo
+
+    torch._dynamo.reset()
+
+    def loss_fn(a, b, x, target):
+        return _loss(sg, m, a, b, x, target)
+
+    compiled = torch.compile(loss_fn, fullgraph=True, dynamic=dynamic)
+    for shape, seed in (((40, 24), 5), ((17, 33), 6)):
+        gen = torch.Generator(device="cuda").manual_seed(seed)
+        a = (torch.rand(shape, device="cuda", generator=gen) + 0.5).requires_grad_(True)
+        b = (torch.rand(shape, device="cuda", generator=gen) + 0.5).requires_grad_(True)
+        x = torch.rand(shape, device="cuda", generator=gen) + 0.5
+        target = torch.rand(shape, device="cuda", generator=gen)
+        results = []
+        for fn in (loss_fn, compiled):
+            a.grad = b.grad = None
+            loss = fn(a, b, x, target)
+            loss.backward()
+            results.append((loss.detach(), a.grad.clone(), b.grad.clone()))
+        for eager, got in zip(*results):
+            torch.testing.assert_close(got, eager, rtol=1e-5, atol=1e-6)
+    torch._dynamo.reset()
