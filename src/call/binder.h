@@ -166,6 +166,13 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
 /// kind, broadcast flags and element type.
 GradStrategy grad_strategy(const ParamBinding& p);
 
+/// Binds a call of the function named `function` (no explicit generic arguments): resolves its
+/// overloads and generics (call/resolve.h, where it is defined) and binds the chosen one.
+/// `count` is the number of top-level arguments (positional, then keywords).
+Binding bind_call(const UserModule& module, const std::string& function, const ArgInfo* args, size_t positional,
+                  size_t count, const std::vector<std::string>& keyword_names, bool grad_mode, DeviceType device,
+                  const CallModifiers& modifiers = {}, int result_arg = -1);
+
 /// Computes this call's shape (right-aligned broadcast of the arguments' call dims) into
 /// `shape`; throws CallError when extents neither match nor broadcast.
 void compute_call_shape(const Binding& binding, const ArgInfo* args, int64_t* shape);

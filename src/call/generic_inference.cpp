@@ -51,14 +51,18 @@ ScalarKind scalar_of_dtype(DType d, bool& ok) {
 
 struct Hint {
     GenericArg arg;
-    bool weak = false;      ///< from a Python scalar: gives way to a tensor's or a value's type
-    std::string from;       ///< the parameter it came from
+    bool weak = false;  ///< from a Python scalar: gives way to a tensor's or a value's type
+    std::string from;   ///< the parameter it came from
 };
 
 class Inference {
 public:
     Inference(const UserModule& m, const lang::FunctionDecl* g, const ArgInfo* args)
-        : types_(const_cast<UserModule&>(m).types()), module_(m), g_(g), args_(args), bound_(g->generic_params.size()) {}
+        : types_(const_cast<UserModule&>(m).types()),
+          module_(m),
+          g_(g),
+          args_(args),
+          bound_(g->generic_params.size()) {}
 
     /// Matches parameter type `te` (its first `skip` array dims already taken) with argument `arg`.
     void unify(const TypeExpr* te, size_t skip, int arg, const std::string& from, int depth) {
@@ -71,8 +75,9 @@ public:
         case ArgKind::Float:
         case ArgKind::Bool:
             if (arrays == 0 && is_type_param(te)) {
-                ScalarKind k = a.kind == ArgKind::Int ? ScalarKind::Int32 : a.kind == ArgKind::Float ? ScalarKind::Float
-                                                                                                      : ScalarKind::Bool;
+                ScalarKind k = a.kind == ArgKind::Int     ? ScalarKind::Int32
+                               : a.kind == ArgKind::Float ? ScalarKind::Float
+                                                          : ScalarKind::Bool;
                 bind(index_of(te->name), type_arg(types_.scalar(k)), true, from);
             }
             break;
@@ -80,8 +85,8 @@ public:
             if (arrays) break;
             ScalarKind k = ScalarKind(a.scalar);
             if (is_type_param(te)) {
-                bind(index_of(te->name), type_arg(a.cols ? types_.matrix(k, a.rows, a.cols) : types_.vector(k, a.rows)), false,
-                     from);
+                bind(index_of(te->name), type_arg(a.cols ? types_.matrix(k, a.rows, a.cols) : types_.vector(k, a.rows)),
+                     false, from);
             } else if (te->name == "vector" && a.cols == 0) {
                 bind_type_at(te, 0, types_.scalar(k), false, from);
                 bind_value_at(te, 1, a.rows, from);
@@ -98,7 +103,8 @@ public:
                 for (int i = 0; i < a.child_count; ++i) unify(te, skip + 1, a.first_child + i, from, depth + 1);
             } else if (te->name == "vector") {
                 bind_value_at(te, 1, a.child_count, from);
-                for (int i = 0; i < a.child_count; ++i) unify(type_expr_at(te, 0), 0, a.first_child + i, from, depth + 1);
+                for (int i = 0; i < a.child_count; ++i)
+                    unify(type_expr_at(te, 0), 0, a.first_child + i, from, depth + 1);
             } else if (te->name == "matrix") {
                 bind_value_at(te, 1, a.child_count, from);
                 for (int i = 0; i < a.child_count; ++i) {
@@ -156,8 +162,8 @@ public:
         const auto& params = g_->generic_params;
         for (size_t k = 0; k < params.size(); ++k) {
             if (!bound_[k]) {
-                why = "generic parameter '" + params[k].name + "' cannot be inferred from the arguments (name it: " +
-                      g_->name + "<...>)";
+                why = "generic parameter '" + params[k].name +
+                      "' cannot be inferred from the arguments (name it: " + g_->name + "<...>)";
                 return false;
             }
             GenericArg a = bound_[k]->arg;

@@ -123,7 +123,8 @@ std::string generic_params_text(const FunctionDecl* g) {
     std::string s = "<";
     for (size_t k = 0; k < g->generic_params.size(); ++k) {
         const lang::GenericParam& p = g->generic_params[k];
-        s += (k ? ", " : "") + (p.is_value ? "let " + p.name + " : int" : p.name + (p.constraint.empty() ? "" : " : " + p.constraint));
+        s += (k ? ", " : "") +
+             (p.is_value ? "let " + p.name + " : int" : p.name + (p.constraint.empty() ? "" : " : " + p.constraint));
     }
     return s + ">";
 }
@@ -158,7 +159,8 @@ bool parse_callee(const UserModule& module, const std::string& text, Callee& out
     std::vector<FunctionDecl*> generics = module.generic_functions(out.name);
     if (generics.empty()) {
         if (module.functions(out.name).empty()) return false;
-        throw_value_error("'" + text + "': function '" + out.name + "' of module '" + module.name() + "' is not generic");
+        throw_value_error("'" + text + "': function '" + out.name + "' of module '" + module.name() +
+                          "' is not generic");
     }
     if (t.back() != '>' || t.size() == open + 2)
         throw_value_error("'" + text + "': expected generic arguments as " + out.name + "<a, b, ...>");
@@ -170,8 +172,8 @@ bool parse_callee(const UserModule& module, const std::string& text, Callee& out
         } else if (const lang::Type* type = module.named_type(part)) {
             out.generic_args.push_back(GenericArg{type, 0, false});
         } else {
-            throw_value_error("'" + text + "': generic argument '" + part + "' is neither an integer nor a type of module '" +
-                              module.name() + "'");
+            throw_value_error("'" + text + "': generic argument '" + part +
+                              "' is neither an integer nor a type of module '" + module.name() + "'");
         }
     }
     std::string reasons;
@@ -187,8 +189,8 @@ bool parse_callee(const UserModule& module, const std::string& text, Callee& out
             reasons += "\n  " + signature_text(g) + ": " + instantiation_reason(e);
         }
     }
-    throw_value_error("'" + text + "': function '" + out.name + "' cannot take the generic arguments " + out.text() + ":" +
-                      reasons);
+    throw_value_error("'" + text + "': function '" + out.name + "' cannot take the generic arguments " + out.text() +
+                      ":" + reasons);
 }
 
 std::vector<FunctionDecl*> candidate_declarations(const UserModule& module, const Callee& callee) {
@@ -239,7 +241,8 @@ Rank rank_of(const Binding& b, const ArgInfo* args, const std::vector<int>& arg_
     r.generic = generic ? 1 : 0;
     for (const ParamBinding& pb : b.params) {
         const ArgInfo& a = args[pb.arg];
-        if (pb.kind == BindingKind::Uniform && pb.type->is_scalar()) r.conversions += scalar_conversion(a.kind, pb.type->scalar);
+        if (pb.kind == BindingKind::Uniform && pb.type->is_scalar())
+            r.conversions += scalar_conversion(a.kind, pb.type->scalar);
         if (pb.kind == BindingKind::Elementwise) r.call_dims += pb.call_dims;
     }
     for (size_t p = 0; p < arg_of.size() && p < b.slots.size(); ++p) {
@@ -251,6 +254,8 @@ Rank rank_of(const Binding& b, const ArgInfo* args, const std::vector<int>& arg_
     return r;
 }
 
+void add_extent_check(Binding& b, int arg, int dim, int64_t extent);
+
 /// Element extents the key's extent classes do not tell apart (above 4) that this binding
 /// read as its element: a call that differs there must not use the plan (call_key.h).
 void record_extent_checks(Binding& b, const ArgInfo* args) {
@@ -258,7 +263,29 @@ void record_extent_checks(Binding& b, const ArgInfo* args) {
         if (pb.kind != BindingKind::Elementwise) continue;
         const TensorInfo& t = args[pb.arg].tensor;
         for (int d = t.ndim - pb.elem_dims; d < t.ndim; ++d)
-            if (d >= 0 && extent_class(t.shape[d]) == 0) b.extent_checks.push_back({pb.arg, d, t.shape[d]});
+            if (d >= 0 && extent_class(t.shape[d]) == 0) add_extent_check(b, pb.arg, d, t.shape[d]);
+    }
+}
+
+void add_extent_check(Binding& b, int arg, int dim, int64_t extent) {
+    for (const ExtentCheck& c : b.extent_checks)
+        if (c.arg == arg && c.dim == dim) return;
+    b.extent_checks.push_back({arg, dim, extent});
+}
+
+/// The same for the dims another candidate would read as its element (f(float) chosen for an
+/// (N, 6) tensor beside f(float[5]): an (N, 5) tensor must not reuse that plan).
+void record_candidate_extent_checks(Binding& b, const FunctionDecl* fn, const std::vector<int>& arg_of,
+                                    const ArgInfo* args) {
+    for (size_t p = 0; p < arg_of.size() && p < fn->params.size(); ++p) {
+        const ArgInfo& a = args[arg_of[p]];
+        const lang::Type* t = fn->params[p]->type;
+        if (a.kind != ArgKind::Tensor || !t || t->is_tensor()) continue;
+        std::vector<int64_t> elem;
+        ScalarKind k;
+        if (!element_shape(t, elem, k)) continue;
+        for (int d = a.tensor.ndim - int(elem.size()); d < a.tensor.ndim; ++d)
+            if (d >= 0 && extent_class(a.tensor.shape[d]) == 0) add_extent_check(b, arg_of[p], d, a.tensor.shape[d]);
     }
 }
 
@@ -275,13 +302,15 @@ struct Attempt {
     FunctionDecl* declared = nullptr;  ///< the candidate (a generic declaration or a function)
     FunctionDecl* bound = nullptr;     ///< what was bound (the instantiation of a generic)
     bool fits = false;
+    std::vector<int> arg_of;  ///< per parameter, its argument (empty when they did not match)
     Binding binding;
     Rank rank;
     std::string reason;
     ErrorKind error_kind = ErrorKind::Type;
 };
 
-std::string arguments_text(const ArgInfo* args, size_t count, size_t positional, const std::vector<std::string>& keywords) {
+std::string arguments_text(const ArgInfo* args, size_t count, size_t positional,
+                           const std::vector<std::string>& keywords) {
     std::string s;
     for (size_t i = 0; i < count; ++i) {
         s += i ? ", " : "";
@@ -308,7 +337,8 @@ Binding resolve_call(const UserModule& module, const Callee& callee, const ArgIn
         a.declared = declared;
         try {
             FunctionDecl* fn = declared;
-            std::vector<int> arg_of = match_arguments(declared, name, positional, keyword_names);
+            a.arg_of = match_arguments(declared, name, positional, keyword_names);
+            const std::vector<int>& arg_of = a.arg_of;
             if (generic) {
                 std::vector<GenericArg> gargs = callee.generic_args;
                 if (callee.explicit_args) {
@@ -331,7 +361,8 @@ Binding resolve_call(const UserModule& module, const Callee& callee, const ArgIn
                 }
             }
             a.bound = fn;
-            a.binding = bind_declaration(module, fn, args, positional, keyword_names, grad_mode, device, modifiers, result_arg);
+            a.binding =
+                bind_declaration(module, fn, args, positional, keyword_names, grad_mode, device, modifiers, result_arg);
             a.rank = rank_of(a.binding, args, arg_of, generic);
             a.fits = true;
         } catch (const CallError& e) {
@@ -362,8 +393,8 @@ Binding resolve_call(const UserModule& module, const Callee& callee, const ArgIn
         if (a.fits && a.rank == best->rank) tied.push_back(&a);
     if (tied.size() > 1) {
         std::string message = name + "(): the call is ambiguous: " + std::to_string(tied.size()) +
-                              " overloads fit the arguments (" + arguments_text(args, count, positional, keyword_names) +
-                              ") equally well:";
+                              " overloads fit the arguments (" +
+                              arguments_text(args, count, positional, keyword_names) + ") equally well:";
         for (const Attempt* a : tied)
             message += "\n  " + signature_text(a->declared) +
                        (a->bound != a->declared ? " (as " + a->bound->name + ")" : std::string());
@@ -371,6 +402,11 @@ Binding resolve_call(const UserModule& module, const Callee& callee, const ArgIn
     }
     Binding b = best->binding;
     record_extent_checks(b, args);
+    if (attempts.size() > 1)
+        for (const Attempt& a : attempts) {
+            const FunctionDecl* fn = a.bound ? a.bound : a.declared->generic_params.empty() ? a.declared : nullptr;
+            if (fn && !a.arg_of.empty()) record_candidate_extent_checks(b, fn, a.arg_of, args);
+        }
     return b;
 }
 

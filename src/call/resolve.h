@@ -49,10 +49,6 @@ Binding resolve_call(const UserModule& module, const Callee& callee, const ArgIn
                      const std::vector<std::string>& keyword_names, bool grad_mode, DeviceType device,
                      const CallModifiers& modifiers = {}, int result_arg = -1);
 
-/// resolve_call for a plain name (no explicit generic arguments). `count` is the number of
-/// top-level arguments (positional, then keywords).
-Binding bind_call(const UserModule& module, const std::string& function, const ArgInfo* args, size_t positional,
-                  size_t count, const std::vector<std::string>& keyword_names, bool grad_mode, DeviceType device,
-                  const CallModifiers& modifiers = {}, int result_arg = -1);
+// bind_call (a call by plain name) is declared in call/binder.h and defined in resolve.cpp.
 
 }  // namespace sg::call

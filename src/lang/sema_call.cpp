@@ -81,8 +81,24 @@ const Type* Sema::check_call(Expr* e) {
                 return types_.error_type();
             }
             if (it->second.size() != 1) {
-                diags_.unsupported(target->loc, n + " of an overloaded function");
-                return types_.error_type();
+                // An overloaded function: the overload whose derivative takes these arguments
+                // (exact `in` types first), as for a call of the function itself.
+                for (size_t k = 1; k < e->operands.size(); ++k)
+                    if (e->operands[k]->type && e->operands[k]->type->is_error()) return types_.error_type();
+                std::vector<FunctionDecl*> fits;
+                for (bool exact : {true, false}) {
+                    for (FunctionDecl* f : it->second)
+                        if (derivative_call_fits(e, f, bwd, exact)) fits.push_back(f);
+                    if (!fits.empty()) break;
+                }
+                if (fits.size() != 1) {
+                    diags_.error(target->loc, fits.empty() ? "no overload of '" + target->name + "' has a " + n +
+                                                                 " that takes these arguments"
+                                                           : n + " of '" + target->name +
+                                                                 "' is ambiguous: several overloads take these arguments");
+                    return types_.error_type();
+                }
+                return check_derivative_call(e, fits.front(), bwd);
             }
             return check_derivative_call(e, it->second.front(), bwd);
         }
@@ -303,6 +319,23 @@ const Type* Sema::check_derivative_call(Expr* e, FunctionDecl* f, bool backward)
     const Type* r = f->result_type;
     if (!r->is_void() && !f->return_no_diff && types_.is_differentiable(r)) return types_.pair(r);
     return r;
+}
+
+bool Sema::derivative_call_fits(Expr* e, FunctionDecl* f, bool backward, bool exact) {
+    if (!f->is_differentiable) return false;
+    std::vector<DerivedParam> sig = backward ? backward_signature(types_, *f) : forward_signature(types_, *f);
+    if (e->operands.size() - 1 != sig.size()) return false;
+    for (size_t k = 0; k < sig.size(); ++k) {
+        const Expr* a = e->operands[k + 1];
+        const Type* want = sig[k].type;
+        if (a->kind == ExprKind::InitList) continue;
+        if (!a->type) return false;
+        bool ok = want->is_tensor()                 ? tensor_accepts(want, a->type, allow_internal_)
+                  : sig[k].dir == ParamDir::In && !exact ? implicitly_convertible(a->type, want)
+                                                         : a->type == want;
+        if (!ok) return false;
+    }
+    return true;
 }
 
 const Type* Sema::check_constructor(Expr* e, const Type* t, size_t first) {

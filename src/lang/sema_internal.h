@@ -188,6 +188,9 @@ private:
     const Type* check_member(Expr* e);
     const Type* check_user_call(Expr* e, const std::vector<FunctionDecl*>& candidates);
     const Type* check_derivative_call(Expr* e, FunctionDecl* target, bool backward);
+    /// Whether check_derivative_call(e, target, backward) would accept the call's (checked)
+    /// arguments, reporting nothing; `exact`: every `in` argument has the parameter's type.
+    bool derivative_call_fits(Expr* e, FunctionDecl* target, bool backward, bool exact);
     const Type* check_constructor(Expr* e, const Type* t, size_t first_arg);
     const Type* check_intrinsic(Expr* e, const IntrinsicInfo& info);
     const Type* check_tensor_method(Expr* e, Expr* tensor, const std::string& method);

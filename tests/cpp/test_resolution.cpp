@@ -4,7 +4,10 @@
 // the element extents a plan records for the key.
 #include <gtest/gtest.h>
 
+#include "../support/cuda_compile_check.h"
+#include "call/compile_kernel.h"
 #include "call/errors.h"
+#include "call/glue.h"
 #include "call/resolve.h"
 
 namespace sg::test {
@@ -43,12 +46,14 @@ call::ArgInfo number(call::ArgKind kind, double v) {
     return a;
 }
 
-call::Binding bind_args(const call::UserModule& m, const std::string& fn, std::vector<call::ArgInfo> args, size_t top = 0) {
+call::Binding bind_args(const call::UserModule& m, const std::string& fn, std::vector<call::ArgInfo> args,
+                        size_t top = 0) {
     if (top == 0) top = args.size();
     return call::bind_call(m, fn, args.data(), top, top, {}, false, DeviceType::CPU);
 }
 
-std::string error_of(const call::UserModule& m, const std::string& fn, std::vector<call::ArgInfo> args, size_t top = 0) {
+std::string error_of(const call::UserModule& m, const std::string& fn, std::vector<call::ArgInfo> args,
+                     size_t top = 0) {
     try {
         bind_args(m, fn, std::move(args), top);
     } catch (const call::CallError& e) {
@@ -61,8 +66,10 @@ TEST(Resolution, OverloadsByWidthAndScalarKind) {
     call::UserModule m("res", kModule);
     EXPECT_EQ(bind_args(m, "f", {tensor({8, 3})}).decl->params[0]->type->rows, 3);
     EXPECT_EQ(bind_args(m, "f", {tensor({8, 4})}).decl->params[0]->type->rows, 4);
-    EXPECT_EQ(bind_args(m, "h", {number(call::ArgKind::Int, 3)}).decl->params[0]->type->scalar, lang::ScalarKind::Int32);
-    EXPECT_EQ(bind_args(m, "h", {number(call::ArgKind::Float, 3)}).decl->params[0]->type->scalar, lang::ScalarKind::Float);
+    EXPECT_EQ(bind_args(m, "h", {number(call::ArgKind::Int, 3)}).decl->params[0]->type->scalar,
+              lang::ScalarKind::Int32);
+    EXPECT_EQ(bind_args(m, "h", {number(call::ArgKind::Float, 3)}).decl->params[0]->type->scalar,
+              lang::ScalarKind::Float);
     // A non-generic exact match beats the generic; only the generic takes a double tensor.
     EXPECT_EQ(bind_args(m, "mix", {number(call::ArgKind::Float, 1)}).decl->name, "mix");
     EXPECT_EQ(bind_args(m, "mix", {tensor({2}, DType::Float64)}).decl->name, "mix<double>");
@@ -70,16 +77,18 @@ TEST(Resolution, OverloadsByWidthAndScalarKind) {
 
 TEST(Resolution, NoFitAndAmbiguityListTheCandidates) {
     call::UserModule m("res", kModule);
-    EXPECT_EQ(error_of(m, "f", {tensor({2, 5})}),
-              "f(): no overload fits the arguments (a float32 tensor of shape (2, 5) on cpu); the candidates:\n"
-              "  float f(float3 v): parameter 'v' of type float3 needs a tensor whose last dims are (3,), got a float32 "
-              "tensor of shape (2, 5) on cpu\n"
-              "  float f(float4 v): parameter 'v' of type float4 needs a tensor whose last dims are (4,), got a float32 "
-              "tensor of shape (2, 5) on cpu");
-    EXPECT_EQ(error_of(m, "amb", {number(call::ArgKind::Float, 1), number(call::ArgKind::Float, 2)}),
-              "amb(): the call is ambiguous: 2 overloads fit the arguments (a Python float, a Python float) equally well:\n"
-              "  float amb(float x, double y)\n"
-              "  float amb(double x, float y)");
+    EXPECT_EQ(
+        error_of(m, "f", {tensor({2, 5})}),
+        "f(): no overload fits the arguments (a float32 tensor of shape (2, 5) on cpu); the candidates:\n"
+        "  float f(float3 v): parameter 'v' of type float3 needs a tensor whose last dims are (3,), got a float32 "
+        "tensor of shape (2, 5) on cpu\n"
+        "  float f(float4 v): parameter 'v' of type float4 needs a tensor whose last dims are (4,), got a float32 "
+        "tensor of shape (2, 5) on cpu");
+    EXPECT_EQ(
+        error_of(m, "amb", {number(call::ArgKind::Float, 1), number(call::ArgKind::Float, 2)}),
+        "amb(): the call is ambiguous: 2 overloads fit the arguments (a Python float, a Python float) equally well:\n"
+        "  float amb(float x, double y)\n"
+        "  float amb(double x, float y)");
 }
 
 TEST(Resolution, InfersGenericArguments) {
@@ -102,13 +111,15 @@ TEST(Resolution, InfersGenericArguments) {
     EXPECT_EQ(b.extent_checks[0].extent, 7);
     EXPECT_TRUE(bind_args(m, "wsq", {tensor({4, 3}), tensor({4, 3})}).extent_checks.empty());
     EXPECT_EQ(bind_args(m, "msum", {tensor({4, 2, 3})}).decl->name, "msum<2, 3>");
-    EXPECT_EQ(bind_args(m, "cubic", {tensor({2}, DType::Float16), tensor({2}, DType::Float16), tensor({2}, DType::Float16)})
-                  .decl->name,
-              "cubic<half>");
-    EXPECT_EQ(bind_args(m, "cubic", {number(call::ArgKind::Int, 2), number(call::ArgKind::Float, 0.5),
-                                number(call::ArgKind::Int, 1)})
-                  .decl->name,
-              "cubic<float>");
+    EXPECT_EQ(
+        bind_args(m, "cubic", {tensor({2}, DType::Float16), tensor({2}, DType::Float16), tensor({2}, DType::Float16)})
+            .decl->name,
+        "cubic<half>");
+    EXPECT_EQ(
+        bind_args(m, "cubic",
+                  {number(call::ArgKind::Int, 2), number(call::ArgKind::Float, 0.5), number(call::ArgKind::Int, 1)})
+            .decl->name,
+        "cubic<float>");
     EXPECT_EQ(error_of(m, "wsq", {tensor({4, 3}), tensor({4, 2})}),
               "wsq(): generic parameter 'N' is 3 from parameter 'x' but 2 from parameter 'w'");
     EXPECT_EQ(error_of(m, "cubic", {tensor({2}, DType::Int32), tensor({2}, DType::Int32), tensor({2}, DType::Int32)}),
@@ -135,8 +146,9 @@ TEST(Resolution, ExplicitArgumentsInLookupNames) {
         }
         return "(parsed)";
     };
-    EXPECT_EQ(message("wsq<float>"), "'wsq<float>': function 'wsq' cannot take the generic arguments wsq<float>:\n"
-                                     "  float wsq<let N : int>(float[N] x, float[N] w): it takes <let N : int>");
+    EXPECT_EQ(message("wsq<float>"),
+              "'wsq<float>': function 'wsq' cannot take the generic arguments wsq<float>:\n"
+              "  float wsq<let N : int>(float[N] x, float[N] w): it takes <let N : int>");
     EXPECT_NE(message("cubic<int>").find("int does not conform to 'IFloat'"), std::string::npos);
     EXPECT_EQ(message("f<3>"), "'f<3>': function 'f' of module 'res' is not generic");
     EXPECT_NE(message("wsq<>").find("expected generic arguments"), std::string::npos);
@@ -145,6 +157,36 @@ TEST(Resolution, ExplicitArgumentsInLookupNames) {
     std::vector<lang::FunctionDecl*> decls = call::candidate_declarations(m, c);
     ASSERT_EQ(decls.size(), 1u);
     EXPECT_EQ(decls[0]->name, "wsq<3>");
+}
+
+TEST(Resolution, GenericAndOverloadedPlansCompileForCuda) {
+    // The glue calls an instantiation by its name with explicit arguments ("cubic<double>(...)",
+    // "bwd_diff(cubic<double>)(...)"): the generated CUDA of both kernels must compile.
+    call::UserModule m("res", R"(
+[Differentiable] T cubic<T : IFloat>(T x, T a, T b) { return a * x * x * x + b * x; }
+[Differentiable] float wsq<let N : int>(float[N] x, float[N] w) { return x[N - 1] * w[0]; }
+[Differentiable] float f(float3 v) { return v.x; }
+[Differentiable] float f(float4 v) { return v.w; }
+)");
+    auto requires_grad = [](call::ArgInfo a) {
+        a.tensor.requires_grad = true;
+        return a;
+    };
+    std::vector<std::pair<std::string, std::vector<call::ArgInfo>>> calls = {
+        {"cubic",
+         {requires_grad(tensor({8}, DType::Float64)), tensor({8}, DType::Float64), tensor({8}, DType::Float64)}},
+        {"wsq", {requires_grad(tensor({8, 6})), tensor({8, 6})}},
+        {"f", {requires_grad(tensor({8, 4}))}},
+    };
+    for (auto& [fn, args] : calls) {
+        call::Binding b = call::bind_call(m, fn, args.data(), args.size(), args.size(), {}, true, DeviceType::CPU);
+        ASSERT_TRUE(b.autograd) << fn;
+        for (const call::Glue& glue : {call::make_forward_glue(b), call::make_backward_glue(b)}) {
+            call::CompiledKernel k = call::generate(m, glue, codegen::Target::Cuda, {});
+            bool skipped = false;
+            EXPECT_TRUE(cuda_compiles(k.generated.source, &skipped)) << b.function << "\n" << glue.source;
+        }
+    }
 }
 
 }  // namespace

@@ -11,7 +11,9 @@ import torch
 from conftest import TEST_DEVICE
 
 OVERLOADS = """
+[Differentiable]
 float f(float3 v) { return v.x + v.y + v.z; }
+[Differentiable]
 float f(float4 v) { return 10.0 * (v.x + v.y + v.z + v.w); }
 
 float g(half x) { return 1.0; }
@@ -31,9 +33,14 @@ float arr(float[6] x) { return -x[5]; }
 
 float mix(float x) { return 1.0; }
 float mix<T : IFloat>(T x) { return 2.0; }
+
+float elem(float x) { return x; }
+float elem(float[5] x) { return -x[4]; }
 """
 
 GENERICS = """
+import slangpy;
+
 [Differentiable]
 float wsq<let N : int>(float[N] x, float[N] w)
 {
@@ -87,6 +94,10 @@ struct Circ : IShape
 };
 
 float area_of<S : IShape>(S s) { return s.area(); }
+
+T first<T : IFloat>(Tensor<T, 1> t) { return t[0]; }
+
+float rank_of<let D : int>(Tensor<float, D> t) { return float(D); }
 """
 
 
@@ -110,6 +121,19 @@ def t(values, dtype=torch.float32):
 def test_overload_by_vector_width(ov):
     assert ov.f(t([[1, 2, 3], [4, 5, 6]])).tolist() == [6, 15]
     assert ov.f(t([[1, 2, 3, 4]])).tolist() == [100]
+
+
+def test_overload_gradients(sg, ov):
+    # The backward kernel differentiates the chosen overload (bwd_diff picks it by the types).
+    a3 = t([[1, 2, 3]]).requires_grad_(True)
+    a4 = t([[1, 2, 3, 4]]).requires_grad_(True)
+    ov.f(a3).sum().backward()
+    ov.f(a4).sum().backward()
+    assert a3.grad.tolist() == [[1, 1, 1]]
+    assert a4.grad.tolist() == [[10, 10, 10, 10]]
+    v = sg.diffPair(sg.float4(1, 2, 3, 4))
+    ov.f.bwds(v, 0.5)
+    assert list(v.grad) == [5, 5, 5, 5]
 
 
 def test_overload_by_dtype(ov):
@@ -138,6 +162,16 @@ def test_overload_by_array_length_with_key_separation(ov):
     assert ov.arr(x6).tolist() == [-5]
     assert ov.arr(x5).tolist() == [4]
     assert ov.arr(x6).tolist() == [-5]
+
+
+def test_key_separation_when_a_rejected_candidate_read_the_extent(ov):
+    # (1, 6) fits only elem(float); (1, 5) fits both and takes elem(float[5]): the plan made for
+    # (1, 6) checks the extent the other candidate would have read.
+    x5 = t([[0, 1, 2, 3, 4]])
+    x6 = t([[0, 1, 2, 3, 4, 5]])
+    for _ in range(2):
+        assert ov.elem(x6).tolist() == [[0, 1, 2, 3, 4, 5]]
+        assert ov.elem(x5).tolist() == [-4]
 
 
 def test_non_generic_exact_match_wins(ov):
@@ -245,6 +279,14 @@ def test_generic_type_from_dtype(gm):
         assert out.dtype == dtype
         assert out.tolist() == [2.0]
     assert gm.cubic(2, 0.5, -1) == pytest.approx(2.0)  # Python int and float: T = float
+
+
+def test_generic_tensor_parameters_from_a_whole_tensor(gm):
+    assert gm.first(t([3.0, 4.0])).item() == 3.0
+    out = gm.first(t([5.0, 4.0], torch.float64))
+    assert out.dtype == torch.float64 and out.item() == 5.0
+    assert gm.rank_of(torch.ones(2, 3, device=TEST_DEVICE)).item() == 2.0
+    assert gm.rank_of(torch.ones(2, 3, 4, device=TEST_DEVICE)).item() == 3.0
 
 
 def test_generic_type_conflict_is_named(gm):
