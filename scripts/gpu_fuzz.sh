@@ -24,10 +24,11 @@ status=0
 start=$SECONDS
 
 launch() {  # launch DEVICE CALLS PROCS TAG: PROCS background runs of CALLS/PROCS calls each
-    local device=$1 calls=$2 n=$3 tag=$4 k
+    local device=$1 calls=$2 n=$3 tag=$4 k share
     for ((k = 0; k < n; k++)); do
+        share=$((calls / n + (k < calls % n ? 1 : 0)))  # the shares add up to CALLS
         python3 tests/python/fuzz_calls.py --device "$device" --seed $((base_seed + k)) \
-            --calls $((calls / n)) >"$logs/$tag-$k.log" 2>&1 &
+            --calls "$share" >"$logs/$tag-$k.log" 2>&1 &
     done
 }
 [ "$cuda_calls" -gt 0 ] && launch cuda "$cuda_calls" "$procs" cuda
