@@ -18,12 +18,12 @@ EXAMPLES = {
 }
 
 
-@pytest.mark.parametrize("name", sorted(EXAMPLES))
-def test_example_runs(name):
+def run_example(name, *args):
+    """Runs examples/NAME unchanged in SlangPy's style on TEST_DEVICE; it must end with "ok"."""
     path = REPO / "examples" / name
     assert "import shadegrad as spy" in path.read_text()
     proc = subprocess.run(
-        [sys.executable, str(path), *EXAMPLES[name], "--device", TEST_DEVICE],
+        [sys.executable, str(path), *args, "--device", TEST_DEVICE],
         capture_output=True,
         text=True,
         timeout=600,
@@ -31,6 +31,12 @@ def test_example_runs(name):
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.strip().splitlines()[-1] == "ok"
+    return proc
+
+
+@pytest.mark.parametrize("name", sorted(EXAMPLES))
+def test_example_runs(name):
+    run_example(name, *EXAMPLES[name])
 
 
 def _read_png(path):
@@ -53,17 +59,7 @@ def _read_png(path):
 
 
 def test_gaussian_splatting_fits_its_target(tmp_path):
-    path = REPO / "examples" / "gaussian_splatting.py"
-    assert "import shadegrad as spy" in path.read_text()
-    proc = subprocess.run(
-        [sys.executable, str(path), "--size", "small", "--device", TEST_DEVICE, "--out", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        timeout=600,
-        cwd="/",
-    )
-    assert proc.returncode == 0, proc.stdout + proc.stderr
-    assert proc.stdout.strip().splitlines()[-1] == "ok"
+    proc = run_example("gaussian_splatting.py", "--size", "small", "--out", str(tmp_path))
     # The kernel agreed with the plain-torch model at the start ...
     assert re.search(r"kernel vs torch at the start: worst relative error", proc.stdout), proc.stdout
     # ... and the loss fell by the factor printed (the small run reaches about 70x).
