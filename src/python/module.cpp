@@ -174,7 +174,7 @@ NB_MODULE(_core, m) {
             return s + ")";
         });
 
-    // __call__ is the tp_call slot (forwarding to _call), not a method: torch.compile support
+    // __call__ is the tp_call slot (Function::call, as _call), not a method: torch.compile support
     // puts a traceable stand-in in the class dict that calls never use (compile_support.h).
     auto function_class = nb::class_<Function>(m, "Function", nb::type_slots(function_type_slots()));
     function_class.def("_call", &Function::call)
