@@ -1,0 +1,91 @@
+# scripts/call_instructions.py — instructions per cached call on the CPU backend, counted by
+# valgrind's callgrind (deterministic, unlike wall-clock time on a shared machine): each case is
+# run once with no timed calls and once with N, and the difference is divided by N. The cases are
+# bench_call's: mul(a, b), mul2(grid, a, b) and mul2 forward + backward, on 8x8 tensors (a, b
+# require grad in the last). The counts include the CPU kernel itself and the Python loop.
+#
+#   python3 scripts/call_instructions.py [--calls N] [--cases mul,mul2,fwdbwd] [--keep DIR]
+#
+# With --keep, the callgrind outputs stay in DIR (callgrind_annotate --inclusive=yes FILE shows
+# where the instructions go; an unstripped _core, built with NOSTRIP, names its functions).
+"""Instructions per cached shadegrad call, counted with callgrind."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+LOOP = r'''
+import sys
+import torch
+import shadegrad as sg
+sys.path.insert(0, {bench!r})
+from mul2_kernels import MUL2_SOURCE
+
+torch.set_num_threads(1)
+m = sg.Module.load_from_source(sg.create_torch_device(type=sg.DeviceType.cpu), "instructions", MUL2_SOURCE)
+a, b = torch.rand(8, 8), torch.rand(8, 8)
+grid = sg.grid((8, 8))
+ga, gb = a.clone().requires_grad_(True), b.clone().requires_grad_(True)
+g = torch.ones(8, 8)
+mul, mul2 = m.mul, m.mul2
+
+
+def fwdbwd():
+    ga.grad = gb.grad = None
+    mul2(grid, ga, gb).backward(g)
+
+
+cases = {{"mul": lambda: mul(a, b), "mul2": lambda: mul2(grid, a, b), "fwdbwd": fwdbwd}}
+for warm in cases.values():  # every case compiles and warms up in both runs
+    for _ in range(200):
+        warm()
+f, n = cases[sys.argv[1]], int(sys.argv[2])
+for _ in range(n):
+    f()
+'''
+
+
+def instructions(script: str, case: str, calls: int, out_dir: str) -> int:
+    out = os.path.join(out_dir, f"callgrind.{case}.{calls}")
+    proc = subprocess.run(
+        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, script, case, str(calls)],
+        capture_output=True, text=True)
+    found = re.search(r"Collected : (\d+)", proc.stderr)
+    if proc.returncode != 0 or not found:
+        sys.stderr.write(proc.stdout + proc.stderr)
+        raise SystemExit(f"callgrind run of {case} ({calls} calls) failed")
+    return int(found.group(1))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--calls", type=int, default=20000, help="timed calls per case (fwdbwd: a fifth)")
+    parser.add_argument("--cases", default="mul,mul2,fwdbwd")
+    parser.add_argument("--keep", metavar="DIR", help="keep the callgrind outputs in DIR")
+    args = parser.parse_args()
+    if not shutil.which("valgrind"):
+        raise SystemExit("valgrind is not installed")
+    bench = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))), "bench")
+    out_dir = args.keep or tempfile.mkdtemp(prefix="sg_callgrind_")
+    os.makedirs(out_dir, exist_ok=True)
+    script = os.path.join(out_dir, "loop.py")
+    with open(script, "w") as f:
+        f.write(LOOP.format(bench=bench))
+    base = instructions(script, "mul", 0, out_dir)
+    for case in args.cases.split(","):
+        calls = max(args.calls // 5, 1) if case == "fwdbwd" else args.calls
+        per_call = (instructions(script, case, calls, out_dir) - base) / calls
+        print(f"{case}: {per_call:.0f} instructions per call")
+    if not args.keep:
+        shutil.rmtree(out_dir)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
