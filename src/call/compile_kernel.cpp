@@ -37,6 +37,7 @@ CompiledKernel generate(const UserModule& module, const Glue& glue, codegen::Tar
     ir::inline_calls(*kernel);
     autodiff::strip_detach(*kernel);
     ir::dead_code(*kernel);
+    ir::cse(*kernel);
 
     CompiledKernel out;
     out.compilation = compilation;
