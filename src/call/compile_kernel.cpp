@@ -38,6 +38,7 @@ CompiledKernel generate(const UserModule& module, const Glue& glue, codegen::Tar
     autodiff::strip_detach(*kernel);
     ir::dead_code(*kernel);
     ir::cse(*kernel);
+    ir::pair_sincos(*kernel);
 
     CompiledKernel out;
     out.compilation = compilation;

@@ -1,4 +1,4 @@
-// tests/cpp/test_ir_passes.cpp — the optimizing IR passes (cse): what they merge and what they
+// tests/cpp/test_ir_passes.cpp — the optimizing IR passes (cse, pair_sincos): what they merge and what they
 // must leave alone, on IR built with the Builder and on lowered kernel-language functions (the
 // backward of a chain of elementwise operations), with the generated code still computing the
 // same values (test_programs runs every program through the same pipeline).
@@ -171,7 +171,7 @@ TEST(Cse, NeverMergesLoadsLocalStorageOrUndef) {
 }
 
 /// Lowers `source` and returns the backward derivative of `name` after the compile pipeline
-/// (inline, strip_detach, dead_code, cse), as the call layer compiles it.
+/// (inline, strip_detach, dead_code, cse; pair_sincos when `pair`), as the call layer compiles it.
 struct Lowered {
     lang::SourceManager sources;
     lang::AstContext ast;
@@ -179,7 +179,7 @@ struct Lowered {
     ir::Program program;
     ir::Function* bwd = nullptr;
 };
-std::unique_ptr<Lowered> lower_backward(const std::string& source, const std::string& name) {
+std::unique_ptr<Lowered> lower_backward(const std::string& source, const std::string& name, bool pair = false) {
     auto out = std::make_unique<Lowered>();
     lang::Diagnostics diags;
     lang::SourceFile* root = out->sources.add("test.slang", source);
@@ -203,6 +203,7 @@ std::unique_ptr<Lowered> lower_backward(const std::string& source, const std::st
     autodiff::strip_detach(*out->bwd);
     ir::dead_code(*out->bwd);
     ir::cse(*out->bwd);
+    if (pair) ir::pair_sincos(*out->bwd);
     ir::verify_function(*out->bwd, "test");
     return out;
 }
@@ -257,6 +258,71 @@ TEST(Cse, BackwardOfAnElementwiseChainHasNoRepeatedWork) {
     EXPECT_EQ(count_intrinsic(fn, IntrinsicId::Sin), 1) << ir::print_function(fn);
     EXPECT_EQ(count_intrinsic(fn, IntrinsicId::Exp), 1);
     EXPECT_EQ(count_intrinsic(fn, IntrinsicId::Tanh), 1);
+    // The sqrt rule's sqrt(max(y, 1e-7)) is y >= 1e-7 ? sqrt(y) : sqrt(1e-7): the primal's sqrt.
+    EXPECT_EQ(count_intrinsic(fn, IntrinsicId::Sqrt), 1);
+    EXPECT_EQ(count_intrinsic(fn, IntrinsicId::Max), 0);
+}
+
+TEST(PairSinCos, TheBackwardOfSinComputesSinAndCosOnce) {
+    auto l = lower_backward(kChain10, "chain10", /*pair=*/true);
+    ASSERT_NE(l->bwd, nullptr);
+    EXPECT_EQ(count_op(*l->bwd, OpKind::SinCos), 1) << ir::print_function(*l->bwd);
+    EXPECT_EQ(count_intrinsic(*l->bwd, IntrinsicId::Sin), 0);
+    EXPECT_EQ(count_intrinsic(*l->bwd, IntrinsicId::Cos), 0);
+}
+
+// Paired where one dominates the other; a sin inside a region and a cos after it stay apart;
+// vectors stay elementwise. The kernel's values are sin and cos.
+TEST(PairSinCos, PairsOnlyDominatingScalarsAndKeepsTheValues) {
+    TestProgram tp;
+    auto& T = tp.types;
+    const Type* f32 = T.float32();
+    const Type* f2 = T.vector(lang::ScalarKind::Float, 2);
+    auto* k = tp.add_kernel("k", {{"t", tp.tensor(f32, 1, lang::TensorAccess::ReadWrite)}});
+    ir::Builder b(*k, T);
+    b.set_insert(k->body.get());
+    Value* i = b.call_index(0);
+    Value* x = b.tensor_load(arg(k, 0), {i});
+    Value* y = b.binary(OpKind::Mul, x, b.const_float(f32, 3.0));
+    Value* s = b.intrinsic(IntrinsicId::Sin, f32, {x});  // outer sin, cos inside the If: paired
+    ir::Inst* branch = b.if_(b.binary(OpKind::Gt, x, b.const_float(f32, 0.0)), {f32});
+    b.set_insert(branch->regions[0].get());
+    Value* inner_cos = b.intrinsic(IntrinsicId::Cos, f32, {x});
+    Value* inner_sin_y = b.intrinsic(IntrinsicId::Sin, f32, {y});  // its cos after the If: apart
+    b.yield({b.binary(OpKind::Add, inner_cos, inner_sin_y)});
+    b.set_insert(branch->regions[1].get());
+    b.yield({b.const_float(f32, 0.0)});
+    b.set_insert(k->body.get());
+    Value* cos_y = b.intrinsic(IntrinsicId::Cos, f32, {y});
+    Value* v = b.splat(x, f2);
+    Value* vs = b.intrinsic(IntrinsicId::Sin, f2, {v});
+    Value* vc = b.intrinsic(IntrinsicId::Cos, f2, {v});
+    Value* vsum = b.binary(OpKind::Add, b.extract(vs, 0), b.extract(vc, 1));
+    Value* total = b.binary(OpKind::Add, b.binary(OpKind::Add, s, branch->results[0]), cos_y);
+    b.tensor_store(arg(k, 0), {i}, b.binary(OpKind::Add, total, vsum));
+    b.ret({});
+
+    ir::pair_sincos(*k);
+    ir::verify_function(*k, "test");
+    EXPECT_EQ(count_op(*k, OpKind::SinCos), 1) << ir::print_function(*k);
+    EXPECT_EQ(count_intrinsic(*k, IntrinsicId::Sin), 2);  // sin(y) in the region, the vector's
+    EXPECT_EQ(count_intrinsic(*k, IntrinsicId::Cos), 2);  // cos(y) after it, the vector's
+
+    auto c = compile_cpu(tp, k);
+    ASSERT_COMPILED(c);
+    std::vector<float> data = {0.7f, -1.3f};
+    const std::vector<float> in = data;
+    ParamBlock pb(c.gen.layout);
+    pb.set_call_shape({2});
+    pb.set_tensor(0, data.data(), {2}, {1});
+    c.cpu->run(pb.data(), 0, 2);
+    for (size_t t = 0; t < in.size(); ++t) {
+        const float xv = in[t], yv = xv * 3.0f;
+        const float branch_v = xv > 0 ? std::cos(xv) + std::sin(yv) : 0.0f;
+        const float want = ((std::sin(xv) + branch_v) + std::cos(yv)) + (std::sin(xv) + std::cos(xv));
+        EXPECT_FLOAT_EQ(data[t], want) << "x=" << xv;
+    }
+    expect_cuda_compiles(tp.program, *k);
 }
 
 }  // namespace
