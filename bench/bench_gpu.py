@@ -17,7 +17,8 @@
 #   7. GPU time of a float3 function over 1M elements with one differentiable argument, forward +
 #      backward, vs torch's expression
 #   8. GPU time of a fused chain of ten differentiable elementwise operations over 64M floats,
-#      forward + backward, vs torch eager and vs the same function under torch.compile
+#      forward + backward, vs torch eager and vs the same function under torch.compile (8a, 8b:
+#      precise math; 8c: fn.fast_math(), approximate float intrinsics, vs torch.compile)
 #   4d. row 4 in deterministic mode (N/A where the backend refuses it)
 #   9. host time of a training step (mul2, a loss, backward) under torch.compile(fullgraph=True) vs
 #      the eager step; N/A with the reason when torch.compile breaks the graph (bench_steps.py)
@@ -138,6 +139,7 @@ SMALL_SHAPE = (8, 8)
 BWD_SHAPE = (64, 64)      # benchmark 2
 LUT_ENTRIES = 256         # benchmark 4
 SLEEP_CYCLES = 2_000_000  # about 1 ms of GPU spin ahead of each event-timed region
+FAST_MATH_RTOL = 2e-3     # benchmark 8c: fast math against float64 torch (docs/performance.md)
 
 
 # --------------------------------------------------------------------------------------------
@@ -730,6 +732,24 @@ def bench_chain(b: Bench) -> list:
     check(rel_err(x.grad[:sub_n], xd.grad) < 1e-5, "chain10 gradient vs float64 torch")
     del out, xd
     x.grad = None
+    # Fast math (8c): approximate float intrinsics; its gradient against float64 torch at the
+    # tolerance docs/performance.md gives for the chain (tanh.approx.f32 dominates).
+    f_fast = m.chain10.fast_math()
+    fast_note = ""
+    try:
+        out = f_fast(x)
+        check(rel_err(out.detach(), chain10_torch(x.detach())) < FAST_MATH_RTOL, "chain10 fast-math forward vs torch")
+        out.backward(g)
+        xd = x.detach()[:sub_n].double().requires_grad_(True)
+        chain10_torch(xd).backward(g[:sub_n].double())
+        fast_err = rel_err(x.grad[:sub_n], xd.grad)
+        check(fast_err < FAST_MATH_RTOL, f"chain10 fast-math gradient vs float64 torch ({fast_err:.2e})")
+        fast_note = f"gradient rel. error vs float64 torch {fast_err:.1e} (tolerance {FAST_MATH_RTOL:g})"
+        del out, xd
+    except AssertionError as e:
+        fast_note = str(e)
+        f_fast = None
+    x.grad = None
 
     def runner(fn):
         def run():
@@ -738,6 +758,8 @@ def bench_chain(b: Bench) -> list:
         return run
 
     cases = {"sg": runner(f), "torch": runner(chain10_torch)}
+    if f_fast is not None:
+        cases["sg_fast"] = runner(f_fast)
     compile_note = ""
     try:
         compiled = torch.compile(chain10_torch)
@@ -764,6 +786,17 @@ def bench_chain(b: Bench) -> list:
                         passed=t["sg"] / t["compiled"] <= 1.0, notes=timing + ", median"))
     else:
         rows.append(na_row("8b", f"{name} vs torch.compile", compile_note))
+    fast_name = f"{name}, fast math (fn.fast_math()) vs torch.compile: ms"
+    if "compiled" in t and "sg_fast" in t:
+        rows.append(row("8c", fast_name, value=t["sg_fast"], unit="ms", reference=t["compiled"],
+                        reference_name="torch.compile(the same function) + backward",
+                        ratio=t["sg_fast"] / t["compiled"], target=1.0, target_text="≤ 1.0x",
+                        passed=t["sg_fast"] / t["compiled"] <= 1.0,
+                        notes=timing + ", median; " + fast_note))
+    elif "sg_fast" not in t:
+        rows.append(row("8c", fast_name, notes=fast_note) | {"result": "ERROR"})
+    else:
+        rows.append(na_row("8c", fast_name, compile_note))
     return rows
 
 

@@ -84,6 +84,7 @@ CallPlan::CallPlan(const UserModule& module, Binding binding, const CallKey& key
     : module_(module), binding_(std::move(binding)), options_(options), key_text_(render_call_key(key)) {
     options_.call_rank = binding_.call_rank;  // fixed by the key
     options_.deterministic = binding_.deterministic;
+    options_.fast_math = binding_.fast_math;
     if (binding_.autograd) check_deterministic(binding_);
     for (size_t i = 0; i < binding_.params.size(); ++i)
         if (binding_.params[i].requires_grad) grad_mask_ |= uint64_t(1) << i;

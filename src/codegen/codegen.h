@@ -114,6 +114,12 @@ struct CodegenOptions {
     /// to a scratch buffer (the kernel's last parameter) and the last block to finish adds them
     /// in block order; the kernel may have no other float atomics (the call layer checks).
     bool deterministic = false;
+    /// Fast math (module option or fn.fast_math()). CUDA: float sin, cos, tan, exp, log, log2,
+    /// log10, pow and tanh use the approximate hardware intrinsics (__sinf, ..., tanh.approx.f32;
+    /// the generated source defines SG_FAST_MATH) and float division is approximate (NVRTC
+    /// --prec-div=false, compile_kernel.cpp); sqrt, double and integer math stay exact. CPU: no
+    /// effect (the same precise code). Error bounds: docs/performance.md.
+    bool fast_math = false;
 };
 
 /// Shared memory for one block-private gradient table (CodegenOptions::privatized_params): 4K

@@ -129,6 +129,7 @@ public:
     void emit_arith(const Inst& inst);
     void emit_composite(const Inst& inst);
     void emit_intrinsic(const Inst& inst);
+    void emit_sincos(const Inst& inst);
     void emit_call(const Inst& inst);
     // emit_memory.cpp
     void emit_tensor(const Inst& inst);
