@@ -128,9 +128,10 @@ struct CodegenOptions {
 };
 
 /// Shared memory of the ordered gradient tables of one kernel (CodegenOptions::ordered_params),
-/// split evenly between them: one copy per warp, so with 8 warps a single float table may have
-/// up to 1024 elements.
-inline constexpr int kOrderedTableBytes = 32768;
+/// split evenly between them: one copy per warp, so with 8 warps (256 threads) a single float
+/// table may have up to 1408 elements, two double tables 352 each. (Static shared memory stops
+/// at 48 KiB a block; the block sums of reductions need a little of it too.)
+inline constexpr int kOrderedTableBytes = 45056;
 /// Ordered kernels run at most this many blocks per multiprocessor (grid-stride over the call):
 /// the partials the final kernel sums grow with the grid.
 inline constexpr int kOrderedBlocksPerSm = 4;

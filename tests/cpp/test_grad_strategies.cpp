@@ -50,6 +50,8 @@ float lutsum(int i, IDiffTensor<float, 1> table) {
 }
 [Differentiable]
 float mscale(float x, float2x2 m) { return (m[0][0] + m[1][1]) * x; }
+[Differentiable]
+float asum(float x, float w[4]) { return x * (w[0] + w[1] * x + w[2] * x * x + w[3]); }
 )";
 
 TensorInfo tensor_info(std::vector<int64_t> shape, void* data, DType dtype, bool requires_grad,
@@ -370,6 +372,12 @@ TEST(GradStrategies, DeterministicCudaOrdersCollidingGradients) {
     expect_deterministic_cuda(m, h);
     Call d = bind(m, "dquad", {t({64, 64}, DType::Float64, true), t({1, 64}, DType::Float64, true)}, true, DeviceType::CUDA);
     expect_deterministic_cuda(m, d);
+    // An array broadcast over the call: one add site per element (no loop in the glue).
+    Call a = bind(m, "asum", {t({64}, f, false), t({1, 4}, f, true)}, true, DeviceType::CUDA);
+    EXPECT_EQ(strategy(a, 1), GradStrategy::Atomic);
+    const std::string array = expect_deterministic_cuda(m, a);
+    EXPECT_NE(array.find("sg_ordered_rec<float> (&sg_or_"), std::string::npos) << array;
+    EXPECT_NE(array.find("[3], off"), std::string::npos) << array;
     // The fast mode keeps its atomics.
     EXPECT_NE(expect_backward_cuda(m, q, false).find("sg_tensor_atomic_add("), std::string::npos);
 }
