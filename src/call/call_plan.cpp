@@ -28,7 +28,9 @@ codegen::CodegenOptions kernel_options(codegen::CodegenOptions options, const Gl
         if (call_shaped) options.call_shaped_params |= uint64_t(1) << k;
         if (g.source == ParamSource::ArgGrad && g.grad == GradStrategy::Reduce)
             options.reduced_params |= uint64_t(1) << k;
-        const bool small_element = g.type && (g.type->element->is_scalar() || g.type->element->is_vector());
+        // A whole tensor with a gradient view (its type is the tensor type) of scalar or vector elements.
+        const bool small_element = g.source == ParamSource::ArgTensor && g.grad_view && g.type && g.type->is_tensor() &&
+                                   g.type->element && (g.type->element->is_scalar() || g.type->element->is_vector());
         if (options.deterministic) {
             // Colliding gradients in a fixed order (CUDA; the CPU runs a deterministic launch in order).
             if ((g.source == ParamSource::ArgGrad && g.grad == GradStrategy::Atomic) ||
@@ -384,7 +386,8 @@ size_t CallPlan::scratch_bytes(const CompiledKernel& kernel, const Glue& glue, c
     const int64_t per_thread = g.elements_per_thread;
     const int64_t threads = header.total / per_thread + (header.total % per_thread != 0);
     const int64_t block_size = kernel.cuda_entry ? kernel.cuda_entry->block_size : 1;
-    if (g.ordered.empty()) return codegen::reduce_scratch_bytes(g.reduced_slots, threads / block_size + (threads % block_size != 0));
+    if (g.ordered.empty())
+        return codegen::reduce_scratch_bytes(g.reduced_slots, threads / block_size + (threads % block_size != 0));
     const int64_t blocks = ordered_blocks(kernel, header.total);
     size_t bytes = codegen::reduce_scratch_bytes(g.reduced_slots, blocks);
     const int64_t warps = std::max<int64_t>(1, block_size / 32);

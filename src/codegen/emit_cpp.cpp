@@ -235,7 +235,8 @@ std::string ordered_entries(const OrderedEntry& o) {
         records += "        sg_ordered_rec<" + t.elem + "> sg_or_" + k + "[" + e + "][" + std::to_string(t.sites) + "];\n";
         clear += "            sg_ordered_clear(sg_or_" + k + "[k]);\n";
         args += ", sg_or_" + k + "[k]";
-        flush += "            sg_ordered_flush_all(sg_ot_" + k + ", sg_or_" + k + "[k], sg_ordered_inner(" + field + "), sg_ot_ext_" + k + ");\n";
+        flush += "            sg_ordered_flush_all(sg_ot_" + k + ", sg_or_" + k + "[k], sg_ordered_inner(" + field +
+                 "), sg_ot_ext_" + k + ");\n";
         ends += "    sg_ordered_block_end(params.header, sg_ot_buf_" + k + ", sg_ot_ext_" + k + ", sg_at);\n" +
                 "    sg_at += sg_ordered_bytes(gridDim.x, sg_ot_ext_" + k + ", " + std::to_string(bytes) + ");\n";
         finals += "    sg_ordered_final<" + t.accum + ">(params.header, sg_ordered_data(" + field + "), sg_ordered_extent(" +
