@@ -14,12 +14,14 @@
 #   6. GPU time of a*x*x + b*x + c over 1M elements with three (1,)-shaped parameters that require
 #      grad (a reduced gradient each), forward + backward, vs torch's expression; and in
 #      deterministic mode (vs torch and vs the fast mode)
+#   6e. a (1, W) parameter over a (1024, 1024) call (a partial broadcast), forward + backward, in
+#      deterministic mode vs the fast mode
 #   7. GPU time of a float3 function over 1M elements with one differentiable argument, forward +
 #      backward, vs torch's expression
 #   8. GPU time of a fused chain of ten differentiable elementwise operations over 64M floats,
 #      forward + backward, vs torch eager and vs the same function under torch.compile (8a, 8b:
 #      precise math; 8c: fn.fast_math(), approximate float intrinsics, vs torch.compile)
-#   4d. row 4 in deterministic mode (N/A where the backend refuses it)
+#   4d. row 4 in deterministic mode vs the fast mode (N/A where the backend refuses it)
 #   9. host time of a training step (mul2, a loss, backward) under torch.compile(fullgraph=True) vs
 #      the eager step; N/A with the reason when torch.compile breaks the graph (bench_steps.py)
 #  10. the same step captured in a CUDA graph and replayed vs the eager step (bench_steps.py)
@@ -681,6 +683,53 @@ def bench_broadcast_params(b: Bench) -> list:
     ]
 
 
+def bench_partial_broadcast(b: Bench) -> list:
+    """Row 6e: a (1, W) parameter over an (H, W) call (a gradient per column, summed over the rows):
+    the deterministic mode's ordered sums vs the fast mode's atomics."""
+    torch, m = b.torch, b.m
+    side = math.isqrt(b.s["bcast_elems"])
+    x = torch.rand(side, side, device=b.tdev) * 2.0 - 1.0
+    g = torch.rand(side, side, device=b.tdev) + 0.5
+    a = torch.full((1, side), 0.5, device=b.tdev, requires_grad=True)
+    consts = [torch.full((1,), v, device=b.tdev) for v in (-0.25, 0.125)]
+    want = (g.double() * x.double() * x.double()).sum(0, keepdim=True)
+    f, fd = m.quad, m.quad.deterministic()
+
+    def grad_of(fn):
+        a.grad = None
+        fn(x, a, *consts).backward(g)
+        return a.grad.clone()
+
+    check(rel_err(grad_of(f), want) < 1e-4, "quad (1, W) gradient vs float64")
+    first = grad_of(fd)
+    check(rel_err(first, want) < 1e-4, "deterministic quad (1, W) gradient vs float64")
+    for _ in range(9):
+        check(torch.equal(grad_of(fd).view(torch.int32), first.view(torch.int32)),
+              "deterministic quad (1, W) gradient bits repeat")
+
+    def runner(fn):
+        def run():
+            a.grad = None
+            fn(x, a, *consts).backward(g)
+        return run
+
+    def torch_expr(x, a, bb, c):
+        return a * x * x + bb * x + c
+
+    t = b.device_times_ms({"sg": runner(f), "sg_det": runner(fd), "torch": runner(torch_expr)})
+    a.grad = None
+    b.release()
+    timing = "CUDA events" if b.cuda else "wall clock"
+    name = f"a*x*x + b*x + c over ({side}, {side}), a (1, {side}) requiring grad, fwd + bwd"
+    return [
+        row("6e", f"{name}, deterministic mode vs fast mode: ms", value=t["sg_det"], unit="ms",
+            reference=t["sg"], reference_name="the same call in fast mode", ratio=t["sg_det"] / t["sg"],
+            target=1.5, target_text="≤ 1.5x", passed=t["sg_det"] / t["sg"] <= 1.5,
+            notes=f"{timing}, median; fast mode vs torch: {t['sg'] / t['torch']:.3f}x; "
+                  "gradient bits identical over 10 runs"),
+    ]
+
+
 def bench_float3(b: Bench) -> list:
     torch, m = b.torch, b.m
     n = b.s["f3_elems"]
@@ -880,6 +929,7 @@ BENCHMARKS = [
     ("4", "lookup-table backward", bench_lut),
     ("5", "first-call latency", bench_first_call),
     ("6", "broadcast parameters", bench_broadcast_params),
+    ("6e", "partial broadcast, deterministic", bench_partial_broadcast),
     ("7", "float3 function", bench_float3),
     ("8", "fused elementwise chain", bench_chain),
     ("9", "torch.compile(fullgraph=True) training step", bench_compiled_step),

@@ -134,7 +134,30 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
         accumulators += ", " + r.scalar + "* sg_priv_" + std::to_string(k);
         privatized_.push_back(r);
     }
+    // Ordered gradient tables (deterministic CUDA): the thread records each add site's add.
+    for (size_t k = 0; k < kernel.params.size() && k < 64 && target_ == Target::Cuda; ++k) {
+        if (!((options_.ordered_params >> k) & 1)) continue;
+        const Type* t = kernel.params[k].type;
+        SG_INTERNAL_ASSERT(t->is_tensor() && (t->element->is_scalar() || t->element->is_vector()) &&
+                               lang::is_floating(t->element->scalar),
+                           "codegen: ordered parameter " + kernel.params[k].name + " is not a float tensor");
+        OrderedParam r;
+        r.param = int(k);
+        r.field = fields[k];
+        r.elem = type(t->element);
+        r.accum = t->element->scalar == lang::ScalarKind::Double ? "double" : "float";
+        ordered_.push_back(r);
+    }
     emit_block(*kernel.body);
+    // A table no add reaches (dead code) needs nothing: its buffer stays zero.
+    std::vector<OrderedParam> used;
+    for (const OrderedParam& r : ordered_)
+        if (r.sites > 0) {
+            used.push_back(r);
+            accumulators += ", sg_ordered_rec<" + r.elem + "> (&sg_or_" + std::to_string(r.param) + ")[" +
+                            std::to_string(r.sites) + "]";
+        }
+    ordered_ = std::move(used);
     code += "// " + kernel.name + ": the work of one thread (one element of the call shape)\n";
     code += "SG_FN void " + thread + "(const " + params + "& P, int64_t tid, const " + index_type_name() +
             "* sg_call_idx" + accumulators + ") {\n" + body_ + "}\n";
@@ -177,8 +200,78 @@ int choose_elements_per_thread(const ir::Function& kernel, Target target, const 
     const int size = straight_line_size(*kernel.body);
     // A kernel with reduced gradients sums several elements per thread before its block
     // reduction: fewer blocks, so fewer atomics (or block sums) per gradient element.
-    if (options.reduced_params != 0 || options.privatized_params != 0) return kSmallKernelElements;
+    if (options.reduced_params != 0 || options.privatized_params != 0 || options.ordered_params != 0)
+        return kSmallKernelElements;
     return size >= 0 && size <= kSmallKernelInsts ? kSmallKernelElements : 1;
+}
+
+/// What the entry points of a kernel with ordered gradient tables are made of.
+struct OrderedEntry {
+    GeneratedKernel& out;
+    const std::vector<Emitter::OrderedParam>& tables;
+    const std::string &params, &thread, &idx, &decompose;
+    const std::string &acc_decls, &acc_args, &acc_flush;  ///< reduced gradients (two passes in deterministic mode)
+    int reduced_slots;
+};
+
+/// The entry points of a deterministic CUDA kernel with ordered gradient tables
+/// (prelude_ordered.inc): the main kernel runs the call grid-stride on a bounded grid, records
+/// each element's adds and folds them per warp after each round of elements, then writes its
+/// block's partials; `<entry>_final` adds the blocks' partials to the gradient buffers in order.
+std::string ordered_entries(const OrderedEntry& o) {
+    const std::string e = std::to_string(o.out.elements_per_thread);
+    const int64_t share = kOrderedTableBytes / int64_t(o.tables.size());
+    std::string decls, records, clear, args, flush, ends, finals;
+    for (const Emitter::OrderedParam& t : o.tables) {
+        const std::string k = std::to_string(t.param);
+        const int bytes = t.accum == "double" ? 8 : 4;
+        const std::string field = "params." + t.field;
+        GeneratedKernel::OrderedTable table;
+        table.param = t.param;
+        table.accum_bytes = bytes;
+        table.capacity = share / bytes;
+        o.out.ordered.push_back(table);
+        decls += "    __shared__ " + t.accum + " sg_ot_buf_" + k + "[" + std::to_string(table.capacity) + "];\n" +
+                 "    const int64_t sg_ot_ext_" + k + " = sg_ordered_extent(" + field + ");\n" + "    " + t.accum +
+                 "* sg_ot_" + k + " = sg_ordered_begin(sg_ot_buf_" + k + ", sg_ot_ext_" + k + ");\n";
+        records += "        sg_ordered_rec<" + t.elem + "> sg_or_" + k + "[" + e + "][" + std::to_string(t.sites) + "];\n";
+        clear += "            sg_ordered_clear(sg_or_" + k + "[k]);\n";
+        args += ", sg_or_" + k + "[k]";
+        flush += "            sg_ordered_flush_all(sg_ot_" + k + ", sg_or_" + k + "[k], sg_ordered_inner(" + field +
+                 "), sg_ot_ext_" + k + ");\n";
+        ends += "    sg_ordered_block_end(params.header, sg_ot_buf_" + k + ", sg_ot_ext_" + k + ", sg_at);\n" +
+                "    sg_at += sg_ordered_bytes(gridDim.x, sg_ot_ext_" + k + ", " + std::to_string(bytes) + ");\n";
+        finals += "    sg_ordered_final<" + t.accum + ">(params.header, sg_ordered_data(" + field + "), sg_ordered_extent(" +
+                  field + "), sg_at, sg_blocks, sg_sums);\n" + "    sg_at += sg_ordered_bytes(sg_blocks, sg_ordered_extent(" +
+                  field + "), " + std::to_string(bytes) + ");\n";
+    }
+    o.out.final_entry = o.out.entry + "_final";
+    const std::string head = "(const __grid_constant__ sg_user::" + o.params + " params) {\n";
+    const std::string reduced = "16 + (size_t)" + std::to_string(o.reduced_slots) + " * ";
+    // 256 threads at most: the warps' copies of the tables share kOrderedTableBytes.
+    return "SG_EXPORT __global__ void __launch_bounds__(256) " + o.out.entry + head + o.acc_decls + decls +
+           "    const int64_t sg_step = (int64_t)gridDim.x * blockDim.x * " + e + ";\n" +
+           "    for (int64_t sg_base = blockIdx.x * (int64_t)blockDim.x * " + e +
+           "; sg_base < params.header.total; sg_base += sg_step) {\n" + records +
+           "        SG_UNROLL\n" +
+           "        for (int k = 0; k < " + e + "; ++k) {\n" + clear +
+           "            const int64_t tid = sg_base + threadIdx.x + k * (int64_t)blockDim.x;\n" +
+           "            if (tid < params.header.total) {\n" +
+           "                " + o.idx + " idx[8];\n" +
+           "                " + o.decompose + "(params.header, tid, idx);\n" +
+           "                sg_user::" + o.thread + "(params, tid, idx" + o.acc_args + args + ");\n" +
+           "            }\n" +
+           "        }\n" +
+           "        // every lane of every warp is here: fold the round's records in element order\n" +
+           "        SG_UNROLL\n" +
+           "        for (int k = 0; k < " + e + "; ++k) {\n" + flush +
+           "        }\n" +
+           "    }\n" +
+           "    size_t sg_at = " + reduced + "gridDim.x * 8;\n" + ends + o.acc_flush + "}\n" +
+           "SG_EXPORT __global__ void " + o.out.final_entry + head +
+           "    __shared__ double sg_sums[32 * 33];\n" +
+           "    const int64_t sg_blocks = sg_ordered_blocks(params.header);\n" +
+           "    size_t sg_at = " + reduced + "sg_blocks * 8;\n" + finals + "}\n";
 }
 
 }  // namespace
@@ -241,7 +334,10 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
     const std::string decompose = options.call_rank >= 0 && options.call_rank <= 8
                                       ? "sg_call_index_fixed<" + std::to_string(options.call_rank) + ">"
                                       : std::string("sg_call_index");
-    if (target == Target::Cpu) {
+    if (target == Target::Cuda && !emitter.ordered_params().empty()) {
+        OrderedEntry o{out, emitter.ordered_params(), params, thread, idx, decompose, acc_decls, acc_args, acc_flush, slots};
+        entry = ordered_entries(o);
+    } else if (target == Target::Cpu) {
         // Runs threads [begin, end) of the call on the calling CPU thread; the call index is
         // decomposed once and then advanced (no division per element).
         entry = "SG_EXPORT void " + out.entry + "(const void* params, int64_t begin, int64_t end) {\n" +

@@ -168,7 +168,9 @@ void Emitter::emit_loop(const Inst& inst) {
         bind(inst.results[k], carried[k]);
     }
     open("for (;;)");
+    ++loop_depth_;
     emit_block(body);
+    --loop_depth_;
     const Inst& y = region_yield(body);
     SG_INTERNAL_ASSERT(y.operands.size() == body.params.size() + 1, "codegen: loop yield arity");
 

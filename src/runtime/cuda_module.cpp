@@ -294,6 +294,7 @@ private:
         }
         function->block_size = choose_block_size(d, function->handle);
         function->max_blocks = cuda_device_attribute(device, kCuDeviceAttrMaxGridDimX);
+        function->multiprocessors = cuda_device_attribute(device, kCuDeviceAttrMultiprocessorCount);
         check_cuda(d.cuFuncGetAttribute(&function->registers, kCuFuncAttrNumRegs,
                                         function->handle),
                    "cuFuncGetAttribute");
