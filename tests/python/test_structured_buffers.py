@@ -38,6 +38,8 @@ float sum_all(StructuredBuffer<float> b) {
 float tread_p(int i, Tensor<P, 1> t) { return t[i].a - t[i].b; }
 void tswap_p(int2 ij, RWTensor<P, 2> t) { P p = t[ij.x, ij.y]; t[ij.x, ij.y] = { p.b, p.a }; }
 float plain_p(P p) { return p.a; }
+T first<T>(StructuredBuffer<T> b) { return b[0]; }
+vector<float, N> firstv<let N : int>(StructuredBuffer<vector<float, N>> b) { return b[1]; }
 
 [Differentiable]
 float energy(int i, DiffTensor<Q, 1> t) { Q q = t[i]; return q.p.x * q.p.y + q.w[0] * q.w[0] + sin(q.w[1]); }
@@ -128,6 +130,12 @@ def test_numpy_array_binds_to_a_buffer(sg, device, m):
     b = np.array([[1.0, 2.0], [3.0, 4.0]], dtype=np.float32)
     out = m.read_p(np.array([1, 0], dtype=np.int32), b)
     assert list(out) == [34.0, 12.0]
+
+
+def test_generic_element_inferred_from_the_tensor(m):
+    assert m.first(t([3.0, 4.0])) == 3.0
+    assert m.first(idx([7, 8])) == 7
+    assert list(m.firstv(t([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]]))) == [4.0, 5.0, 6.0]
 
 
 # ---------------------------------------------------------------- strided tensors
