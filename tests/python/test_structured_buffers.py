@@ -26,6 +26,7 @@ void write_p(int i, RWStructuredBuffer<P> b) { b[i].b = b[i].a + 1.0; }
 uint2 dims_q(StructuredBuffer<Q> b) { uint n, s; b.GetDimensions(n, s); return uint2(n, s); }
 int read_i(int i, StructuredBuffer<int> b) { return b[i] * 2; }
 double read_d(int i, StructuredBuffer<double> b) { return b[i]; }
+half2 read_h(int i, StructuredBuffer<half2> b) { return b[i] * half(2.0); }
 float read_mixed(StructuredBuffer<Mixed> b) { return b[0].a; }
 float sum_all(StructuredBuffer<float> b) {
     uint n, s;
@@ -122,6 +123,10 @@ def test_integer_and_double_buffers(m):
     assert m.read_i(idx([1, 0]), idx([7, -3])).tolist() == [-6, 14]
     d = t([0.1, 0.2], dtype=torch.float64)
     assert m.read_d(idx([0, 1]), d).tolist() == [0.1, 0.2]
+    h = m.read_h(idx([1, 0]), t([[0.5, 1.5], [2.25, -1.0]], dtype=torch.float16))
+    assert h.dtype == torch.float16 and h.tolist() == [[4.5, -2.0], [1.0, 3.0]]
+    with pytest.raises(TypeError, match=r"parameter 'b' of type StructuredBuffer<half2> needs a float16 tensor, got a float32"):
+        m.read_h(idx([0]), t([[0.5, 1.5]]))
 
 
 def test_numpy_array_binds_to_a_buffer(sg, device, m):
