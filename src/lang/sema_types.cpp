@@ -256,8 +256,10 @@ const Type* Sema::resolve_type(TypeExpr* te) {
             return te->resolved = types_.error_type();
         }
         if (t.kind.differentiable && elem->is_struct() && types_.differential(elem) != elem) {
-            // The gradient buffer has the primal's layout: every field must carry a derivative.
-            diags_.unsupported(te->loc, n + " of a struct with non-differentiable fields (" + type_name(elem) + ")");
+            // As in SlangPy, the element must be its own Differential (the gradient buffer has the
+            // primal's layout): every field differentiable, none no_diff.
+            diags_.error(te->loc, n + " needs an element that is its own Differential, got " + type_name(elem) +
+                                      " (a field is no_diff or not differentiable)", 38029);
             return te->resolved = types_.error_type();
         }
         base = types_.tensor(elem, int(*rank), t.kind);
