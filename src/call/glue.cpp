@@ -16,6 +16,7 @@ namespace {
 /// bound (interfaces become the matching concrete kind).
 std::string concrete_tensor(const Type* t, bool with_grad, int batch_dims = 0) {
     const lang::TensorKind& k = t->tensor;
+    if (k.buffer) return lang::type_name(t);  // one buffer per call (the binder refuses batches)
     std::string elem = lang::type_name(t->element) + ", " + std::to_string(t->rank + batch_dims);
     if (k.atomic) return "AtomicTensor<" + elem + ">";
     const char* prefix = k.access == TensorAccess::Read ? "" : k.access == TensorAccess::Write ? "W" : "RW";
