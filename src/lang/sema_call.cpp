@@ -346,6 +346,7 @@ const Type* Sema::check_constructor(Expr* e, const Type* t, size_t first) {
     if (t->is_error()) return t;  // already reported
     for (Expr* a : args)
         if (a->type->is_error()) return types_.error_type();
+    if (const Type* r = check_standin_construct(e, t, args)) return r;
     auto fail = [&]() {
         diags_.error(e->loc, "cannot construct " + type_name(t) + " from " + arg_types(e->operands, first));
         return types_.error_type();
@@ -389,6 +390,7 @@ const Type* Sema::check_intrinsic(Expr* e, const IntrinsicInfo& info) {
                                  std::to_string(nargs) + " given");
         return types_.error_type();
     }
+    if (const Type* r = check_standin_intrinsic(e, info)) return r;
     std::vector<const Type*> types;
     for (size_t k = 1; k < e->operands.size(); ++k) types.push_back(e->operands[k]->type);
     auto fail = [&]() {

@@ -67,6 +67,7 @@ bool Sema::satisfies(const GenericParam& p, const GenericArg& a) const {
     const std::string& c = p.constraint;
     if (t->is_void() || t->is_tensor()) return false;
     if (c.empty()) return true;
+    if (const std::string* have = standin_constraint(t)) return standin_implies(*have, c);
     bool scalar = t->is_scalar(), vec = t->is_vector(), mat = t->is_matrix();
     ScalarKind k = t->scalar;
     if (c == "IFloat") return (scalar || vec) && is_floating(k);

@@ -150,7 +150,26 @@ public:
     /// Checks each generic function with an unconstrained type parameter once more, with an
     /// opaque type in its place (sema_generic_checks.cpp), as slangc checks a generic as declared.
     void check_generics_against_constraints();
-    const Type* opaque_type(const std::string& name);
+    /// The stand-in for type parameter `name`: a struct with no fields; with a (built-in)
+    /// `constraint`, it offers exactly the operations that constraint gives (StandinOp).
+    const Type* opaque_type(const std::string& name, const std::string& constraint = "");
+    /// Whether `constraint` is one a stand-in models (the built-in interfaces slangc's rules
+    /// were taken from; user interfaces and IDifferentiable keep their representative).
+    static bool standin_models(const std::string& constraint);
+    /// The constraint of a constrained stand-in, or nullptr for any other type.
+    const std::string* standin_constraint(const Type* t) const;
+    enum class StandinOp { Arithmetic, Compare, Bitwise, Shift, Mutate, AbsClamp, FloatMath, IntegerBits,
+                           FromInt, FromFloat, Copy };
+    /// Whether stand-in `t`'s constraint offers `op` (the table in sema_generic_checks.cpp).
+    bool standin_can(const Type* t, StandinOp op) const;
+    /// Whether a stand-in constrained by `have` satisfies constraint `want`.
+    bool standin_implies(const std::string& have, const std::string& want) const;
+    /// Operators, intrinsics and constructors with a constrained stand-in among their operands
+    /// (nullptr when there is none): what the constraint gives, else 39999 as slangc.
+    const Type* check_standin_unary(Expr* e, const Type* a);
+    const Type* check_standin_binary(Expr* e, Op op, const Type* a, const Type* b, bool compound);
+    const Type* check_standin_intrinsic(Expr* e, const IntrinsicInfo& info);
+    const Type* check_standin_construct(Expr* e, const Type* to, const std::vector<Expr*>& args);
     /// The instantiation `bwd_diff(f<...>)` / `bwd_diff(f)(args)` differentiates: explicit
     /// arguments, the rest inferred from the primal types of the derivative call's arguments.
     FunctionDecl* derivative_instance(Expr* call, Expr* target);
@@ -229,7 +248,10 @@ private:
     bool attributes_checked_ = false;
     std::set<const void*> representatives_;  ///< instances made only to check a generic once
     bool making_representative_ = false;
-    std::map<std::string, const Type*> opaque_types_;  ///< a type parameter's stand-in, by name
+    std::map<std::string, const Type*> opaque_types_;  ///< a type parameter's stand-in, by name and constraint
+    std::map<const Type*, std::string> standin_constraints_;  ///< constrained stand-in -> its constraint
+    bool standin_unmodelled_ = false;  ///< a stand-in was used where it is not modelled (vector<T, N>)
+    bool in_standin_intrinsic_ = false;
     int const_depth_ = 0;
     const StructDecl* resolving_struct_ = nullptr;  ///< whose field types are being resolved  ///< later instantiations check their attributes themselves
     std::set<const StructDecl*> declared_structs_;   ///< field tables resolved (declare_struct)
