@@ -57,6 +57,9 @@ const Type* Sema::check_call(Expr* e) {
         if (t->is_error()) return t;
         e->builtin = nullptr;
         e->type_ref = t;
+        TypeExpr* te = e->type_expr;
+        if (te->type_args.empty() && te->array_dims.empty() && te->member.empty() && e->operands.size() == 1)
+            construct_through_constraint(e, te->name, 0);
         return check_constructor(e, t, 0);
     }
     Expr* callee = e->operands[0];
@@ -153,7 +156,9 @@ const Type* Sema::check_call(Expr* e) {
         }
         return check_user_call(e, candidates);
     }
-    case RefKind::Type: return check_constructor(e, callee->type_ref, 1);
+    case RefKind::Type:
+        if (!callee->type_expr && e->operands.size() == 2) construct_through_constraint(e, callee->name, 1);
+        return check_constructor(e, callee->type_ref, 1);
     case RefKind::Builtin: {
         const Builtin* b = callee->builtin;
         e->builtin = b;

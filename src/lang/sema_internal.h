@@ -170,6 +170,10 @@ public:
     const Type* check_standin_binary(Expr* e, Op op, const Type* a, const Type* b, bool compound);
     const Type* check_standin_intrinsic(Expr* e, const IntrinsicInfo& info);
     const Type* check_standin_construct(Expr* e, const Type* to, const std::vector<Expr*>& args);
+    /// `T(x)` / `(T)x` where `written` names a type parameter constrained by IArithmetic or
+    /// __BuiltinArithmeticType: slangc constructs it through the constraint's `__init(int)`, so
+    /// a floating `x` (operand `arg` of e) converts to int first, with warning 30081.
+    void construct_through_constraint(Expr* e, const std::string& written, size_t arg);
     /// The instantiation `bwd_diff(f<...>)` / `bwd_diff(f)(args)` differentiates: explicit
     /// arguments, the rest inferred from the primal types of the derivative call's arguments.
     FunctionDecl* derivative_instance(Expr* call, Expr* target);

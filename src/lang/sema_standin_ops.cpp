@@ -232,4 +232,27 @@ const Type* Sema::check_standin_construct(Expr* e, const Type* to, const std::ve
     return types_.error_type();
 }
 
+void Sema::construct_through_constraint(Expr* e, const std::string& written, size_t arg) {
+    if (!subst_ || !subst_->types.count(written) || arg >= e->operands.size() || !current_fn_) return;
+    Expr* x = e->operands[arg];
+    if (!x->type->is_scalar() || !is_floating(x->type->scalar)) return;
+    const std::vector<GenericParam>* params[2] = {
+        current_fn_->generic_origin ? &current_fn_->generic_origin->generic_params : nullptr,
+        current_fn_->owner && current_fn_->owner->generic_origin ? &current_fn_->owner->generic_origin->generic_params
+                                                                 : nullptr};
+    const GenericParam* p = nullptr;
+    for (const auto* list : params)
+        if (list)
+            for (const GenericParam& g : *list)
+                if (!g.is_value && g.name == written) p = &g;
+    if (!p || (p->constraint != "IArithmetic" && p->constraint != "__BuiltinArithmeticType")) return;
+    warn_implicit_conversion(x, types_.int32());
+    Expr* cast = ast_.make<Expr>();
+    cast->kind = ExprKind::Cast;
+    cast->loc = x->loc;
+    cast->operands = {x};
+    cast->type = types_.int32();
+    e->operands[arg] = cast;
+}
+
 }  // namespace sg::lang
