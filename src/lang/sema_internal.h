@@ -256,6 +256,7 @@ private:
     std::map<const Type*, std::string> standin_constraints_;  ///< constrained stand-in -> its constraint
     bool standin_unmodelled_ = false;  ///< a stand-in was used where it is not modelled (vector<T, N>)
     bool in_standin_intrinsic_ = false;
+    bool allow_empty_array_ = false;  ///< a local variable's type is resolved: `float a[0]` is valid
     int const_depth_ = 0;
     const StructDecl* resolving_struct_ = nullptr;  ///< whose field types are being resolved  ///< later instantiations check their attributes themselves
     std::set<const StructDecl*> declared_structs_;   ///< field tables resolved (declare_struct)

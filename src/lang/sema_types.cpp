@@ -343,8 +343,10 @@ const Type* Sema::resolve_array_dims(TypeExpr* te, const Type* base) {
             diags_.error((*it) ? (*it)->loc : te->loc, "array size must be a constant integer expression");
             return te->resolved = types_.error_type();
         }
-        if (*count <= 0) {
-            diags_.error((*it)->loc, "array size must be positive, got " + std::to_string(*count));
+        if (*count < 0 || (*count == 0 && !allow_empty_array_)) {
+            diags_.error((*it)->loc, std::string(*count == 0 ? "only a local array may be empty: " : "") +
+                                         "array size must be positive, got " + std::to_string(*count),
+                         *count < 0 ? 30025 : 0);  // Slang: array size must be non-negative
             return te->resolved = types_.error_type();
         }
         total = (*count > kMaxArrayElements) ? kMaxArrayElements + 1 : total * *count;
