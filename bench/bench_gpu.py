@@ -424,7 +424,27 @@ def bench_forward_call(b: Bench) -> list:
     else:
         rows.append(na_row("1c", "cached forward mul(a, b) vs raw launch of an empty kernel",
                            "needs CUDA" if not b.cuda else f"no raw launcher: {raw_error}"))
+    rows.append(bench_composite_arguments(b, a))
     return rows
+
+
+def bench_composite_arguments(b: Bench, x) -> dict:
+    """Row 1d: a cached call with a dict (struct) and a list (array) argument against the same
+    call with tensors in their place: what describing Python composites costs per call."""
+    torch, m = b.torch, b.m
+    params, weights = {"scale": 2.0, "bias": 0.5}, [1.0, 0.25]
+    t_params = {"scale": torch.tensor(2.0, device=b.tdev), "bias": torch.tensor(0.5, device=b.tdev)}
+    t_weights = torch.tensor([1.0, 0.25], device=b.tdev)
+    check(torch.allclose(m.affine(x, params, weights), m.affine(x, t_params, t_weights)),
+          "affine(x, dict, list) == affine(x, tensors)")
+    check(torch.allclose(m.affine(x, params, weights), x * 2.0 + 0.5 * 0.25), "affine(x, dict, list) value")
+    f = m.affine
+    t = b.host_times_us({"composite": (f, (x, params, weights)), "tensors": (f, (x, t_params, t_weights))},
+                        b.s["host_number"])
+    return row("1d", f"cached affine(x, dict, list), {SMALL_ELEMS} floats: host µs/call",
+               value=t["composite"], unit="µs", reference=t["tensors"],
+               reference_name="the same call with tensors for the dict and the list",
+               ratio=t["composite"] / t["tensors"], notes="info: cost of describing Python composites")
 
 
 def bench_forward_backward(b: Bench) -> list:

@@ -3,7 +3,8 @@
 # Differentiable arguments come as diffPair(p, d) (the gradient lands in .grad) or as torch
 # tensors that require grad (the gradient accumulates into .grad, as torch does); for a function
 # with a result, its gradient is the last positional argument; an `out` parameter takes a
-# diffPair whose `d` is its incoming gradient. The call runs the forward under autograd and then
+# diffPair whose `d` is its incoming gradient, an `inout` one a diffPair whose `d` is the gradient
+# of its value after the call and becomes that of its value before the call. The call runs the forward under autograd and then
 # the generated backward kernel through torch.autograd.backward, so the gradients are exactly
 # those of the forward call's autograd node.
 """fn.bwds: explicit backward calls."""
@@ -51,8 +52,6 @@ class BwdsFunction:
                     grads.append(d)
                     pairs.append((value, None))
                     return t
-                if direction == "inout":
-                    raise TypeError(f"{fn.name}.bwds(): gradients through inout parameters are not supported yet")
                 primal = value.primal
                 if isinstance(primal, int) and not isinstance(primal, bool) and value._sg_scalar_name is None:
                     primal = float(primal)  # only floating-point values have derivatives
@@ -62,7 +61,20 @@ class BwdsFunction:
                 if value.needs_grad and t.is_floating_point():
                     t.requires_grad_(True)
                 pairs.append((value, t))
-                return t
+                if direction != "inout":
+                    return t
+                if not t.requires_grad:
+                    return t.clone()  # written by the call; the pair's tensor stays a leaf
+                # inout: d is the gradient of the value after the call; the call writes a copy
+                # of the primal (the node takes the copy's old value as its input), and the
+                # gradient that reaches the primal is the one of the value before the call.
+                if value.grad is None:
+                    raise TypeError(f"{fn.name}.bwds(): an inout parameter's diffPair needs d (the gradient of "
+                                    "its value after the call)")
+                written = t.clone()
+                outputs.append(written)
+                grads.append(_values.value_to_tensor(value.grad, value._sg_scalar_name, *device).to(t.dtype))
+                return written
             if isinstance(value, dict):
                 return {k: convert(v, direction) for k, v in value.items()}
             if isinstance(value, (list, tuple)):

@@ -17,6 +17,10 @@ int2 ij(int2 c) { return c; }
 float mul(float a, float b) { return a * b; }
 [Differentiable]
 float energy(Particle p, float dt) { float3 q = p.pos + p.vel * dt; return 0.5f * p.mass * dot(p.vel, p.vel) + dot(q, q); }
+[Differentiable]
+void grow(inout float x, float k) { x = x * x * k; }
+[Differentiable]
+void spin(inout float2 v, out float r, float k) { r = v.x * k; v = float2(v.y * k, v.x * v.y); }
 """
 
 
@@ -118,6 +122,24 @@ def test_bwds_through_a_struct_dict(sg, m):
     assert dt.grad == pytest.approx(1.25, rel=1e-5)
     with pytest.raises(TypeError, match="gradient of the result is missing"):
         m.energy.bwds()
+
+
+def test_bwds_through_inout_parameters(sg, m):
+    # x' = x*x*k: d is the gradient of x' and becomes that of x: 2*x*k*d; k gets x*x*d.
+    x, k = sg.diffPair(3.0, 0.5), sg.diffPair(2.0)
+    assert m.grow.bwds(x, k) is None
+    assert x.grad == pytest.approx(6.0) and k.grad == pytest.approx(4.5) and x.primal == 3.0
+    # v' = (v.y*k, v.x*v.y), r = v.x*k, with incoming gradients dv' = (1, 2), dr = 3:
+    # dv.x = 2*v.y + 3*k, dv.y = k + 2*v.x, dk = v.y + 3*v.x.
+    v, r, k = sg.diffPair(sg.float2(2.0, 5.0), sg.float2(1.0, 2.0)), sg.diffPair(d=3.0), sg.diffPair(4.0)
+    m.spin.bwds(v, r, k)
+    assert list(v.grad) == pytest.approx([10.0 + 12.0, 4.0 + 4.0]) and k.grad == pytest.approx(5.0 + 6.0)
+    # A pair that needs no gradient is only read; an inout pair without d is an error.
+    k2 = sg.diffPair(2.0)
+    m.grow.bwds(sg.diffPair(3.0, needs_grad=False), k2)
+    assert k2.grad == 0.0
+    with pytest.raises(TypeError, match=r"grow.bwds\(\): an inout parameter's diffPair needs d"):
+        m.grow.bwds(sg.diffPair(3.0), sg.diffPair(2.0))
 
 
 def test_debug_code_shows_the_glue(sg, m):
