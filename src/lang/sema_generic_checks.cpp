@@ -8,14 +8,16 @@
 // stand-in for each type parameter, a struct named after the parameter with no fields; an
 // unconstrained one supports no operation, one constrained by a built-in interface exactly
 // those of its constraint (sema_standin_ops.cpp). The instances made for the check are dropped
-// afterwards (they are never lowered). A parameter constrained by a user interface or by
-// IDifferentiable keeps the representative check of check_uninstantiated_generics (the first
-// conforming struct; float).
+// afterwards (they are never lowered). A user interface's stand-in has the interface's required
+// methods (bodiless: never called). A parameter constrained by IDifferentiable or by a user
+// interface with associated types keeps the representative check of
+// check_uninstantiated_generics (the first conforming struct; float).
 //
 // Only what the stand-ins are for is kept from a constrained check: the errors that say an
 // operation or conversion does not exist for T (39999, 30019, 30027). A generic whose T is an
 // element of a vector, matrix or tensor type (`vector<T, N>`, not modelled by the stand-in)
 // keeps nothing from it.
+#include "lang/ast_clone.h"
 #include "lang/sema_internal.h"
 
 namespace sg::lang {
@@ -28,6 +30,25 @@ const Type* Sema::opaque_type(const std::string& name, const std::string& constr
         if (constraint.empty()) {
             s->type = types_.structure(s);
             declare_struct(s);
+        } else if (interfaces_.count(constraint)) {
+            // A user interface's stand-in conforms to it and has its required methods.
+            s->bases.push_back(constraint);
+            std::vector<const StructDecl*> ifaces{interfaces_.at(constraint)};
+            for (size_t k = 0; k < ifaces.size() && k < 64; ++k)
+                for (const std::string& b : ifaces[k]->bases)
+                    if (auto it = interfaces_.find(b); it != interfaces_.end()) ifaces.push_back(it->second);
+            for (const StructDecl* iface : ifaces)
+                for (const FunctionDecl* r : iface->methods) {
+                    if (r->is_init) continue;
+                    FunctionDecl* m = clone_function(ast_, r);
+                    m->owner = s;
+                    m->name = name + "." + m->member_name;
+                    s->methods.push_back(m);
+                }
+            s->type = types_.structure(s);
+            standin_constraints_[s->type] = constraint;
+            declare_struct(s);
+            declare_members(s);
         } else {
             // IFloat's stand-in is differentiable, as every type it admits.
             if (standin_implies(constraint, "IDifferentiable")) s->bases.push_back("IDifferentiable");

@@ -150,12 +150,15 @@ public:
     /// Checks each generic function with an unconstrained type parameter once more, with an
     /// opaque type in its place (sema_generic_checks.cpp), as slangc checks a generic as declared.
     void check_generics_against_constraints();
-    /// The stand-in for type parameter `name`: a struct with no fields; with a (built-in)
-    /// `constraint`, it offers exactly the operations that constraint gives (StandinOp).
+    /// The stand-in for type parameter `name`: a struct with no fields; with a built-in
+    /// `constraint`, it offers exactly the operations that constraint gives (StandinOp); with a
+    /// user interface, exactly its required methods.
     const Type* opaque_type(const std::string& name, const std::string& constraint = "");
     /// Whether `constraint` is one a stand-in models (the built-in interfaces slangc's rules
     /// were taken from; user interfaces and IDifferentiable keep their representative).
-    static bool standin_models(const std::string& constraint);
+    bool standin_models(const std::string& constraint) const;
+    /// A user interface a stand-in can model: no associated types, in it or its bases.
+    bool models_user_interface(const std::string& name, int depth = 0) const;
     /// The constraint of a constrained stand-in, or nullptr for any other type.
     const std::string* standin_constraint(const Type* t) const;
     enum class StandinOp { Arithmetic, Compare, Bitwise, Shift, Mutate, AbsClamp, FloatMath, IntegerBits,

@@ -23,7 +23,8 @@
 // (BF, BI, BA: __BuiltinFloatingPointType, __BuiltinIntegerType, __BuiltinArithmeticType.)
 // Both operands of a binary operator are the same T: `x + 1` is 39999 too (no conversion to T);
 // a shift of a __BuiltinIntegerType takes any integer count. `&&`, `||` and `!` take no T
-// (30019: T does not convert to bool).
+// (30019: T does not convert to bool). A T constrained by a user interface offers its required
+// methods and nothing else (a member of a conforming struct outside the interface is 30027).
 #include "lang/sema_internal.h"
 
 namespace sg::lang {
@@ -93,7 +94,17 @@ bool is_comparison(Op op) {
 
 }  // namespace
 
-bool Sema::standin_models(const std::string& constraint) { return row_of(constraint) != nullptr; }
+bool Sema::standin_models(const std::string& constraint) const {
+    return row_of(constraint) != nullptr || models_user_interface(constraint);
+}
+
+bool Sema::models_user_interface(const std::string& name, int depth) const {
+    auto it = interfaces_.find(name);
+    if (it == interfaces_.end() || depth > 32 || !it->second->associated_types.empty()) return false;
+    for (const std::string& b : it->second->bases)
+        if (b != "IDifferentiable" && !models_user_interface(b, depth + 1)) return false;
+    return true;
+}
 
 const std::string* Sema::standin_constraint(const Type* t) const {
     auto it = standin_constraints_.find(t);
@@ -109,7 +120,11 @@ bool Sema::standin_can(const Type* t, StandinOp op) const {
     return false;
 }
 
-bool Sema::standin_implies(const std::string& have, const std::string& want) const { return implies(have, want); }
+bool Sema::standin_implies(const std::string& have, const std::string& want) const {
+    auto iface = interfaces_.find(have);
+    if (iface != interfaces_.end()) return interface_extends(iface->second, want);
+    return implies(have, want);
+}
 
 const Type* Sema::check_standin_unary(Expr* e, const Type* a) {
     if (!standin_constraint(a)) return nullptr;
