@@ -118,6 +118,10 @@ public:
     const Type* static_base_type(Expr* base);
     VarDecl* find_static_const(const StructDecl* s, const std::string& name) const;
     std::vector<FunctionDecl*> find_methods(const StructDecl* s, const std::string& name) const;
+    /// The methods a call `s.f(args)` / `S.f(args)` may mean (e: the call, callee: the Member):
+    /// the concrete ones, and the instantiations of the generic ones for the explicit
+    /// (`s.f<float>(x)`) or inferred arguments (sema_generic_methods.cpp).
+    std::vector<FunctionDecl*> member_candidates(Expr* e, Expr* callee, const StructDecl* s, bool& reported);
     /// `S(a, b)` for a struct with `__init`s.
     const Type* check_struct_constructor(Expr* e, const Type* t);
     /// Gives an `__init` body its `this` local and makes it return `this`.
