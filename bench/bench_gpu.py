@@ -14,11 +14,14 @@
 #   6. GPU time of a*x*x + b*x + c over 1M elements with three (1,)-shaped parameters that require
 #      grad (a reduced gradient each), forward + backward, vs torch's expression; and in
 #      deterministic mode (vs torch and vs the fast mode)
+#   6e. a (1, W) parameter over a (1024, 1024) call (a partial broadcast), forward + backward, in
+#      deterministic mode vs the fast mode
 #   7. GPU time of a float3 function over 1M elements with one differentiable argument, forward +
 #      backward, vs torch's expression
 #   8. GPU time of a fused chain of ten differentiable elementwise operations over 64M floats,
-#      forward + backward, vs torch eager and vs the same function under torch.compile
-#   4d. row 4 in deterministic mode (N/A where the backend refuses it)
+#      forward + backward, vs torch eager and vs the same function under torch.compile (8a, 8b:
+#      precise math; 8c: fn.fast_math(), approximate float intrinsics, vs torch.compile)
+#   4d. row 4 in deterministic mode vs the fast mode (N/A where the backend refuses it)
 #   9. host time of a training step (mul2, a loss, backward) under torch.compile(fullgraph=True) vs
 #      the eager step; N/A with the reason when torch.compile breaks the graph (bench_steps.py)
 #  10. the same step captured in a CUDA graph and replayed vs the eager step (bench_steps.py)
@@ -138,6 +141,7 @@ SMALL_SHAPE = (8, 8)
 BWD_SHAPE = (64, 64)      # benchmark 2
 LUT_ENTRIES = 256         # benchmark 4
 SLEEP_CYCLES = 2_000_000  # about 1 ms of GPU spin ahead of each event-timed region
+FAST_MATH_RTOL = 2e-3     # benchmark 8c: fast math against float64 torch (docs/performance.md)
 
 
 # --------------------------------------------------------------------------------------------
@@ -679,6 +683,53 @@ def bench_broadcast_params(b: Bench) -> list:
     ]
 
 
+def bench_partial_broadcast(b: Bench) -> list:
+    """Row 6e: a (1, W) parameter over an (H, W) call (a gradient per column, summed over the rows):
+    the deterministic mode's ordered sums vs the fast mode's atomics."""
+    torch, m = b.torch, b.m
+    side = math.isqrt(b.s["bcast_elems"])
+    x = torch.rand(side, side, device=b.tdev) * 2.0 - 1.0
+    g = torch.rand(side, side, device=b.tdev) + 0.5
+    a = torch.full((1, side), 0.5, device=b.tdev, requires_grad=True)
+    consts = [torch.full((1,), v, device=b.tdev) for v in (-0.25, 0.125)]
+    want = (g.double() * x.double() * x.double()).sum(0, keepdim=True)
+    f, fd = m.quad, m.quad.deterministic()
+
+    def grad_of(fn):
+        a.grad = None
+        fn(x, a, *consts).backward(g)
+        return a.grad.clone()
+
+    check(rel_err(grad_of(f), want) < 1e-4, "quad (1, W) gradient vs float64")
+    first = grad_of(fd)
+    check(rel_err(first, want) < 1e-4, "deterministic quad (1, W) gradient vs float64")
+    for _ in range(9):
+        check(torch.equal(grad_of(fd).view(torch.int32), first.view(torch.int32)),
+              "deterministic quad (1, W) gradient bits repeat")
+
+    def runner(fn):
+        def run():
+            a.grad = None
+            fn(x, a, *consts).backward(g)
+        return run
+
+    def torch_expr(x, a, bb, c):
+        return a * x * x + bb * x + c
+
+    t = b.device_times_ms({"sg": runner(f), "sg_det": runner(fd), "torch": runner(torch_expr)})
+    a.grad = None
+    b.release()
+    timing = "CUDA events" if b.cuda else "wall clock"
+    name = f"a*x*x + b*x + c over ({side}, {side}), a (1, {side}) requiring grad, fwd + bwd"
+    return [
+        row("6e", f"{name}, deterministic mode vs fast mode: ms", value=t["sg_det"], unit="ms",
+            reference=t["sg"], reference_name="the same call in fast mode", ratio=t["sg_det"] / t["sg"],
+            target=1.5, target_text="≤ 1.5x", passed=t["sg_det"] / t["sg"] <= 1.5,
+            notes=f"{timing}, median; fast mode vs torch: {t['sg'] / t['torch']:.3f}x; "
+                  "gradient bits identical over 10 runs"),
+    ]
+
+
 def bench_float3(b: Bench) -> list:
     torch, m = b.torch, b.m
     n = b.s["f3_elems"]
@@ -730,6 +781,24 @@ def bench_chain(b: Bench) -> list:
     check(rel_err(x.grad[:sub_n], xd.grad) < 1e-5, "chain10 gradient vs float64 torch")
     del out, xd
     x.grad = None
+    # Fast math (8c): approximate float intrinsics; its gradient against float64 torch at the
+    # tolerance docs/performance.md gives for the chain (tanh.approx.f32 dominates).
+    f_fast = m.chain10.fast_math()
+    fast_note = ""
+    try:
+        out = f_fast(x)
+        check(rel_err(out.detach(), chain10_torch(x.detach())) < FAST_MATH_RTOL, "chain10 fast-math forward vs torch")
+        out.backward(g)
+        xd = x.detach()[:sub_n].double().requires_grad_(True)
+        chain10_torch(xd).backward(g[:sub_n].double())
+        fast_err = rel_err(x.grad[:sub_n], xd.grad)
+        check(fast_err < FAST_MATH_RTOL, f"chain10 fast-math gradient vs float64 torch ({fast_err:.2e})")
+        fast_note = f"gradient rel. error vs float64 torch {fast_err:.1e} (tolerance {FAST_MATH_RTOL:g})"
+        del out, xd
+    except AssertionError as e:
+        fast_note = str(e)
+        f_fast = None
+    x.grad = None
 
     def runner(fn):
         def run():
@@ -738,6 +807,8 @@ def bench_chain(b: Bench) -> list:
         return run
 
     cases = {"sg": runner(f), "torch": runner(chain10_torch)}
+    if f_fast is not None:
+        cases["sg_fast"] = runner(f_fast)
     compile_note = ""
     try:
         compiled = torch.compile(chain10_torch)
@@ -764,6 +835,17 @@ def bench_chain(b: Bench) -> list:
                         passed=t["sg"] / t["compiled"] <= 1.0, notes=timing + ", median"))
     else:
         rows.append(na_row("8b", f"{name} vs torch.compile", compile_note))
+    fast_name = f"{name}, fast math (fn.fast_math()) vs torch.compile: ms"
+    if "compiled" in t and "sg_fast" in t:
+        rows.append(row("8c", fast_name, value=t["sg_fast"], unit="ms", reference=t["compiled"],
+                        reference_name="torch.compile(the same function) + backward",
+                        ratio=t["sg_fast"] / t["compiled"], target=1.0, target_text="≤ 1.0x",
+                        passed=t["sg_fast"] / t["compiled"] <= 1.0,
+                        notes=timing + ", median; " + fast_note))
+    elif "sg_fast" not in t:
+        rows.append(row("8c", fast_name, notes=fast_note) | {"result": "ERROR"})
+    else:
+        rows.append(na_row("8c", fast_name, compile_note))
     return rows
 
 
@@ -847,6 +929,7 @@ BENCHMARKS = [
     ("4", "lookup-table backward", bench_lut),
     ("5", "first-call latency", bench_first_call),
     ("6", "broadcast parameters", bench_broadcast_params),
+    ("6e", "partial broadcast, deterministic", bench_partial_broadcast),
     ("7", "float3 function", bench_float3),
     ("8", "fused elementwise chain", bench_chain),
     ("9", "torch.compile(fullgraph=True) training step", bench_compiled_step),

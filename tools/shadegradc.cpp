@@ -126,6 +126,8 @@ int main(int argc, char** argv) {
                 ir::inline_calls(*fn);
                 autodiff::strip_detach(*fn);
                 ir::dead_code(*fn);
+                ir::cse(*fn);
+                ir::pair_sincos(*fn);
             }
             if (emit == "ir") output = ir::print_program(program);
             else output = codegen::generate_functions(program, emit == "cuda" ? codegen::Target::Cuda : codegen::Target::Cpu);

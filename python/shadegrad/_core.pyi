@@ -86,6 +86,8 @@ class Function:
         """The same function with these `extern static const` values (part of the call key)."""
     def deterministic(self, enabled: bool = True) -> Function:
         """The same function whose backward gives bitwise-identical gradients on every run (part of the call key)."""
+    def fast_math(self, enabled: bool = True) -> Function:
+        """The same function whose CUDA kernels use approximate float math (part of the call key; no effect on the CPU)."""
     bwds: Any
     @property
     def parameter_names(self) -> list[str]: ...
@@ -134,6 +136,8 @@ class Module:
     def strict_broadcasting(self) -> bool: ...
     @property
     def deterministic(self) -> bool: ...
+    @property
+    def fast_math(self) -> bool: ...
     @property
     def name(self) -> str: ...
     @property

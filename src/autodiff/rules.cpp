@@ -73,6 +73,17 @@ Value* Arith::sum(Value* v) {
     return s;
 }
 
+Value* Arith::clamped_sqrt(Value* x, double eps) {
+    const lang::Type* t = x->type;
+    const lang::ScalarKind k = t->scalar;
+    // The constant must be what the target computes: sqrt of eps rounded to the type, itself
+    // correctly rounded (IEEE sqrt). Half computes in float and rounds again: left as it was.
+    if (t->is_matrix() || (k != lang::ScalarKind::Float && k != lang::ScalarKind::Double))
+        return call(IntrinsicId::Sqrt, {call(IntrinsicId::Max, {x, cst(t, eps)})});
+    const double root = k == lang::ScalarKind::Float ? double(std::sqrt(float(eps))) : std::sqrt(eps);
+    return select(cmp(OpKind::Ge, x, cst(t, eps)), call(IntrinsicId::Sqrt, {x}), cst(t, root));
+}
+
 Value* Arith::accumulate(Value* a, Value* b) {
     if (!a) return b;
     if (!b) return a;
@@ -134,7 +145,7 @@ std::vector<Value*> intrinsic_adjoints(Arith& a, IntrinsicId id, const std::vect
     case IntrinsicId::Lerp: return {a.mul(d, a.sub(c(1), x[2])), a.mul(d, x[2]), a.mul(d, a.sub(x[1], x[0]))};
     // sqrt: 0.5 / sqrt(max(1e-7, x))
     case IntrinsicId::Sqrt:
-        return {a.mul(d, a.div(c(0.5), a.call(IntrinsicId::Sqrt, {a.call(IntrinsicId::Max, {x[0], a.cst(t, 1e-7)})})))};
+        return {a.mul(d, a.div(c(0.5), a.clamped_sqrt(x[0], 1e-7)))};
     // rsqrt: -0.5 / (x sqrt(x))
     case IntrinsicId::Rsqrt: return {a.mul(d, a.div(c(-0.5), a.mul(x[0], a.call(IntrinsicId::Sqrt, {x[0]}))))};
     // rcp: -1 / max(1e-7, x^2)
@@ -179,14 +190,14 @@ std::vector<Value*> intrinsic_adjoints(Arith& a, IntrinsicId id, const std::vect
     // length(p) as sqrt(sum p_i^2) with the sqrt rule: p / sqrt(max(1e-7, p.p))
     case IntrinsicId::Length: {
         Value* s = a.call(IntrinsicId::Dot, {x[0], x[0]});
-        Value* k = a.div(d, a.call(IntrinsicId::Sqrt, {a.call(IntrinsicId::Max, {s, c(1e-7)})}));
+        Value* k = a.div(d, a.clamped_sqrt(s, 1e-7));
         return {a.mul(x[0], k)};
     }
     // distance(p, q) = length(q - p)
     case IntrinsicId::Distance: {
         Value* v = a.sub(x[1], x[0]);
         Value* s = a.call(IntrinsicId::Dot, {v, v});
-        Value* g = a.mul(v, a.div(d, a.call(IntrinsicId::Sqrt, {a.call(IntrinsicId::Max, {s, c(1e-7)})})));
+        Value* g = a.mul(v, a.div(d, a.clamped_sqrt(s, 1e-7)));
         return {a.neg(g), g};
     }
     // normalize(p) = p * (1 / length(p))
@@ -196,7 +207,7 @@ std::vector<Value*> intrinsic_adjoints(Arith& a, IntrinsicId id, const std::vect
         Value* inv = a.div(c(1), len);
         Value* d_inv = a.call(IntrinsicId::Dot, {d, x[0]});
         Value* d_len = a.neg(a.div(d_inv, a.mul(len, len)));
-        Value* d_s = a.mul(d_len, a.div(c(0.5), a.call(IntrinsicId::Sqrt, {a.call(IntrinsicId::Max, {s, c(1e-7)})})));
+        Value* d_s = a.mul(d_len, a.div(c(0.5), a.clamped_sqrt(s, 1e-7)));
         return {a.add(a.mul(d, inv), a.mul(x[0], a.mul(d_s, c(2))))};
     }
     // mul(M, v) = M v: dM = d v^T, dv = M^T d;  mul(v, M) = v^T M: dv = M d, dM = v d^T;
@@ -271,7 +282,7 @@ Value* intrinsic_tangent(Arith& a, IntrinsicId id, const std::vector<Value*>& x,
         Value* len = a.call(IntrinsicId::Sqrt, {s});
         Value* tt = tan_or_zero(0);
         Value* dl = a.div(a.call(IntrinsicId::Dot, {x[0], tt}),
-                          a.call(IntrinsicId::Sqrt, {a.call(IntrinsicId::Max, {s, a.cst(s->type, 1e-7)})}));
+                          a.clamped_sqrt(s, 1e-7));
         Value* dinv = a.neg(a.div(dl, a.mul(len, len)));
         return a.add(a.div(tt, len), a.mul(x[0], dinv));
     }

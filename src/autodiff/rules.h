@@ -24,6 +24,11 @@ public:
     ir::Value* select(ir::Value* c, ir::Value* a, ir::Value* b) { return b_.select(c, a, b); }
     ir::Value* call(lang::IntrinsicId id, const std::vector<ir::Value*>& args);
     ir::Value* sum(ir::Value* v);  ///< sum of the components of a vector (identity on scalars)
+    /// sqrt(max(x, eps)) of the derivative rules (eps > 0), bitwise the same, spelled
+    /// x >= eps ? sqrt(x) : sqrt(eps) for float and double scalars and vectors: the sqrt(x) is
+    /// then the primal's own (common-subexpression elimination merges them) and sqrt(eps) a
+    /// constant. A NaN x takes sqrt(eps) either way (max ignores a NaN operand).
+    ir::Value* clamped_sqrt(ir::Value* x, double eps);
     /// Accumulates two adjoints of any differentiable type (structs and arrays memberwise).
     ir::Value* accumulate(ir::Value* a, ir::Value* b);
 

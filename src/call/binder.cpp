@@ -374,6 +374,7 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
     for (ParamBinding& pb : b.params)
         if (pb.kind == BindingKind::WholeTensor) pb.grad_strategy = grad_strategy(pb);
     b.deterministic = modifiers.deterministic;
+    b.fast_math = modifiers.fast_math;
     b.autograd = b.autograd && fn->is_differentiable;
     if (b.autograd)
         for (const ParamBinding& pb : b.params)

@@ -124,6 +124,8 @@ struct Binding {
     /// Deterministic mode (module option or fn.deterministic()): gradients are bitwise the same
     /// on every run: fixed-order reductions and no float atomics whose order can vary.
     bool deterministic = false;
+    /// Fast math (module option or fn.fast_math()): approximate float intrinsics on CUDA.
+    bool fast_math = false;
     DeviceType device = DeviceType::CPU;
     int device_index = -1;
     /// Element extents the key does not carry that this binding read (call/resolve.cpp): a call
@@ -139,6 +141,7 @@ struct CallModifiers {
     std::vector<std::string> type_maps;
     bool strict_broadcasting = false;        ///< module option: no implicit rank padding
     bool deterministic = false;              ///< module option or fn.deterministic(): in the key
+    bool fast_math = false;                  ///< module option or fn.fast_math(): in the key
 };
 
 /// The type fn.map(a="...") names: what the module calls that name (scalars, vectors, matrices,

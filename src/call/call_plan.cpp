@@ -2,6 +2,7 @@
 // with the kernel fault record of kernel_faults.h).
 #include "call/call_plan.h"
 
+#include <algorithm>
 #include <cstddef>
 #include <cstring>
 
@@ -27,8 +28,18 @@ codegen::CodegenOptions kernel_options(codegen::CodegenOptions options, const Gl
         if (call_shaped) options.call_shaped_params |= uint64_t(1) << k;
         if (g.source == ParamSource::ArgGrad && g.grad == GradStrategy::Reduce)
             options.reduced_params |= uint64_t(1) << k;
-        if (g.source == ParamSource::ArgTensor && g.grad == GradStrategy::Collide && g.grad_view && g.type &&
-            (g.type->element->is_scalar() || g.type->element->is_vector()) &&
+        // A whole tensor with a gradient view (its type is the tensor type) of scalar or vector elements.
+        const bool small_element = g.source == ParamSource::ArgTensor && g.grad_view && g.type && g.type->is_tensor() &&
+                                   g.type->element && (g.type->element->is_scalar() || g.type->element->is_vector());
+        if (options.deterministic) {
+            // Colliding gradients in a fixed order (CUDA; the CPU runs a deterministic launch in order).
+            if ((g.source == ParamSource::ArgGrad && g.grad == GradStrategy::Atomic) ||
+                (g.source == ParamSource::ArgTensor && g.grad == GradStrategy::Collide && g.grad_view && small_element &&
+                 lang::is_floating(g.type->element->scalar)))
+                options.ordered_params |= uint64_t(1) << k;
+            continue;
+        }
+        if (g.source == ParamSource::ArgTensor && g.grad == GradStrategy::Collide && g.grad_view && small_element &&
             (g.type->element->scalar == lang::ScalarKind::Float || g.type->element->scalar == lang::ScalarKind::Double))
             options.privatized_params |= uint64_t(1) << k;
     }
@@ -37,19 +48,31 @@ codegen::CodegenOptions kernel_options(codegen::CodegenOptions options, const Gl
 
 namespace {
 
-/// Deterministic mode on CUDA: a reduced gradient is summed in a fixed order, but atomics on
-/// floats add in the order threads arrive. Until those have a fixed-order scheme, such calls are
-/// refused (the CPU backend runs a deterministic backward's threads in order).
+/// Deterministic mode on CUDA: reduced gradients are summed in a fixed order, and colliding ones
+/// (Atomic, Collide) go through ordered tables (prelude_ordered.inc) of scalar or vector float
+/// elements. The rest (matrix elements, a batch of tables) have no fixed-order scheme yet and
+/// are refused; the CPU backend runs a deterministic backward's threads in order.
 void check_deterministic(const Binding& b) {
     if (!b.deterministic || b.device != DeviceType::CUDA) return;
-    for (const ParamBinding& p : b.params)
-        if (p.requires_grad && (p.grad_strategy == GradStrategy::Atomic || p.grad_strategy == GradStrategy::Collide))
-            throw_value_error(b.function + "(): deterministic mode on CUDA does not support the gradient of '" + p.name +
-                              "' yet (" +
-                              (p.grad_strategy == GradStrategy::Atomic
-                                   ? "broadcast along some call dimensions only"
-                                   : "its elements collide by data") +
-                              "); call without deterministic mode, or on the CPU");
+    for (const ParamBinding& p : b.params) {
+        if (!p.requires_grad || (p.grad_strategy != GradStrategy::Atomic && p.grad_strategy != GradStrategy::Collide))
+            continue;
+        const bool whole = p.kind == BindingKind::WholeTensor;
+        const lang::Type* e = whole ? p.type->element : array_inner(p.type);
+        const bool orderable = (e->is_scalar() || e->is_vector()) && lang::is_floating(e->scalar);
+        if (orderable && !(whole && p.call_dims > 0)) continue;
+        throw_value_error(b.function + "(): deterministic mode on CUDA does not support the gradient of '" + p.name +
+                          "' yet (" + (!orderable ? "its elements are " + lang::type_name(e) : std::string("a batch of tensors")) +
+                          "; fixed-order sums take scalar and vector float elements of one tensor); call without "
+                          "deterministic mode, or on the CPU");
+    }
+}
+
+/// The user's name for kernel parameter `param` of `glue` (a gradient or a table).
+std::string glue_param_name(const Binding& b, const Glue& glue, int param) {
+    if (param < 0 || size_t(param) >= glue.params.size()) return "a gradient";
+    const int i = glue.params[size_t(param)].binding;
+    return i >= 0 && size_t(i) < b.params.size() ? "'" + b.params[size_t(i)].name + "'" : "a gradient";
 }
 
 /// What a fault of the kernel of `glue` names: the function and, per kernel parameter, the user's.
@@ -84,6 +107,7 @@ CallPlan::CallPlan(const UserModule& module, Binding binding, const CallKey& key
     : module_(module), binding_(std::move(binding)), options_(options), key_text_(render_call_key(key)) {
     options_.call_rank = binding_.call_rank;  // fixed by the key
     options_.deterministic = binding_.deterministic;
+    options_.fast_math = binding_.fast_math;
     if (binding_.autograd) check_deterministic(binding_);
     for (size_t i = 0; i < binding_.params.size(); ++i)
         if (binding_.params[i].requires_grad) grad_mask_ |= uint64_t(1) << i;
@@ -116,8 +140,14 @@ const CallPlan::Backward& CallPlan::backward(uint64_t mask) {
     auto bw = std::make_unique<Backward>();
     bw->binding = masked(binding_, mask);
     bw->glue = make_backward_glue(bw->binding, options_.index_64bit);
-    bw->kernel = compile_kernel(module_, bw->glue, kernel_options(options_, bw->glue), binding_.device,
-                                binding_.device_index);
+    try {
+        bw->kernel = compile_kernel(module_, bw->glue, kernel_options(options_, bw->glue), binding_.device,
+                                    binding_.device_index);
+    } catch (const codegen::OrderingUnsupported& e) {
+        throw_value_error(binding_.function + "(): deterministic mode on CUDA does not support the gradient of " +
+                          glue_param_name(bw->binding, bw->glue, e.param) + " yet: " + e.what() +
+                          "; call without deterministic mode, or on the CPU");
+    }
     bw->kernel.site = register_site(module_, bw->binding, bw->glue, true);
     bw->kernel.sequential = binding_.deterministic && bw->kernel.target == codegen::Target::Cpu;
     return *backwards_.emplace(mask, std::move(bw)).first->second;
@@ -206,8 +236,6 @@ void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Bindin
     header.total = total;
     header.rank = b.call_rank;
     header.scratch = data.scratch;
-    SG_INTERNAL_ASSERT(data.scratch != nullptr || scratch_bytes(kernel, total) == 0,
-                       "missing reduction scratch for a deterministic kernel");
     std::memcpy(block.data(), &header, sizeof(header));
     SG_INTERNAL_ASSERT(layout.fields.size() == glue.params.size(), "glue/layout parameter count mismatch");
     for (size_t k = 0; k < glue.params.size(); ++k) {
@@ -282,8 +310,21 @@ void CallPlan::launch(const CompiledKernel& kernel, std::vector<uint8_t>& block,
         header.fault = device_fault_record(device).device;
         std::memcpy(block.data(), &header, sizeof(header));
         const int64_t per_thread = kernel.generated.elements_per_thread;
-        const int64_t threads = header.total / per_thread + (header.total % per_thread != 0);
+        int64_t threads = header.total / per_thread + (header.total % per_thread != 0);
+        const bool two_pass = kernel.generated.reduced_slots > 0 || !kernel.generated.ordered.empty();
+        SG_INTERNAL_ASSERT(header.scratch != nullptr || !two_pass, "missing scratch for a deterministic kernel");
+        if (!kernel.generated.ordered.empty())  // a bounded grid, grid-stride over the call
+            threads = std::min(threads, ordered_blocks(kernel, header.total) * kernel.cuda_entry->block_size);
         runtime::cuda_launch(*kernel.cuda_entry, block.data(), block.size(), threads, stream);
+        if (kernel.cuda_final) {
+            // The blocks' partials of each ordered table, added in block order: 32 elements a block.
+            int64_t extent = 0;
+            for (const codegen::GeneratedKernel::OrderedTable& t : kernel.generated.ordered)
+                extent = std::max(extent, ordered_extent(kernel, block, t.param));
+            const int64_t blocks = extent / 32 + (extent % 32 != 0);
+            runtime::cuda_launch(*kernel.cuda_final, block.data(), block.size(), blocks * kernel.cuda_final->block_size,
+                                 stream);
+        }
         // Debug mode waits for the kernel to raise its fault here, except inside a CUDA graph
         // capture, where nothing may wait (the kernel is only recorded; the replay's faults are
         // reported at the next call or synchronize(), as outside debug mode).
@@ -304,12 +345,68 @@ void CallPlan::launch(const CompiledKernel& kernel, std::vector<uint8_t>& block,
     (void)function;
 }
 
-size_t CallPlan::scratch_bytes(const CompiledKernel& kernel, int64_t total) {
-    if (kernel.target != codegen::Target::Cuda || kernel.generated.reduced_slots == 0 || total <= 0) return 0;
+int64_t CallPlan::ordered_blocks(const CompiledKernel& kernel, int64_t total) {
     const int64_t per_thread = kernel.generated.elements_per_thread;
     const int64_t threads = total / per_thread + (total % per_thread != 0);
     const int64_t block = kernel.cuda_entry ? kernel.cuda_entry->block_size : 1;
-    return codegen::reduce_scratch_bytes(kernel.generated.reduced_slots, threads / block + (threads % block != 0));
+    const int64_t needed = threads / block + (threads % block != 0);
+    return codegen::ordered_grid_blocks(needed, kernel.cuda_entry ? kernel.cuda_entry->multiprocessors : 1);
+}
+
+int64_t CallPlan::ordered_extent(const CompiledKernel& kernel, const std::vector<uint8_t>& block, int param) {
+    // As sg_ordered_extent (prelude_ordered.inc): the gradient view of a table, else the view.
+    const codegen::ParamField& f = kernel.generated.layout.fields.at(size_t(param));
+    const lang::Type* t = f.type;
+    const bool grad = t->tensor.has_grad;
+    const size_t strides = grad ? f.tensor.grad_strides : f.tensor.strides;
+    const size_t inner = grad ? f.tensor.grad_inner : f.tensor.inner;
+    auto get = [&](size_t offset) {
+        int64_t v;
+        std::memcpy(&v, block.data() + offset, sizeof(v));
+        return v;
+    };
+    int64_t last = 0;
+    for (int d = 0; d < t->rank; ++d) {
+        const int64_t extent = get(f.tensor.shape + size_t(d) * 8), stride = get(strides + size_t(d) * 8);
+        if (extent <= 0) return 0;
+        if (stride < 0) return -1;
+        last += (extent - 1) * stride;
+    }
+    const int n = t->element->is_vector() ? t->element->rows : 1;
+    if (n > 1 && get(inner) < 0) return -1;
+    return last + (n > 1 ? (n - 1) * get(inner) : 0) + 1;
+}
+
+size_t CallPlan::scratch_bytes(const CompiledKernel& kernel, const Glue& glue, const Binding& b,
+                               const std::vector<uint8_t>& block) {
+    codegen::CallHeader header;
+    std::memcpy(&header, block.data(), sizeof(header));
+    const codegen::GeneratedKernel& g = kernel.generated;
+    if (kernel.target != codegen::Target::Cuda || (g.reduced_slots == 0 && g.ordered.empty()) || header.total <= 0)
+        return 0;
+    const int64_t per_thread = g.elements_per_thread;
+    const int64_t threads = header.total / per_thread + (header.total % per_thread != 0);
+    const int64_t block_size = kernel.cuda_entry ? kernel.cuda_entry->block_size : 1;
+    if (g.ordered.empty())
+        return codegen::reduce_scratch_bytes(g.reduced_slots, threads / block_size + (threads % block_size != 0));
+    const int64_t blocks = ordered_blocks(kernel, header.total);
+    size_t bytes = codegen::reduce_scratch_bytes(g.reduced_slots, blocks);
+    const int64_t warps = std::max<int64_t>(1, block_size / 32);
+    for (const codegen::GeneratedKernel::OrderedTable& t : g.ordered) {
+        const int64_t extent = ordered_extent(kernel, block, t.param);
+        if (extent < 0 || extent * warps > t.capacity)
+            throw_value_error(b.function + "(): deterministic mode on CUDA supports the gradient of " +
+                              glue_param_name(b, glue, t.param) + " up to " + std::to_string(t.capacity / warps) +
+                              " elements (a copy per warp in shared memory), but it spans " +
+                              (extent < 0 ? std::string("a view with negative strides") : std::to_string(extent)) +
+                              "; call without deterministic mode, or on the CPU");
+        bytes += (size_t(blocks) * size_t(extent) * size_t(t.accum_bytes) + 15) & ~size_t(15);
+    }
+    return bytes;
+}
+
+void CallPlan::set_scratch(std::vector<uint8_t>& block, void* scratch) {
+    std::memcpy(block.data() + offsetof(codegen::CallHeader, scratch), &scratch, sizeof(scratch));
 }
 
 void CallPlan::zero(const CompiledKernel& kernel, void* data, size_t bytes, void* stream) {

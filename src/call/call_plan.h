@@ -29,8 +29,9 @@ struct LaunchData {
     /// Per binding: the incoming gradient of an inout parameter's written value (backward), whose
     /// binding_grads entry is the gradient of its old value; nullptr otherwise.
     const TensorInfo* const* binding_out_grads = nullptr;
-    /// Deterministic CUDA kernels with reduced gradients: scratch_bytes() of device memory whose
-    /// first 16 bytes are zero (CallHeader::scratch); nullptr otherwise.
+    /// Deterministic CUDA kernels with reduced gradients or ordered tables: scratch_bytes() of
+    /// device memory whose first 16 bytes are zero (CallHeader::scratch; or set_scratch() after
+    /// packing); nullptr otherwise.
     void* scratch = nullptr;
 };
 
@@ -73,10 +74,20 @@ public:
     /// messages name the function from the kernel's launch site (`function` is kept for callers).
     static void launch(const CompiledKernel& kernel, std::vector<uint8_t>& block, void* stream,
                        const std::string& function);
-    /// Scratch memory a launch of `kernel` over `total` call elements needs (LaunchData::scratch):
-    /// 0 unless it is a deterministic CUDA kernel with reduced gradients. Of that, the first 16
-    /// bytes must be zero at the launch.
-    static size_t scratch_bytes(const CompiledKernel& kernel, int64_t total);
+    /// Scratch memory the launch of `kernel` packed in `block` (from `glue` and `b`) needs
+    /// (LaunchData::scratch): 0 unless it is a deterministic CUDA kernel with reduced gradients
+    /// or ordered gradient tables. Of that, the first 16 bytes must be zero at the launch. Throws
+    /// ValueError naming the parameter when an ordered table is larger than its shared memory.
+    static size_t scratch_bytes(const CompiledKernel& kernel, const Glue& glue, const Binding& b,
+                                const std::vector<uint8_t>& block);
+    /// Sets CallHeader::scratch of a packed block.
+    static void set_scratch(std::vector<uint8_t>& block, void* scratch);
+    /// The grid of a kernel with ordered gradient tables over `total` call elements (bounded:
+    /// codegen::ordered_grid_blocks).
+    static int64_t ordered_blocks(const CompiledKernel& kernel, int64_t total);
+    /// Scalar elements an ordered table's buffer spans in `block` (as sg_ordered_extent on the
+    /// device; -1 when a stride is negative).
+    static int64_t ordered_extent(const CompiledKernel& kernel, const std::vector<uint8_t>& block, int param);
     /// Zero-fills `bytes` bytes at `data` on `kernel`'s device: an asynchronous memset on `stream`
     /// (CUDA, in the kernel's context) or a memset (CPU).
     static void zero(const CompiledKernel& kernel, void* data, size_t bytes, void* stream);

@@ -37,6 +37,8 @@ CompiledKernel generate(const UserModule& module, const Glue& glue, codegen::Tar
     ir::inline_calls(*kernel);
     autodiff::strip_detach(*kernel);
     ir::dead_code(*kernel);
+    ir::cse(*kernel);
+    ir::pair_sincos(*kernel);
 
     CompiledKernel out;
     out.compilation = compilation;
@@ -60,8 +62,10 @@ CompiledKernel compile_cuda_kernel(const UserModule& module, const Glue& glue, c
     runtime::CudaCompileOptions cuda_options;
     cuda_options.arch = runtime::cuda_device_arch(device_index);
     cuda_options.debug = debug_mode();  // line info for tools; the checks are in the code
+    cuda_options.fast_math = options.fast_math;
     k.cuda_module = runtime::load_cuda_module(k.generated.source, cuda_options);
     k.cuda_entry = &k.cuda_module->function(device_index, k.generated.entry);
+    if (!k.generated.final_entry.empty()) k.cuda_final = &k.cuda_module->function(device_index, k.generated.final_entry);
     // The device's fault record is made with its first kernel, not at its first launch: a launch
     // may be the first one inside a CUDA graph capture, which cannot allocate pinned memory.
     (void)device_fault_record(device_index);

@@ -32,6 +32,9 @@ struct CompiledKernel {
     runtime::CpuKernelFn cpu_entry = nullptr;
     std::shared_ptr<runtime::CudaModule> cuda_module;
     const runtime::CudaFunction* cuda_entry = nullptr;  ///< owned by cuda_module
+    /// The second entry of a kernel with ordered gradient tables (GeneratedKernel::final_entry),
+    /// launched after cuda_entry with the same parameter block; nullptr otherwise.
+    const runtime::CudaFunction* cuda_final = nullptr;
     int32_t site = -1;  ///< launch site of its faults (kernel_faults.h), set by the call plan
     /// CPU: run the launch's threads in order on the calling thread (deterministic mode: its
     /// atomics and reductions then add in one fixed order).

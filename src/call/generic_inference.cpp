@@ -252,6 +252,22 @@ private:
             if (e >= 0) bind_value_at(te, 1, t.ndim - e, from);
             return;
         }
+        if (skip == 0 && te->array_dims.empty() && te->arg_is_value.size() == 1 &&
+            (te->name == "StructuredBuffer" || te->name == "RWStructuredBuffer")) {
+            // StructuredBuffer<T>: dim 0 counts the elements, the rest is one element (a type
+            // parameter alone is a scalar: (N,)).
+            const TypeExpr* elem = type_expr_at(te, 0);
+            if (!elem || t.ndim < 1) return;
+            if (is_type_param(elem)) {
+                if (t.ndim == 1) bind(index_of(elem->name), type_arg(types_.scalar(k)), false, from);
+                return;
+            }
+            ArgInfo element = a;
+            element.tensor.ndim = t.ndim - 1;
+            for (int d = 0; d + 1 < t.ndim; ++d) element.tensor.shape[d] = t.shape[d + 1];
+            unify_tensor(elem, 0, element, from);
+            return;
+        }
         int r = element_rank(te, skip);
         if (r < 0 || t.ndim < r) return;
         const int64_t* dims = t.shape + (t.ndim - r);

@@ -16,6 +16,7 @@ namespace {
 /// bound (interfaces become the matching concrete kind).
 std::string concrete_tensor(const Type* t, bool with_grad, int batch_dims = 0) {
     const lang::TensorKind& k = t->tensor;
+    if (k.buffer) return lang::type_name(t);  // one buffer per call (the binder refuses batches)
     std::string elem = lang::type_name(t->element) + ", " + std::to_string(t->rank + batch_dims);
     if (k.atomic) return "AtomicTensor<" + elem + ">";
     const char* prefix = k.access == TensorAccess::Read ? "" : k.access == TensorAccess::Write ? "W" : "RW";
@@ -35,6 +36,10 @@ constexpr const char* kHashHelpers = R"(uint __sg_wang_hash(uint seed)
 }
 float __sg_unit_float(uint h) { return float(h >> 8u) * (1.0f / 16777216.0f); }
 )";
+
+/// Array gradients of up to this many elements are added element by element without a loop in
+/// deterministic CUDA backward kernels (each add site then runs once per thread).
+constexpr int64_t kMaxUnrolledAdds = 64;
 
 class GlueWriter {
 public:
@@ -88,6 +93,25 @@ public:
         std::vector<int64_t> counts;
         array_inner(t, &counts);
         if (counts.empty()) return store(tensor, dims, value, atomic);
+        int64_t elements = 1;
+        for (int64_t c : counts) elements *= c;
+        if (atomic && b_.deterministic && b_.device == DeviceType::CUDA && elements <= kMaxUnrolledAdds) {
+            // Deterministic CUDA orders each add site's adds, and a site may run once per thread
+            // (codegen.h: ordered_params): one add per array element, no loop.
+            std::string s;
+            for (int64_t flat = 0; flat < elements; ++flat) {
+                std::vector<std::string> lits(counts.size());
+                int64_t rest = flat;
+                for (size_t k = counts.size(); k-- > 0;) {
+                    lits[k] = std::to_string(rest % counts[k]);
+                    rest /= counts[k];
+                }
+                std::string idx = at(tensor, dims, lits);
+                std::string args = idx.substr(tensor.size() + 1, idx.size() - tensor.size() - 2);
+                s += std::string(flat ? "\n    " : "") + tensor + ".add(" + args + ", " + value + subscripts(lits) + ");";
+            }
+            return s;
+        }
         std::vector<std::string> vars;
         std::string s = loops(counts, tensor, vars).substr(4);
         std::string idx = at(tensor, dims, vars);
@@ -403,11 +427,13 @@ std::string strategy_comment(const Binding& b, const ParamBinding& p) {
                                 "and the block; one atomic per block";
         break;
     case GradStrategy::Atomic:
-        why = b.deterministic ? "broadcast along some call dimensions: atomics in a fixed order (deterministic)"
+        why = b.deterministic ? "broadcast along some call dimensions: summed in a fixed order (deterministic; CUDA: "
+                                "per warp in lane order, warps and blocks in order)"
                               : "broadcast along some call dimensions: warp-aggregated atomics";
         break;
     case GradStrategy::Collide:
-        why = b.deterministic ? "colliding by data: atomics in a fixed order (deterministic)"
+        why = b.deterministic ? "colliding by data: summed in a fixed order (deterministic; CUDA: per warp in lane "
+                                "order, warps and blocks in order)"
                               : "colliding by data: warp-aggregated atomics; on CUDA a block-private copy in "
                                 "shared memory when the gradient fits 16 KiB";
         break;

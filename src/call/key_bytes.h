@@ -7,12 +7,20 @@
 
 namespace sg::call {
 
-/// Appends the bytes of `v` (host byte order: keys never leave the process).
+/// Appends the bytes of `v` (host byte order: keys never leave the process). Most fields are
+/// one byte: those take push_back, which inlines to a capacity check and a store (a key is built
+/// on every call; append() is an out-of-line call per byte).
 template <class T>
 void put(std::string& s, T v) {
-    char buf[sizeof(T)];
-    std::memcpy(buf, &v, sizeof(T));
-    s.append(buf, sizeof(T));
+    if constexpr (sizeof(T) == 1) {
+        char c;
+        std::memcpy(&c, &v, 1);
+        s.push_back(c);
+    } else {
+        char buf[sizeof(T)];
+        std::memcpy(buf, &v, sizeof(T));
+        s.append(buf, sizeof(T));
+    }
 }
 
 /// Reads a `T` at `pos` and advances past it; a read past the end gives T{} (renderers only).

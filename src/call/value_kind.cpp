@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "call/call_key.h"
+#include "call/element_layout.h"
 #include "call/errors.h"
 #include "call/key_bytes.h"
 
@@ -214,7 +215,20 @@ ValueNode bind_tensor(BindContext& c, const BindRequest& r) {
     std::vector<int64_t> elem;
     ScalarKind scalar = ScalarKind::Float;
     const Type* value_type = t->is_tensor() ? t->element : t;
-    if (!element_shape(value_type, elem, scalar)) throw_type_error(where + " cannot be read from a tensor");
+    ElementLayout layout;
+    if (t->is_tensor()) {
+        std::string why;
+        if (!element_layout(c.module->types(), value_type, layout, why)) throw_type_error(where + ": " + why);
+        elem = layout.shape;
+        scalar = layout.scalar;
+    } else if (!element_shape(value_type, elem, scalar)) {
+        // As in SlangPy, a struct parameter is vectorized field by field: a dict of tensors.
+        if (value_type->is_struct())
+            throw_type_error(where + " cannot be read from one tensor; pass a dict with a value or tensor per field "
+                             "(as SlangPy does), or declare the parameter as a Tensor / StructuredBuffer of " +
+                             lang::type_name(value_type));
+        throw_type_error(where + " cannot be read from a tensor");
+    }
     if (dtype_of(scalar) != ti.dtype)
         throw_type_error(where + " needs a " + dtype_name(dtype_of(scalar)) + " tensor, got " + describe_tensor(a));
     ParamBinding pb;
@@ -226,6 +240,15 @@ ValueNode bind_tensor(BindContext& c, const BindRequest& r) {
             throw_type_error(where + " needs a tensor whose last dims are " + shape_text(elem.data(), e) + ", got " +
                              describe_tensor(a));
         if (r.dir != lang::ParamDir::In) throw_type_error(where + ": tensor parameters cannot be out/inout (the tensor type says the access)");
+        if (t->tensor.buffer && ti.ndim != 1 + e) {
+            std::string want = "(N";
+            for (int64_t d : elem) want += ", " + std::to_string(d);
+            throw_type_error(where + " needs a tensor of shape " + want + (e ? ")" : ",)") + " (one buffer per call), got " +
+                             describe_tensor(a));
+        }
+        if (layout.flat && !inner_dims_flat(ti.shape, ti.strides, ti.ndim, e))
+            throw_type_error(where + " reads its elements' components with one stride, but the last dims of " +
+                             describe_tensor(a) + " are not contiguous among themselves (pass .contiguous())");
         pb.kind = BindingKind::WholeTensor;
         pb.is_output = t->tensor.access != lang::TensorAccess::Read;
         // Extra leading dims are a batch of tensors: call dims, each thread sees its slice.

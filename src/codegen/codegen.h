@@ -10,6 +10,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -109,11 +110,50 @@ struct CodegenOptions {
     /// shared memory and adds it to the buffer once at the end; otherwise the adds go to the
     /// buffer (warp-aggregated atomics). At most two parameters.
     uint64_t privatized_params = 0;
+    /// CUDA, deterministic mode, bit k: kernel parameter k is a gradient whose adds collide: a
+    /// partially broadcast gradient buffer (its `tensor_atomic_add`s; GradStrategy::Atomic) or a
+    /// differentiable tensor of scalar or vector float elements read at computed indices (its
+    /// gradient view's `grad_add`s; GradStrategy::Collide). Its adds are summed in a fixed order
+    /// (prelude_ordered.inc): recorded per call element, folded per warp into shared memory,
+    /// summed per block into scratch, and the blocks' partials added in block order by a second
+    /// kernel (GeneratedKernel::final_entry). An add site inside a loop cannot be recorded:
+    /// generate_kernel throws OrderingUnsupported.
+    uint64_t ordered_params = 0;
     /// Deterministic mode: the same inputs give bitwise the same results on every run. CPU: a
     /// launch runs its threads in order on one thread. CUDA: a reduced parameter's block sums go
-    /// to a scratch buffer (the kernel's last parameter) and the last block to finish adds them
-    /// in block order; the kernel may have no other float atomics (the call layer checks).
+    /// to a scratch buffer (CallHeader::scratch) and the last block to finish adds them in block
+    /// order; colliding gradients are ordered_params; the kernel has no other float atomics on
+    /// gradients (generate_kernel throws OrderingUnsupported where it would need one).
     bool deterministic = false;
+    /// Fast math (module option or fn.fast_math()). CUDA: float sin, cos, tan, exp, log, log2,
+    /// log10, pow and tanh use the approximate hardware intrinsics (__sinf, ..., tanh.approx.f32;
+    /// the generated source defines SG_FAST_MATH) and float division is approximate (NVRTC
+    /// --prec-div=false, compile_kernel.cpp); sqrt, double and integer math stay exact. CPU: no
+    /// effect (the same precise code). Error bounds: docs/performance.md.
+    bool fast_math = false;
+};
+
+/// Shared memory of the ordered gradient tables of one kernel (CodegenOptions::ordered_params),
+/// split evenly between them: one copy per warp, so with 8 warps (256 threads) a single float
+/// table may have up to 1408 elements, two double tables 352 each. (Static shared memory stops
+/// at 48 KiB a block; the block sums of reductions need a little of it too.)
+inline constexpr int kOrderedTableBytes = 45056;
+/// Ordered kernels run at most this many blocks per multiprocessor (grid-stride over the call):
+/// the partials the final kernel sums grow with the grid.
+inline constexpr int kOrderedBlocksPerSm = 4;
+/// The grid of an ordered kernel: enough blocks for the call, at most kOrderedBlocksPerSm per
+/// multiprocessor. The same on every run on one device (and so are the sums).
+inline int64_t ordered_grid_blocks(int64_t needed_blocks, int multiprocessors) {
+    const int64_t cap = int64_t(multiprocessors > 0 ? multiprocessors : 1) * kOrderedBlocksPerSm;
+    return needed_blocks < cap ? needed_blocks : cap;
+}
+
+/// Thrown by generate_kernel when deterministic mode cannot sum a gradient's adds in a fixed
+/// order (an add site inside a loop, an add the generator cannot attribute to a parameter).
+/// `param` is the kernel parameter (-1: unknown); the call layer names the user's parameter.
+struct OrderingUnsupported : std::runtime_error {
+    OrderingUnsupported(int param_index, const std::string& why) : std::runtime_error(why), param(param_index) {}
+    int param;
 };
 
 /// Shared memory for one block-private gradient table (CodegenOptions::privatized_params): 4K
@@ -136,6 +176,19 @@ struct GeneratedKernel {
     /// (CodegenOptions::reduced_params); a launch needs reduce_scratch_bytes(reduced_slots,
     /// blocks) of scratch. 0 for every other kernel.
     int reduced_slots = 0;
+    /// Ordered gradient tables (CodegenOptions::ordered_params that the kernel adds to), in
+    /// parameter order. The scratch holds, after the 16-byte header and the reduced sums, per
+    /// table sg_ordered_bytes(blocks, extent, accum_bytes) of per-block partials.
+    struct OrderedTable {
+        int param = -1;          ///< kernel parameter index
+        int accum_bytes = 4;     ///< accumulator size (float for half and float, double for double)
+        int64_t capacity = 0;    ///< accumulators of shared memory per block (all warps' copies)
+    };
+    std::vector<OrderedTable> ordered;
+    /// With ordered tables: the second entry point, run after the main one with the same
+    /// parameter block (grid-stride: any grid; one block per 32 elements of the largest table
+    /// is enough); empty otherwise.
+    std::string final_entry;
 };
 
 /// Emits the kernel and every function it still calls (after inlining, only functions with a

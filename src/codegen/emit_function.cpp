@@ -109,6 +109,7 @@ void Emitter::emit_inst(const Inst& inst) {
     case OpKind::Splat: case OpKind::Construct: case OpKind::Extract: case OpKind::Insert:
     case OpKind::ExtractDyn: case OpKind::InsertDyn: case OpKind::Swizzle: emit_composite(inst); return;
     case OpKind::Intrinsic: emit_intrinsic(inst); return;
+    case OpKind::SinCos: emit_sincos(inst); return;
     case OpKind::Call: emit_call(inst); return;
     case OpKind::TensorLoad: case OpKind::TensorStore: case OpKind::TensorAtomicAdd: case OpKind::TensorGradAdd:
     case OpKind::TensorGradLoad: case OpKind::TensorGradStore: case OpKind::TensorShape: case OpKind::TensorSlice:
@@ -167,7 +168,9 @@ void Emitter::emit_loop(const Inst& inst) {
         bind(inst.results[k], carried[k]);
     }
     open("for (;;)");
+    ++loop_depth_;
     emit_block(body);
+    --loop_depth_;
     const Inst& y = region_yield(body);
     SG_INTERNAL_ASSERT(y.operands.size() == body.params.size() + 1, "codegen: loop yield arity");
 

@@ -186,6 +186,16 @@ void Emitter::emit_intrinsic(const Inst& inst) {
     define(r, std::string("sg_") + info.name + "(" + args + ")");
 }
 
+// Both results of one sg_sincos call (prelude: sincosf/sincos on CUDA, sinf and cosf on the CPU).
+void Emitter::emit_sincos(const Inst& inst) {
+    const Value* s = inst.results[0];
+    const Value* c = inst.results[1];
+    line(type(s->type) + " " + local_name(s) + ", " + local_name(c) + ";");
+    line("sg_sincos(" + ref(inst.operands[0]) + ", &" + local_name(s) + ", &" + local_name(c) + ");");
+    bind(s, local_name(s));
+    bind(c, local_name(c));
+}
+
 void Emitter::emit_call(const Inst& inst) {
     const Function& callee = *inst.callee;
     // emit_function_tree defines every callee before its caller's body is emitted.

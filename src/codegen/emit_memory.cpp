@@ -50,6 +50,26 @@ void Emitter::emit_tensor(const Inst& inst) {
             return;
         }
     }
+    // An ordered gradient table (deterministic CUDA): the add is recorded for the entry point to
+    // fold in a fixed order; each site has its own record, so it must run at most once per thread.
+    std::string ordered_record;
+    if (inst.op == OpKind::TensorAtomicAdd || inst.op == OpKind::TensorGradAdd) {
+        auto param = tensor_params_.find(tensor);
+        const int k = param == tensor_params_.end() ? -1 : param->second;
+        OrderedParam* ordered = nullptr;
+        for (OrderedParam& p : ordered_)
+            if (k >= 0 && p.param == k) ordered = &p;
+        if (ordered) {
+            if (loop_depth_ > 0)
+                throw OrderingUnsupported(k, "its gradient is added to inside a loop (each add must run at most once per "
+                                             "call element)");
+            ordered_record = "sg_or_" + std::to_string(k) + "[" + std::to_string(ordered->sites++) + "]";
+        } else if (inst.op == OpKind::TensorGradAdd && options_.deterministic && target_ == Target::Cuda) {
+            throw OrderingUnsupported(k, k < 0 ? "a gradient is added to through a view the kernel computes (a slice of "
+                                                 "a batch of tensors, or inside a function that is not inlined)"
+                                               : "its gradient adds have no fixed-order scheme");
+        }
+    }
     std::string private_table;  // a privatized gradient table's shared copy (CUDA)
     if (inst.op == OpKind::TensorGradAdd) {
         auto param = tensor_params_.find(tensor);
@@ -81,6 +101,7 @@ void Emitter::emit_tensor(const Inst& inst) {
     if (!loads) call += ", " + ref(inst.operands.back());
     if (!private_table.empty()) call += ", " + private_table;
     call += ")";
+    if (!ordered_record.empty()) call = "sg_ordered_record(" + ordered_record + ", " + off + ", " + ref(inst.operands.back()) + ")";
 
     if (!options_.debug_checks || rank == 0 || index_in_bounds_by_construction(inst)) {
         line(index_type + " " + off + " = " + offset + ";");

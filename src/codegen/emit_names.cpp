@@ -163,6 +163,32 @@ const TypeNames::StructInfo& TypeNames::register_struct(const Type* t) {
         def += "    " + field_types[k] + " " + unique + ";" + (fields[k].no_diff ? "  // no_diff" : "") + "\n";
     }
     def += "};\n";
+    // As a tensor or buffer element, a struct is flattened to its scalar components
+    // (prelude_tensor: sg_flat); component offsets of the fields, in scalars.
+    lang::ScalarKind unit = lang::ScalarKind::Float;
+    lang::flat_components(types_, t, &unit);
+    std::string loads, stores, adds;
+    std::string at = "0";
+    for (size_t k = 0; k < fields.size(); ++k) {
+        const std::string f = "sg_flat<decltype(sg_user::" + info.name + "::" + info.fields[k] + ")>";
+        const std::string o = "(I)(off + (I)(" + at + ") * s)";
+        loads += "        v." + info.fields[k] + " = " + f + "::load(data, " + o + ", s);\n";
+        stores += "        " + f + "::store(data, " + o + ", s, v." + info.fields[k] + ");\n";
+        adds += "        " + f + "::add(data, " + o + ", s, v." + info.fields[k] + ");\n";
+        at += " + " + f + "::count";
+    }
+    // The prelude's templates are specialized in their (global) namespace; the struct is in sg_user.
+    const std::string q = "sg_user::" + info.name;
+    def += "}  // namespace sg_user\n";
+    def += "template <> struct sg_stride_unit<" + q + "> { typedef " + lang::scalar_name(unit) + " type; };\n";
+    def += "template <> struct sg_flat<" + q + "> {\n    static constexpr int count = " + at + ";\n";
+    def += "    template <class I> static SG_MFN " + q + " load(const void* data, I off, I s) {\n        " + q +
+           " v;\n" + loads + "        return v;\n    }\n";
+    def += "    template <class I> static SG_MFN void store(void* data, I off, I s, const " + q + "& v) {\n" + stores +
+           "    }\n";
+    def += "    template <class I> static SG_MFN void add(void* data, I off, I s, const " + q + "& v) {\n" +
+           adds + "    }\n};\n";
+    def += "template <> struct sg_element<" + q + "> : sg_flat_element<" + q + "> {};\nnamespace sg_user {\n";
     info.definition = std::move(def);
     order_.push_back(t);
     return structs_.emplace(t, std::move(info)).first->second;

@@ -103,6 +103,16 @@ public:
         std::string scalar;      ///< float or double
     };
     const std::vector<PrivateParam>& privatized_params() const { return privatized_; }
+    /// An ordered gradient table (CodegenOptions::ordered_params, CUDA): its thread function takes
+    /// `sg_ordered_rec<elem> (&sg_or_<param>)[sites]`, one record per add site.
+    struct OrderedParam {
+        int param = -1;
+        std::string field;
+        std::string elem;        ///< the element's C++ type
+        std::string accum;       ///< accumulator scalar type (float or double)
+        int sites = 0;           ///< add sites in the kernel body (each runs at most once per element)
+    };
+    const std::vector<OrderedParam>& ordered_params() const { return ordered_; }
 
     // ---- used by the per-concept emit_*.cpp files
     std::string type(const Type* t) { return names_.name(t); }
@@ -129,6 +139,7 @@ public:
     void emit_arith(const Inst& inst);
     void emit_composite(const Inst& inst);
     void emit_intrinsic(const Inst& inst);
+    void emit_sincos(const Inst& inst);
     void emit_call(const Inst& inst);
     // emit_memory.cpp
     void emit_tensor(const Inst& inst);
@@ -178,6 +189,8 @@ private:
     std::unordered_map<const Value*, int> tensor_params_;
     std::vector<ReducedParam> reduced_;
     std::vector<PrivateParam> privatized_;
+    std::vector<OrderedParam> ordered_;
+    int loop_depth_ = 0;  ///< loops around the instruction being emitted (ordered add sites may not be in one)
     const lang::SourceFile* last_file_ = nullptr;
     uint32_t last_line_ = 0;
 };

@@ -58,6 +58,20 @@ Value* Lower::lower_call(Expr* e) {
         else b_.tensor_atomic_add(t, index, v);
         return nullptr;
     }
+    case BuiltinKind::BufferDimensions: {
+        // count = the view's extent; stride = the element's size in bytes (its flattened
+        // components, each of its scalar's size: the layout the buffer is bound with).
+        Value* t = lower_expr(callee->operands[0]);
+        b_.set_loc(e->loc);
+        Value* count = b_.tensor_shape(t, 0);
+        int64_t stride = 0;
+        lang::ScalarKind k = lang::ScalarKind::Float;
+        int64_t n = lang::flat_components(types_, t->type->element, &k);
+        stride = n * (lang::scalar_bits(k) / 8);
+        assign(arg(0), convert(count, arg(0)->type));
+        assign(arg(1), b_.const_int(arg(1)->type, stride));
+        return nullptr;
+    }
     default: break;
     }
     SG_INTERNAL_ASSERT(false, std::string("builtin not handled by lowering: ") + e->builtin->name);

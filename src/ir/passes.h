@@ -1,5 +1,5 @@
 // src/ir/passes.h — the IR passes, one function per file (printer.cpp, verify.cpp, inline_calls.cpp,
-// dead_code.cpp), and the pass pipeline hook that dumps IR between passes.
+// dead_code.cpp, cse.cpp, sincos.cpp), and the pass pipeline hook that dumps IR between passes.
 #pragma once
 
 #include <string>
@@ -24,6 +24,18 @@ void inline_calls(Function& fn);
 /// Removes instructions whose results are unused and that have no side effects (regions
 /// included: an If/Loop without used results and without side effects inside is removed).
 void dead_code(Function& fn);
+
+/// Common-subexpression elimination: a pure instruction (arithmetic, comparisons, logic,
+/// select, conversions, composites, intrinsics, tensor shapes, call indices) that repeats a
+/// dominating one with the same op, type, operands and immediates uses the earlier result;
+/// the duplicates are removed (dead_code). Loads, local storage, calls and anything with side
+/// effects never take part. Values are unchanged: each result is computed the same way, once.
+void cse(Function& fn);
+
+/// A sin and a cos of the same float or double scalar, one dominating the other, become one
+/// SinCos at the first of them (one argument reduction for both: CUDA sincosf/sincos). The
+/// values are those of sin and cos. Runs after cse (which has merged repeated sins and coss).
+void pair_sincos(Function& fn);
 
 /// Runs verify_function in debug builds or when SHADEGRAD_VERIFY_IR=1, and prints the function
 /// to stderr when SHADEGRAD_DUMP_IR=1 (or names this pass: SHADEGRAD_DUMP_IR=inline_calls).

@@ -32,7 +32,8 @@ bool is_generic_type_name(std::string_view name) {
         "vector",        "matrix",       "DifferentialPair", "ITensor",       "IWTensor",
         "IRWTensor",     "Tensor",       "WTensor",          "RWTensor",      "AtomicTensor",
         "IDiffTensor",   "IWDiffTensor", "IRWDiffTensor",    "DiffTensor",    "WDiffTensor",
-        "RWDiffTensor",  "PrimalTensor", "WPrimalTensor",    "RWPrimalTensor",
+        "RWDiffTensor",  "PrimalTensor", "WPrimalTensor",    "RWPrimalTensor", "StructuredBuffer",
+        "RWStructuredBuffer",
     };
     for (std::string_view n : kNames)
         if (n == name) return true;

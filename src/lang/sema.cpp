@@ -354,6 +354,8 @@ void Sema::check_stmt(Stmt* s) {
                 }
             }
             if (v->is_const && !v->init) diags_.error(v->loc, "constant '" + v->name + "' needs an initializer");
+            if (!v->init && v->type && v->type->is_tensor())  // a view of no memory
+                diags_.unsupported(v->loc, "a " + type_name(v->type) + " local without an initializer");
             declare_local(v);
         }
         break;

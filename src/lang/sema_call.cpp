@@ -33,6 +33,12 @@ int conversion_cost(const Type* from, const Type* to) {
 /// every concrete kind of their family with at least their access). In call glue (`glue`), a
 /// concrete differentiable kind also takes its primal-only twin: a DiffTensor argument whose
 /// tensor needs no gradient is bound without one (LANGUAGE.md, "Tensor built-ins").
+bool has_buffer_param(const FunctionDecl& f) {
+    for (const VarDecl* p : f.params)
+        if (p->type && p->type->is_tensor() && p->type->tensor.buffer) return true;
+    return false;
+}
+
 bool tensor_accepts(const Type* param, const Type* arg, bool glue) {
     if (!param->is_tensor() || !arg->is_tensor()) return false;
     if (param == arg) return true;
@@ -113,6 +119,7 @@ const Type* Sema::check_call(Expr* e) {
         const Type* bt = base->type;
         for (size_t k = 1; k < e->operands.size(); ++k)
             if (e->operands[k]->kind == ExprKind::InitList) check_expr(e->operands[k]);
+        if (bt->is_tensor() && bt->tensor.buffer) return check_buffer_method(e, bt, callee->name);
         if (bt->is_tensor()) return check_tensor_method(e, base, callee->name);
         if (bt->is_pair() && (callee->name == "getPrimal" || callee->name == "getDifferential")) {
             if (e->operands.size() != 1) diags_.error(e->loc, callee->name + " takes no arguments");
@@ -252,8 +259,9 @@ const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& can
             diags_.error(e->loc, "function '" + name + "' takes " +
                                      arguments(candidates.front()->params.size() - self) + ", " +
                                      std::to_string(nargs - self) + " given");
-        } else if (candidates.size() == 1 && candidates.front()->generic_origin) {
-            // One instantiation: name the argument that does not fit (Slang's 30019).
+        } else if (candidates.size() == 1 && (candidates.front()->generic_origin || has_buffer_param(*candidates.front()))) {
+            // One instantiation (or one function taking a buffer): name the argument that does
+            // not fit (Slang's 30019).
             const FunctionDecl* f = candidates.front();
             for (size_t k = 0; k < nargs; ++k) {
                 Expr* a = e->operands[k + 1];
@@ -278,7 +286,7 @@ const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& can
     for (size_t k = 0; k < nargs; ++k) {
         Expr* a = e->operands[k + 1];
         if (a->kind == ExprKind::InitList) check_init_list(a, best->params[k]->type);
-        if (best->params[k]->dir != ParamDir::In) require_lvalue(a, "pass to an out/inout parameter");
+        if (best->params[k]->dir != ParamDir::In) require_lvalue(a, "pass to an out/inout parameter", 30047);
         else if (a->kind != ExprKind::InitList) warn_implicit_conversion(a, best->params[k]->type);
     }
     return best->result_type;

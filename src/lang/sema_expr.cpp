@@ -56,7 +56,7 @@ bool is_swizzle_char(char c, const char* set) {
 
 }  // namespace
 
-void Sema::require_lvalue(Expr* e, const char* what) {
+void Sema::require_lvalue(Expr* e, const char* what, int code) {
     if (e->is_lvalue || e->type->is_error()) return;
     // Through `this` of a non-mutating method: Slang's 30011, with the reason.
     const Expr* root = e;
@@ -71,7 +71,7 @@ void Sema::require_lvalue(Expr* e, const char* what) {
     if (e->kind == ExprKind::Member && e->ref == RefKind::Swizzle && e->operands[0]->is_lvalue)
         diags_.error(e->loc, std::string("cannot ") + what + ": swizzle '" + e->name +
                                  "' names a component twice, so it is not an assignable location", 30011);
-    else diags_.error(e->loc, std::string("cannot ") + what + ": the expression is not an assignable location", 30011);
+    else diags_.error(e->loc, std::string("cannot ") + what + ": the expression is not an assignable location", code);
 }
 
 void Sema::check_convertible(Expr* e, const Type* to, const char* what) {
@@ -418,6 +418,7 @@ const Type* Sema::check_index(Expr* e) {
     std::vector<Expr*> index(e->operands.begin() + 1, e->operands.end());
     for (Expr* i : index) check_expr(i);
     if (bt->is_error()) return bt;
+    if (bt->is_tensor() && bt->tensor.buffer) return check_buffer_index(e, bt);
     if (bt->is_tensor()) return check_tensor_index(e, bt, index);
     if (index.size() != 1) {
         diags_.error(e->loc, "only tensors take several indices; " + type_name(bt) + " takes one");
@@ -542,6 +543,7 @@ const Type* Sema::check_member(Expr* e) {
         diags_.error(e->loc, type_name(bt) + " has no member '" + n + "' (it has .p and .d)");
         return types_.error_type();
     }
+    if (bt->is_tensor() && bt->tensor.buffer) return check_buffer_member(e, bt);
     if (bt->is_tensor()) {
         e->ref = RefKind::TensorMember;
         if (n == "shape") return types_.array(types_.uint32(), bt->rank);

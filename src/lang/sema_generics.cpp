@@ -219,6 +219,9 @@ bool Sema::infer_generic_args(FunctionDecl* g, const std::vector<Expr*>& args, s
             arg_at(2, nullptr, t->cols);
         } else if (te->name == "DifferentialPair" && t->is_pair()) {
             arg_at(0, t->element, 0);
+        } else if (t->is_tensor() && t->tensor.buffer && te->arg_is_value.size() == 1 &&
+                   (te->name == "StructuredBuffer" || te->name == "RWStructuredBuffer")) {
+            arg_at(0, t->element, 0);
         } else if (t->is_tensor() && te->arg_is_value.size() == 2) {
             arg_at(0, t->element, 0);
             arg_at(1, nullptr, t->rank);

@@ -225,7 +225,14 @@ private:
     const Type* check_intrinsic(Expr* e, const IntrinsicInfo& info);
     const Type* check_tensor_method(Expr* e, Expr* tensor, const std::string& method);
     const Type* check_tensor_index(Expr* at, const Type* tensor, const std::vector<Expr*>& index);
-    void require_lvalue(Expr* e, const char* what);
+    // ---- StructuredBuffer / RWStructuredBuffer (sema_buffers.cpp)
+    const Type* resolve_buffer_type(TypeExpr* te);
+    /// `buf[i]` (and `buf.Load(i)`: `at` is the call): operand 1 is the index.
+    const Type* check_buffer_index(Expr* at, const Type* buffer);
+    const Type* check_buffer_member(Expr* e, const Type* buffer);
+    const Type* check_buffer_method(Expr* e, const Type* buffer, const std::string& method);
+    /// Reports `e` unless it is assignable: Slang's 30011, or `code` (30047 for an argument).
+    void require_lvalue(Expr* e, const char* what, int code = 30011);
     bool is_integer_scalar(const Type* t) const { return t->is_scalar() && is_integer(t->scalar); }
 
     // scopes

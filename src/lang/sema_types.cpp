@@ -229,6 +229,7 @@ const Type* Sema::resolve_type(TypeExpr* te) {
         return eval_const_int(te->value_args[value_index]);
     };
     size_t nargs = te->arg_is_value.size();
+    if (n == "StructuredBuffer" || n == "RWStructuredBuffer") return te->resolved = resolve_buffer_type(te);
     bool is_tensor = false;
     for (const auto& t : kTensorNames) {
         if (n != t.name) continue;
@@ -247,13 +248,19 @@ const Type* Sema::resolve_type(TypeExpr* te) {
                 return te->resolved = types_.error_type();
             }
         }
-        if (!(elem->is_scalar() || elem->is_vector() || elem->is_matrix()) &&
-            !(elem->is_struct() && !t.kind.differentiable)) {
+        if (!(elem->is_scalar() || elem->is_vector() || elem->is_matrix() || elem->is_struct())) {
             diags_.error(te->loc, "tensor element type " + type_name(elem) + " is not supported");
             return te->resolved = types_.error_type();
         }
         if (t.kind.differentiable && !types_.is_differentiable(elem)) {
             diags_.error(te->loc, n + " needs a differentiable element type, got " + type_name(elem), 38029);
+            return te->resolved = types_.error_type();
+        }
+        if (t.kind.differentiable && elem->is_struct() && types_.differential(elem) != elem) {
+            // As in SlangPy, the element must be its own Differential (the gradient buffer has the
+            // primal's layout): every field differentiable, none no_diff.
+            diags_.error(te->loc, n + " needs an element that is its own Differential, got " + type_name(elem) +
+                                      " (a field is no_diff or not differentiable)", 38029);
             return te->resolved = types_.error_type();
         }
         base = types_.tensor(elem, int(*rank), t.kind);

@@ -41,7 +41,8 @@ const char* scalar_name(ScalarKind k) {
 
 bool TensorKind::operator<(const TensorKind& o) const {
     auto key = [](const TensorKind& k) {
-        return (int(k.access) << 4) | (k.differentiable << 3) | (k.interface << 2) | (k.has_grad << 1) | k.atomic;
+        return (k.buffer << 6) | (int(k.access) << 4) | (k.differentiable << 3) | (k.interface << 2) | (k.has_grad << 1) |
+               k.atomic;
     };
     return key(*this) < key(o);
 }
@@ -69,7 +70,7 @@ static std::string type_key(const Type& t) {
                     std::to_string(t.rows) + ":" + std::to_string(t.cols) + ":" + std::to_string(t.count) +
                     ":" + std::to_string(t.rank) + ":" + std::to_string(int(t.tensor.access)) +
                     std::to_string(t.tensor.differentiable) + std::to_string(t.tensor.interface) +
-                    std::to_string(t.tensor.has_grad) + std::to_string(t.tensor.atomic) + ":" +
+                    std::to_string(t.tensor.has_grad) + std::to_string(t.tensor.atomic) + std::to_string(t.tensor.buffer) + ":" +
                     std::to_string(reinterpret_cast<uintptr_t>(t.element)) + ":" +
                     std::to_string(reinterpret_cast<uintptr_t>(t.decl)) + ":" +
                     std::to_string(reinterpret_cast<uintptr_t>(t.enumeration));
@@ -208,6 +209,40 @@ const Type* TypeContext::differential(const Type* t) const {
     return t;
 }
 
+namespace {
+
+int64_t flatten_count(const TypeContext& types, const Type* t, ScalarKind* scalar, bool* uniform, bool* seen, int depth) {
+    auto leaf = [&](ScalarKind k) {
+        if (*seen && *scalar != k) *uniform = false;
+        if (!*seen) *scalar = k;
+        *seen = true;
+    };
+    if (depth > 64) return 0;  // struct nesting is bounded by sema; this only guards the recursion
+    switch (t->kind) {
+    case TypeKind::Scalar:
+    case TypeKind::Vector:
+    case TypeKind::Matrix: leaf(t->scalar); return t->components();
+    case TypeKind::Array: return t->count * flatten_count(types, t->element, scalar, uniform, seen, depth + 1);
+    case TypeKind::Struct: {
+        int64_t n = 0;
+        for (const FieldInfo& f : types.fields(t)) n += flatten_count(types, f.type, scalar, uniform, seen, depth + 1);
+        return n;
+    }
+    default: return 0;
+    }
+}
+
+}  // namespace
+
+int64_t flat_components(const TypeContext& types, const Type* t, ScalarKind* scalar, bool* uniform) {
+    ScalarKind k = ScalarKind::Float;
+    bool u = true, seen = false;
+    int64_t n = flatten_count(types, t, &k, &u, &seen, 0);
+    if (scalar) *scalar = k;
+    if (uniform) *uniform = u;
+    return n;
+}
+
 std::string type_name(const Type* t) {
     switch (t->kind) {
     case TypeKind::Void: return "void";
@@ -230,6 +265,8 @@ std::string type_name(const Type* t) {
     case TypeKind::DiffPair: return "DifferentialPair<" + type_name(t->element) + ">";
     case TypeKind::Tensor: {
         const TensorKind& k = t->tensor;
+        if (k.buffer)
+            return std::string(k.access == TensorAccess::Read ? "" : "RW") + "StructuredBuffer<" + type_name(t->element) + ">";
         std::string base;
         if (k.atomic) base = "AtomicTensor";
         else {

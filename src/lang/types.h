@@ -39,6 +39,9 @@ struct TensorKind {
     bool interface = false;       ///< ITensor/IDiffTensor/...: generic over the concrete kind
     bool has_grad = false;        ///< concrete differentiable tensor with a gradient buffer bound
     bool atomic = false;          ///< AtomicTensor (supports add)
+    /// StructuredBuffer<T> / RWStructuredBuffer<T>: a rank-1 view with `buf[i]` and
+    /// GetDimensions, whose element may also be an array or a struct (tensor_layout.h).
+    bool buffer = false;
     bool operator<(const TensorKind& o) const;
     bool operator==(const TensorKind& o) const = default;
 };
@@ -136,6 +139,12 @@ private:
     std::map<const StructDecl*, StructInfo> structs_;
     std::map<const Type*, const Type*> array_differentials_;  ///< arrays whose Differential differs
 };
+
+/// The scalar components of a value of type `t`, flattened: struct fields in declaration order,
+/// array elements in order, matrices row by row (a buffer or tensor element's layout in memory).
+/// `scalar` gets the components' scalar kind; `uniform` whether every component has that kind.
+/// 0 for types without components (void, tensors).
+int64_t flat_components(const TypeContext& types, const Type* t, ScalarKind* scalar = nullptr, bool* uniform = nullptr);
 
 /// Kernel-language spelling of a type ("float3", "float[5]", "IDiffTensor<float,2>").
 std::string type_name(const Type* t);

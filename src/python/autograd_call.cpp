@@ -63,10 +63,7 @@ struct ScratchBuffer {
     void* data = nullptr;
     nb::object tensor;
 
-    ScratchBuffer(const call::CompiledKernel& kernel, const int64_t* call_shape, int rank, void* stream) {
-        int64_t total = 1;
-        for (int d = 0; d < rank; ++d) total *= call_shape[d];
-        const size_t bytes = call::CallPlan::scratch_bytes(kernel, total);
+    ScratchBuffer(const call::CompiledKernel& kernel, size_t bytes, void* stream) {
         if (bytes == 0) return;
         nb::gil_scoped_acquire gil;
         TensorInfo info{};
@@ -157,12 +154,13 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
         data.result_grad = result_grads.data();
         data.binding_grads = grads.data();
         data.binding_out_grads = out_grads.data();
-        // Deterministic CUDA reductions: per-block sums in scratch memory from torch's allocator
-        // (stream-ordered, so it may be released as soon as the launch is enqueued).
-        ScratchBuffer scratch(bw.kernel, c->call_shape, b.call_rank, launch_stream);
-        data.scratch = scratch.data;
         std::vector<uint8_t> block;
         call::CallPlan::pack(bw.kernel, bw.glue, bw.binding, data, block);
+        // Deterministic CUDA reductions and ordered tables: per-block sums in scratch memory from
+        // torch's allocator (stream-ordered, so it may be released as soon as the launch is enqueued).
+        ScratchBuffer scratch(bw.kernel, call::CallPlan::scratch_bytes(bw.kernel, bw.glue, bw.binding, block),
+                              launch_stream);
+        call::CallPlan::set_scratch(block, scratch.data);
         // Torch runs a node's backward on its forward's stream; the native bridge passes it.
         call::CallPlan::launch(bw.kernel, block, launch_stream, b.function);
         return 0;

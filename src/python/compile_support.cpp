@@ -6,6 +6,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include <exception>
+#include <iterator>
 #include <mutex>
 #include <unordered_set>
 #include <vector>
@@ -22,12 +24,32 @@ using call::ArgKind;
 
 namespace {
 
-PyObject* g_call_method = nullptr;  // the unbound nanobind method Function._call (kept for the process)
+PyObject* g_call_method = nullptr;     // the unbound nanobind method Function._call (kept for the process)
+PyObject* g_rethrow_pending = nullptr;  // _core._rethrow_pending (kept for the process)
+PyObject* g_empty_kwargs = nullptr;     // the kwargs of calls without keywords (never written)
 
-/// tp_call: Function(*args, **kwargs) is Function._call(self, *args, **kwargs), one vectorcall
-/// with `self` in front. nanobind's dispatch of `_call` translates C++ exceptions as for any
-/// method.
-PyObject* function_tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
+/// The exception a direct call caught, until _rethrow_pending rethrows it inside nanobind.
+thread_local std::exception_ptr t_pending;
+
+/// A C++ exception of a direct call as a Python error, translated exactly as nanobind translates
+/// an exception of any bound function (module.cpp's translator, then nanobind's own): rethrown by
+/// `_rethrow_pending`, called through nanobind's dispatch. Returns nullptr (the error is set).
+[[gnu::noinline, gnu::cold]] PyObject* raise_pending(std::exception_ptr e) noexcept {
+    t_pending = std::move(e);
+    PyObject* r = PyObject_Vectorcall(g_rethrow_pending, nullptr, 0, nullptr);
+    t_pending = nullptr;
+    Py_XDECREF(r);  // never a value: the function only throws
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_SystemError, "shadegrad: a call failed without an error");
+    return nullptr;
+}
+
+void rethrow_pending() {
+    if (t_pending) std::rethrow_exception(t_pending);
+}
+
+/// The forwarding route: Function._call(self, *args, **kwargs) through nanobind's dispatch (an
+/// object that is not a ready Function instance gets nanobind's own error from it).
+PyObject* call_through_method(PyObject* self, PyObject* args, PyObject* kwargs) {
     const Py_ssize_t n = PyTuple_GET_SIZE(args);
     const Py_ssize_t nk = kwargs ? PyDict_GET_SIZE(kwargs) : 0;
     PyObject* small[16];
@@ -52,6 +74,24 @@ PyObject* function_tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
     PyObject* result = PyObject_Vectorcall(g_call_method, stack, size_t(n + 1), names);
     Py_DECREF(names);
     return result;
+}
+
+/// tp_call: Function(*args, **kwargs) calls Function::call directly with the argument tuple
+/// CPython made and the keyword dict (a shared empty one when there are none), without a
+/// second trip through nanobind's argument dispatch (which would copy both again: about a
+/// tenth of a cached call's host instructions). Errors take nanobind's translation.
+PyObject* function_tp_call(PyObject* self, PyObject* args, PyObject* kwargs) {
+    if (!g_empty_kwargs || !nb::inst_ready(self) || !PyTuple_CheckExact(args) || (kwargs && !PyDict_CheckExact(kwargs)))
+        [[unlikely]]
+        return call_through_method(self, args, kwargs);
+    try {
+        Function* f = nb::inst_ptr<Function>(self);
+        return f->call(nb::borrow<nb::args>(args), nb::borrow<nb::kwargs>(kwargs ? kwargs : g_empty_kwargs))
+            .release()
+            .ptr();
+    } catch (...) {
+        return raise_pending(std::current_exception());
+    }
 }
 
 const PyType_Slot kFunctionSlots[] = {{Py_tp_call, reinterpret_cast<void*>(&function_tp_call)}, {0, nullptr}};
@@ -201,6 +241,10 @@ void set_call_attribute(nb::handle stand_in) {
 
 void bind_compile_support(nb::module_& m) {
     m.def("_set_call_attribute", &set_call_attribute, nb::arg("stand_in"));
+    // Rethrows the exception a direct call caught, for nanobind to translate (function_tp_call).
+    m.def("_rethrow_pending", &rethrow_pending);
+    g_rethrow_pending = nb::object(m.attr("_rethrow_pending")).release().ptr();
+    g_empty_kwargs = PyDict_New();
     m.def("_function_by_id", &function_by_id, nb::arg("id"));
     m.def("_bind_signature", &bind_signature, nb::arg("function"), nb::arg("positional"), nb::arg("keywords"),
           nb::arg("grad_mode") = false);

@@ -137,6 +137,7 @@ std::shared_ptr<call::CallPlan> Function::plan_for(bool grad_mode) {
     call::CallModifiers mods = mods_.call;
     mods.strict_broadcasting |= core_->options.strict_broadcasting;
     mods.deterministic |= core_->options.deterministic;
+    mods.fast_math |= core_->options.fast_math;
     call::Binding binding = call::resolve_call(*core_->module, core_->callee, s.args.data(), s.positional, s.keywords,
                                                grad_mode, core_->device.type, mods, s.result_index);
     // A new plan compiles its kernel: never inside a CUDA graph capture (graph_capture.h).
@@ -340,11 +341,11 @@ std::string Function::debug_code(nb::args args, nb::kwargs kwargs) {
 
 namespace {
 /// The kernel-changing modifiers as key bytes: 'M', then per parameter its map (u8 size, u8
-/// dims) when there are maps; 'D' for deterministic mode (the parameter count is fixed per
-/// function, so the two never read as each other).
+/// dims) when there are maps; 'D' for deterministic mode, 'F' for fast math (the parameter count
+/// is fixed per function, so these never read as each other).
 void rebuild_key_bytes(Modifiers& m) {
     // 'M', then per parameter its map (u8 size, u8 dims), then 'T' and per parameter its type
-    // name (u8 size, the name); then 'D' in deterministic mode.
+    // name (u8 size, the name); then 'D' in deterministic mode, then 'F' in fast math.
     m.key_bytes.clear();
     if (!m.call.dim_maps.empty() || !m.call.type_maps.empty()) {
         m.key_bytes = "M";
@@ -359,6 +360,7 @@ void rebuild_key_bytes(Modifiers& m) {
         }
     }
     if (m.call.deterministic) m.key_bytes.push_back('D');
+    if (m.call.fast_math) m.key_bytes.push_back('F');
 }
 }  // namespace
 
@@ -402,6 +404,13 @@ Function* Function::map(nb::args args, nb::kwargs kwargs) const {
 Function* Function::deterministic(bool enabled) const {
     Modifiers m = mods_;
     m.call.deterministic = enabled;
+    rebuild_key_bytes(m);
+    return new Function(core_, std::move(m));
+}
+
+Function* Function::fast_math(bool enabled) const {
+    Modifiers m = mods_;
+    m.call.fast_math = enabled;
     rebuild_key_bytes(m);
     return new Function(core_, std::move(m));
 }

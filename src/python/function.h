@@ -33,6 +33,7 @@ struct Device {
 struct ModuleOptions {
     bool strict_broadcasting = false;
     bool deterministic = false;  ///< every function's gradients bitwise the same run to run
+    bool fast_math = false;      ///< approximate float intrinsics on CUDA (codegen::CodegenOptions)
 };
 
 /// What every Function object of one kernel function shares: the module, the plan cache.
@@ -82,6 +83,9 @@ public:
     /// fn.deterministic(enabled=True): the function whose backward gives bitwise the same
     /// gradients on every run (fixed-order reductions); part of the call key.
     Function* deterministic(bool enabled) const;
+    /// fn.fast_math(enabled=True): the function whose CUDA kernels use approximate float
+    /// intrinsics and division (no effect on the CPU); part of the call key.
+    Function* fast_math(bool enabled) const;
     /// Number of cached call plans (shared by every modifier of this function).
     size_t plan_count() const { return core_->plans.size(); }
     const std::string& name() const { return core_->name; }

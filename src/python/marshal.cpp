@@ -95,6 +95,12 @@ public:
             a.number = double(v);
             return;
         }
+        // Grids, lists, tuples and dicts are told apart before tensors: asking torch whether an
+        // object that is not a tensor is one runs isinstance() through its metaclass (some 800
+        // instructions, as much as the rest of describing a grid), these checks a few each.
+        if (Py_TYPE(o) == grid_type() && nb::inst_ready(o)) return describe_grid(o, i);
+        if (PyList_Check(o) || PyTuple_Check(o) || PyDict_Check(o)) [[unlikely]]
+            return describe_other(o, i, depth);
         if (ops_.is_tensor(o)) [[likely]] {
             a.kind = ArgKind::Tensor;
             ops_.describe(o, a.tensor);
@@ -132,8 +138,15 @@ private:
         }
     }
 
+    /// sg.grid's class (a Python subclass of it is found by describe_other's isinstance).
+    static PyTypeObject* grid_type() {
+        static PyTypeObject* const type = reinterpret_cast<PyTypeObject*>(nb::type<GridArg>().ptr());
+        return type;
+    }
+
     void describe_grid(PyObject* o, size_t i) {
-        const GridArg& g = nb::cast<const GridArg&>(nb::handle(o));
+        const GridArg& g = Py_TYPE(o) == grid_type() && nb::inst_ready(o) ? *nb::inst_ptr<GridArg>(o)
+                                                                      : nb::cast<const GridArg&>(nb::handle(o));
         ArgInfo& a = s_.args[i];
         a.kind = ArgKind::Grid;
         std::memset(&a.tensor, 0, sizeof(a.tensor));

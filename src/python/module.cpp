@@ -174,7 +174,7 @@ NB_MODULE(_core, m) {
             return s + ")";
         });
 
-    // __call__ is the tp_call slot (forwarding to _call), not a method: torch.compile support
+    // __call__ is the tp_call slot (Function::call, as _call), not a method: torch.compile support
     // puts a traceable stand-in in the class dict that calls never use (compile_support.h).
     auto function_class = nb::class_<Function>(m, "Function", nb::type_slots(function_type_slots()));
     function_class.def("_call", &Function::call)
@@ -187,6 +187,7 @@ NB_MODULE(_core, m) {
         .def("return_type", &Function::return_type, nb::arg("type"), nb::rv_policy::take_ownership)
         .def("constants", &Function::constants, nb::arg("values"), nb::rv_policy::take_ownership)
         .def("deterministic", &Function::deterministic, nb::arg("enabled") = true, nb::rv_policy::take_ownership)
+        .def("fast_math", &Function::fast_math, nb::arg("enabled") = true, nb::rv_policy::take_ownership)
         .def_prop_ro("plan_count", &Function::plan_count)
         .def_prop_ro("name", &Function::name)
         .def_prop_ro("parameter_names", &Function::parameter_names)
@@ -227,9 +228,10 @@ NB_MODULE(_core, m) {
             std::string key = nb::cast<std::string>(k);
             if (key == "strict_broadcasting") o.strict_broadcasting = nb::cast<bool>(v);
             else if (key == "deterministic") o.deterministic = nb::cast<bool>(v);
+            else if (key == "fast_math") o.fast_math = nb::cast<bool>(v);
             else
-                throw nb::value_error(
-                    ("unknown module option '" + key + "' (known: strict_broadcasting, deterministic)").c_str());
+                throw nb::value_error(("unknown module option '" + key +
+                                       "' (known: strict_broadcasting, deterministic, fast_math)").c_str());
         }
         return o;
     };
@@ -316,7 +318,8 @@ NB_MODULE(_core, m) {
         .def_prop_ro("name", &Module::name)
         .def_prop_ro("device", &Module::device)
         .def_prop_ro("strict_broadcasting", [](const Module& m) { return m.options().strict_broadcasting; })
-        .def_prop_ro("deterministic", [](const Module& m) { return m.options().deterministic; });
+        .def_prop_ro("deterministic", [](const Module& m) { return m.options().deterministic; })
+        .def_prop_ro("fast_math", [](const Module& m) { return m.options().fast_math; });
 
     m.def("_register_value_kinds", &register_value_kinds, nb::arg("kinds"));
     bind_autograd_handle(m);

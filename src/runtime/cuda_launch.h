@@ -24,6 +24,7 @@ struct CudaFunction {
     int device = -1;
     int block_size = 256;        ///< threads per block, chosen once per (kernel, device)
     int64_t max_blocks = 0;      ///< the device's grid-x limit (2^31 - 1 on every current GPU)
+    int multiprocessors = 0;     ///< the device's SM count (bounded grids: ordered gradient tables)
     size_t param_size = 0;       ///< the kernel's parameter size; 0 when the driver cannot tell
     std::string name;            ///< the entry point's name, for messages
     int registers = 0;           ///< registers per thread (diagnostics)

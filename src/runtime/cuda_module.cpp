@@ -72,8 +72,9 @@ CompilePlan plan_compile(const std::string& source, const CudaCompileOptions& op
         // IEEE float semantics, spelled out so that a change of NVRTC's defaults cannot change
         // results silently: no fast math, no flush-to-zero, correctly rounded / and sqrt. FMA
         // contraction stays on, as in torch's own kernels (it rounds once instead of twice).
+        // Fast math makes only float division approximate (denormals and sqrt stay exact).
         "--ftz=false",
-        "--prec-div=true",
+        options.fast_math ? "--prec-div=false" : "--prec-div=true",
         "--prec-sqrt=true",
         "--fmad=true",
     };
@@ -293,6 +294,7 @@ private:
         }
         function->block_size = choose_block_size(d, function->handle);
         function->max_blocks = cuda_device_attribute(device, kCuDeviceAttrMaxGridDimX);
+        function->multiprocessors = cuda_device_attribute(device, kCuDeviceAttrMultiprocessorCount);
         check_cuda(d.cuFuncGetAttribute(&function->registers, kCuFuncAttrNumRegs,
                                         function->handle),
                    "cuFuncGetAttribute");

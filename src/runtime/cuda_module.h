@@ -29,6 +29,9 @@ struct CudaCompileOptions {
     bool ptx = false;
     /// Extra NVRTC options, appended last (so they can override the defaults).
     std::vector<std::string> flags;
+    /// Fast math (codegen::CodegenOptions::fast_math): float division is approximate
+    /// (--prec-div=false: 2 ulp) instead of IEEE. Everything else keeps the IEEE options.
+    bool fast_math = false;
 };
 
 /// The compiler's output for one source and set of options.

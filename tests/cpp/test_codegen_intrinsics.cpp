@@ -1,7 +1,8 @@
 // tests/cpp/test_codegen_intrinsics.cpp — codegen tests of the intrinsics (lang/intrinsics.def):
 // values of the float forms against <cmath>, and every shape the prelude must accept (vectors,
-// matrices, ints, doubles, bools, bit casts) compiled for both targets.
+// matrices, ints, doubles, bools, bit casts) compiled for both targets; fast math (CUDA only).
 #include <cmath>
+#include <cstring>
 
 #include "codegen_harness.h"
 
@@ -143,6 +144,69 @@ TEST(Intrinsics, EveryShapeCompiles) {
     auto c = compile_cpu(tp, k);
     ASSERT_COMPILED(c);
     expect_cuda_compiles(tp.program, *k);
+}
+
+// Fast math: the CUDA source defines SG_FAST_MATH (the prelude's approximate intrinsics and
+// tanh.approx.f32) and compiles with NVRTC for sm_90; the precise source does not define it. On
+// the CPU fast math changes nothing: both kernels give bitwise the same values.
+TEST(Intrinsics, FastMathCompilesForCudaAndLeavesTheCpuUnchanged) {
+    TestProgram tp;
+    auto& T = tp.types;
+    const Type* f = T.float32();
+    const Type* f3 = T.vector(ScalarKind::Float, 3);
+    auto* k = tp.add_kernel("fast", {{"v", tp.tensor(f, 1, kRead)}, {"out", tp.tensor(f, 1, kRW)}});
+    ir::Builder b(*k, T);
+    b.set_insert(k->body.get());
+    Value* i = b.call_index(0);
+    Value* x = b.tensor_load(arg(k, 0), {i});
+    Value* y = b.binary(OpKind::Add, x, b.const_float(f, 1.25));
+    Value* sum = b.binary(OpKind::Div, x, y);
+    for (IntrinsicId id : {IntrinsicId::Sin, IntrinsicId::Cos, IntrinsicId::Tan, IntrinsicId::Tanh, IntrinsicId::Exp,
+                           IntrinsicId::Log, IntrinsicId::Log2, IntrinsicId::Log10, IntrinsicId::Sqrt, IntrinsicId::Rcp}) {
+        Value* operand = id == IntrinsicId::Sin || id == IntrinsicId::Cos ? x : y;
+        sum = b.binary(OpKind::Add, sum, b.intrinsic(id, f, {operand}));
+    }
+    sum = b.binary(OpKind::Add, sum, b.intrinsic(IntrinsicId::Pow, f, {y, x}));
+    Value* v3 = b.intrinsic(IntrinsicId::Sin, f3, {b.splat(x, f3)});
+    sum = b.binary(OpKind::Add, sum, b.extract(v3, 2));
+    Value* h = b.convert(x, T.scalar(ScalarKind::Half));
+    sum = b.binary(OpKind::Add, sum, b.convert(b.intrinsic(IntrinsicId::Exp, h->type, {h}), f));
+    Value* d = b.convert(x, T.scalar(ScalarKind::Double));
+    sum = b.binary(OpKind::Add, sum, b.convert(b.intrinsic(IntrinsicId::Sin, d->type, {d}), f));
+    b.tensor_store(arg(k, 1), {i}, sum);
+    b.ret({});
+    ir::pair_sincos(*k);  // the float sin(x) and cos(x): one SinCos (sg_sincos)
+    ASSERT_NE(ir::print_function(*k).find("sincos"), std::string::npos);
+
+    codegen::CodegenOptions fast;
+    fast.fast_math = true;
+    const auto precise_cuda = codegen::generate_kernel(tp.program, *k, Target::Cuda, {});
+    const auto fast_cuda = codegen::generate_kernel(tp.program, *k, Target::Cuda, fast);
+    EXPECT_EQ(precise_cuda.source.find("#define SG_FAST_MATH"), std::string::npos);
+    EXPECT_NE(fast_cuda.source.find("#define SG_FAST_MATH 1"), std::string::npos);
+    EXPECT_NE(fast_cuda.source.find(", fast math ===="), std::string::npos);  // the banner debug_code shows
+    expect_cuda_compiles(tp.program, *k, fast);
+    expect_cuda_compiles(tp.program, *k);
+
+    auto precise_cpu = compile_cpu(tp, k);
+    auto fast_cpu = compile_cpu(tp, k, fast);
+    ASSERT_COMPILED(precise_cpu);
+    ASSERT_COMPILED(fast_cpu);
+    std::vector<float> in = {0.1f, 0.5f, 1.3f, 2.9f, 7.0f};
+    auto run = [&](const Compiled& c) {
+        std::vector<float> out(in.size(), -99.0f);
+        ParamBlock pb(c.gen.layout);
+        pb.set_call_shape({int64_t(in.size())});
+        pb.set_tensor(0, in.data(), {int64_t(in.size())}, {1});
+        pb.set_tensor(1, out.data(), {int64_t(out.size())}, {1});
+        c.cpu->run(pb.data(), 0, int64_t(in.size()));
+        return out;
+    };
+    const std::vector<float> a = run(precise_cpu), bvals = run(fast_cpu);
+    for (size_t n = 0; n < in.size(); ++n) {
+        EXPECT_EQ(std::memcmp(&a[n], &bvals[n], sizeof(float)), 0) << "x=" << in[n];
+        EXPECT_TRUE(std::isfinite(a[n])) << "x=" << in[n];
+    }
 }
 
 }  // namespace

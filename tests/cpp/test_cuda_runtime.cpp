@@ -240,6 +240,21 @@ TEST_F(CudaCompileTest, FlagsKeepIeeeSemantics) {
               "-lineinfo -DEXTRA ");
 }
 
+// Fast math makes only float division approximate at the NVRTC level (the intrinsics come from
+// the source's SG_FAST_MATH): no flush-to-zero, exact sqrt; its modules are separate cache entries.
+TEST_F(CudaCompileTest, FastMathMakesOnlyDivisionApproximate) {
+    CudaCompileOptions fast = opts(90);
+    fast.fast_math = true;
+    std::string flags;
+    for (const std::string& flag : cuda_compile_flags(fast)) flags += flag + " ";
+    EXPECT_EQ(flags, "--gpu-architecture=sm_90 -std=c++17 -DSG_TARGET_CUDA=1 "
+                     "-default-device --ftz=false --prec-div=false --prec-sqrt=true "
+                     "--fmad=true ");
+    const CompiledCuda image = compile_cuda(kKernelSource, fast);
+    EXPECT_FALSE(image.is_ptx);
+    EXPECT_NE(image.hash, compile_cuda(kKernelSource, opts(90)).hash);
+}
+
 TEST_F(CudaCompileTest, ModulesComeFromMemoryThenDisk) {
     auto first = load_cuda_module(kKernelSource, opts(90));
     EXPECT_TRUE(first->compiled());

@@ -42,6 +42,16 @@ double dquad(double x, double a) { return a * x * x; }
 double3 lut3(int i, IDiffTensor<double3, 1> table) { return table[i] * 2.0; }
 [Differentiable]
 half luth(int i, IDiffTensor<half, 1> table) { return table[i] * table[i]; }
+[Differentiable]
+float lutsum(int i, IDiffTensor<float, 1> table) {
+    float s = 0.0;
+    for (int k = 0; k < 4; k++) s += table[(i + k) % 256];
+    return s;
+}
+[Differentiable]
+float mscale(float x, float2x2 m) { return (m[0][0] + m[1][1]) * x; }
+[Differentiable]
+float asum(float x, float w[4]) { return x * (w[0] + w[1] * x + w[2] * x * x + w[3]); }
 )";
 
 TensorInfo tensor_info(std::vector<int64_t> shape, void* data, DType dtype, bool requires_grad,
@@ -302,19 +312,112 @@ TEST(GradStrategies, GeneratedCudaOfEveryStrategyCompiles) {
     EXPECT_EQ(half_table.find("sg_private_begin("), std::string::npos) << "half tables stay in global memory";
 }
 
-TEST(GradStrategies, DeterministicCudaRefusesAtomicGradientsClearly) {
+/// The generated CUDA of a deterministic backward: compiled by NVRTC (also with debug checks and
+/// 64-bit indexing), without a float atomic on any gradient.
+std::string expect_deterministic_cuda(const call::UserModule& m, const Call& c) {
+    codegen::CodegenOptions base;
+    base.call_rank = c.binding.call_rank;
+    base.deterministic = true;
+    call::Glue glue = call::make_backward_glue(c.binding);
+    std::string body;
+    for (int variant = 0; variant < 3; ++variant) {
+        codegen::CodegenOptions options = base;
+        options.debug_checks = variant == 1;
+        options.index_64bit = variant == 2;
+        call::CompiledKernel k = call::generate(m, call::make_backward_glue(c.binding, variant == 2), codegen::Target::Cuda,
+                                                call::kernel_options(options, glue));
+        bool skipped = false;
+        EXPECT_TRUE(cuda_compiles(k.generated.source, &skipped)) << k.generated.source.substr(k.generated.body_begin);
+        const std::string code = k.generated.source.substr(k.generated.body_begin);
+        EXPECT_EQ(code.find("sg_grad_add("), std::string::npos) << code;
+        EXPECT_EQ(code.find("sg_tensor_atomic_add("), std::string::npos) << code;
+        EXPECT_EQ(code.find("sg_reduce_flush("), std::string::npos) << code;
+        if (variant == 0) body = code;
+    }
+    if (std::getenv("SG_DUMP_STRATEGY_CODE")) std::fprintf(stderr, "%s\n", body.c_str());
+    return body;
+}
+
+TEST(GradStrategies, DeterministicCudaOrdersCollidingGradients) {
     call::UserModule m("strategies", kModule);
     const DType f = DType::Float32;
     auto t = [](std::vector<int64_t> shape, DType dt, bool grad) {
         return tensor_arg(tensor_info(shape, nullptr, dt, grad, DeviceType::CUDA));
     };
+    // Partial broadcasts (1, W) and (H, 1) beside a full one (a reduction) and an elementwise x.
+    Call q = bind(m, "quad", {t({64, 64}, f, true), t({1}, f, true), t({1, 64}, f, true), t({64, 1}, f, true)}, true,
+                  DeviceType::CUDA);
+    EXPECT_EQ(strategy(q, 2), GradStrategy::Atomic);
+    const std::string partial = expect_deterministic_cuda(m, q);
+    EXPECT_NE(partial.find("sg_ordered_record(sg_or_"), std::string::npos) << partial;
+    EXPECT_NE(partial.find("sg_ordered_flush_all(sg_ot_"), std::string::npos) << partial;
+    EXPECT_NE(partial.find("sg_ordered_block_end(params.header"), std::string::npos) << partial;
+    EXPECT_NE(partial.find("sg_reduce_partial(params.header"), std::string::npos) << partial;
+    EXPECT_NE(partial.find("_final(const __grid_constant__"), std::string::npos) << partial;
+    EXPECT_NE(partial.find("sg_ordered_final<float>("), std::string::npos) << partial;
+    // Tables of float, double3 and half elements.
     Call l = bind(m, "lut", {t({4096}, DType::Int32, false), t({256}, f, true)}, true, DeviceType::CUDA);
+    const std::string table = expect_deterministic_cuda(m, l);
+    EXPECT_NE(table.find("sg_ordered_record(sg_or_"), std::string::npos) << table;
+    EXPECT_EQ(table.find("sg_private_begin("), std::string::npos) << table;
+    Call lv = bind(m, "lut3", {t({4096}, DType::Int32, false), t({64, 3}, DType::Float64, true)}, true, DeviceType::CUDA);
+    EXPECT_NE(expect_deterministic_cuda(m, lv).find("sg_ordered_final<double>("), std::string::npos);
+    Call lh = bind(m, "luth", {t({4096}, DType::Int32, false), t({64}, DType::Float16, true)}, true, DeviceType::CUDA);
+    EXPECT_NE(expect_deterministic_cuda(m, lh).find("sg_ordered_rec<half>"), std::string::npos);
+    // A vector partial broadcast, and half / double ones.
+    Call s = bind(m, "scale3", {t({64, 32, 3}, f, false), t({1, 32, 3}, f, true)}, true, DeviceType::CUDA);
+    EXPECT_EQ(strategy(s, 1), GradStrategy::Atomic);
+    expect_deterministic_cuda(m, s);
+    Call h = bind(m, "hquad", {t({64, 64}, DType::Float16, true), t({64, 1}, DType::Float16, true)}, true, DeviceType::CUDA);
+    expect_deterministic_cuda(m, h);
+    Call d = bind(m, "dquad", {t({64, 64}, DType::Float64, true), t({1, 64}, DType::Float64, true)}, true, DeviceType::CUDA);
+    expect_deterministic_cuda(m, d);
+    // An array broadcast over the call: one add site per element (no loop in the glue).
+    Call a = bind(m, "asum", {t({64}, f, false), t({1, 4}, f, true)}, true, DeviceType::CUDA);
+    EXPECT_EQ(strategy(a, 1), GradStrategy::Atomic);
+    const std::string array = expect_deterministic_cuda(m, a);
+    EXPECT_NE(array.find("sg_ordered_rec<float> (&sg_or_"), std::string::npos) << array;
+    EXPECT_NE(array.find("[3], off"), std::string::npos) << array;
+    // The fast mode keeps its atomics.
+    EXPECT_NE(expect_backward_cuda(m, q, false).find("sg_tensor_atomic_add("), std::string::npos);
+}
+
+TEST(GradStrategies, DeterministicCudaRefusesWhatItCannotOrderClearly) {
+    call::UserModule m("strategies", kModule);
+    auto t = [](std::vector<int64_t> shape, DType dt, bool grad) {
+        return tensor_arg(tensor_info(shape, nullptr, dt, grad, DeviceType::CUDA));
+    };
+    // A table read inside a loop: an add site that runs more than once per element.
+    Call l = bind(m, "lutsum", {t({4096}, DType::Int32, false), t({256}, DType::Float32, true)}, true, DeviceType::CUDA);
+    codegen::CodegenOptions options;
+    options.call_rank = 1;
+    options.deterministic = true;
+    call::Glue glue = call::make_backward_glue(l.binding);
+    try {
+        call::generate(m, glue, codegen::Target::Cuda, call::kernel_options(options, glue));
+        FAIL() << "expected OrderingUnsupported";
+    } catch (const codegen::OrderingUnsupported& e) {
+        EXPECT_NE(std::string(e.what()).find("inside a loop"), std::string::npos) << e.what();
+        ASSERT_GE(e.param, 0);
+        EXPECT_EQ(l.binding.params[size_t(glue.params[size_t(e.param)].binding)].name, "table");
+    }
+    // The CPU backend runs it in order: no refusal there.
+    Call lc = bind(m, "lutsum", {tensor_arg(tensor_info({16}, nullptr, DType::Int32, false)),
+                                 tensor_arg(tensor_info({256}, nullptr, DType::Float32, true))}, true);
+    codegen::CodegenOptions cpu = options;
+    call::Glue cglue = call::make_backward_glue(lc.binding);
+    EXPECT_NO_THROW(call::generate(m, cglue, codegen::Target::Cpu, call::kernel_options(cpu, cglue)));
+    // Matrix elements have no ordered table: refused when the plan is made, naming the parameter.
+    Call mt = bind(m, "mscale", {t({64}, DType::Float32, false), t({1, 2, 2}, DType::Float32, true)}, true,
+                   DeviceType::CUDA);
+    EXPECT_EQ(strategy(mt, 1), GradStrategy::Atomic);
     call::CallKey key;
     try {
-        call::CallPlan plan(m, l.binding, key, {});
+        call::CallPlan plan(m, mt.binding, key, {});
         FAIL() << "expected an error";
     } catch (const call::CallError& e) {
-        EXPECT_NE(std::string(e.what()).find("lut(): deterministic mode on CUDA does not support the gradient of 'table' yet"),
+        EXPECT_NE(std::string(e.what()).find("mscale(): deterministic mode on CUDA does not support the gradient of 'm' "
+                                             "yet (its elements are float2x2"),
                   std::string::npos)
             << e.what();
     }

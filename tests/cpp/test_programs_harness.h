@@ -48,6 +48,7 @@
 #include "runtime/cuda_driver.h"
 #include "runtime/cuda_nvrtc.h"
 #include "../support/cuda_compile_check.h"
+#include "test_program_inputs.h"
 
 namespace sg::test {
 
@@ -172,8 +173,10 @@ inline size_t result_slots(const std::vector<Leaf>& leaves) {
 
 /// The kernel-language entry that stores test()'s components into `_r` (as doubles, which
 /// hold every other scalar exactly; a 64-bit integer as its two 32-bit halves).
-inline std::string test_entry_source(const std::vector<Leaf>& leaves) {
-    std::string s = "[__sg_kernel]\nvoid __sg_test(RWTensor<double, 1> _r)\n{\n    let _v = test();\n";
+inline std::string test_entry_source(const std::vector<Leaf>& leaves, const std::vector<BufferInput>& inputs = {}) {
+    std::string params, args;
+    buffer_entry_parts(inputs, params, args);
+    std::string s = "[__sg_kernel]\nvoid __sg_test(RWTensor<double, 1> _r" + params + ")\n{\n    let _v = test(" + args + ");\n";
     size_t slot = 0;
     for (const Leaf& l : leaves) {
         const std::string v = "_v" + l.path;
@@ -276,6 +279,7 @@ struct TestProgram {
     std::unique_ptr<call::UserModule> module;
     call::Glue glue;
     std::vector<Leaf> leaves;
+    std::vector<BufferInput> inputs;  ///< test()'s buffer parameters, in order
 };
 
 /// Parses and checks `source` (throws lang::CompileError) and builds the glue for its test().
@@ -284,21 +288,27 @@ inline TestProgram prepare_test_program(const std::string& name, const std::stri
     TestProgram p;
     p.module = std::make_unique<call::UserModule>(name, source, setup);
     auto fns = p.module->functions("test");
-    if (fns.size() != 1 || !fns[0]->params.empty())
-        throw std::runtime_error("the program must declare exactly one `test()` without parameters");
+    if (fns.size() != 1)
+        throw std::runtime_error("the program must declare exactly one `test()` (parameters: buffers with `// input:`)");
     flatten(p.module->types(), fns[0]->result_type, "", p.leaves);
-    p.glue.source = test_entry_source(p.leaves);
+    const std::vector<std::string> headers = header_values(source, "input");
+    for (const lang::VarDecl* param : fns[0]->params)
+        p.inputs.push_back(buffer_input(p.module->types(), param->name, param->type, headers, parse_expect));
+    p.glue.source = test_entry_source(p.leaves, p.inputs);
     p.glue.entry = "__sg_test";
     p.glue.params = {call::GlueParam{"_r", call::ParamSource::Result, -1, false, false}};
+    for (size_t k = 0; k < p.inputs.size(); ++k)
+        p.glue.params.push_back(call::GlueParam{p.inputs[k].name, call::ParamSource::ArgTensor, int(k), true, false});
     return p;
 }
 
 /// The parameter block of a test entry: one thread writing `count` doubles to `data` (host
 /// memory for the CPU, device memory for CUDA), fault record at `fault` (nullable).
 inline std::vector<uint8_t> test_entry_block(const call::CompiledKernel& k, const void* data, size_t count,
-                                             codegen::FaultRecord* fault) {
+                                             codegen::FaultRecord* fault, const std::vector<BufferInput>& inputs = {},
+                                             const std::vector<const void*>& input_data = {}) {
     const codegen::ParamLayout& layout = k.generated.layout;
-    if (layout.fields.size() != 1 || !layout.fields[0].type->is_tensor())
+    if (layout.fields.size() != 1 + inputs.size() || !layout.fields[0].type->is_tensor())
         throw std::runtime_error("unexpected parameter layout of the test entry");
     std::vector<uint8_t> block(layout.size, 0);
     codegen::CallHeader header{};
@@ -314,14 +324,26 @@ inline std::vector<uint8_t> test_entry_block(const call::CompiledKernel& k, cons
     std::memcpy(block.data() + t.shape, &shape, sizeof shape);
     std::memcpy(block.data() + t.strides, &stride, sizeof stride);
     std::memcpy(block.data() + t.inner, inner, sizeof inner);
+    for (size_t b = 0; b < inputs.size(); ++b) {  // the buffers: dense, components 1 apart
+        const codegen::TensorFieldLayout& v = layout.fields[1 + b].tensor;
+        const void* p = input_data[b];
+        const int64_t n = inputs[b].count, step = inputs[b].components, in[2] = {1, inputs[b].inner1};
+        std::memcpy(block.data() + v.data, &p, sizeof p);
+        std::memcpy(block.data() + v.shape, &n, sizeof n);
+        std::memcpy(block.data() + v.strides, &step, sizeof step);
+        std::memcpy(block.data() + v.inner, in, sizeof in);
+    }
     return block;
 }
 
 /// Runs a compiled test entry on the CPU: one thread, `count` doubles out.
-inline std::vector<double> run_test_kernel(const call::CompiledKernel& k, size_t count) {
+inline std::vector<double> run_test_kernel(const call::CompiledKernel& k, size_t count,
+                                           std::vector<BufferInput> inputs = {}) {
     std::vector<double> out(count, std::nan(""));
     codegen::FaultRecord fault{};
-    std::vector<uint8_t> block = test_entry_block(k, out.data(), count, &fault);
+    std::vector<const void*> input_data;
+    for (BufferInput& in : inputs) input_data.push_back(in.bytes.data());
+    std::vector<uint8_t> block = test_entry_block(k, out.data(), count, &fault, inputs, input_data);
     runtime::cpu_launch(k.cpu_entry, block.data(), 1);
     if (fault.code != 0) throw std::runtime_error("kernel reported fault code " + std::to_string(fault.code));
     return out;
@@ -391,7 +413,7 @@ inline void check_program(const std::string& name, const std::string& source, co
         TestProgram p = prepare_test_program(name, source, setup);
         check_warnings(p.module->warnings(), header_values(source, "warning"));
         call::CompiledKernel k = call::compile_cpu_kernel(*p.module, p.glue, {});
-        TestResult got = unpack_result(p.leaves, run_test_kernel(k, result_slots(p.leaves)));
+        TestResult got = unpack_result(p.leaves, run_test_kernel(k, result_slots(p.leaves), p.inputs));
         EXPECT_TRUE(values_match(p.leaves, got, want, expect_tokens(expects[0]))) << "IR of the entry:\n" << k.ir_text;
     } catch (const lang::CompileError& e) {
         FAIL() << "compile error:\n" << e.what();
@@ -414,7 +436,8 @@ inline void check_program_cuda(const std::string& name, const std::string& sourc
 }
 
 /// Runs a compiled CUDA test entry on device 0: one thread, `count` doubles out.
-inline std::vector<double> run_test_kernel_cuda(const call::CompiledKernel& k, size_t count) {
+inline std::vector<double> run_test_kernel_cuda(const call::CompiledKernel& k, size_t count,
+                                                const std::vector<BufferInput>& inputs = {}) {
     const runtime::CudaDriver& d = runtime::cuda_driver();
     runtime::CudaContextGuard guard(runtime::cuda_primary_context(0));
     const size_t flag_offset = count * sizeof(double);
@@ -428,8 +451,23 @@ inline std::vector<double> run_test_kernel_cuda(const call::CompiledKernel& k, s
     codegen::FaultRecord fault{};
     runtime::check_cuda(d.cuMemcpyHtoD(memory, out.data(), flag_offset), "cuMemcpyHtoD");
     runtime::check_cuda(d.cuMemcpyHtoD(memory + flag_offset, &fault, sizeof fault), "cuMemcpyHtoD");
+    struct FreeAll {
+        std::vector<runtime::CuDevicePtr> p;
+        ~FreeAll() {
+            for (runtime::CuDevicePtr b : p) runtime::cuda_driver().cuMemFree(b);
+        }
+    } buffers;
+    std::vector<const void*> input_data;
+    for (const BufferInput& in : inputs) {
+        runtime::CuDevicePtr b = 0;
+        runtime::check_cuda(d.cuMemAlloc(&b, in.bytes.size()), "cuMemAlloc");
+        buffers.p.push_back(b);
+        runtime::check_cuda(d.cuMemcpyHtoD(b, in.bytes.data(), in.bytes.size()), "cuMemcpyHtoD");
+        input_data.push_back(reinterpret_cast<const void*>(b));
+    }
     std::vector<uint8_t> block = test_entry_block(k, reinterpret_cast<const void*>(memory), count,
-                                                  reinterpret_cast<codegen::FaultRecord*>(memory + flag_offset));
+                                                  reinterpret_cast<codegen::FaultRecord*>(memory + flag_offset), inputs,
+                                                  input_data);
     runtime::cuda_launch(*k.cuda_entry, block.data(), block.size(), 1, nullptr);
     runtime::check_cuda(d.cuCtxSynchronize(), "cuCtxSynchronize");
     runtime::check_cuda(d.cuMemcpyDtoH(out.data(), memory, flag_offset), "cuMemcpyDtoH");
@@ -449,7 +487,7 @@ inline void check_program_on_gpu(const std::string& name, const std::string& sou
     try {
         TestProgram p = prepare_test_program(name, source, setup);
         call::CompiledKernel k = call::compile_cuda_kernel(*p.module, p.glue, {}, 0);
-        TestResult got = unpack_result(p.leaves, run_test_kernel_cuda(k, result_slots(p.leaves)));
+        TestResult got = unpack_result(p.leaves, run_test_kernel_cuda(k, result_slots(p.leaves), p.inputs));
         EXPECT_TRUE(values_match(p.leaves, got, want, expect_tokens(expects[0]))) << "IR of the entry:\n" << k.ir_text;
     } catch (const lang::CompileError& e) {
         FAIL() << "compile error:\n" << e.what();

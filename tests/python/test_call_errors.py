@@ -131,3 +131,26 @@ def test_ref_of_an_unsupported_value(sg, m):
 def test_grid_and_generator_as_out(sg, m):
     with pytest.raises(TypeError, match=r"outv\(\): parameter 'y' of type float is an out/inout parameter and cannot take call_id\(\)"):
         m.outv(1.0, sg.call_id())
+
+
+def test_errors_reach_python_as_through_any_bound_function(sg, m):
+    # A call runs from the type's call slot straight into C++; its errors still take nanobind's
+    # translation: the project's exception kinds, a Python exception from a callback unchanged,
+    # and the same errors through the `call` method.
+    x = torch.ones(3, device=TEST_DEVICE)
+
+    def failing_values():
+        raise KeyError("from the callback")
+
+    with pytest.raises(KeyError, match="from the callback"):
+        m.sq.set(failing_values)()
+    with pytest.raises(TypeError, match=r"sq\(\) takes 1 argument"):
+        m.sq(*([x] * 20))
+    with pytest.raises(TypeError, match="unexpected keyword argument 'k0'"):
+        m.sq(x=x, **{f"k{i}": x for i in range(20)})
+    with pytest.raises(ValueError, match="does not fit in 64 bits"):
+        m.twice(2**70)
+    with pytest.raises(ValueError, match="does not fit in 64 bits"):
+        m.twice.call(2**70)
+    # Keyword-free and keyword calls after an error still work (nothing is left pending).
+    assert torch.equal(m.sq(x), x * x) and torch.equal(m.sq(x=x), x * x)

@@ -234,13 +234,7 @@ def test_deterministic_partial_broadcasts_and_tables(m):
     def table_args():
         return idx, torch.linspace(0.5, 1.5, 32, device=TEST_DEVICE).requires_grad_(True)
 
-    if TEST_DEVICE == "cuda":
-        # Atomics on floats have no fixed order on the GPU yet: a clear error, not varying bits.
-        with pytest.raises(ValueError, match="deterministic mode on CUDA does not support the gradient of 'a' yet"):
-            quad(*partial_args())
-        with pytest.raises(ValueError, match="deterministic mode on CUDA does not support the gradient of 'table' yet"):
-            lut(*table_args())
-        return
+    # CUDA: ordered tables (test_deterministic.py has every pattern, size and dtype).
     for fn, make in ((quad, partial_args), (lut, table_args)):
         runs = repeated_grads(fn, make)
         for r in runs[1:]:

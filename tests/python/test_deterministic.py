@@ -1,0 +1,243 @@
+# tests/python/test_deterministic.py — deterministic mode (module option "deterministic" or
+# fn.deterministic()) for every gradient that collides: partial broadcasts ((1, W), (H, 1), a
+# vector element, an array), expanded views, and tables of 1, 32, 256 and 1M entries with uniform
+# and random indices, in float16/32/64. Each case: the gradients match a float64 reference and
+# are bitwise identical over 10 runs. On CUDA the colliding gradients go through ordered tables
+# (docs/autograd.md: deterministic mode), whose size is bounded: a larger one is a clear error
+# naming the parameter and the bound. Runs on the backend of SHADEGRAD_TEST_DEVICE.
+import pytest
+import torch
+
+from conftest import TEST_DEVICE
+
+SOURCE = """
+import slangpy;
+[Differentiable]
+float quad(float x, float a, float b, float c) { return a * x * x + b * x + c; }
+[Differentiable]
+half quad_h(half x, half a, half b, half c) { return a * x * x + b * x + c; }
+[Differentiable]
+double quad_d(double x, double a, double b, double c) { return a * x * x + b * x + c; }
+[Differentiable]
+float3 shade(float3 p, float3 k) { return p * k * k + sin(p * k); }
+[Differentiable]
+float poly(float x, float w[4]) { return w[0] + w[1] * x + w[2] * x * x + w[3] * x * x * x; }
+[Differentiable]
+float lut(no_diff int i, IDiffTensor<float, 1> table) { return table[i] * table[i]; }
+[Differentiable]
+half lut_h(no_diff int i, IDiffTensor<half, 1> table) { return table[i] * table[i]; }
+[Differentiable]
+double lut_d(no_diff int i, IDiffTensor<double, 1> table) { return table[i] * table[i]; }
+[Differentiable]
+float lerp_lut(float u, IDiffTensor<float, 1> table) {
+    float p = u * 255.0;
+    int i = min(int(p), 254);
+    float f = p - float(i);
+    return table[i] * (1.0 - f) + table[i + 1] * f;
+}
+[Differentiable]
+float3 lut3(no_diff int i, IDiffTensor<float3, 1> table) { return table[i] * table[i]; }
+"""
+
+QUADS = {torch.float16: "quad_h", torch.float32: "quad", torch.float64: "quad_d"}
+LUTS = {torch.float16: "lut_h", torch.float32: "lut", torch.float64: "lut_d"}
+RTOL = {torch.float16: 2e-2, torch.float32: 1e-3, torch.float64: 1e-10}  # float: 1M adds in one element
+IDS = ["f16", "f32", "f64"]
+H, W = 256, 300  # several CUDA blocks and warps per gradient element
+RUNS = 10
+
+
+@pytest.fixture(scope="module")
+def m(sg, device):
+    return sg.Module.load_from_source(device, "deterministic", SOURCE, options={"deterministic": True})
+
+
+@pytest.fixture(scope="module")
+def m_fast(sg, device):
+    return sg.Module.load_from_source(device, "deterministic_fast", SOURCE)
+
+
+def bits(t):
+    as_int = {torch.float16: torch.int16, torch.float32: torch.int32, torch.float64: torch.int64}[t.dtype]
+    return t.detach().cpu().contiguous().view(as_int).clone()
+
+
+def close(got, want, rtol):
+    assert got is not None
+    got = got.double().cpu()
+    want = want.double().cpu()
+    scale = want.abs().max().item() + 1e-30
+    err = (got - want).abs().max().item() / scale
+    assert err <= rtol, f"max relative error {err:.3e} > {rtol:.1e}"
+
+
+def run_grads(fn, inputs, grad_out, runs=RUNS):
+    """Calls fn on fresh leaf copies of `inputs` (a list of tensors; None entries pass through
+    `grad_out`-less constants) `runs` times; returns the gradient lists, asserting equal bits."""
+    first = None
+    grads = None
+    for _ in range(runs):
+        leaves = [t.detach().clone().requires_grad_(t.requires_grad) for t in inputs]
+        fn(*leaves).backward(grad_out)
+        grads = [t.grad for t in leaves if t.requires_grad]
+        got = [bits(g) for g in grads]
+        if first is None:
+            first = got
+        for a, b in zip(got, first):
+            assert torch.equal(a, b), "gradient bits differ between runs"
+    return grads
+
+
+def reference(expr, inputs, grad_out):
+    """float64 gradients of expr (a torch function of the inputs) for the inputs that require grad."""
+    leaves = [t.detach().double().requires_grad_(t.requires_grad) for t in inputs]
+    expr(*leaves).backward(grad_out.double())
+    return [t.grad for t in leaves if t.requires_grad]
+
+
+def rand(shape, gen, dtype, requires_grad=False, lo=-0.5, hi=0.5):
+    t = (torch.rand(shape, generator=gen, dtype=torch.float64) * (hi - lo) + lo).to(dtype).to(TEST_DEVICE)
+    return t.requires_grad_(requires_grad)
+
+
+# (shapes of a, b, c) in a call of shape (H, W): partial broadcasts beside full ones.
+PARTIAL = {
+    "(1,W)": ((1, W), (), (H, W)),
+    "(H,1)": ((H, 1), (1,), (1, 1)),
+    "(1,W)+(H,1)": ((1, W), (H, 1), ()),
+    "(W,)": ((W,), (H, 1), (1,)),
+}
+
+
+@pytest.mark.parametrize("dtype", list(QUADS), ids=IDS)
+@pytest.mark.parametrize("pattern", list(PARTIAL))
+def test_partial_broadcasts_are_bitwise_identical_and_exact(m, dtype, pattern):
+    gen = torch.Generator().manual_seed(11)
+    x = rand((H, W), gen, dtype, requires_grad=True)
+    params = [rand(s, gen, dtype, requires_grad=True) for s in PARTIAL[pattern]]
+    g = rand((H, W), gen, dtype, lo=0.0, hi=1.0)
+    got = run_grads(getattr(m, QUADS[dtype]), [x, *params], g)
+    want = reference(lambda x, a, b, c: a * x * x + b * x + c, [x, *params], g)
+    for gg, ww in zip(got, want):
+        assert gg.shape == ww.shape and gg.dtype == dtype
+        close(gg, ww, RTOL[dtype])
+
+
+def test_expanded_views_are_bitwise_identical(m):
+    gen = torch.Generator().manual_seed(12)
+    x = rand((H, W), gen, torch.float32)
+    a_leaf = rand((1, W), gen, torch.float32, requires_grad=True)
+    g = rand((H, W), gen, torch.float32, lo=0.0, hi=1.0)
+    first = None
+    for _ in range(RUNS):
+        a = a_leaf.detach().clone().requires_grad_(True)
+        m.quad(x, a.expand(H, W), a.expand(H, W), torch.zeros(1, device=TEST_DEVICE)).backward(g)
+        if first is None:
+            first = bits(a.grad)
+        assert torch.equal(bits(a.grad), first)
+    xd = x.double()
+    close(a.grad, (g.double() * (xd * xd + xd)).sum(0, keepdim=True), RTOL[torch.float32])
+
+
+def test_vector_and_array_partial_broadcasts(m):
+    gen = torch.Generator().manual_seed(13)
+    p = rand((64, 40, 3), gen, torch.float32)
+    k = rand((1, 40, 3), gen, torch.float32, requires_grad=True)
+    g = rand((64, 40, 3), gen, torch.float32, lo=0.0, hi=1.0)
+    (got,) = run_grads(m.shade, [p, k], g)
+    (want,) = reference(lambda p, k: p * k * k + torch.sin(p * k), [p, k], g)
+    close(got, want, 1e-4)
+    x = rand((H, W), gen, torch.float32)
+    w = rand((H, 1, 4), gen, torch.float32, requires_grad=True)
+    g = rand((H, W), gen, torch.float32, lo=0.0, hi=1.0)
+    (got,) = run_grads(m.poly, [x, w], g)
+    (want,) = reference(lambda x, w: w[..., 0] + w[..., 1] * x + w[..., 2] * x * x + w[..., 3] * x * x * x, [x, w], g)
+    close(got, want, 1e-4)
+
+
+def table_case(dtype, entries, indices, seed):
+    gen = torch.Generator().manual_seed(seed)
+    n = 1 << 16 if entries < (1 << 20) else 1 << 20
+    if dtype == torch.float16:
+        n = min(n, 64 if indices == "uniform" else 64 * entries)  # about 64 adds per element: sums half holds
+    table = (torch.rand(entries, generator=gen) + 0.5).to(dtype).to(TEST_DEVICE).requires_grad_(True)
+    if indices == "uniform":
+        idx = torch.full((n,), entries // 2, dtype=torch.int32)
+    else:
+        idx = torch.randint(0, entries, (n,), generator=gen, dtype=torch.int32)
+    g = torch.rand(n, generator=gen).to(dtype).to(TEST_DEVICE)
+    return table, idx.to(TEST_DEVICE), g
+
+
+# The largest table an ordered CUDA gradient takes (1408 floats with 8 warps a block): 1M entries
+# is past it on CUDA, where the call must fail clearly; the CPU orders any size.
+CUDA_TABLE_LIMIT = 1408
+
+
+@pytest.mark.parametrize("dtype", list(LUTS), ids=IDS)
+@pytest.mark.parametrize("entries", [1, 32, 256, 1 << 20])
+@pytest.mark.parametrize("indices", ["uniform", "random"])
+def test_tables_are_bitwise_identical_and_exact(m, dtype, entries, indices):
+    table, idx, g = table_case(dtype, entries, indices, seed=14)
+    fn = getattr(m, LUTS[dtype])
+    if TEST_DEVICE == "cuda" and entries > CUDA_TABLE_LIMIT:
+        out = fn(idx, table)
+        with pytest.raises(Exception, match=r"deterministic mode on CUDA supports the gradient of 'table' up to \d+ "
+                                            r"elements .* but it spans 1048576"):
+            out.backward(g)
+        return
+    (got,) = run_grads(lambda i, t: fn(i, t), [idx, table], g)
+    td = table.detach().double()
+    want = torch.zeros(entries, dtype=torch.float64, device=TEST_DEVICE).index_add_(
+        0, idx.long(), 2.0 * td[idx.long()] * g.double()
+    )
+    assert got.dtype == dtype
+    rtol = RTOL[dtype]
+    if dtype == torch.float16:
+        rtol = 5e-2  # every add into a half element rounds (test_grad_strategies.py measures torch's)
+    close(got, want, rtol)
+
+
+def test_interpolated_and_vector_tables(m):
+    gen = torch.Generator().manual_seed(15)
+    u = torch.rand(1 << 16, generator=gen).to(TEST_DEVICE)
+    table = (torch.rand(256, generator=gen) + 0.5).to(TEST_DEVICE).requires_grad_(True)
+    g = torch.rand(1 << 16, generator=gen).to(TEST_DEVICE)
+    (got,) = run_grads(m.lerp_lut, [u, table], g)
+    p = u.double() * 255.0
+    i = p.long().clamp(max=254)
+    f = p - i.double()
+    want = torch.zeros(256, dtype=torch.float64, device=TEST_DEVICE)
+    want.index_add_(0, i, g.double() * (1.0 - f)).index_add_(0, i + 1, g.double() * f)
+    close(got, want, 1e-4)
+    idx = torch.randint(0, 64, (1 << 15,), generator=gen, dtype=torch.int32).to(TEST_DEVICE)
+    t3 = (torch.rand(64, 3, generator=gen) + 0.5).to(TEST_DEVICE).requires_grad_(True)
+    g3 = torch.rand(1 << 15, 3, generator=gen).to(TEST_DEVICE)
+    (got,) = run_grads(m.lut3, [idx, t3], g3)
+    td = t3.detach().double()
+    want = torch.zeros(64, 3, dtype=torch.float64, device=TEST_DEVICE).index_add_(
+        0, idx.long(), 2.0 * td[idx.long()] * g3.double()
+    )
+    close(got, want, 1e-4)
+
+
+def test_fast_and_deterministic_agree(m, m_fast):
+    table, idx, g = table_case(torch.float32, 256, "random", seed=16)
+    grads = []
+    for fn in (m_fast.lut, m.lut):
+        t = table.detach().clone().requires_grad_(True)
+        fn(idx, t).backward(g)
+        grads.append(t.grad)
+    close(grads[1], grads[0].double(), 1e-5)
+
+
+def test_debug_code_says_deterministic(m):
+    x = torch.rand(8, 6, device=TEST_DEVICE)
+    b = torch.rand(1, 6, device=TEST_DEVICE, requires_grad=True)
+    code = m.quad.debug_code(x, b, b, b)
+    assert "// gradient of 'a': atomic (broadcast along some call dimensions: summed in a fixed order" in code
+    table = torch.rand(32, device=TEST_DEVICE, requires_grad=True)
+    idx = torch.zeros(8, dtype=torch.int32, device=TEST_DEVICE)
+    assert "// gradient of 'table': collide (colliding by data: summed in a fixed order" in m.lut.debug_code(idx, table)
+    if TEST_DEVICE == "cuda":
+        assert "sg_ordered_record(" in m.lut.debug_code(idx, table)
