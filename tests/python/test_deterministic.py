@@ -37,6 +37,12 @@ float lerp_lut(float u, IDiffTensor<float, 1> table) {
 }
 [Differentiable]
 float3 lut3(no_diff int i, IDiffTensor<float3, 1> table) { return table[i] * table[i]; }
+[Differentiable]
+float lut_loop(no_diff int i, IDiffTensor<float, 1> table) {
+    float s = 0.0;
+    for (int k = 0; k < 3; k++) s += table[(i + k) % 64];
+    return s;
+}
 """
 
 QUADS = {torch.float16: "quad_h", torch.float32: "quad", torch.float64: "quad_d"}
@@ -241,3 +247,22 @@ def test_debug_code_says_deterministic(m):
     assert "// gradient of 'table': collide (colliding by data: summed in a fixed order" in m.lut.debug_code(idx, table)
     if TEST_DEVICE == "cuda":
         assert "sg_ordered_record(" in m.lut.debug_code(idx, table)
+
+
+def test_table_read_in_a_loop(m):
+    gen = torch.Generator().manual_seed(17)
+    idx = torch.randint(0, 64, (1 << 14,), generator=gen, dtype=torch.int32).to(TEST_DEVICE)
+    table = (torch.rand(64, generator=gen) + 0.5).to(TEST_DEVICE).requires_grad_(True)
+    g = torch.rand(1 << 14, generator=gen).to(TEST_DEVICE)
+    if TEST_DEVICE == "cuda":
+        # An add site inside a loop runs several times per element: no fixed-order scheme yet.
+        out = m.lut_loop(idx, table)
+        with pytest.raises(Exception, match="deterministic mode on CUDA does not support the gradient of 'table' yet: "
+                                            "its gradient is added to inside a loop"):
+            out.backward(g)
+        return
+    (got,) = run_grads(m.lut_loop, [idx, table], g)
+    want = torch.zeros(64, dtype=torch.float64)
+    for k in range(3):
+        want.index_add_(0, (idx.long().cpu() + k) % 64, g.double().cpu())
+    close(got, want, 1e-5)
