@@ -217,6 +217,17 @@ Expr* Parser::parse_postfix() {
             next = make_expr(ExprKind::Member, loc(name));
             next->name = std::string(text(name));
             next->operands.push_back(e);
+            if (at(TokenKind::Less)) {
+                // `s.get<float>(x)`: a generic method's explicit arguments (only before '(').
+                size_t end = scan_generic_args(pos_);
+                if (end != npos && kind_at(end) == TokenKind::LParen) {
+                    next->type_expr = ctx_.make<TypeExpr>();
+                    next->type_expr->loc = next->loc;
+                    next->type_expr->name = next->name;
+                    DepthGuard guard(*this);
+                    parse_generic_args(next->type_expr);
+                }
+            }
             break;
         }
         case TokenKind::PlusPlus:

@@ -196,8 +196,11 @@ void Parser::parse_struct_member(StructDecl* s) {
         fn->return_no_diff = mods.is_no_diff;
         if (mods.is_const) error(mods.first, "'const' is not allowed on a member function");
         if (at(TokenKind::Less)) {
-            unsupported(loc(), "a generic member function");
-            throw SyntaxError{};
+            if (s->is_interface) {
+                unsupported(loc(), "a generic method requirement in an interface");
+                throw SyntaxError{};
+            }
+            parse_generic_params(fn->generic_params);  // `T get<T : IFloat>(T x)`: instantiated per call
         }
         parse_function_rest(fn);
         s->methods.push_back(fn);

@@ -157,6 +157,9 @@ public:
     size_t scan_generic_args(size_t i) const;
     size_t scan_type(size_t i) const;
     bool looks_like_declaration(size_t i) const;
+    /// `Type keyword =` / `;` / `,` / `[` at token `i`: Slang takes a reserved word as the name of
+    /// a declared variable (`int return = 1;`).
+    bool keyword_declarator_at(size_t i) const;
     bool at_declaration_statement() const;
     bool looks_like_array_type_ctor() const;
     bool looks_like_generic_type_ctor() const;
@@ -219,6 +222,8 @@ inline std::string quoted(std::string_view text) {
 }
 
 /// `float`, `uint3`, `float3x3`, `int64_t`, ...: the scalar, vector and matrix names.
+/// if, for, return, ... no_diff: the words the lexer reserves (TokenKind::KwIf .. KwNoDiff).
+inline bool is_reserved_word(TokenKind k) { return k >= TokenKind::KwIf && k <= TokenKind::KwNoDiff; }
 bool is_builtin_type_name(std::string_view name);
 /// `vector`, `matrix`, `DifferentialPair` and the 18 tensor names: written with `<...>`.
 bool is_generic_type_name(std::string_view name);

@@ -206,12 +206,14 @@ Stmt* Parser::parse_decl_statement() {
 }
 
 // declarators = declarator ("," declarator)*
-// declarator = ident ("[" conditional "]")* ("=" initializer | init_list)?
+// declarator = (ident | reserved_word) ("[" conditional "]")* ("=" initializer | init_list)?
 // initializer = assign            (an init_list is an assign-level primary)
-// Shared by locals, globals and struct fields; each VarDecl starts as a copy of `proto`.
+// Shared by locals, globals and struct fields; each VarDecl starts as a copy of `proto`. As in
+// Slang, a reserved word may name the variable (`int return = 1;`); such a name can be
+// declared but not referenced (an expression reads the word as the keyword).
 void Parser::parse_declarators(TypeExpr* type, const VarDecl& proto, std::vector<VarDecl*>& out) {
     do {
-        if (!at(TokenKind::Identifier)) fail_expected("a variable name");
+        if (!at(TokenKind::Identifier) && !is_reserved_word(kind_at(pos_))) fail_expected("a variable name");
         Token name = advance();
         auto* v = ctx_.make<VarDecl>(proto);
         v->loc = loc(name);

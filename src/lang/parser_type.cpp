@@ -231,6 +231,14 @@ bool Parser::looks_like_declaration(size_t i) const {
     return j != npos && kind_at(j) == TokenKind::Identifier;
 }
 
+bool Parser::keyword_declarator_at(size_t i) const {
+    size_t j = scan_type(i);
+    if (j == npos || !is_reserved_word(kind_at(j))) return false;
+    TokenKind next = kind_at(j + 1);
+    return next == TokenKind::Assign || next == TokenKind::Semicolon || next == TokenKind::Comma ||
+           next == TokenKind::LBracket;
+}
+
 /// Whether the statement at the cursor is a local variable declaration.
 bool Parser::at_declaration_statement() const {
     size_t i = pos_;
@@ -249,7 +257,7 @@ bool Parser::at_declaration_statement() const {
         break;
     }
     // `no_diff` alone may also prefix an expression (`no_diff f(x);`).
-    return !only_no_diff || looks_like_declaration(i);
+    return !only_no_diff || looks_like_declaration(i) || keyword_declarator_at(i);
 }
 
 /// `float[2](a, b)`: a name, bracket groups, then '(' — an array constructor (tier 2; sema

@@ -330,7 +330,9 @@ void Sema::check_stmt(Stmt* s) {
     case StmtKind::Decl:
         for (VarDecl* v : s->decls) {
             if (v->type_expr) {
+                allow_empty_array_ = true;  // Slang accepts `float a[0];` as a local
                 v->type = resolve_type(v->type_expr);
+                allow_empty_array_ = false;
                 if (v->type->is_void()) diags_.error(v->loc, "variable '" + v->name + "' cannot have type void");
                 if (v->init) {
                     if (v->init->kind == ExprKind::InitList) check_init_list(v->init, v->type);

@@ -63,6 +63,9 @@ const Type* Sema::check_call(Expr* e) {
         if (t->is_error()) return t;
         e->builtin = nullptr;
         e->type_ref = t;
+        TypeExpr* te = e->type_expr;
+        if (te->type_args.empty() && te->array_dims.empty() && te->member.empty() && e->operands.size() == 1)
+            construct_through_constraint(e, te->name, 0);
         return check_constructor(e, t, 0);
     }
     Expr* callee = e->operands[0];
@@ -160,7 +163,9 @@ const Type* Sema::check_call(Expr* e) {
         }
         return check_user_call(e, candidates);
     }
-    case RefKind::Type: return check_constructor(e, callee->type_ref, 1);
+    case RefKind::Type:
+        if (!callee->type_expr && e->operands.size() == 2) construct_through_constraint(e, callee->name, 1);
+        return check_constructor(e, callee->type_ref, 1);
     case RefKind::Builtin: {
         const Builtin* b = callee->builtin;
         e->builtin = b;
@@ -354,6 +359,7 @@ const Type* Sema::check_constructor(Expr* e, const Type* t, size_t first) {
     if (t->is_error()) return t;  // already reported
     for (Expr* a : args)
         if (a->type->is_error()) return types_.error_type();
+    if (const Type* r = check_standin_construct(e, t, args)) return r;
     auto fail = [&]() {
         diags_.error(e->loc, "cannot construct " + type_name(t) + " from " + arg_types(e->operands, first));
         return types_.error_type();
@@ -397,6 +403,7 @@ const Type* Sema::check_intrinsic(Expr* e, const IntrinsicInfo& info) {
                                  std::to_string(nargs) + " given");
         return types_.error_type();
     }
+    if (const Type* r = check_standin_intrinsic(e, info)) return r;
     std::vector<const Type*> types;
     for (size_t k = 1; k < e->operands.size(); ++k) types.push_back(e->operands[k]->type);
     auto fail = [&]() {

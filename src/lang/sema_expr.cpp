@@ -286,6 +286,7 @@ const Type* Sema::check_name(Expr* e) {
 const Type* Sema::check_unary(Expr* e) {
     const Type* a = check_expr(e->operands[0]);
     if (a->is_error()) return a;
+    if (const Type* r = check_standin_unary(e, a)) return r;
     switch (e->op) {
     case Op::Neg:
     case Op::Plus:
@@ -314,6 +315,7 @@ const Type* Sema::check_binary(Expr* e) {
     const Type* a = check_expr(e->operands[0]);
     const Type* b = check_expr(e->operands[1]);
     if (a->is_error() || b->is_error()) return types_.error_type();
+    if (const Type* r = check_standin_binary(e, e->op, a, b, false)) return r;
     const Type* t = binary_operand_type(types_, e->op, a, b);
     if (!t) {
         // Slang: 39999, no overload of the operator applies (e.g. to a generic's unconstrained T).
@@ -368,6 +370,7 @@ const Type* Sema::check_assign(Expr* e) {
     static const Op kCompound[] = {Op::Mul, Op::Div, Op::Rem,    Op::Add,    Op::Sub,
                                    Op::Shl, Op::Shr, Op::BitAnd, Op::BitXor, Op::BitOr};
     Op bin = kCompound[int(e->op) - int(Op::MulAssign)];
+    if (const Type* r = check_standin_binary(e, bin, a, b, true)) return r->is_error() ? r : a;
     const Type* t = binary_operand_type(types_, bin, a, b);
     if (!t || !implicitly_convertible(t, a)) {
         diags_.error(e->loc, std::string("operator '") + op_spelling(e->op) + "' cannot be applied to " + type_name(a) +

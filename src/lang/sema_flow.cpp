@@ -98,7 +98,10 @@ public:
         // Emit what the analysis found, once per location and message.
         std::set<std::tuple<uint32_t, int, std::string>> seen;
         for (const Pending& d : pending_)
-            if (seen.insert({d.loc.offset, d.code, d.message}).second) diags_.error(d.loc, d.message, d.code);
+            if (seen.insert({d.loc.offset, d.code, d.message}).second) {
+                if (d.warning) diags_.warning(d.loc, d.message, d.code);
+                else diags_.error(d.loc, d.message, d.code);
+            }
     }
 
 private:
@@ -118,6 +121,7 @@ private:
     /// `value` reaches a place that needs a derivative: a lost one is an error (41022).
     void needs_derivative(const Flow& value);
     void report(SourceLoc loc, std::string message, int code) { pending_.push_back({loc, std::move(message), code}); }
+    void warn(SourceLoc loc, std::string message) { pending_.push_back({loc, std::move(message), 0, true}); }
 
     /// A diagnostic found by the current pass over the body; loops discard those of the passes
     /// before their fixed point.
@@ -125,6 +129,7 @@ private:
         SourceLoc loc;
         std::string message;
         int code;
+        bool warning = false;
     };
 
     TypeContext& types_;
@@ -347,11 +352,23 @@ Flow DerivativeFlow::user_call(const Expr* e, const FunctionDecl& f, const std::
         // The result (and what the callee writes) lost the derivative of the arguments; a
         // derivative lost earlier passes through.
         const Expr* lost = (in_carries && !detached_ && (diff(e->type) || writes_differentiable)) ? e : nullptr;
-        for (size_t k = 0; k < args.size() && !lost; ++k) lost = args[k].lost;
-        for (size_t k = 0; k < f.params.size(); ++k)
-            if (f.params[k]->dir != ParamDir::In)
-                store(e->operands[k + 1], typed(Flow{false, lost}, f.params[k]->type),
-                      f.params[k]->dir == ParamDir::Out);
+        const Expr* lost_before = nullptr;
+        for (size_t k = 0; k < args.size() && !lost_before; ++k) lost_before = args[k].lost;
+        if (!lost) lost = lost_before;
+        for (size_t k = 0; k < f.params.size(); ++k) {
+            const VarDecl* p = f.params[k];
+            if (p->dir == ParamDir::In) continue;
+            if (p->dir == ParamDir::Out && !forward_only(f) && lost == e && diff(p->type)) {
+                // As in Slang, what a non-differentiable function writes to an out argument
+                // has a zero derivative (its inout arguments and its result are 41022).
+                warn(e->loc, "the derivative of out argument '" + p->name + "' of non-differentiable function '" +
+                                 f.name + "' is taken as zero (as Slang does); mark the call no_diff or make '" +
+                                 f.name + "' [Differentiable]");
+                store(e->operands[k + 1], typed(Flow{false, lost_before}, p->type), true);
+                continue;
+            }
+            store(e->operands[k + 1], typed(Flow{false, lost}, p->type), p->dir == ParamDir::Out);
+        }
         return typed(Flow{false, lost}, e->type);
     }
     for (size_t k = 0; k < f.params.size() && k < args.size(); ++k) {

@@ -3,23 +3,59 @@
 // Generics are monomorphized: each instantiation is checked with its arguments. slangc also
 // checks a generic's body once as written, where a type parameter offers only what its
 // constraint provides: with `T twice<T>(T x) { return x + x; }` it reports that no '+' applies
-// to (T, T) (39999) even when every use is a float. For a type parameter without a constraint
-// this check is made here: the generic is instantiated once more with an opaque stand-in for
-// it, a struct named after the parameter with no fields and no operations, and that body is
-// checked; the instances made for the check are dropped afterwards (they are never lowered).
-// Constrained parameters keep the representative check of check_uninstantiated_generics (their
-// constraint's simplest type), which does not see an operation their constraint lacks.
+// to (T, T) (39999) even when every use is a float, and `sin(x)` with `T : IArithmetic` is
+// 39999 too. This check is made here: the generic is instantiated once more with an opaque
+// stand-in for each type parameter, a struct named after the parameter with no fields; an
+// unconstrained one supports no operation, one constrained by a built-in interface exactly
+// those of its constraint (sema_standin_ops.cpp). The instances made for the check are dropped
+// afterwards (they are never lowered). A user interface's stand-in has the interface's required
+// methods (bodiless: never called). A parameter constrained by IDifferentiable or by a user
+// interface with associated types keeps the representative check of
+// check_uninstantiated_generics (the first conforming struct; float).
+//
+// Only what the stand-ins are for is kept from a constrained check: the errors that say an
+// operation or conversion does not exist for T (39999, 30019, 30027). A generic whose T is an
+// element of a vector, matrix or tensor type (`vector<T, N>`, not modelled by the stand-in)
+// keeps nothing from it.
+#include "lang/ast_clone.h"
 #include "lang/sema_internal.h"
 
 namespace sg::lang {
 
-const Type* Sema::opaque_type(const std::string& name) {
-    const Type*& slot = opaque_types_[name];
+const Type* Sema::opaque_type(const std::string& name, const std::string& constraint) {
+    const Type*& slot = opaque_types_[name + ":" + constraint];
     if (!slot) {
         auto* s = ast_.make<StructDecl>();
         s->name = name;
-        s->type = types_.structure(s);
-        declare_struct(s);
+        if (constraint.empty()) {
+            s->type = types_.structure(s);
+            declare_struct(s);
+        } else if (interfaces_.count(constraint)) {
+            // A user interface's stand-in conforms to it and has its required methods.
+            s->bases.push_back(constraint);
+            std::vector<const StructDecl*> ifaces{interfaces_.at(constraint)};
+            for (size_t k = 0; k < ifaces.size() && k < 64; ++k)
+                for (const std::string& b : ifaces[k]->bases)
+                    if (auto it = interfaces_.find(b); it != interfaces_.end()) ifaces.push_back(it->second);
+            for (const StructDecl* iface : ifaces)
+                for (const FunctionDecl* r : iface->methods) {
+                    if (r->is_init) continue;
+                    FunctionDecl* m = clone_function(ast_, r);
+                    m->owner = s;
+                    m->name = name + "." + m->member_name;
+                    s->methods.push_back(m);
+                }
+            s->type = types_.structure(s);
+            standin_constraints_[s->type] = constraint;
+            declare_struct(s);
+            declare_members(s);
+        } else {
+            // IFloat's stand-in is differentiable, as every type it admits.
+            if (standin_implies(constraint, "IDifferentiable")) s->bases.push_back("IDifferentiable");
+            s->type = types_.structure(s);
+            declare_struct(s);
+            standin_constraints_[s->type] = constraint;
+        }
         slot = s->type;
     }
     return slot;
@@ -33,18 +69,28 @@ void Sema::check_generics_against_constraints() {
     for (FunctionDecl* g : result_.generic_functions) {
         std::vector<GenericArg> args;
         if (!representative_args(g->generic_params, args)) continue;
-        bool any = false;
+        bool any = false, constrained = false;
         for (size_t k = 0; k < args.size(); ++k) {
             const GenericParam& p = g->generic_params[k];
-            if (p.is_value || !p.constraint.empty()) continue;
-            args[k].type = opaque_type(p.name);
+            if (p.is_value || !(p.constraint.empty() || standin_models(p.constraint))) continue;
+            args[k].type = opaque_type(p.name, p.constraint);
             opaque.insert(args[k].type);
             any = true;
+            constrained |= !p.constraint.empty();
         }
-        if (any) instantiate_function(g, args, g->loc);
+        if (!any) continue;
+        size_t mark = diags_.all().size(), first = result_.functions.size();
+        standin_unmodelled_ = false;
+        instantiate_function(g, args, g->loc);
+        check_bodies(first);
+        if (!constrained) continue;
+        std::vector<Diagnostic> found = diags_.take_from(mark);
+        if (standin_unmodelled_) continue;
+        for (Diagnostic& d : found)
+            if (d.severity == Severity::Error && (d.code == 39999 || d.code == 30019 || d.code == 30027))
+                diags_.restore(std::move(d));
     }
     making_representative_ = false;
-    check_bodies(functions);
     // Drop what the check made: its instances (and any instance that names a stand-in).
     result_.functions.resize(functions);
     result_.structs.resize(structs);

@@ -67,6 +67,7 @@ bool Sema::satisfies(const GenericParam& p, const GenericArg& a) const {
     const std::string& c = p.constraint;
     if (t->is_void() || t->is_tensor()) return false;
     if (c.empty()) return true;
+    if (const std::string* have = standin_constraint(t)) return standin_implies(*have, c);
     bool scalar = t->is_scalar(), vec = t->is_vector(), mat = t->is_matrix();
     ScalarKind k = t->scalar;
     if (c == "IFloat") return (scalar || vec) && is_floating(k);
@@ -445,6 +446,8 @@ FunctionDecl* Sema::instantiate_function(FunctionDecl* g, const std::vector<Gene
     f->generic_args = args;
     f->name = name;
     auto subst = std::make_unique<Substitution>();
+    // A generic method of a generic struct's instance also sees the struct's arguments.
+    if (const Substitution* outer = g->owner ? substitution_of_struct(g->owner) : nullptr) *subst = *outer;
     for (size_t k = 0; k < args.size(); ++k) {
         const GenericParam& p = g->generic_params[k];
         if (p.is_value) subst->values[p.name] = value_constant(ast_, types_, p, args[k].value);
@@ -510,7 +513,8 @@ StructDecl* Sema::instantiate_struct(StructDecl* g, const std::vector<GenericArg
     declare_struct(s);
     declare_members(s);
     if (attributes_checked_)
-        for (FunctionDecl* m : s->methods) check_function_attributes(m);
+        for (FunctionDecl* m : s->methods)
+            if (m->generic_params.empty()) check_function_attributes(m);
     diags_.set_context(context);
     return s;
 }

@@ -118,6 +118,10 @@ public:
     const Type* static_base_type(Expr* base);
     VarDecl* find_static_const(const StructDecl* s, const std::string& name) const;
     std::vector<FunctionDecl*> find_methods(const StructDecl* s, const std::string& name) const;
+    /// The methods a call `s.f(args)` / `S.f(args)` may mean (e: the call, callee: the Member):
+    /// the concrete ones, and the instantiations of the generic ones for the explicit
+    /// (`s.f<float>(x)`) or inferred arguments (sema_generic_methods.cpp).
+    std::vector<FunctionDecl*> member_candidates(Expr* e, Expr* callee, const StructDecl* s, bool& reported);
     /// `S(a, b)` for a struct with `__init`s.
     const Type* check_struct_constructor(Expr* e, const Type* t);
     /// Gives an `__init` body its `this` local and makes it return `this`.
@@ -150,7 +154,33 @@ public:
     /// Checks each generic function with an unconstrained type parameter once more, with an
     /// opaque type in its place (sema_generic_checks.cpp), as slangc checks a generic as declared.
     void check_generics_against_constraints();
-    const Type* opaque_type(const std::string& name);
+    /// The stand-in for type parameter `name`: a struct with no fields; with a built-in
+    /// `constraint`, it offers exactly the operations that constraint gives (StandinOp); with a
+    /// user interface, exactly its required methods.
+    const Type* opaque_type(const std::string& name, const std::string& constraint = "");
+    /// Whether `constraint` is one a stand-in models (the built-in interfaces slangc's rules
+    /// were taken from; user interfaces and IDifferentiable keep their representative).
+    bool standin_models(const std::string& constraint) const;
+    /// A user interface a stand-in can model: no associated types, in it or its bases.
+    bool models_user_interface(const std::string& name, int depth = 0) const;
+    /// The constraint of a constrained stand-in, or nullptr for any other type.
+    const std::string* standin_constraint(const Type* t) const;
+    enum class StandinOp { Arithmetic, Compare, Bitwise, Shift, Mutate, AbsClamp, FloatMath, IntegerBits,
+                           FromInt, FromFloat, Copy };
+    /// Whether stand-in `t`'s constraint offers `op` (the table in sema_generic_checks.cpp).
+    bool standin_can(const Type* t, StandinOp op) const;
+    /// Whether a stand-in constrained by `have` satisfies constraint `want`.
+    bool standin_implies(const std::string& have, const std::string& want) const;
+    /// Operators, intrinsics and constructors with a constrained stand-in among their operands
+    /// (nullptr when there is none): what the constraint gives, else 39999 as slangc.
+    const Type* check_standin_unary(Expr* e, const Type* a);
+    const Type* check_standin_binary(Expr* e, Op op, const Type* a, const Type* b, bool compound);
+    const Type* check_standin_intrinsic(Expr* e, const IntrinsicInfo& info);
+    const Type* check_standin_construct(Expr* e, const Type* to, const std::vector<Expr*>& args);
+    /// `T(x)` / `(T)x` where `written` names a type parameter constrained by IArithmetic or
+    /// __BuiltinArithmeticType: slangc constructs it through the constraint's `__init(int)`, so
+    /// a floating `x` (operand `arg` of e) converts to int first, with warning 30081.
+    void construct_through_constraint(Expr* e, const std::string& written, size_t arg);
     /// The instantiation `bwd_diff(f<...>)` / `bwd_diff(f)(args)` differentiates: explicit
     /// arguments, the rest inferred from the primal types of the derivative call's arguments.
     FunctionDecl* derivative_instance(Expr* call, Expr* target);
@@ -236,7 +266,11 @@ private:
     bool attributes_checked_ = false;
     std::set<const void*> representatives_;  ///< instances made only to check a generic once
     bool making_representative_ = false;
-    std::map<std::string, const Type*> opaque_types_;  ///< a type parameter's stand-in, by name
+    std::map<std::string, const Type*> opaque_types_;  ///< a type parameter's stand-in, by name and constraint
+    std::map<const Type*, std::string> standin_constraints_;  ///< constrained stand-in -> its constraint
+    bool standin_unmodelled_ = false;  ///< a stand-in was used where it is not modelled (vector<T, N>)
+    bool in_standin_intrinsic_ = false;
+    bool allow_empty_array_ = false;  ///< a local variable's type is resolved: `float a[0]` is valid
     int const_depth_ = 0;
     const StructDecl* resolving_struct_ = nullptr;  ///< whose field types are being resolved  ///< later instantiations check their attributes themselves
     std::set<const StructDecl*> declared_structs_;   ///< field tables resolved (declare_struct)

@@ -62,6 +62,7 @@ void Sema::declare_members(StructDecl* s) {
         for (VarDecl* f : s->fields)
             if (f->name == m->member_name)
                 diags_.error(m->loc, "'" + m->member_name + "' is a field of struct " + s->name);
+        if (!m->generic_params.empty()) continue;  // a generic method: declared per instantiation
         const StructDecl* saved_struct = resolving_struct_;
         resolving_struct_ = s;  // signatures may use the struct's static constants
         declare_signature(m);
@@ -73,6 +74,7 @@ void Sema::declare_members(StructDecl* s) {
         for (size_t j = 0; j < i; ++j) {
             FunctionDecl *a = s->methods[i], *b = s->methods[j];
             if (a->member_name != b->member_name || a->params.size() != b->params.size()) continue;
+            if (!a->generic_params.empty() || !b->generic_params.empty()) continue;
             bool same = true;
             for (size_t k = 0; k < a->params.size(); ++k) same &= a->params[k]->type == b->params[k]->type;
             if (same)
@@ -90,7 +92,7 @@ VarDecl* Sema::find_static_const(const StructDecl* s, const std::string& name) c
 std::vector<FunctionDecl*> Sema::find_methods(const StructDecl* s, const std::string& name) const {
     std::vector<FunctionDecl*> out;
     for (FunctionDecl* m : s->methods)
-        if (m->member_name == name) out.push_back(m);
+        if (m->member_name == name && m->generic_params.empty()) out.push_back(m);
     return out;
 }
 
@@ -176,10 +178,13 @@ const Type* Sema::check_member_call(Expr* e) {
         check_args();
         if (st->is_error()) return st;
         std::vector<FunctionDecl*> statics;
-        for (FunctionDecl* m : find_methods(st->decl, callee->name))
+        bool reported = false;
+        for (FunctionDecl* m : member_candidates(e, callee, st->decl, reported))
             if (m->is_static) statics.push_back(m);
+        if (reported) return types_.error_type();
         if (statics.empty()) {
-            bool instance = !find_methods(st->decl, callee->name).empty();
+            bool instance = false;  // generic ones included
+            for (const FunctionDecl* m : st->decl->methods) instance |= m->member_name == callee->name;
             diags_.error(callee->loc,
                          instance ? "'" + callee->name + "' of struct " + type_name(st) +
                                         " is not static: call it on a value"
@@ -203,8 +208,10 @@ const Type* Sema::check_member_call(Expr* e) {
     if (bt->is_error()) return bt;
     if (!bt->is_struct()) return nullptr;  // not a method call: the caller handles other types
     std::vector<FunctionDecl*> methods;
-    for (FunctionDecl* m : find_methods(bt->decl, callee->name))
+    bool reported = false;
+    for (FunctionDecl* m : member_candidates(e, callee, bt->decl, reported))
         if (!m->is_init) methods.push_back(m);
+    if (reported) return types_.error_type();
     if (methods.empty()) {
         bool field = false;
         for (const auto& f : types_.fields(bt)) field |= f.name == callee->name;

@@ -152,6 +152,12 @@ const Type* Sema::check_cast(Expr* e) {
     const Type* to = resolve_type(e->type_expr);
     const Type* from = check_expr(e->operands[0]);
     if (to->is_error() || from->is_error()) return types_.error_type();
+    if (const Type* r = check_standin_construct(e, to, {e->operands[0]})) return r;
+    TypeExpr* te = e->type_expr;
+    if (te->type_args.empty() && te->array_dims.empty() && te->member.empty()) {
+        construct_through_constraint(e, te->name, 0);
+        from = e->operands[0]->type;
+    }
     bool ok = implicitly_convertible(from, to) && !from->is_enum();
     if (from->is_scalar() && to->is_numeric() && !(to->is_enum() && !is_integer(from->scalar)) &&
         !(from->is_enum() && !to->is_scalar()))

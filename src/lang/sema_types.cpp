@@ -236,6 +236,7 @@ const Type* Sema::resolve_type(TypeExpr* te) {
         is_tensor = true;
         const Type* elem = generic_type(0);
         auto rank = generic_int(1);
+        if (elem && standin_constraint(elem)) standin_unmodelled_ = true;
         if (nargs != 2 || !elem || !rank) {
             diags_.error(te->loc, n + " takes an element type and a rank: " + n + "<float, 2>");
             return te->resolved = types_.error_type();
@@ -268,6 +269,7 @@ const Type* Sema::resolve_type(TypeExpr* te) {
     } else if (n == "vector") {
         const Type* elem = generic_type(0);
         auto count = generic_int(1);
+        if (elem && standin_constraint(elem)) standin_unmodelled_ = true;
         if (nargs != 2 || !elem || !elem->is_scalar() || !count || *count < 1 || *count > 4) {
             diags_.error(te->loc, "vector takes a scalar type and a size 1..4: vector<float, 3>");
             return te->resolved = types_.error_type();
@@ -276,6 +278,7 @@ const Type* Sema::resolve_type(TypeExpr* te) {
     } else if (n == "matrix") {
         const Type* elem = generic_type(0);
         auto r = generic_int(1), c = generic_int(2);
+        if (elem && standin_constraint(elem)) standin_unmodelled_ = true;
         if (nargs != 3 || !elem || !elem->is_scalar() || !r || !c || *r < 2 || *r > 4 || *c < 2 || *c > 4) {
             diags_.error(te->loc, "matrix takes a scalar type and sizes 2..4: matrix<float, 3, 3>");
             return te->resolved = types_.error_type();
@@ -347,8 +350,10 @@ const Type* Sema::resolve_array_dims(TypeExpr* te, const Type* base) {
             diags_.error((*it) ? (*it)->loc : te->loc, "array size must be a constant integer expression");
             return te->resolved = types_.error_type();
         }
-        if (*count <= 0) {
-            diags_.error((*it)->loc, "array size must be positive, got " + std::to_string(*count));
+        if (*count < 0 || (*count == 0 && !allow_empty_array_)) {
+            diags_.error((*it)->loc, std::string(*count == 0 ? "only a local array may be empty: " : "") +
+                                         "array size must be positive, got " + std::to_string(*count),
+                         *count < 0 ? 30025 : 0);  // Slang: array size must be non-negative
             return te->resolved = types_.error_type();
         }
         total = (*count > kMaxArrayElements) ? kMaxArrayElements + 1 : total * *count;

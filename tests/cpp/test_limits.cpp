@@ -236,7 +236,7 @@ TEST(Limits, HugeArrays) {
         {"float a[2147483648]", in_function("float a[2147483648]; return x;")},
         {"float a[4294967296u]", in_function("float a[4294967296u]; return x;")},
         {"float a[-1]", in_function("float a[-1]; return x;")},
-        {"float a[0]", in_function("float a[0]; return x;")},
+        {"struct S { float a[0]; } (only a local array may be empty)", "struct S { float a[0]; };\nfloat f() { S s; return 1; }\n"},
         {"float a[2147483647 * 2147483647]", in_function("float a[2147483647 * 2147483647]; return x;")},
         {"int a[-2147483648 / -1]", in_function("int a[-2147483648 / -1]; return x;")},
         {"float a[1 / 0]", in_function("float a[1 / 0]; return x;")},

@@ -180,7 +180,6 @@ TEST(ParserErrors, UnsupportedStructMembersAreSkippedAndFieldsKept) {
         {"associatedtype T;", "'associatedtype' outside an interface is not supported yet"},
         {"static float k;", "a static struct member that is not 'static const' is not supported yet"},
         {"struct Inner { float a; };", "nested struct declaration is not supported yet"},
-        {"T f<T>(T v) { return v; }", "member function is not supported yet"},
     };
     for (const Case& c : cases) {
         Parsed p(std::string("struct S {\n  float x;\n  ") + c.members + "\n  float y;\n};");
@@ -192,6 +191,17 @@ TEST(ParserErrors, UnsupportedStructMembersAreSkippedAndFieldsKept) {
         ASSERT_EQ(s->fields.size(), 2u) << c.members;
         EXPECT_EQ(s->fields[1]->name, "y");
     }
+}
+
+TEST(ParserErrors, GenericMemberFunctionsParse) {
+    Parsed p("struct S {\n  float x;\n  T f<T : IFloat>(T v) { return v; }\n  float y;\n};");
+    EXPECT_EQ(p.diags.error_count(), 0u) << p.errors();
+    ASSERT_EQ(p.module->decls.size(), 1u);
+    const StructDecl* s = p.module->decls[0]->structure;
+    ASSERT_EQ(s->methods.size(), 1u);
+    ASSERT_EQ(s->methods[0]->generic_params.size(), 1u);
+    EXPECT_EQ(s->methods[0]->generic_params[0].constraint, "IFloat");
+    EXPECT_EQ(s->fields.size(), 2u);
 }
 
 TEST(ParserErrors, ContextualKeywordsStayUsableAsNamesInFunctions) {
