@@ -29,37 +29,7 @@ std::vector<FunctionDecl*> Sema::member_candidates(Expr* e, Expr* callee, const 
             reported = true;  // already reported
             return {};
         }
-    size_t viable = 0;
-    for (FunctionDecl* g : generics) viable += g->params.size() == args.size();
-    bool report = out.empty() && viable == 1;
-    for (FunctionDecl* g : generics) {
-        if (g->params.size() != args.size()) continue;
-        std::vector<GenericArg> gargs;
-        if (callee->type_expr &&
-            !explicit_generic_args(callee->type_expr, g->generic_params, g->member_name, gargs, true)) {
-            reported = true;
-            continue;
-        }
-        size_t explicit_count = gargs.size();
-        if (!infer_generic_args(g, args, gargs, explicit_count, e->loc, report)) {
-            reported |= report;
-            continue;
-        }
-        bool ok = true;
-        for (size_t k = 0; k < gargs.size() && ok; ++k) {
-            if (satisfies(g->generic_params[k], gargs[k])) continue;
-            ok = false;
-            if (report) {
-                diags_.error(e->loc, describe_constraint_failure(g->generic_params[k], gargs[k]) + " in call of '" +
-                                         g->name + "'",
-                             38029);
-                reported = true;
-            }
-        }
-        if (!ok) continue;
-        if (FunctionDecl* inst = instantiate_function(g, gargs, e->loc)) out.push_back(inst);
-        else reported = true;
-    }
+    instantiate_candidates(generics, e, callee, args, true, out, reported);
     if (out.empty() && !reported) {
         diags_.error(e->loc, "no overload of '" + generics.front()->name + "' accepts these arguments", 39999);
         reported = true;

@@ -260,28 +260,17 @@ bool Sema::infer_generic_args(FunctionDecl* g, const std::vector<Expr*>& args, s
     return true;
 }
 
-std::vector<FunctionDecl*> Sema::call_candidates(Expr* e, Expr* callee, bool& reported) {
-    std::vector<FunctionDecl*> out;
-    auto concrete = functions_.find(callee->name);
-    auto generic = generic_functions_.find(callee->name);
-    if (!callee->type_expr && concrete != functions_.end()) out = concrete->second;
-    if (generic == generic_functions_.end()) {
-        if (callee->type_expr) {
-            diags_.error(callee->loc, "'" + callee->name + "' is not generic");
-            reported = true;
-            out.clear();
-        }
-        return out;
-    }
-    size_t nargs = e->operands.size() - 1;
-    std::vector<Expr*> args(e->operands.begin() + 1, e->operands.end());
+void Sema::instantiate_candidates(const std::vector<FunctionDecl*>& generics, Expr* e, Expr* callee,
+                                  const std::vector<Expr*>& args, bool members, std::vector<FunctionDecl*>& out,
+                                  bool& reported) {
     size_t viable = 0;
-    for (FunctionDecl* g : generic->second) viable += g->params.size() == nargs;
+    for (FunctionDecl* g : generics) viable += g->params.size() == args.size();
     bool report = out.empty() && viable == 1;
-    for (FunctionDecl* g : generic->second) {
-        if (g->params.size() != nargs) continue;
+    for (FunctionDecl* g : generics) {
+        if (g->params.size() != args.size()) continue;
         std::vector<GenericArg> gargs;
-        if (callee->type_expr && !explicit_generic_args(callee->type_expr, g->generic_params, g->name, gargs, true)) {
+        if (callee->type_expr && !explicit_generic_args(callee->type_expr, g->generic_params,
+                                                        members ? g->member_name : g->name, gargs, true)) {
             reported = true;
             continue;
         }
@@ -305,6 +294,24 @@ std::vector<FunctionDecl*> Sema::call_candidates(Expr* e, Expr* callee, bool& re
         if (FunctionDecl* inst = instantiate_function(g, gargs, e->loc)) out.push_back(inst);
         else reported = true;
     }
+}
+
+std::vector<FunctionDecl*> Sema::call_candidates(Expr* e, Expr* callee, bool& reported) {
+    std::vector<FunctionDecl*> out;
+    auto concrete = functions_.find(callee->name);
+    auto generic = generic_functions_.find(callee->name);
+    if (!callee->type_expr && concrete != functions_.end()) out = concrete->second;
+    if (generic == generic_functions_.end()) {
+        if (callee->type_expr) {
+            diags_.error(callee->loc, "'" + callee->name + "' is not generic");
+            reported = true;
+            out.clear();
+        }
+        return out;
+    }
+    size_t nargs = e->operands.size() - 1;
+    std::vector<Expr*> args(e->operands.begin() + 1, e->operands.end());
+    instantiate_candidates(generic->second, e, callee, args, false, out, reported);
     if (out.empty() && !reported) {
         const FunctionDecl* g = generic->second.front();
         if (generic->second.size() == 1 && (concrete == functions_.end() || callee->type_expr))

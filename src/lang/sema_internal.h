@@ -146,6 +146,12 @@ public:
     /// The candidates of a call of `name`: the concrete overloads, and the instantiations of its
     /// generic ones for the explicit (`f<4>`) or inferred arguments.
     std::vector<FunctionDecl*> call_candidates(Expr* e, Expr* callee, bool& reported);
+    /// Adds to `out` the instantiation of each of `generics` (free functions, or with `members`
+    /// methods, named by their member name) that takes `args` with the explicit arguments of
+    /// `callee` and inferred ones; with a single viable candidate its failure is reported.
+    void instantiate_candidates(const std::vector<FunctionDecl*>& generics, Expr* e, Expr* callee,
+                                const std::vector<Expr*>& args, bool members, std::vector<FunctionDecl*>& out,
+                                bool& reported);
     std::optional<int64_t> generic_value(const std::string& name);
     /// Instantiates each generic function and struct that nothing instantiated with
     /// representative arguments, so that its body is checked once anyway.
