@@ -18,10 +18,10 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "ir/passes.h"
+#include "ir/scoped_walk.h"
 
 namespace sg::ir {
 
@@ -94,38 +94,23 @@ void append_bytes(std::string& key, const T& v) {
 
 class Cse {
 public:
-    explicit Cse(Function& fn) : replacement_(fn.next_value_id, nullptr) {}
+    explicit Cse(Function& fn) : replaced_(fn) {}
 
     void walk(Block& b) {
-        const size_t scope = undo_.size();
+        const size_t scope = table_.mark();
         for (auto& owned : b.insts) {
             Inst& inst = *owned;
-            for (Value*& o : inst.operands) o = replaced(o);
+            replaced_.rewrite(inst);
             for (auto& region : inst.regions) walk(*region);
             if (!pure_value_op(inst.op) || inst.results.size() != 1 || !inst.regions.empty()) continue;
-            std::string key = key_of(inst);
-            auto [it, inserted] = table_.try_emplace(std::move(key), inst.result());
-            if (inserted) {
-                undo_.push_back(&it->first);
-                continue;
-            }
-            Value* r = inst.result();
-            if (r->id >= replacement_.size()) replacement_.resize(size_t(r->id) + 1, nullptr);
-            replacement_[r->id] = it->second;
+            auto [first, inserted] = table_.find_or_insert(key_of(inst), inst.result());
+            if (!inserted) replaced_.replace(inst.result(), *first);
         }
         // Leaving the block: its values do not dominate what follows its owning instruction.
-        while (undo_.size() > scope) {
-            table_.erase(*undo_.back());
-            undo_.pop_back();
-        }
+        table_.leave(scope);
     }
 
 private:
-    Value* replaced(Value* v) const {
-        Value* r = v->id < replacement_.size() ? replacement_[v->id] : nullptr;
-        return r ? r : v;
-    }
-
     static std::string key_of(const Inst& inst) {
         std::string key;
         key.reserve(64);
@@ -145,9 +130,8 @@ private:
         return key;
     }
 
-    std::unordered_map<std::string, Value*> table_;
-    std::vector<const std::string*> undo_;  ///< keys in insertion order, for leaving scopes
-    std::vector<Value*> replacement_;       ///< by Value::id: the earlier value it duplicates
+    ScopedTable<std::string, Value*> table_;  ///< key of a pure instruction -> its first result
+    ValueReplacements replaced_;              ///< a duplicate -> the earlier value
 };
 
 }  // namespace

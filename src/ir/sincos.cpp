@@ -8,10 +8,10 @@
 // that dominates the other) becomes the SinCos, in place, with a second result; the later one's
 // uses take that result, and the later instruction is left unused for dead_code. Only float
 // and double scalars: vectors and half keep their elementwise sin and cos.
-#include <unordered_map>
 #include <vector>
 
 #include "ir/passes.h"
+#include "ir/scoped_walk.h"
 
 namespace sg::ir {
 
@@ -21,35 +21,27 @@ using lang::IntrinsicId;
 
 class SinCosPairing {
 public:
-    SinCosPairing(Function& fn) : fn_(fn), replacement_(fn.next_value_id, nullptr) {}
+    SinCosPairing(Function& fn) : fn_(fn), replaced_(fn) {}
 
     void walk(Block& b) {
-        const size_t scope = undo_.size();
+        const size_t scope = first_.mark();
         for (auto& owned : b.insts) {
             Inst& inst = *owned;
-            for (Value*& o : inst.operands) o = replaced(o);
+            replaced_.rewrite(inst);
             for (auto& region : inst.regions) walk(*region);
             const int kind = trig_kind(inst);  // 0 sin, 1 cos, -1 neither
             if (kind < 0) continue;
-            Value* x = inst.operands[0];
-            auto it = first_.find(x);
-            if (it == first_.end()) {
-                first_.emplace(x, &inst);
-                undo_.push_back(x);
-                continue;
-            }
-            Inst& first = *it->second;
+            auto [found, inserted] = first_.find_or_insert(inst.operands[0], &inst);
+            if (inserted) continue;
+            Inst& first = **found;
             if (first.op == OpKind::Intrinsic) {
                 const int first_kind = trig_kind(first);
                 if (first_kind == kind) continue;  // a repeat cse left (it runs first): leave it
                 make_sincos(first, first_kind);
             }
-            replace(inst.result(), first.results[size_t(kind)]);
+            replaced_.replace(inst.result(), first.results[size_t(kind)]);
         }
-        while (undo_.size() > scope) {
-            first_.erase(undo_.back());
-            undo_.pop_back();
-        }
+        first_.leave(scope);
     }
 
 private:
@@ -73,19 +65,9 @@ private:
         inst.results = kind == 0 ? std::vector<Value*>{own, other} : std::vector<Value*>{other, own};
     }
 
-    Value* replaced(Value* v) const {
-        Value* r = v->id < replacement_.size() ? replacement_[v->id] : nullptr;
-        return r ? r : v;
-    }
-    void replace(Value* v, Value* by) {
-        if (v->id >= replacement_.size()) replacement_.resize(size_t(v->id) + 1, nullptr);
-        replacement_[v->id] = by;
-    }
-
     Function& fn_;
-    std::unordered_map<const Value*, Inst*> first_;  ///< argument -> its first sin/cos (or SinCos)
-    std::vector<const Value*> undo_;
-    std::vector<Value*> replacement_;  ///< by Value::id
+    ScopedTable<const Value*, Inst*> first_;  ///< argument -> its first sin/cos (or SinCos)
+    ValueReplacements replaced_;
 };
 
 }  // namespace
