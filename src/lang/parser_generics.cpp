@@ -195,13 +195,8 @@ void Parser::parse_struct_member(StructDecl* s) {
         fn->return_type = type;
         fn->return_no_diff = mods.is_no_diff;
         if (mods.is_const) error(mods.first, "'const' is not allowed on a member function");
-        if (at(TokenKind::Less)) {
-            if (s->is_interface) {
-                unsupported(loc(), "a generic method requirement in an interface");
-                throw SyntaxError{};
-            }
-            parse_generic_params(fn->generic_params);  // `T get<T : IFloat>(T x)`: instantiated per call
-        }
+        // `T get<T : IFloat>(T x)`: instantiated per call (in an interface: a generic requirement)
+        if (at(TokenKind::Less)) parse_generic_params(fn->generic_params);
         parse_function_rest(fn);
         s->methods.push_back(fn);
         return;

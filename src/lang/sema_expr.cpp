@@ -582,7 +582,7 @@ const Type* Sema::check_member(Expr* e) {
             e->is_lvalue = base->is_lvalue && distinct;
             return types_.vector(bt->scalar, int(comps.size()));
         }
-        diags_.error(e->loc, "invalid swizzle '" + n + "' on " + type_name(bt));
+        diags_.error(e->loc, "invalid swizzle '" + n + "' on " + type_name(bt), 30027);  // Slang: member not found
         return types_.error_type();
     }
     diags_.error(e->loc, type_name(bt) + " has no member '" + n + "'");

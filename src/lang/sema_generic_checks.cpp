@@ -11,10 +11,14 @@
 // afterwards (they are never lowered). A user interface's stand-in has the interface's required
 // methods (bodiless: never called). A parameter constrained by IDifferentiable or by a user
 // interface with associated types keeps the representative check of
-// check_uninstantiated_generics (the first conforming struct; float).
+// check_uninstantiated_generics (the first conforming struct; float). Generic member functions
+// are checked the same way (`T f<T>(T x)` in a struct, static or not), and so is a generic
+// struct: it is instantiated with stand-ins for its type parameters (its methods are checked
+// with them), and its generic methods with stand-ins for theirs too.
 //
 // Only what the stand-ins are for is kept from a constrained check: the errors that say an
-// operation or conversion does not exist for T (39999, 30019, 30027). A generic whose T is an
+// operation or conversion does not exist for T (39999, 30019, 30027), or that a stand-in's method
+// takes another number of arguments (30438). A generic whose T is an
 // element of a vector, matrix or tensor type (`vector<T, N>`, not modelled by the stand-in)
 // keeps nothing from it.
 #include "lang/ast_clone.h"
@@ -61,6 +65,49 @@ const Type* Sema::opaque_type(const std::string& name, const std::string& constr
     return slot;
 }
 
+bool Sema::standin_args(const std::vector<GenericParam>& params, std::vector<GenericArg>& args,
+                         std::set<const Type*>& opaque, bool& constrained) {
+    bool any = false;
+    for (const GenericParam& p : params) {
+        if (p.is_value || !(p.constraint.empty() || standin_models(p.constraint))) {
+            // No stand-in: the representative (a user interface's needs a conforming struct).
+            if (!representative_args({p}, args)) return false;
+            continue;
+        }
+        args.push_back({opaque_type(p.name, p.constraint), 0, false});
+        opaque.insert(args.back().type);
+        any = true;
+        constrained |= !p.constraint.empty();
+    }
+    return any;
+}
+
+void Sema::check_with_standins(const std::function<void()>& instantiate, bool constrained) {
+    size_t mark = diags_.all().size(), first = result_.functions.size();
+    standin_unmodelled_ = false;
+    instantiate();
+    check_bodies(first);
+    if (!constrained) return;
+    std::vector<Diagnostic> found = diags_.take_from(mark);
+    if (standin_unmodelled_) return;
+    for (Diagnostic& d : found)
+        if (d.severity == Severity::Error &&
+            (d.code == 39999 || d.code == 30019 || d.code == 30027 || d.code == 30438))
+            diags_.restore(std::move(d));
+}
+
+void Sema::check_generic_methods_against_constraints(StructDecl* s, bool struct_constrained, bool struct_standins,
+                                                     std::set<const Type*>& opaque) {
+    for (FunctionDecl* m : s->methods) {
+        if (m->generic_params.empty()) continue;
+        std::vector<GenericArg> args;
+        bool constrained = struct_constrained;
+        bool any = standin_args(m->generic_params, args, opaque, constrained);
+        if (args.size() != m->generic_params.size() || !(any || struct_standins)) continue;
+        check_with_standins([&] { instantiate_function(m, args, m->loc); }, constrained);
+    }
+}
+
 void Sema::check_generics_against_constraints() {
     const size_t functions = result_.functions.size(), structs = result_.structs.size();
     const size_t derivative_calls = derivative_calls_.size();
@@ -68,35 +115,42 @@ void Sema::check_generics_against_constraints() {
     making_representative_ = true;
     for (FunctionDecl* g : result_.generic_functions) {
         std::vector<GenericArg> args;
-        if (!representative_args(g->generic_params, args)) continue;
-        bool any = false, constrained = false;
-        for (size_t k = 0; k < args.size(); ++k) {
-            const GenericParam& p = g->generic_params[k];
-            if (p.is_value || !(p.constraint.empty() || standin_models(p.constraint))) continue;
-            args[k].type = opaque_type(p.name, p.constraint);
-            opaque.insert(args[k].type);
-            any = true;
-            constrained |= !p.constraint.empty();
+        bool constrained = false;
+        if (!standin_args(g->generic_params, args, opaque, constrained)) continue;
+        check_with_standins([&] { instantiate_function(g, args, g->loc); }, constrained);
+    }
+    // Generic member functions, of plain structs and of generic structs (whose own parameters
+    // get stand-ins too: the struct's methods are checked with them as well).
+    for (size_t k = 0; k < structs; ++k)
+        if (!result_.structs[k]->generic_origin) check_generic_methods_against_constraints(result_.structs[k], false, false, opaque);
+    for (StructDecl* g : result_.generic_structs) {
+        std::vector<GenericArg> args;
+        bool constrained = false;
+        StructDecl* inst = nullptr;
+        bool any = standin_args(g->generic_params, args, opaque, constrained);
+        if (any) {
+            check_with_standins([&] { inst = instantiate_struct(g, args, g->loc); }, constrained);
+        } else {
+            // Nothing to stand in for (value parameters only): its generic methods are checked
+            // in one of its instances (check_uninstantiated_generics made one if none was).
+            for (size_t k = 0; k < structs && !inst; ++k)
+                if (result_.structs[k]->generic_origin == g) inst = result_.structs[k];
         }
-        if (!any) continue;
-        size_t mark = diags_.all().size(), first = result_.functions.size();
-        standin_unmodelled_ = false;
-        instantiate_function(g, args, g->loc);
-        check_bodies(first);
-        if (!constrained) continue;
-        std::vector<Diagnostic> found = diags_.take_from(mark);
-        if (standin_unmodelled_) continue;
-        for (Diagnostic& d : found)
-            if (d.severity == Severity::Error && (d.code == 39999 || d.code == 30019 || d.code == 30027))
-                diags_.restore(std::move(d));
+        if (inst) check_generic_methods_against_constraints(inst, constrained, any, opaque);
     }
     making_representative_ = false;
     // Drop what the check made: its instances (and any instance that names a stand-in).
+    std::set<const void*> dropped;
+    for (size_t k = functions; k < result_.functions.size(); ++k) dropped.insert(result_.functions[k]);
+    for (size_t k = structs; k < result_.structs.size(); ++k) {
+        dropped.insert(result_.structs[k]);
+        structs_.erase(result_.structs[k]->name);
+    }
     result_.functions.resize(functions);
     result_.structs.resize(structs);
     derivative_calls_.resize(derivative_calls);
     for (auto it = instances_.begin(); it != instances_.end();) {
-        bool named = false;
+        bool named = dropped.count(it->second) != 0;
         for (const GenericArg& a : it->first.second) named |= opaque.count(a.type) != 0;
         it = named ? instances_.erase(it) : std::next(it);
     }

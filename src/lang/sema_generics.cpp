@@ -95,8 +95,11 @@ bool Sema::explicit_generic_args(TypeExpr* te, const std::vector<GenericParam>& 
                                  std::vector<GenericArg>& out, bool allow_partial) {
     size_t n = te->arg_is_value.size();
     if (n > params.size() || (!allow_partial && n < params.size())) {
-        diags_.error(te->loc, "'" + what + "' takes " + std::to_string(params.size()) + " generic argument" +
-                                  (params.size() == 1 ? "" : "s") + ", " + std::to_string(n) + " given");
+        // Slang: 39999 (too many arguments to call) for a call's arguments.
+        diags_.error(te->loc,
+                     "'" + what + "' takes " + std::to_string(params.size()) + " generic argument" +
+                         (params.size() == 1 ? "" : "s") + ", " + std::to_string(n) + " given",
+                     allow_partial && n > params.size() ? 39999 : 0);
         return false;
     }
     size_t ti = 0, vi = 0;
@@ -364,6 +367,27 @@ void Sema::check_uninstantiated_generics() {
         if (instantiated.count(g) || !representative_args(g->generic_params, args)) continue;
         instantiate_struct(g, args, g->loc);
     }
+    // Generic member functions: a struct's generic methods are its own clones in each instance
+    // of a generic struct, so one is uninstantiated when no instance's copy of it was.
+    std::set<std::pair<const StructDecl*, size_t>> methods_instantiated;
+    auto origin_of = [](const StructDecl* s) { return s->generic_origin ? s->generic_origin : s; };
+    const size_t structs = result_.structs.size();
+    for (size_t i = 0; i < structs; ++i) {
+        const StructDecl* s = result_.structs[i];
+        for (size_t k = 0; k < s->methods.size(); ++k)
+            if (instantiated.count(s->methods[k])) methods_instantiated.insert({origin_of(s), k});
+    }
+    for (size_t i = 0; i < structs; ++i) {
+        StructDecl* s = result_.structs[i];
+        for (size_t k = 0; k < s->methods.size(); ++k) {
+            FunctionDecl* m = s->methods[k];
+            std::vector<GenericArg> args;
+            if (m->generic_params.empty() || !methods_instantiated.insert({origin_of(s), k}).second ||
+                !representative_args(m->generic_params, args))
+                continue;
+            instantiate_function(m, args, m->loc);
+        }
+    }
     making_representative_ = false;
 }
 
@@ -404,10 +428,7 @@ FunctionDecl* Sema::derivative_instance(Expr* call, Expr* target) {
     return instantiate_function(g, gargs, target->loc);
 }
 
-namespace {
-
-/// The synthesized constant a value parameter stands for in an instantiation.
-VarDecl* value_constant(AstContext& ast, TypeContext& types, const GenericParam& p, int64_t value) {
+VarDecl* generic_value_constant(AstContext& ast, TypeContext& types, const GenericParam& p, int64_t value) {
     auto* lit = ast.make<Expr>();
     lit->kind = ExprKind::IntLit;
     lit->loc = p.loc;
@@ -430,8 +451,6 @@ VarDecl* value_constant(AstContext& ast, TypeContext& types, const GenericParam&
     v->type = types.int32();
     return v;
 }
-
-}  // namespace
 
 FunctionDecl* Sema::instantiate_function(FunctionDecl* g, const std::vector<GenericArg>& args, SourceLoc at) {
     auto key = std::make_pair(static_cast<const void*>(g), args);
@@ -457,7 +476,7 @@ FunctionDecl* Sema::instantiate_function(FunctionDecl* g, const std::vector<Gene
     if (const Substitution* outer = g->owner ? substitution_of_struct(g->owner) : nullptr) *subst = *outer;
     for (size_t k = 0; k < args.size(); ++k) {
         const GenericParam& p = g->generic_params[k];
-        if (p.is_value) subst->values[p.name] = value_constant(ast_, types_, p, args[k].value);
+        if (p.is_value) subst->values[p.name] = generic_value_constant(ast_, types_, p, args[k].value);
         else subst->types[p.name] = args[k].type;
     }
     substitutions_[f] = std::move(subst);
@@ -505,7 +524,7 @@ StructDecl* Sema::instantiate_struct(StructDecl* g, const std::vector<GenericArg
     auto subst = std::make_unique<Substitution>();
     for (size_t k = 0; k < args.size(); ++k) {
         const GenericParam& p = g->generic_params[k];
-        if (p.is_value) subst->values[p.name] = value_constant(ast_, types_, p, args[k].value);
+        if (p.is_value) subst->values[p.name] = generic_value_constant(ast_, types_, p, args[k].value);
         else subst->types[p.name] = args[k].type;
     }
     substitutions_[s] = std::move(subst);

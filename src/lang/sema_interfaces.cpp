@@ -2,7 +2,8 @@
 // list them (every required method present with the same signature, [Differentiable] where the
 // requirement is, every associatedtype given by a `typealias`), and the constraint test used by
 // generics. Calls through a constrained type parameter need nothing here: the parameter is a
-// concrete struct in each instantiation, so dispatch is static.
+// concrete struct in each instantiation, so dispatch is static. Generic requirements:
+// sema_generic_requirements.cpp.
 #include "lang/sema_internal.h"
 
 namespace sg::lang {
@@ -93,6 +94,10 @@ void Sema::check_conformance(StructDecl* s) {
         if (assoc_missing) continue;  // the requirements' signatures would name it
         for (const FunctionDecl* r : iface->methods) {
             if (r->is_init) continue;
+            if (!r->generic_params.empty()) {
+                check_generic_requirement(s, iface, r, assoc);
+                continue;
+            }
             const Substitution* saved = subst_;
             subst_ = &assoc;
             size_t errors = diags_.error_count();
@@ -109,15 +114,14 @@ void Sema::check_conformance(StructDecl* s) {
             int code = 38100;
             for (const FunctionDecl* m : find_methods(s, r->member_name)) {
                 size_t first = m->this_param ? 1 : 0;
-                bool same = m->is_static == r->is_static && m->params.size() - first == params.size();
+                // As in slangc, a static method meets a non-static requirement.
+                bool same = (m->is_static || !r->is_static) && m->params.size() - first == params.size();
                 for (size_t k = 0; same && k < params.size(); ++k)
                     same = m->params[k + first]->type == params[k] && m->params[k + first]->dir == r->params[k]->dir;
                 near = m;
                 if (!same) {
-                    mismatch = m->is_static != r->is_static
-                                   ? std::string(r->is_static ? " (its '" + r->member_name + "' is not static)"
-                                                              : " (its '" + r->member_name + "' is static)")
-                                   : " (its '" + r->member_name + "' has another signature)";
+                    mismatch = r->is_static && !m->is_static ? " (its '" + r->member_name + "' is not static)"
+                                                             : " (its '" + r->member_name + "' has another signature)";
                     code = 38105;
                     continue;
                 }
@@ -127,14 +131,16 @@ void Sema::check_conformance(StructDecl* s) {
                     code = 38106;
                     continue;
                 }
-                if (m->is_mutating != (find_attribute(r->attrs, "mutating") != nullptr)) {
-                    mismatch = " (its '" + r->member_name + "' differs in [mutating])";
+                // A non-mutating method meets a [mutating] requirement, not the other way round.
+                if (m->is_mutating && !find_attribute(r->attrs, "mutating")) {
+                    mismatch = " (its '" + r->member_name + "' is [mutating], the requirement is not)";
                     code = 38105;
                     continue;
                 }
                 found = m;
                 break;
             }
+            if (!found) found = generic_method_meeting(s, r, ret, params);  // `T scale<T : IFloat>(T x)`
             if (!found) {
                 diags_.error(near ? near->loc : s->loc,
                              "struct " + s->name + " does not implement method '" + r->member_name +

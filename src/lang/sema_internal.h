@@ -4,6 +4,7 @@
 // (errors 41022 and 41031).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -27,6 +28,9 @@ struct Substitution {
     std::map<std::string, const Type*> types;
     std::map<std::string, VarDecl*> values;  ///< a synthesized `static const` per value parameter
 };
+
+/// The synthesized `static const` a value parameter `p` stands for when its argument is `value`.
+VarDecl* generic_value_constant(AstContext& ast, TypeContext& types, const GenericParam& p, int64_t value);
 
 class Sema {
 public:
@@ -160,6 +164,18 @@ public:
     /// Checks each generic function with an unconstrained type parameter once more, with an
     /// opaque type in its place (sema_generic_checks.cpp), as slangc checks a generic as declared.
     void check_generics_against_constraints();
+    /// The representative arguments of `params` with a stand-in for each type parameter a
+    /// stand-in models (added to `opaque`; `constrained`: one of them has a constraint); false
+    /// when there is none, or nothing to check with.
+    bool standin_args(const std::vector<GenericParam>& params, std::vector<GenericArg>& args,
+                      std::set<const Type*>& opaque, bool& constrained);
+    /// Checks the bodies `instantiate` makes; with `constrained`, keeps only the errors that say
+    /// an operation or conversion does not exist for a stand-in (39999, 30019, 30027, 30438).
+    void check_with_standins(const std::function<void()>& instantiate, bool constrained);
+    /// The generic member functions of `s` (a plain struct, or an instance of a generic one:
+    /// `struct_standins` when its arguments are stand-ins), each checked with stand-ins.
+    void check_generic_methods_against_constraints(StructDecl* s, bool struct_constrained, bool struct_standins,
+                                                   std::set<const Type*>& opaque);
     /// The stand-in for type parameter `name`: a struct with no fields; with a built-in
     /// `constraint`, it offers exactly the operations that constraint gives (StandinOp); with a
     /// user interface, exactly its required methods.
@@ -210,6 +226,29 @@ public:
     bool conforms_to(const Type* t, const std::string& iface) const;
     bool interface_extends(const StructDecl* iface, const std::string& base, int depth = 0) const;
     bool is_builtin_interface(const std::string& name) const;
+
+    // ---- generic method requirements (sema_generic_requirements.cpp)
+    struct GenericSignature {
+        const Type* result = nullptr;
+        std::vector<std::pair<const Type*, ParamDir>> params;  ///< without `this`
+    };
+    /// A type that stands for the k-th generic parameter when two signatures are compared.
+    const Type* generic_tag(size_t k);
+    /// The result and parameter types of generic `f` with `args` for its generic parameters
+    /// (and `outer`'s, its struct's); false, reporting nothing, when they do not resolve.
+    bool generic_signature(const FunctionDecl* f, const Substitution* outer, const std::vector<GenericArg>& args,
+                           GenericSignature& out);
+    /// 0 when generic method `m` of `s` has requirement `r`'s signature with its generic
+    /// parameters renamed to r's; 1 when the parameters differ, 2 when the result does.
+    int compare_generic_signatures(const FunctionDecl* r, const Substitution& assoc, const FunctionDecl* m,
+                                   const StructDecl* s);
+    /// Generic requirement `r` of `iface` is met by a generic method of `s` (reported if not).
+    void check_generic_requirement(StructDecl* s, const StructDecl* iface, const FunctionDecl* r,
+                                   const Substitution& assoc);
+    /// The instantiation of a generic method of `s` that meets non-generic requirement `r`
+    /// (resolved to `ret` and `params`), or nullptr.
+    FunctionDecl* generic_method_meeting(StructDecl* s, const FunctionDecl* r, const Type* ret,
+                                         const std::vector<const Type*>& params);
 
 private:
     friend struct ExprChecker;
@@ -272,6 +311,7 @@ private:
     bool attributes_checked_ = false;
     std::set<const void*> representatives_;  ///< instances made only to check a generic once
     bool making_representative_ = false;
+    std::vector<const Type*> generic_tags_;  ///< generic_tag(k)
     std::map<std::string, const Type*> opaque_types_;  ///< a type parameter's stand-in, by name and constraint
     std::map<const Type*, std::string> standin_constraints_;  ///< constrained stand-in -> its constraint
     bool standin_unmodelled_ = false;  ///< a stand-in was used where it is not modelled (vector<T, N>)

@@ -145,9 +145,11 @@ bool Sema::resolve_implicit_member(Expr* e) {
 
 bool Sema::rewrite_implicit_member_call(Expr* e) {
     Expr* callee = e->operands[0];
-    if (!current_fn_ || !current_fn_->owner || callee->type_expr || lookup_local(callee->name)) return false;
+    if (!current_fn_ || !current_fn_->owner || lookup_local(callee->name)) return false;
     StructDecl* s = current_fn_->owner;
-    std::vector<FunctionDecl*> methods = find_methods(s, callee->name);
+    std::vector<FunctionDecl*> methods;  // generic ones too: `get(x)`, `get<float>(x)`
+    for (FunctionDecl* m : s->methods)
+        if (m->member_name == callee->name && (!callee->type_expr || !m->generic_params.empty())) methods.push_back(m);
     if (methods.empty()) return false;
     // `f(x)` inside a method is `this.f(x)`, or `S.f(x)` when the candidates are static.
     bool has_this = current_fn_->this_param || current_fn_->is_init;
@@ -161,6 +163,7 @@ bool Sema::rewrite_implicit_member_call(Expr* e) {
     member->kind = ExprKind::Member;
     member->loc = callee->loc;
     member->name = callee->name;
+    member->type_expr = callee->type_expr;
     member->operands = {base};
     e->operands[0] = member;
     return true;
