@@ -17,10 +17,10 @@
 // with them), and its generic methods with stand-ins for theirs too.
 //
 // Only what the stand-ins are for is kept from a constrained check: the errors that say an
-// operation or conversion does not exist for T (39999, 30019, 30027), or that a stand-in's method
-// takes another number of arguments (30438). A generic whose T is an
-// element of a vector, matrix or tensor type (`vector<T, N>`, not modelled by the stand-in)
-// keeps nothing from it.
+// operation or conversion does not exist for T (39999, 30019, 30027), that T's constraint does not
+// imply a callee's (38029), or that a stand-in's method takes another number of arguments
+// (30438). A generic whose T is an element of a vector, matrix or tensor type (`vector<T, N>`,
+// not modelled by the stand-in) keeps nothing from it.
 #include "lang/ast_clone.h"
 #include "lang/sema_internal.h"
 
@@ -92,7 +92,7 @@ void Sema::check_with_standins(const std::function<void()>& instantiate, bool co
     if (standin_unmodelled_) return;
     for (Diagnostic& d : found)
         if (d.severity == Severity::Error &&
-            (d.code == 39999 || d.code == 30019 || d.code == 30027 || d.code == 30438))
+            (d.code == 39999 || d.code == 30019 || d.code == 30027 || d.code == 30438 || d.code == 38029))
             diags_.restore(std::move(d));
 }
 

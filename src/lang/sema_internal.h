@@ -170,7 +170,8 @@ public:
     bool standin_args(const std::vector<GenericParam>& params, std::vector<GenericArg>& args,
                       std::set<const Type*>& opaque, bool& constrained);
     /// Checks the bodies `instantiate` makes; with `constrained`, keeps only the errors that say
-    /// an operation or conversion does not exist for a stand-in (39999, 30019, 30027, 30438).
+    /// an operation or conversion does not exist for a stand-in (39999, 30019, 30027, 30438,
+    /// 38029).
     void check_with_standins(const std::function<void()>& instantiate, bool constrained);
     /// The generic member functions of `s` (a plain struct, or an instance of a generic one:
     /// `struct_standins` when its arguments are stand-ins), each checked with stand-ins.
