@@ -122,7 +122,8 @@ void Sema::check_generics_against_constraints() {
     // Generic member functions, of plain structs and of generic structs (whose own parameters
     // get stand-ins too: the struct's methods are checked with them as well).
     for (size_t k = 0; k < structs; ++k)
-        if (!result_.structs[k]->generic_origin) check_generic_methods_against_constraints(result_.structs[k], false, false, opaque);
+        if (!result_.structs[k]->generic_origin)
+            check_generic_methods_against_constraints(result_.structs[k], false, false, opaque);
     for (StructDecl* g : result_.generic_structs) {
         std::vector<GenericArg> args;
         bool constrained = false;

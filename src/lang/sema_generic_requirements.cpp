@@ -6,12 +6,13 @@
 // requirement's (a weaker one, or none, is fine: `T scale<T : IArithmetic>` meets
 // `T scale<T : IFloat>`, `T scale<T : __BuiltinFloatingPointType>` does not), and the same
 // signature once its parameters are renamed to the requirement's (38105 otherwise, also for
-// another return type); as for other requirements, a static method meets a non-static one and a
-// non-mutating one a [mutating] one. A non-generic requirement (`float scale(float x)`) is also met by a
-// generic method that specializes to it. Calls through a parameter constrained by the
-// interface (`u.scale<float>(x)`, `u.scale(x)`) need nothing here: in each instantiation the
-// parameter is the conforming struct, whose generic method is instantiated for the call
-// (sema_generic_methods.cpp); as declared, the interface's stand-in has the requirement itself.
+// another return type); as for other requirements, a static method meets a non-static one, a
+// non-mutating one a [mutating] one, and any parameter direction an `inout` one. A non-generic
+// requirement (`float scale(float x)`) is also met by a generic method that specializes to it.
+// Calls through a parameter constrained by the interface (`u.scale<float>(x)`, `u.scale(x)`)
+// need nothing here: in each instantiation the parameter is the conforming struct, whose generic
+// method is instantiated for the call (sema_generic_methods.cpp); as declared, the interface's
+// stand-in has the requirement itself.
 #include "lang/sema_internal.h"
 
 namespace sg::lang {
@@ -58,19 +59,22 @@ int Sema::compare_generic_signatures(const FunctionDecl* r, const Substitution& 
                                                          : GenericArg{generic_tag(k), 0, false});
         }
         GenericSignature want, have;
-        bool ok = generic_signature(r, &assoc, args, want) && generic_signature(m, substitution_of_struct(s), args, have);
+        const Substitution* outer = substitution_of_struct(s);
+        bool ok = generic_signature(r, &assoc, args, want) && generic_signature(m, outer, args, have);
         if (!ok) {
             // A tag is no vector element: the constraints' representative types instead.
             std::vector<GenericArg> rep;
             if (!representative_args(r->generic_params, rep)) return 0;
             for (size_t k = 0; k < rep.size(); ++k)
                 if (!rep[k].is_value) args[k] = rep[k];
-            if (!generic_signature(r, &assoc, args, want) || !generic_signature(m, substitution_of_struct(s), args, have))
+            if (!generic_signature(r, &assoc, args, want) || !generic_signature(m, outer, args, have))
                 return 0;  // cannot tell: the declarations' own errors are reported
         }
         if (want.params.size() != have.params.size()) return 1;
         for (size_t k = 0; k < want.params.size(); ++k)
-            if (want.params[k] != have.params[k]) return 1;
+            if (want.params[k].first != have.params[k].first ||
+                !direction_meets(want.params[k].second, have.params[k].second))
+                return 1;
         if (want.result != have.result) return 2;
     }
     return 0;
@@ -140,7 +144,8 @@ void Sema::check_generic_requirement(StructDecl* s, const StructDecl* iface, con
     };
     if (differentiable(r) && !differentiable(found))
         diags_.error(found->loc,
-                     "method '" + found->name + "' must be [Differentiable]: interface '" + iface->name + "' requires it",
+                     "method '" + found->name + "' must be [Differentiable]: interface '" + iface->name +
+                         "' requires it",
                      38105);
 }
 
@@ -169,7 +174,8 @@ FunctionDecl* Sema::generic_method_meeting(StructDecl* s, const FunctionDecl* r,
         size_t first = inst->this_param ? 1 : 0;
         bool same = inst->params.size() - first == params.size();
         for (size_t k = 0; same && k < params.size(); ++k)
-            same = inst->params[k + first]->type == params[k] && inst->params[k + first]->dir == r->params[k]->dir;
+            same = inst->params[k + first]->type == params[k] &&
+                   direction_meets(r->params[k]->dir, inst->params[k + first]->dir);
         if (same) return inst;
     }
     return nullptr;

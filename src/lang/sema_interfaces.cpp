@@ -48,6 +48,10 @@ bool Sema::conforms_to(const Type* t, const std::string& iface) const {
     return false;
 }
 
+bool direction_meets(ParamDir required, ParamDir given) { return given == required || required == ParamDir::InOut; }
+
+const char* direction_name(ParamDir d) { return d == ParamDir::In ? "in" : d == ParamDir::Out ? "out" : "inout"; }
+
 namespace {
 
 void collect_interfaces(const std::map<std::string, StructDecl*>& interfaces, const std::string& name,
@@ -110,15 +114,29 @@ void Sema::check_conformance(StructDecl* s) {
             // return type.
             const FunctionDecl* found = nullptr;
             const FunctionDecl* near = nullptr;
+            SourceLoc near_at = s->loc;
             std::string mismatch;
             int code = 38100;
             for (const FunctionDecl* m : find_methods(s, r->member_name)) {
                 size_t first = m->this_param ? 1 : 0;
                 // As in slangc, a static method meets a non-static requirement.
                 bool same = (m->is_static || !r->is_static) && m->params.size() - first == params.size();
-                for (size_t k = 0; same && k < params.size(); ++k)
-                    same = m->params[k + first]->type == params[k] && m->params[k + first]->dir == r->params[k]->dir;
+                const VarDecl* wrong_dir = nullptr;
+                for (size_t k = 0; same && k < params.size(); ++k) {
+                    const VarDecl* p = m->params[k + first];
+                    same = p->type == params[k];
+                    if (same && !wrong_dir && !direction_meets(r->params[k]->dir, p->dir)) wrong_dir = p;
+                }
                 near = m;
+                near_at = m->loc;
+                if (same && wrong_dir) {  // Slang: 38108, at the parameter
+                    ParamDir want = r->params[size_t(wrong_dir->index) - first]->dir;
+                    mismatch = " (its parameter '" + wrong_dir->name + "' is " + direction_name(wrong_dir->dir) +
+                               ", the requirement's is " + direction_name(want) + ")";
+                    code = 38108;
+                    near_at = wrong_dir->loc;
+                    continue;
+                }
                 if (!same) {
                     mismatch = r->is_static && !m->is_static ? " (its '" + r->member_name + "' is not static)"
                                                              : " (its '" + r->member_name + "' has another signature)";
@@ -142,7 +160,7 @@ void Sema::check_conformance(StructDecl* s) {
             }
             if (!found) found = generic_method_meeting(s, r, ret, params);  // `T scale<T : IFloat>(T x)`
             if (!found) {
-                diags_.error(near ? near->loc : s->loc,
+                diags_.error(near_at,
                              "struct " + s->name + " does not implement method '" + r->member_name +
                                  "' required by interface '" + iface->name + "'" + mismatch,
                              code);

@@ -32,6 +32,11 @@ struct Substitution {
 /// The synthesized `static const` a value parameter `p` stands for when its argument is `value`.
 VarDecl* generic_value_constant(AstContext& ast, TypeContext& types, const GenericParam& p, int64_t value);
 
+/// Whether a parameter passed `given` meets a requirement's parameter passed `required` (as in
+/// slangc: the same direction, or any for an `inout` requirement).
+bool direction_meets(ParamDir required, ParamDir given);
+const char* direction_name(ParamDir d);
+
 class Sema {
 public:
     Sema(AstContext& ast, TypeContext& types, Diagnostics& diags, bool allow_internal)
