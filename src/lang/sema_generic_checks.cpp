@@ -51,6 +51,7 @@ const Type* Sema::opaque_type(const std::string& name, const std::string& constr
                 }
             s->type = types_.structure(s);
             standin_constraints_[s->type] = constraint;
+            slot = s->type;  // before its members: a requirement may name the stand-in again
             declare_struct(s);
             declare_members(s);
         } else {
@@ -141,6 +142,11 @@ void Sema::check_generics_against_constraints() {
     }
     making_representative_ = false;
     // Drop what the check made: its instances (and any instance that names a stand-in).
+    drop_made_since(functions, structs, opaque);
+    derivative_calls_.resize(derivative_calls);
+}
+
+void Sema::drop_made_since(size_t functions, size_t structs, const std::set<const Type*>& opaque) {
     std::set<const void*> dropped;
     for (size_t k = functions; k < result_.functions.size(); ++k) dropped.insert(result_.functions[k]);
     for (size_t k = structs; k < result_.structs.size(); ++k) {
@@ -149,7 +155,6 @@ void Sema::check_generics_against_constraints() {
     }
     result_.functions.resize(functions);
     result_.structs.resize(structs);
-    derivative_calls_.resize(derivative_calls);
     for (auto it = instances_.begin(); it != instances_.end();) {
         bool named = dropped.count(it->second) != 0;
         for (const GenericArg& a : it->first.second) named |= opaque.count(a.type) != 0;

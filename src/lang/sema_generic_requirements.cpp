@@ -17,15 +17,6 @@
 
 namespace sg::lang {
 
-const Type* Sema::generic_tag(size_t k) {
-    while (generic_tags_.size() <= k) {
-        auto* s = ast_.make<StructDecl>();
-        s->name = "generic parameter " + std::to_string(generic_tags_.size());
-        generic_tags_.push_back(types_.structure(s));
-    }
-    return generic_tags_[k];
-}
-
 bool Sema::generic_signature(const FunctionDecl* f, const Substitution* outer, const std::vector<GenericArg>& args,
                              GenericSignature& out) {
     Substitution sub;
@@ -50,34 +41,47 @@ bool Sema::generic_signature(const FunctionDecl* f, const Substitution* outer, c
 
 int Sema::compare_generic_signatures(const FunctionDecl* r, const Substitution& assoc, const FunctionDecl* m,
                                      const StructDecl* s) {
-    // Twice, with other values for the value parameters (a vector<float, N> is no float4).
-    for (int pass = 0; pass < 2; ++pass) {
-        std::vector<GenericArg> args;
-        for (size_t k = 0; k < r->generic_params.size(); ++k) {
-            int64_t v = pass == 0 ? 2 + int64_t(k % 3) : 4 - int64_t(k % 3);
-            args.push_back(r->generic_params[k].is_value ? GenericArg{nullptr, v, true}
-                                                         : GenericArg{generic_tag(k), 0, false});
+    // The k-th generic parameter of both is the stand-in of r's (or its representative where no
+    // stand-in models it); what the comparison instantiates (Box<T>) is dropped afterwards.
+    const size_t functions = result_.functions.size(), structs = result_.structs.size();
+    std::set<const Type*> standins;
+    std::vector<GenericArg> types;
+    for (const GenericParam& p : r->generic_params) {
+        if (p.is_value) types.push_back({nullptr, 0, true});
+        else if (p.constraint.empty() || standin_models(p.constraint)) {
+            types.push_back({opaque_type(p.name, p.constraint), 0, false});
+            standins.insert(types.back().type);
+        } else if (!representative_args({p}, types)) {
+            return 0;  // no type to compare with
         }
+    }
+    int differs = 0;
+    // Twice, with other values for the value parameters (a vector<float, N> is no float4).
+    for (int pass = 0; pass < 2 && !differs; ++pass) {
+        std::vector<GenericArg> args = types;
+        for (size_t k = 0; k < args.size(); ++k)
+            if (args[k].is_value) args[k].value = pass == 0 ? 2 + int64_t(k % 3) : 4 - int64_t(k % 3);
         GenericSignature want, have;
         const Substitution* outer = substitution_of_struct(s);
         bool ok = generic_signature(r, &assoc, args, want) && generic_signature(m, outer, args, have);
         if (!ok) {
-            // A tag is no vector element: the constraints' representative types instead.
+            // A stand-in is no vector element: the constraints' representative types instead.
             std::vector<GenericArg> rep;
-            if (!representative_args(r->generic_params, rep)) return 0;
+            if (!representative_args(r->generic_params, rep)) break;
             for (size_t k = 0; k < rep.size(); ++k)
                 if (!rep[k].is_value) args[k] = rep[k];
             if (!generic_signature(r, &assoc, args, want) || !generic_signature(m, outer, args, have))
-                return 0;  // cannot tell: the declarations' own errors are reported
+                break;  // cannot tell: the declarations' own errors are reported
         }
-        if (want.params.size() != have.params.size()) return 1;
-        for (size_t k = 0; k < want.params.size(); ++k)
+        if (want.params.size() != have.params.size()) differs = 1;
+        for (size_t k = 0; !differs && k < want.params.size(); ++k)
             if (want.params[k].first != have.params[k].first ||
                 !direction_meets(want.params[k].second, have.params[k].second))
-                return 1;
-        if (want.result != have.result) return 2;
+                differs = 1;
+        if (!differs && want.result != have.result) differs = 2;
     }
-    return 0;
+    drop_made_since(functions, structs, standins);
+    return differs;
 }
 
 void Sema::check_generic_requirement(StructDecl* s, const StructDecl* iface, const FunctionDecl* r,

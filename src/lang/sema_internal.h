@@ -182,6 +182,9 @@ public:
     /// `struct_standins` when its arguments are stand-ins), each checked with stand-ins.
     void check_generic_methods_against_constraints(StructDecl* s, bool struct_constrained, bool struct_standins,
                                                    std::set<const Type*>& opaque);
+    /// Drops the functions and structs made from these counts on, and forgets every instance
+    /// that is one of them or names one of `opaque` (what a check made only to check).
+    void drop_made_since(size_t functions, size_t structs, const std::set<const Type*>& opaque);
     /// The stand-in for type parameter `name`: a struct with no fields; with a built-in
     /// `constraint`, it offers exactly the operations that constraint gives (StandinOp); with a
     /// user interface, exactly its required methods.
@@ -238,8 +241,6 @@ public:
         const Type* result = nullptr;
         std::vector<std::pair<const Type*, ParamDir>> params;  ///< without `this`
     };
-    /// A type that stands for the k-th generic parameter when two signatures are compared.
-    const Type* generic_tag(size_t k);
     /// The result and parameter types of generic `f` with `args` for its generic parameters
     /// (and `outer`'s, its struct's); false, reporting nothing, when they do not resolve.
     bool generic_signature(const FunctionDecl* f, const Substitution* outer, const std::vector<GenericArg>& args,
@@ -317,7 +318,6 @@ private:
     bool attributes_checked_ = false;
     std::set<const void*> representatives_;  ///< instances made only to check a generic once
     bool making_representative_ = false;
-    std::vector<const Type*> generic_tags_;  ///< generic_tag(k)
     std::map<std::string, const Type*> opaque_types_;  ///< a type parameter's stand-in, by name and constraint
     std::map<const Type*, std::string> standin_constraints_;  ///< constrained stand-in -> its constraint
     bool standin_unmodelled_ = false;  ///< a stand-in was used where it is not modelled (vector<T, N>)
