@@ -332,6 +332,7 @@ private:
     std::vector<std::map<std::string, VarDecl*>> scopes_;
     std::map<std::string, TypeAliasDecl*> aliases_;                   ///< top-level typealias/typedef
     std::set<const TypeAliasDecl*> resolving_aliases_;                ///< in progress: detects cycles
+    std::set<const VarDecl*> resolving_member_aliases_;               ///< a struct's, in progress
     std::vector<std::map<std::string, TypeAliasDecl*>> alias_scopes_; ///< local ones, beside scopes_
     std::map<std::string, EnumDecl*> enums_;
     std::set<const EnumDecl*> declared_enums_;

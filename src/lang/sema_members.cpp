@@ -8,7 +8,11 @@ namespace sg::lang {
 
 void Sema::declare_signature(FunctionDecl* f) {
     const Substitution* saved = subst_;
+    const StructDecl* saved_struct = resolving_struct_;
     subst_ = substitution_of(f);
+    // A method's signature may use its struct's static constants and type aliases (also when a
+    // call elsewhere instantiates a generic method).
+    if (f->owner && !f->owner->is_interface) resolving_struct_ = f->owner;
     f->is_differentiable =
         find_attribute(f->attrs, "Differentiable") || find_attribute(f->attrs, "BackwardDifferentiable");
     f->is_glue_entry = allow_internal_ && find_attribute(f->attrs, "__sg_kernel");
@@ -43,6 +47,7 @@ void Sema::declare_signature(FunctionDecl* f) {
     }
     if (!f->owner || !f->owner->is_interface) result_.functions.push_back(f);
     subst_ = saved;
+    resolving_struct_ = saved_struct;
 }
 
 void Sema::declare_members(StructDecl* s) {
@@ -56,7 +61,8 @@ void Sema::declare_members(StructDecl* s) {
         for (VarDecl* f : s->fields)
             if (f->name == v->name) diags_.error(v->loc, "'" + v->name + "' is a field of struct " + s->name);
     }
-    for (VarDecl* a : s->type_aliases) a->type = resolve_type(a->type_expr);
+    for (VarDecl* a : s->type_aliases)
+        if (!a->type) a->type = resolve_type(a->type_expr);  // a field may have resolved it
     subst_ = saved;
     for (FunctionDecl* m : s->methods) {
         for (VarDecl* f : s->fields)

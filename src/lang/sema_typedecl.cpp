@@ -38,7 +38,7 @@ void Sema::declare_type_name(Decl* d) {
 const Type* Sema::resolve_alias(TypeAliasDecl* a) {
     if (a->resolved) return a->resolved;
     if (!resolving_aliases_.insert(a).second) {
-        diags_.error(a->loc, "type alias '" + a->name + "' refers to itself");
+        diags_.error(a->loc, "type alias '" + a->name + "' refers to itself", 40002);  // Slang: cyclic reference
         return a->resolved = types_.error_type();
     }
     // A top-level alias names the same type wherever it is used, also inside a generic's

@@ -102,6 +102,24 @@ const Type* Sema::resolve_named_type(const std::string& name, SourceLoc loc, boo
         auto it = subst_->types.find(name);
         if (it != subst_->types.end()) return it->second;
     }
+    // A struct's own `typealias V = float;`, in its fields and methods (resolved on first use).
+    if (const StructDecl* owner = resolving_struct_ ? resolving_struct_ : current_fn_ ? current_fn_->owner : nullptr)
+        for (VarDecl* a : owner->type_aliases) {
+            if (a->name != name) continue;
+            if (!a->type && !resolving_member_aliases_.insert(a).second) {
+                // Slang: 40002 cyclic reference
+                diags_.error(a->loc, "type alias '" + a->name + "' refers to itself", 40002);
+                a->type = types_.error_type();
+            } else if (!a->type) {
+                const Substitution* saved = subst_;
+                subst_ = substitution_of_struct(owner);
+                const Type* t = resolve_type(a->type_expr);
+                subst_ = saved;
+                resolving_member_aliases_.erase(a);
+                if (!a->type) a->type = t;
+            }
+            return a->type;
+        }
     if (const ScalarName* s = find_scalar(name)) return types_.scalar(s->kind);
     // Vector and matrix shorthands: float3, int2, double4, float3x3, bool2.
     for (const auto& s : kScalarNames) {
