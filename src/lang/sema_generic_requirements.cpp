@@ -44,20 +44,21 @@ int Sema::compare_generic_signatures(const FunctionDecl* r, const Substitution& 
     // The k-th generic parameter of both is the stand-in of r's (or its representative where no
     // stand-in models it); what the comparison instantiates (Box<T>) is dropped afterwards.
     const size_t functions = result_.functions.size(), structs = result_.structs.size();
-    std::set<const Type*> standins;
+    const bool unmodelled = standin_unmodelled_;  // a stand-in check may be in progress
     std::vector<GenericArg> types;
+    bool comparable = true;
     for (const GenericParam& p : r->generic_params) {
         if (p.is_value) types.push_back({nullptr, 0, true});
-        else if (p.constraint.empty() || standin_models(p.constraint)) {
+        else if (p.constraint.empty() || standin_models(p.constraint))
             types.push_back({opaque_type(p.name, p.constraint), 0, false});
-            standins.insert(types.back().type);
-        } else if (!representative_args({p}, types)) {
-            return 0;  // no type to compare with
+        else if (!representative_args({p}, types)) {
+            comparable = false;  // no type to compare with
+            break;
         }
     }
     int differs = 0;
     // Twice, with other values for the value parameters (a vector<float, N> is no float4).
-    for (int pass = 0; pass < 2 && !differs; ++pass) {
+    for (int pass = 0; pass < 2 && !differs && comparable; ++pass) {
         std::vector<GenericArg> args = types;
         for (size_t k = 0; k < args.size(); ++k)
             if (args[k].is_value) args[k].value = pass == 0 ? 2 + int64_t(k % 3) : 4 - int64_t(k % 3);
@@ -80,7 +81,10 @@ int Sema::compare_generic_signatures(const FunctionDecl* r, const Substitution& 
                 differs = 1;
         if (!differs && want.result != have.result) differs = 2;
     }
-    drop_made_since(functions, structs, standins);
+    // Only what the comparison made: a stand-in check in progress may hold instances of the same
+    // stand-ins.
+    drop_made_since(functions, structs, {});
+    standin_unmodelled_ = unmodelled;
     return differs;
 }
 
