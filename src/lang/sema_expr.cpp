@@ -228,7 +228,8 @@ const Type* Sema::check_name(Expr* e) {
             return types_.void_type();
         }
         if (functions_.count(e->name)) {
-            diags_.error(e->loc, "'" + e->name + "' is not generic: it takes no generic arguments");
+            // Slang: 39999 expected a generic when using '<...>'
+            diags_.error(e->loc, "'" + e->name + "' is not generic: it takes no generic arguments", 39999);
             return types_.error_type();
         }
         const Type* t = resolve_type(e->type_expr);

@@ -17,7 +17,8 @@ std::vector<FunctionDecl*> Sema::member_candidates(Expr* e, Expr* callee, const 
     if (!callee->type_expr) out = find_methods(s, callee->name);
     if (generics.empty()) {
         if (callee->type_expr) {
-            diags_.error(callee->loc, "member function '" + callee->name + "' of struct " + s->name + " is not generic");
+            diags_.error(callee->loc,
+                         "member function '" + callee->name + "' of struct " + s->name + " is not generic", 39999);
             reported = true;
             out.clear();
         }

@@ -306,7 +306,7 @@ std::vector<FunctionDecl*> Sema::call_candidates(Expr* e, Expr* callee, bool& re
     if (!callee->type_expr && concrete != functions_.end()) out = concrete->second;
     if (generic == generic_functions_.end()) {
         if (callee->type_expr) {
-            diags_.error(callee->loc, "'" + callee->name + "' is not generic");
+            diags_.error(callee->loc, "'" + callee->name + "' is not generic", 39999);
             reported = true;
             out.clear();
         }
