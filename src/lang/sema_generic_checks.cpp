@@ -33,6 +33,7 @@ const Type* Sema::opaque_type(const std::string& name, const std::string& constr
         s->name = name;
         if (constraint.empty()) {
             s->type = types_.structure(s);
+            unconstrained_standins_.insert(s->type);
             declare_struct(s);
         } else if (interfaces_.count(constraint)) {
             // A user interface's stand-in conforms to it and has its required methods.
@@ -88,12 +89,11 @@ void Sema::check_with_standins(const std::function<void()>& instantiate, bool co
     standin_unmodelled_ = false;
     instantiate();
     check_bodies(first);
-    if (!constrained) return;
     std::vector<Diagnostic> found = diags_.take_from(mark);
-    if (standin_unmodelled_) return;
+    if (standin_unmodelled_) return;  // the representative check stands
     for (Diagnostic& d : found)
-        if (d.severity == Severity::Error &&
-            (d.code == 39999 || d.code == 30019 || d.code == 30027 || d.code == 30438 || d.code == 38029))
+        if (!constrained || (d.severity == Severity::Error && (d.code == 39999 || d.code == 30019 || d.code == 30027 ||
+                                                               d.code == 30438 || d.code == 38029)))
             diags_.restore(std::move(d));
 }
 

@@ -196,6 +196,8 @@ public:
     bool models_user_interface(const std::string& name, int depth = 0) const;
     /// The constraint of a constrained stand-in, or nullptr for any other type.
     const std::string* standin_constraint(const Type* t) const;
+    /// Whether `t` is a stand-in, constrained or not.
+    bool is_standin(const Type* t) const;
     enum class StandinOp { Arithmetic, Compare, Bitwise, Shift, Mutate, AbsClamp, FloatMath, IntegerBits,
                            FromInt, FromFloat, Copy };
     /// Whether stand-in `t`'s constraint offers `op` (the table in sema_generic_checks.cpp).
@@ -320,6 +322,7 @@ private:
     bool making_representative_ = false;
     std::map<std::string, const Type*> opaque_types_;  ///< a type parameter's stand-in, by name and constraint
     std::map<const Type*, std::string> standin_constraints_;  ///< constrained stand-in -> its constraint
+    std::set<const Type*> unconstrained_standins_;
     bool standin_unmodelled_ = false;  ///< a stand-in was used where it is not modelled (vector<T, N>)
     bool in_standin_intrinsic_ = false;
     bool allow_empty_array_ = false;  ///< a local variable's type is resolved: `float a[0]` is valid

@@ -111,6 +111,8 @@ const std::string* Sema::standin_constraint(const Type* t) const {
     return it == standin_constraints_.end() ? nullptr : &it->second;
 }
 
+bool Sema::is_standin(const Type* t) const { return standin_constraint(t) || unconstrained_standins_.count(t); }
+
 bool Sema::standin_can(const Type* t, StandinOp op) const {
     const std::string* c = standin_constraint(t);
     const ConstraintRow* r = c ? row_of(*c) : nullptr;

@@ -254,7 +254,7 @@ const Type* Sema::resolve_type(TypeExpr* te) {
         is_tensor = true;
         const Type* elem = generic_type(0);
         auto rank = generic_int(1);
-        if (elem && standin_constraint(elem)) standin_unmodelled_ = true;
+        if (elem && is_standin(elem)) standin_unmodelled_ = true;
         if (nargs != 2 || !elem || !rank) {
             diags_.error(te->loc, n + " takes an element type and a rank: " + n + "<float, 2>");
             return te->resolved = types_.error_type();
@@ -287,7 +287,7 @@ const Type* Sema::resolve_type(TypeExpr* te) {
     } else if (n == "vector") {
         const Type* elem = generic_type(0);
         auto count = generic_int(1);
-        if (elem && standin_constraint(elem)) standin_unmodelled_ = true;
+        if (elem && is_standin(elem)) standin_unmodelled_ = true;
         if (nargs != 2 || !elem || !elem->is_scalar() || !count || *count < 1 || *count > 4) {
             diags_.error(te->loc, "vector takes a scalar type and a size 1..4: vector<float, 3>");
             return te->resolved = types_.error_type();
@@ -296,7 +296,7 @@ const Type* Sema::resolve_type(TypeExpr* te) {
     } else if (n == "matrix") {
         const Type* elem = generic_type(0);
         auto r = generic_int(1), c = generic_int(2);
-        if (elem && standin_constraint(elem)) standin_unmodelled_ = true;
+        if (elem && is_standin(elem)) standin_unmodelled_ = true;
         if (nargs != 3 || !elem || !elem->is_scalar() || !r || !c || *r < 2 || *r > 4 || *c < 2 || *c > 4) {
             diags_.error(te->loc, "matrix takes a scalar type and sizes 2..4: matrix<float, 3, 3>");
             return te->resolved = types_.error_type();
