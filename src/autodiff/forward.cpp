@@ -164,6 +164,7 @@ void Forward::emit_inst(const Inst& inst) {
         if (t(1) || t(2)) out = b_.select(p(0), T_or_zero(inst.operands[1]), T_or_zero(inst.operands[2]));
         break;
     case OpKind::Detach: break;
+    case OpKind::KeepDerivative: out = t(1); break;
     case OpKind::Convert:
         if (t(0)) out = b_.convert(t(0), u->type);
         break;

@@ -117,6 +117,10 @@ Value* Builder::select(Value* cond, Value* a, Value* b) {
 }
 
 Value* Builder::detach(Value* x) { return make(OpKind::Detach, {x}, {x->type})->result(); }
+Value* Builder::keep_derivative(Value* x, Value* from) {
+    SG_INTERNAL_ASSERT(x->type == from->type, "keep_derivative: operands of different types");
+    return make(OpKind::KeepDerivative, {x, from}, {x->type})->result();
+}
 
 Value* Builder::convert(Value* x, const Type* to) {
     if (x->type == to) return x;

@@ -40,6 +40,8 @@ public:
     Value* select(Value* cond, Value* a, Value* b);
     /// x with a zero derivative (`detach(x)`, `no_diff` expressions and calls).
     Value* detach(Value* x);
+    /// x with the derivative of `from` (same type): an inout argument after a non-differentiable call.
+    Value* keep_derivative(Value* x, Value* from);
     Value* convert(Value* x, const Type* to);  ///< no-op when already of type `to`
     Value* splat(Value* scalar, const Type* to);
 
