@@ -225,7 +225,7 @@ Value* Builder::intrinsic(lang::IntrinsicId id, const Type* result, const std::v
     return i->result();
 }
 
-std::vector<Value*> Builder::call(Function* callee, const std::vector<Value*>& args) {
+std::vector<Value*> Builder::call(Function* callee, const std::vector<Value*>& args, bool in_primal_body) {
     // Arguments: one per in/inout parameter, in parameter order (out parameters take none).
     size_t expected = 0;
     for (const auto& p : callee->params) expected += p.dir != ParamDir::Out;
@@ -238,6 +238,7 @@ std::vector<Value*> Builder::call(Function* callee, const std::vector<Value*>& a
     }
     Inst* i = make(OpKind::Call, args, callee->result_types);
     i->callee = callee;
+    i->imm_int = in_primal_body ? 1 : 0;
     return i->results;
 }
 

@@ -55,7 +55,8 @@ public:
 
     // ---- intrinsics and calls
     Value* intrinsic(lang::IntrinsicId id, const Type* result, const std::vector<Value*>& args);
-    std::vector<Value*> call(Function* callee, const std::vector<Value*>& args);
+    /// `in_primal_body`: the call is written in a function that is not differentiable (Call's imm_int).
+    std::vector<Value*> call(Function* callee, const std::vector<Value*>& args, bool in_primal_body = false);
 
     // ---- tensors
     Value* tensor_load(Value* t, const std::vector<Value*>& index);

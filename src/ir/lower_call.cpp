@@ -115,7 +115,7 @@ Value* Lower::lower_user_call(Expr* e, lang::FunctionDecl* callee, bool derivati
         values.push_back(v);
     }
     b_.set_loc(e->loc);
-    std::vector<Value*> results = b_.call(target, values);
+    std::vector<Value*> results = b_.call(target, values, !fn_.differentiable);
     // A non-differentiable callee contributes no derivative to a differentiable caller: its
     // result and out arguments have a zero derivative; as in Slang, an inout argument keeps the
     // derivative it had before the call (the callee is taken as the identity for derivatives).
