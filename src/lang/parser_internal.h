@@ -182,13 +182,12 @@ public:
     void parse_declarators(TypeExpr* type, const VarDecl& proto, std::vector<VarDecl*>& out);
     void parse_inferred_declarators(const VarDecl& proto, std::vector<VarDecl*>& out);
     Stmt* make_stmt(StmtKind kind, SourceLoc loc);
-    /// A branch or loop body: a scope of its own for the reserved words it declares as names.
-    Stmt* parse_substatement();
 
     // ---- reserved words that name variables (parser_stmt.cpp)
     /// As in Slang, a reserved word declared as a variable, parameter or field name (`int in = 1;`)
     /// is read as that name in expressions while the declaration is in scope: the parser keeps
-    /// the words declared in the enclosing blocks, for statements, functions and struct bodies.
+    /// the words declared in the enclosing blocks, for statements, functions and struct bodies
+    /// (a braceless branch or while/do body declares in the enclosing scope, as sema does).
     class NameScope {
     public:
         explicit NameScope(Parser& parser) : parser_(parser), mark_(parser.keyword_names_.size()) {}

@@ -43,11 +43,6 @@ bool Parser::at_name_statement() const {
     return names_variable(kind()) && kind(1) != TokenKind::Identifier && !is_reserved_word(kind(1));
 }
 
-Stmt* Parser::parse_substatement() {
-    NameScope scope(*this);
-    return parse_statement();
-}
-
 // block = "{" stmt* "}"
 // A statement that fails to parse is dropped after resynchronizing, and the block goes on.
 Stmt* Parser::parse_block() {
@@ -141,8 +136,8 @@ Stmt* Parser::parse_if(SourceLoc where) {
     expect(TokenKind::LParen);
     s->cond = parse_expression();
     expect(TokenKind::RParen);
-    s->then_stmt = parse_substatement();
-    if (match(TokenKind::KwElse)) s->else_stmt = parse_substatement();
+    s->then_stmt = parse_statement();
+    if (match(TokenKind::KwElse)) s->else_stmt = parse_statement();
     return s;
 }
 
@@ -158,7 +153,7 @@ Stmt* Parser::parse_for(SourceLoc where) {
     expect(TokenKind::Semicolon);
     if (!at(TokenKind::RParen)) s->step = parse_expression();
     expect(TokenKind::RParen);
-    s->then_stmt = parse_substatement();
+    s->then_stmt = parse_statement();
     return s;
 }
 
@@ -169,7 +164,7 @@ Stmt* Parser::parse_while(SourceLoc where) {
     expect(TokenKind::LParen);
     s->cond = parse_expression();
     expect(TokenKind::RParen);
-    s->then_stmt = parse_substatement();
+    s->then_stmt = parse_statement();
     return s;
 }
 
@@ -177,7 +172,7 @@ Stmt* Parser::parse_while(SourceLoc where) {
 Stmt* Parser::parse_do_while(SourceLoc where) {
     Stmt* s = make_stmt(StmtKind::DoWhile, where);
     advance();
-    s->then_stmt = parse_substatement();
+    s->then_stmt = parse_statement();
     expect(TokenKind::KwWhile);
     expect(TokenKind::LParen);
     s->cond = parse_expression();
