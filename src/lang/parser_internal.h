@@ -205,7 +205,7 @@ public:
     bool names_variable(TokenKind k) const;
     /// Whether an expression reads the reserved word `k` as a name: in the scope of its
     /// declaration, and after it (a use out of scope is then sema's "unknown name", as Slang's
-    /// undefined identifier), except `true` and `false`, which are literals again.
+    /// undefined identifier), except `true`, `false` and `no_diff`, which start expressions again.
     bool reads_as_name(TokenKind k) const;
     /// A variable name: an identifier, or a reserved word (as Slang allows).
     bool at_variable_name() const { return at(TokenKind::Identifier) || is_reserved_word(kind()); }

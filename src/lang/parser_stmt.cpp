@@ -27,7 +27,8 @@ bool Parser::names_variable(TokenKind k) const {
 
 bool Parser::reads_as_name(TokenKind k) const {
     if (!is_reserved_word(k)) return false;
-    if (k == TokenKind::KwTrue || k == TokenKind::KwFalse) return names_variable(k);
+    // Words that also start an expression are the variable only in its scope.
+    if (k == TokenKind::KwTrue || k == TokenKind::KwFalse || k == TokenKind::KwNoDiff) return names_variable(k);
     return (keyword_names_ever_ >> (int(k) - int(TokenKind::KwIf))) & 1;
 }
 
