@@ -20,6 +20,7 @@
 // first token.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <set>
 #include <string>
@@ -191,7 +192,12 @@ public:
     class NameScope {
     public:
         explicit NameScope(Parser& parser) : parser_(parser), mark_(parser.keyword_names_.size()) {}
-        ~NameScope() { parser_.keyword_names_.resize(mark_); }
+        ~NameScope() {
+            while (parser_.keyword_names_.size() > mark_) {
+                --parser_.keyword_name_counts_[size_t(parser_.keyword_names_.back()) - size_t(TokenKind::KwIf)];
+                parser_.keyword_names_.pop_back();
+            }
+        }
         NameScope(const NameScope&) = delete;
         NameScope& operator=(const NameScope&) = delete;
 
@@ -245,6 +251,8 @@ private:
     std::set<std::string> type_names_;  ///< user type names declared so far (for C-style casts)
     std::vector<TokenKind> keyword_names_;  ///< reserved words declared as names in scope (NameScope)
     uint64_t keyword_names_ever_ = 0;       ///< bit k - KwIf: reserved word k was declared as a name
+    /// Per reserved word (k - KwIf): how many of keyword_names_ it is (constant-time lookups).
+    std::array<uint32_t, size_t(TokenKind::KwNoDiff) - size_t(TokenKind::KwIf) + 1> keyword_name_counts_{};
 };
 
 /// `'text'`: how diagnostics quote source text. (Built by appending: GCC 12 gives a false

@@ -16,14 +16,15 @@ void Parser::declare_name(const Token& name) {
         diags_.warning(loc(name), "'" + std::string(text(name)) + "' names a variable here: in its scope '" +
                                       std::string(text(name)) + "' reads the variable, not the literal (as in Slang)");
     keyword_names_.push_back(name.kind);
+    ++keyword_name_counts_[size_t(name.kind) - size_t(TokenKind::KwIf)];
     keyword_names_ever_ |= uint64_t(1) << (int(name.kind) - int(TokenKind::KwIf));
 }
 
 bool Parser::names_variable(TokenKind k) const {
-    for (TokenKind n : keyword_names_)
-        if (n == k) return true;
-    return false;
+    return is_reserved_word(k) && keyword_name_counts_[size_t(k) - size_t(TokenKind::KwIf)] > 0;
 }
+
+static_assert(int(TokenKind::KwNoDiff) - int(TokenKind::KwIf) < 64, "keyword_names_ever_ has a bit per reserved word");
 
 bool Parser::reads_as_name(TokenKind k) const {
     if (!is_reserved_word(k)) return false;
