@@ -113,6 +113,17 @@ public:
         int sites = 0;           ///< add sites in the kernel body (each runs at most once per element)
     };
     const std::vector<OrderedParam>& ordered_params() const { return ordered_; }
+    /// A fixed-point gradient table (CodegenOptions::fixed_params, CUDA): its adds record
+    /// (Scan) or add integers (Accumulate) into the records that `sg_fx_<kernel>(P, index)` finds.
+    struct FixedParam {
+        int param = -1;
+        std::string field;
+        int wide = 1;            ///< accumulator words per entry (2: double)
+        int sites = 0;           ///< add sites in the kernel body
+    };
+    const std::vector<FixedParam>& fixed_params() const { return fixed_; }
+    /// The kernel's fixed-table accessor (`sg_fx_<kernel>`; after emit_kernel_body).
+    const std::string& fixed_accessor() const { return fixed_accessor_; }
 
     // ---- used by the per-concept emit_*.cpp files
     std::string type(const Type* t) { return names_.name(t); }
@@ -190,6 +201,11 @@ private:
     std::vector<ReducedParam> reduced_;
     std::vector<PrivateParam> privatized_;
     std::vector<OrderedParam> ordered_;
+    std::vector<FixedParam> fixed_;
+    std::string fixed_accessor_;
+    /// Slices of a batch of tensors (TensorSlice of a kernel parameter, or of a slice) -> the
+    /// parameter (a fixed table's add through a slice is rebased to the whole buffer).
+    std::unordered_map<const Value*, int> slice_params_;
     int loop_depth_ = 0;  ///< loops around the instruction being emitted (ordered add sites may not be in one)
     const lang::SourceFile* last_file_ = nullptr;
     uint32_t last_line_ = 0;

@@ -407,20 +407,117 @@ TEST(GradStrategies, DeterministicCudaRefusesWhatItCannotOrderClearly) {
     codegen::CodegenOptions cpu = options;
     call::Glue cglue = call::make_backward_glue(lc.binding);
     EXPECT_NO_THROW(call::generate(m, cglue, codegen::Target::Cpu, call::kernel_options(cpu, cglue)));
-    // Matrix elements have no ordered table: refused when the plan is made, naming the parameter.
+    // Matrix elements have no ordered table: codegen sums them in fixed point instead.
     Call mt = bind(m, "mscale", {t({64}, DType::Float32, false), t({1, 2, 2}, DType::Float32, true)}, true,
                    DeviceType::CUDA);
     EXPECT_EQ(strategy(mt, 1), GradStrategy::Atomic);
-    call::CallKey key;
-    try {
-        call::CallPlan plan(m, mt.binding, key, {});
-        FAIL() << "expected an error";
-    } catch (const call::CallError& e) {
-        EXPECT_NE(std::string(e.what()).find("mscale(): deterministic mode on CUDA does not support the gradient of 'm' "
-                                             "yet (its elements are float2x2"),
-                  std::string::npos)
-            << e.what();
+    call::Glue mglue = call::make_backward_glue(mt.binding);
+    call::CompiledKernel mk = call::generate(m, mglue, codegen::Target::Cuda, call::kernel_options(options, mglue));
+    ASSERT_EQ(mk.generated.fixed.size(), 1u);
+    EXPECT_EQ(mt.binding.params[size_t(mglue.params[size_t(mk.generated.fixed[0].param)].binding)].name, "m");
+    EXPECT_TRUE(mk.generated.ordered.empty());
+}
+
+/// The kernel parameter of `c`'s backward glue that carries the gradient of binding `name`.
+int gradient_param(const Call& c, const call::Glue& glue, const std::string& name) {
+    for (size_t k = 0; k < glue.params.size(); ++k) {
+        const call::GlueParam& g = glue.params[k];
+        const bool grad = g.source == call::ParamSource::ArgGrad || (g.source == call::ParamSource::ArgTensor && g.grad_view);
+        if (grad && g.binding >= 0 && c.binding.params[size_t(g.binding)].name == name) return int(k);
     }
+    return -1;
+}
+
+/// The generated CUDA of a deterministic backward whose gradient of `table` is summed in fixed
+/// point, both variants (scan and accumulate; also with debug checks and 64-bit indexing):
+/// compiled by NVRTC, without a float atomic on any gradient. Returns {scan, accumulate}.
+std::pair<std::string, std::string> expect_fixed_cuda(const call::UserModule& m, const Call& c, const std::string& table,
+                                                      bool force = true) {
+    std::pair<std::string, std::string> out;
+    for (int variant = 0; variant < 3; ++variant) {
+        codegen::CodegenOptions base;
+        base.call_rank = c.binding.call_rank;
+        base.deterministic = true;
+        base.debug_checks = variant == 1;
+        base.index_64bit = variant == 2;
+        call::Glue glue = call::make_backward_glue(c.binding, variant == 2);
+        codegen::CodegenOptions options = call::kernel_options(base, glue);
+        const int param = gradient_param(c, glue, table);
+        EXPECT_GE(param, 0) << table;
+        if (force) options.fixed_params = uint64_t(1) << param;
+        for (auto phase : {codegen::CodegenOptions::FixedPhase::Scan, codegen::CodegenOptions::FixedPhase::Accumulate}) {
+            options.fixed_phase = phase;
+            call::CompiledKernel k = call::generate(m, glue, codegen::Target::Cuda, options);
+            bool skipped = false;
+            const std::string code = k.generated.source.substr(k.generated.body_begin);
+            EXPECT_TRUE(cuda_compiles(k.generated.source, &skipped)) << code;
+            EXPECT_EQ(code.find("sg_grad_add("), std::string::npos) << code;
+            EXPECT_EQ(code.find("sg_tensor_atomic_add("), std::string::npos) << code;
+            EXPECT_EQ(code.find("sg_reduce_flush("), std::string::npos) << code;
+            EXPECT_EQ(k.generated.fixed.size(), 1u) << code;
+            if (!k.generated.fixed.empty()) EXPECT_EQ(k.generated.fixed[0].param, param);
+            const bool scan = phase == codegen::CodegenOptions::FixedPhase::Scan;
+            EXPECT_EQ(k.generated.fixed_entry.empty(), scan);
+            EXPECT_NE(code.find(scan ? "sg_fixed_scan(sg_fx_" : "sg_fixed_add<"), std::string::npos) << code;
+            if (scan) {  // every other gradient write is dropped
+                EXPECT_EQ(code.find("sg_ordered_record("), std::string::npos) << code;
+                EXPECT_EQ(code.find("sg_reduce_partial("), std::string::npos) << code;
+                EXPECT_EQ(code.find("sg_grad_store("), std::string::npos) << code;
+                EXPECT_EQ(code.find("sg_tensor_store("), std::string::npos) << code;
+                EXPECT_NE(code.find("fixed-point scan (gradient writes dropped)"), std::string::npos) << code;
+            } else {
+                EXPECT_NE(code.find("_fixed(const __grid_constant__"), std::string::npos) << code;
+                EXPECT_NE(code.find("sg_fixed_final<"), std::string::npos) << code;
+            }
+            if (variant == 0) (scan ? out.first : out.second) = code;
+        }
+    }
+    if (std::getenv("SG_DUMP_STRATEGY_CODE")) std::fprintf(stderr, "%s\n%s\n", out.first.c_str(), out.second.c_str());
+    return out;
+}
+
+TEST(GradStrategies, DeterministicCudaSumsInFixedPointWhatOrderedTablesCannotTake) {
+    call::UserModule m("strategies", kModule);
+    const DType f = DType::Float32;
+    auto t = [](std::vector<int64_t> shape, DType dt, bool grad) {
+        return tensor_arg(tensor_info(shape, nullptr, dt, grad, DeviceType::CUDA));
+    };
+    // A 1M-entry table (past the ordered tables' shared memory: the call layer picks it per launch)
+    // in float, half and double3 (128-bit accumulators).
+    Call l = bind(m, "lut", {t({1 << 20}, DType::Int32, false), t({1 << 20}, f, true)}, true, DeviceType::CUDA);
+    const auto [scan, acc] = expect_fixed_cuda(m, l, "table");
+    EXPECT_NE(acc.find("sg_fixed_final<1>("), std::string::npos) << acc;
+    Call lh = bind(m, "luth", {t({4096}, DType::Int32, false), t({1 << 20}, DType::Float16, true)}, true, DeviceType::CUDA);
+    expect_fixed_cuda(m, lh, "table");
+    Call lv = bind(m, "lut3", {t({4096}, DType::Int32, false), t({1 << 20, 3}, DType::Float64, true)}, true,
+                   DeviceType::CUDA);
+    EXPECT_NE(expect_fixed_cuda(m, lv, "table").second.find("sg_fixed_add<2>("), std::string::npos);
+    // A table read in a loop: fixed point is the only scheme (the call layer retries with it).
+    Call ls = bind(m, "lutsum", {t({4096}, DType::Int32, false), t({256}, f, true)}, true, DeviceType::CUDA);
+    expect_fixed_cuda(m, ls, "table");
+    // A batch of tables: each call element adds to its own slice, rebased to the whole buffer.
+    Call lb = bind(m, "lut", {t({8, 64}, DType::Int32, false), t({64, 256}, f, true)}, true, DeviceType::CUDA);
+    EXPECT_NE(expect_fixed_cuda(m, lb, "table").second.find("sg_fixed_rebase("), std::string::npos);
+    // Matrix elements (a partial broadcast): fixed point without being asked, beside an ordered one.
+    Call mt = bind(m, "mscale", {t({64, 8}, f, false), t({1, 8, 2, 2}, f, true)}, true, DeviceType::CUDA);
+    expect_fixed_cuda(m, mt, "m", /*force=*/false);
+    // A fixed table beside reductions and an ordered table: the accumulate variant keeps them.
+    Call q = bind(m, "quad", {t({64, 64}, f, true), t({1}, f, true), t({1, 64}, f, true), t({64, 1}, f, true)}, true,
+                  DeviceType::CUDA);
+    const std::string mixed = expect_fixed_cuda(m, q, "c").second;
+    EXPECT_NE(mixed.find("sg_ordered_record(sg_or_"), std::string::npos) << mixed;
+    EXPECT_NE(mixed.find("sg_reduce_partial(params.header"), std::string::npos) << mixed;
+}
+
+TEST(GradStrategies, FixedPointTableBytesMatchTheDevice) {
+    // The call layer's size of a table's records is the prelude's (exponents, counts, flags, sums).
+    EXPECT_EQ(codegen::fixed_table_bytes(0, 1), 0u);
+    EXPECT_EQ(codegen::fixed_table_bytes(1, 1), 16u + 16u + 16u + 16u);
+    EXPECT_EQ(codegen::fixed_table_bytes(1 << 20, 1), size_t(1 << 20) * 24);
+    EXPECT_EQ(codegen::fixed_table_bytes(1 << 20, 2), size_t(1 << 20) * 32);
+    EXPECT_NE(std::string(codegen::device_prelude()).find("sg_fixed_round(e * 4u) + sg_fixed_round(e * 8u) + "
+                                                          "sg_fixed_round(e * 4u) + sg_fixed_round(e * 8u * (size_t)wide)"),
+              std::string::npos);
 }
 
 }  // namespace
