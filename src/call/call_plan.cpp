@@ -145,27 +145,40 @@ CallPlan::Backward& CallPlan::backward(uint64_t mask) {
     return *backwards_.emplace(mask, std::move(bw)).first->second;
 }
 
-CompiledKernel CallPlan::compile_backward(const Backward& bw, uint64_t& fixed) const {
-    codegen::CodegenOptions options = kernel_options(options_, bw.glue);
-    CompiledKernel kernel;
+uint64_t fixed_point_params(const UserModule& module, const Glue& glue, codegen::CodegenOptions options,
+                            uint64_t fixed) {
+    options.fixed_phase = codegen::CodegenOptions::FixedPhase::Accumulate;
     for (;;) {
         options.fixed_params = fixed;
-        options.fixed_phase = codegen::CodegenOptions::FixedPhase::Accumulate;
         try {
-            kernel = compile_kernel(module_, bw.glue, options, binding_.device, binding_.device_index);
-            break;
+            (void)generate(module, glue, codegen::Target::Cuda, options);
+            return fixed;
         } catch (const codegen::OrderingUnsupported& e) {
             // No ordered table for it (an add in a loop, a batch of tables): a fixed-point one.
-            const bool retry = e.param >= 0 && e.param < 64 && !((fixed >> e.param) & 1) && options.deterministic &&
-                               binding_.device == DeviceType::CUDA;
-            if (retry) {
-                fixed |= uint64_t(1) << e.param;
-                continue;
-            }
-            throw_value_error(binding_.function + "(): deterministic mode on CUDA does not support the gradient of " +
-                              glue_param_name(bw.binding, bw.glue, e.param) + " yet: " + e.what() +
-                              "; call without deterministic mode, or on the CPU");
+            if (e.param < 0 || e.param >= 64 || ((fixed >> e.param) & 1) || !options.deterministic) throw;
+            fixed |= uint64_t(1) << e.param;
         }
+    }
+}
+
+CompiledKernel CallPlan::compile_backward(const Backward& bw, uint64_t& fixed) const {
+    codegen::CodegenOptions options = kernel_options(options_, bw.glue);
+    options.fixed_params = fixed;
+    options.fixed_phase = codegen::CodegenOptions::FixedPhase::Accumulate;
+    CompiledKernel kernel;
+    try {
+        try {
+            kernel = compile_kernel(module_, bw.glue, options, binding_.device, binding_.device_index);
+        } catch (const codegen::OrderingUnsupported&) {
+            if (!options.deterministic || binding_.device != DeviceType::CUDA) throw;
+            fixed = fixed_point_params(module_, bw.glue, options, fixed);
+            options.fixed_params = fixed;
+            kernel = compile_kernel(module_, bw.glue, options, binding_.device, binding_.device_index);
+        }
+    } catch (const codegen::OrderingUnsupported& e) {
+        throw_value_error(binding_.function + "(): deterministic mode on CUDA does not support the gradient of " +
+                          glue_param_name(bw.binding, bw.glue, e.param) + " yet: " + e.what() +
+                          "; call without deterministic mode, or on the CPU");
     }
     kernel.site = register_site(module_, bw.binding, bw.glue, true);
     kernel.sequential = binding_.deterministic && kernel.target == codegen::Target::Cpu;

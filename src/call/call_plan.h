@@ -29,8 +29,9 @@ struct LaunchData {
     /// Per binding: the incoming gradient of an inout parameter's written value (backward), whose
     /// binding_grads entry is the gradient of its old value; nullptr otherwise.
     const TensorInfo* const* binding_out_grads = nullptr;
-    /// Deterministic CUDA kernels with reduced gradients or ordered tables: scratch_bytes() of
-    /// device memory whose first 16 bytes are zero (CallHeader::scratch; or set_scratch() after
+    /// Deterministic CUDA kernels with reduced gradients, ordered or fixed-point tables:
+    /// scratch_bytes() of device memory whose first scratch_prefix() + 16 bytes are zero, the
+    /// header's pointer scratch_prefix() bytes in (CallHeader::scratch; or set_scratch() after
     /// packing); nullptr otherwise.
     void* scratch = nullptr;
 };
@@ -39,6 +40,12 @@ struct LaunchData {
 /// call-shaped views (accessed at the call index without a bounds check), reduced gradients
 /// (GradStrategy::Reduce) and privatizable gradient tables (GradStrategy::Collide).
 codegen::CodegenOptions kernel_options(codegen::CodegenOptions options, const Glue& glue);
+
+/// Deterministic CUDA: `fixed` plus every gradient of `glue`'s kernel that codegen cannot order
+/// (OrderingUnsupported: added to in a loop, a batch of tables) — the CodegenOptions::fixed_params
+/// to compile it with. Runs the generator only (no backend). Rethrows OrderingUnsupported for an
+/// add that neither scheme takes.
+uint64_t fixed_point_params(const UserModule& module, const Glue& glue, codegen::CodegenOptions options, uint64_t fixed);
 
 class CallPlan {
 public:

@@ -116,8 +116,9 @@ struct CodegenOptions {
     /// gradient view's `grad_add`s; GradStrategy::Collide). Its adds are summed in a fixed order
     /// (prelude_ordered.inc): recorded per call element, folded per warp into shared memory,
     /// summed per block into scratch, and the blocks' partials added in block order by a second
-    /// kernel (GeneratedKernel::final_entry). An add site inside a loop cannot be recorded:
-    /// generate_kernel throws OrderingUnsupported.
+    /// kernel (GeneratedKernel::final_entry). An add site inside a loop cannot be recorded, nor an
+    /// add to a slice of a batch of tables: generate_kernel throws OrderingUnsupported (the call
+    /// layer then makes the parameter one of fixed_params).
     uint64_t ordered_params = 0;
     /// CUDA, deterministic mode, bit k: kernel parameter k is a colliding gradient summed in
     /// fixed point (prelude_fixed.inc) instead of an ordered table: a gradient buffer or a table's

@@ -509,6 +509,74 @@ TEST(GradStrategies, DeterministicCudaSumsInFixedPointWhatOrderedTablesCannotTak
     EXPECT_NE(mixed.find("sg_reduce_partial(params.header"), std::string::npos) << mixed;
 }
 
+TEST(GradStrategies, DeterministicCudaPicksFixedPointForWhatCodegenCannotOrder) {
+    call::UserModule m("strategies", kModule);
+    auto t = [](std::vector<int64_t> shape, DType dt, bool grad) {
+        return tensor_arg(tensor_info(shape, nullptr, dt, grad, DeviceType::CUDA));
+    };
+    codegen::CodegenOptions base;
+    base.call_rank = 1;
+    base.deterministic = true;
+    // A loop and a batch of tables: the table becomes fixed point; a plain table stays ordered.
+    Call ls = bind(m, "lutsum", {t({4096}, DType::Int32, false), t({256}, DType::Float32, true)}, true, DeviceType::CUDA);
+    call::Glue gs = call::make_backward_glue(ls.binding);
+    EXPECT_EQ(call::fixed_point_params(m, gs, call::kernel_options(base, gs), 0), uint64_t(1) << gradient_param(ls, gs, "table"));
+    Call lb = bind(m, "lut", {t({64}, DType::Int32, false), t({64, 256}, DType::Float32, true)}, true, DeviceType::CUDA);
+    call::Glue gb = call::make_backward_glue(lb.binding);
+    EXPECT_EQ(call::fixed_point_params(m, gb, call::kernel_options(base, gb), 0), uint64_t(1) << gradient_param(lb, gb, "table"));
+    Call l = bind(m, "lut", {t({4096}, DType::Int32, false), t({256}, DType::Float32, true)}, true, DeviceType::CUDA);
+    call::Glue gl = call::make_backward_glue(l.binding);
+    EXPECT_EQ(call::fixed_point_params(m, gl, call::kernel_options(base, gl), 0), 0u);
+}
+
+TEST(GradStrategies, FixedPointScratchHoldsEveryTablesRecordsBelowTheHeader) {
+    call::UserModule m("strategies", kModule);
+    auto t = [](std::vector<int64_t> shape, DType dt, bool grad) {
+        return tensor_arg(tensor_info(shape, nullptr, dt, grad, DeviceType::CUDA));
+    };
+    struct Case {
+        const char* fn;
+        std::vector<int64_t> table;
+        DType dtype;
+        int64_t extent;
+        int wide;
+    };
+    for (const Case& c : {Case{"lut", {1 << 20}, DType::Float32, 1 << 20, 1},
+                          Case{"lut3", {1 << 16, 3}, DType::Float64, 3 << 16, 2}}) {
+        Call call = bind(m, c.fn, {t({4096}, DType::Int32, false), t(c.table, c.dtype, true)}, true, DeviceType::CUDA);
+        codegen::CodegenOptions base;
+        base.call_rank = 1;
+        base.deterministic = true;
+        call::Glue glue = call::make_backward_glue(call.binding);
+        codegen::CodegenOptions options = call::kernel_options(base, glue);
+        options.fixed_params = uint64_t(1) << gradient_param(call, glue, "table");
+        call::CompiledKernel k = call::generate(m, glue, codegen::Target::Cuda, options);
+        k.target = codegen::Target::Cuda;
+        std::vector<TensorInfo> grads(call.binding.params.size());
+        std::vector<const TensorInfo*> grad_ptrs(call.binding.params.size(), nullptr);
+        for (size_t i = 0; i < call.binding.params.size(); ++i)
+            if (call.binding.params[i].requires_grad) {
+                grads[i] = call.args[size_t(call.binding.params[i].arg)].tensor;
+                grad_ptrs[i] = &grads[i];
+            }
+        std::vector<int64_t> shape{4096};
+        TensorInfo rg = tensor_info(shape, nullptr, c.dtype, false, DeviceType::CUDA);
+        call::LaunchData data;
+        data.args = call.args.data();
+        data.call_shape = shape.data();
+        data.result_grad = &rg;
+        data.binding_grads = grad_ptrs.data();
+        std::vector<uint8_t> block;
+        call::CallPlan::pack(k, glue, call.binding, data, block);
+        const int param = k.generated.fixed.at(0).param;
+        EXPECT_EQ(call::CallPlan::ordered_extent(k, block, param), c.extent) << c.fn;
+        EXPECT_EQ(k.generated.fixed[0].wide, c.wide) << c.fn;
+        const size_t prefix = call::CallPlan::scratch_prefix(k, block);
+        EXPECT_EQ(prefix, codegen::fixed_table_bytes(c.extent, c.wide)) << c.fn;
+        EXPECT_EQ(call::CallPlan::scratch_bytes(k, glue, call.binding, block), prefix + 16) << c.fn;
+    }
+}
+
 TEST(GradStrategies, FixedPointTableBytesMatchTheDevice) {
     // The call layer's size of a table's records is the prelude's (exponents, counts, flags, sums).
     EXPECT_EQ(codegen::fixed_table_bytes(0, 1), 0u);
