@@ -41,7 +41,10 @@ struct LaunchData {
 /// (GradStrategy::Reduce) and privatizable gradient tables (GradStrategy::Collide).
 codegen::CodegenOptions kernel_options(codegen::CodegenOptions options, const Glue& glue);
 
-/// Deterministic CUDA: `fixed` plus every gradient of `glue`'s kernel that codegen cannot order
+/// The user's name for kernel parameter `param` of `glue` ("'table'", or "a gradient").
+std::string glue_param_name(const Binding& b, const Glue& glue, int param);
+
+/// Deterministic CUDA (deterministic_launch.cpp): `fixed` plus every gradient of `glue`'s kernel that codegen cannot order
 /// (OrderingUnsupported: added to in a loop, a batch of tables) — the CodegenOptions::fixed_params
 /// to compile it with. Runs the generator only (no backend). Rethrows OrderingUnsupported for an
 /// add that neither scheme takes.
