@@ -341,7 +341,8 @@ void CallPlan::launch(const CompiledKernel& kernel, std::vector<uint8_t>& block,
         std::memcpy(block.data(), &header, sizeof(header));
         const int64_t per_thread = kernel.generated.elements_per_thread;
         int64_t threads = header.total / per_thread + (header.total % per_thread != 0);
-        const bool two_pass = kernel.generated.reduced_slots > 0 || !kernel.generated.ordered.empty();
+        const bool two_pass = kernel.generated.reduced_slots > 0 || !kernel.generated.ordered.empty() ||
+                              !kernel.generated.fixed.empty();
         SG_INTERNAL_ASSERT(header.scratch != nullptr || !two_pass, "missing scratch for a deterministic kernel");
         if (!kernel.generated.ordered.empty())  // a bounded grid, grid-stride over the call
             threads = std::min(threads, ordered_blocks(kernel, header.total) * kernel.cuda_entry->block_size);
