@@ -43,6 +43,8 @@ float lutsum(int i, IDiffTensor<float, 1> table) {
 [Differentiable]
 float mscale(float x, float2x2 m) { return (m[0][0] + m[1][1]) * x; }
 [Differentiable]
+double dmscale(double x, double2x2 m) { return (m[0][0] + m[1][1]) * x + m[0][1] * x * x; }
+[Differentiable]
 float asum(float x, float w[4]) { return x * (w[0] + w[1] * x + w[2] * x * x + w[3]); }
 )";
 
@@ -129,6 +131,9 @@ TEST(FixedPoint, DeterministicCudaSumsInFixedPointWhatOrderedTablesCannotTake) {
     // Matrix elements (a partial broadcast): fixed point without being asked, beside an ordered one.
     Call mt = bind(m, "mscale", {t({64, 8}, f, false), t({1, 8, 2, 2}, f, true)}, true, DeviceType::CUDA);
     expect_fixed_cuda(m, mt, "m", /*force=*/false);
+    Call md = bind(m, "dmscale", {t({64, 8}, DType::Float64, false), t({8, 2, 2}, DType::Float64, true)}, true,
+                   DeviceType::CUDA);
+    EXPECT_NE(expect_fixed_cuda(m, md, "m", /*force=*/false).second.find("sg_fixed_final<2>("), std::string::npos);
     // A fixed table beside reductions and an ordered table: the accumulate variant keeps them.
     Call q = bind(m, "quad", {t({64, 64}, f, true), t({1}, f, true), t({1, 64}, f, true), t({64, 1}, f, true)}, true,
                   DeviceType::CUDA);
