@@ -59,7 +59,7 @@ void Emitter::emit_tensor(const Inst& inst) {
     // adds an integer (prelude_fixed.inc), at its scalar offset in the whole gradient buffer.
     const bool writes = inst.op == OpKind::TensorStore || inst.op == OpKind::TensorAtomicAdd ||
                         inst.op == OpKind::TensorGradAdd || inst.op == OpKind::TensorGradStore;
-    std::string fixed_add;
+    std::string fixed_add, fixed_tail;
     if (inst.op == OpKind::TensorGradAdd || (inst.op == OpKind::TensorAtomicAdd && !tt->tensor.has_grad)) {
         auto param = tensor_params_.find(tensor);
         auto sliced = slice_params_.find(tensor);
@@ -70,9 +70,10 @@ void Emitter::emit_tensor(const Inst& inst) {
             const std::string whole = "P." + fixed_[j].field;
             const std::string rebase = param != tensor_params_.end() ? "" : "sg_fixed_rebase(" + whole + ", " + t + ") + ";
             const std::string table = fixed_accessor_ + "(P, " + std::to_string(j) + ")";
-            fixed_add = options_.fixed_phase == CodegenOptions::FixedPhase::Scan ? "sg_fixed_scan(" + table
-                                                                                 : "sg_fixed_add<" + std::to_string(fixed_[j].wide) + ">(" + table;
-            fixed_add += ", " + rebase + "(int64_t)@OFF@, sg_fixed_inner(" + t + "), " + ref(inst.operands.back()) + ")";
+            const bool scan = options_.fixed_phase == CodegenOptions::FixedPhase::Scan;
+            fixed_add = (scan ? "sg_fixed_scan(" : "sg_fixed_add<" + std::to_string(fixed_[j].wide) + ">(") + table +
+                        ", " + rebase + "(int64_t)";  // + the offset + fixed_tail
+            fixed_tail = ", sg_fixed_inner(" + t + "), " + ref(inst.operands.back()) + ")";
         }
     }
     // The scan variant of a kernel with fixed-point tables keeps only their adds.
@@ -133,7 +134,7 @@ void Emitter::emit_tensor(const Inst& inst) {
     if (!private_table.empty()) call += ", " + private_table;
     call += ")";
     if (!ordered_record.empty()) call = "sg_ordered_record(" + ordered_record + ", " + off + ", " + ref(inst.operands.back()) + ")";
-    if (!fixed_add.empty()) call = fixed_add.replace(fixed_add.find("@OFF@"), 5, off);
+    if (!fixed_add.empty()) call = fixed_add + off + fixed_tail;
 
     if (!options_.debug_checks || rank == 0 || index_in_bounds_by_construction(inst)) {
         line(index_type + " " + off + " = " + offset + ";");
