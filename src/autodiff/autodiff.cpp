@@ -1,4 +1,4 @@
-// src/autodiff/autodiff.cpp — the derivative driver and the Detach cleanup.
+// src/autodiff/autodiff.cpp — the derivative driver and the cleanup of Detach and KeepDerivative.
 #include "autodiff/autodiff.h"
 
 #include <unordered_map>
@@ -22,7 +22,7 @@ namespace {
 void collect_detach(Block& b, std::unordered_map<Value*, Value*>& map) {
     for (auto& inst : b.insts) {
         for (auto& r : inst->regions) collect_detach(*r, map);
-        if (inst->op == OpKind::Detach) map[inst->result()] = inst->operands[0];
+        if (inst->op == OpKind::Detach || inst->op == OpKind::KeepDerivative) map[inst->result()] = inst->operands[0];
     }
 }
 

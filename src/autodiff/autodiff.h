@@ -27,7 +27,8 @@ void reverse_mode(ir::Program& program, ir::Function& stub, ir::Function& primal
 /// Builds the body of a forward stub from its primal (fwd_diff semantics of LANGUAGE.md).
 void forward_mode(ir::Program& program, ir::Function& stub, ir::Function& primal);
 
-/// Replaces every Detach by its operand (after differentiation the marker has done its job).
+/// Replaces every Detach and KeepDerivative by its (first) operand (after differentiation the
+/// markers have done their job).
 void strip_detach(ir::Function& fn);
 
 }  // namespace sg::autodiff

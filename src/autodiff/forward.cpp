@@ -164,6 +164,7 @@ void Forward::emit_inst(const Inst& inst) {
         if (t(1) || t(2)) out = b_.select(p(0), T_or_zero(inst.operands[1]), T_or_zero(inst.operands[2]));
         break;
     case OpKind::Detach: break;
+    case OpKind::KeepDerivative: out = t(1); break;
     case OpKind::Convert:
         if (t(0)) out = b_.convert(t(0), u->type);
         break;
@@ -221,11 +222,19 @@ void Forward::emit_inst(const Inst& inst) {
 }
 
 /// A call that survived inlining has a user-supplied forward derivative (sema made sure that
-/// every call forward mode meets has one). It computes the primal too, so the primal call is
-/// not repeated: results that are pairs give the primal (.p) and the tangent (.d).
+/// every call forward mode meets has one, or warned, below). It computes the primal too, so the
+/// primal call is not repeated: results that are pairs give the primal (.p) and the tangent (.d).
 void Forward::emit_call(const Inst& inst) {
     const Function& callee = *inst.callee;
     Function* fwd = callee.custom_forward;
+    if (!fwd && callee.custom_backward && inst.imm_int == 0) {
+        // A function with only a [BackwardDerivative], called in a differentiated body (no_diff
+        // or not): as Slang does, every result (the return value, out and inout arguments) is
+        // 0 with a zero tangent (sema warned). A call written in a non-differentiable callee
+        // that was inlined here stays a primal call, below.
+        for (const Value* r : inst.results) primal_map_[r] = b_.zero(r->type);
+        return;
+    }
     if (!fwd) {
         // Only a call whose results are detached (no_diff / detach) gets here without a forward
         // derivative (sema reports every other one): it computes its primal and no tangent.

@@ -379,6 +379,7 @@ void Reverse::reverse_inst(const Inst& inst, Context& ctx, Adjoints& adj) {
         break;
     }
     case OpKind::Detach: break;
+    case OpKind::KeepDerivative: add_adjoint(adj, arg(1), d); break;
     case OpKind::Convert:
         if (lang::is_floating(arg(0)->type->scalar)) add_adjoint(adj, arg(0), b_.convert(d, arg(0)->type));
         break;

@@ -164,6 +164,7 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
         fixed_.push_back(r);
     }
     fixed_accessor_ = "sg_fx_" + base;
+    if (prefetch_enabled_) plan_prefetch(kernel);
     emit_block(*kernel.body);
     // Fixed tables no add reaches need no records; the others' records lie below the scratch
     // pointer in parameter order (prelude_fixed.inc), found by the accessor.
@@ -195,6 +196,14 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
         }
     ordered_ = std::move(used);
     code += "// " + kernel.name + ": the work of one thread (one element of the call shape)\n";
+    if (!prefetch_.empty()) {
+        // Two phases (emit_prefetch.cpp): 0 issues the prefetched loads, 1 does the work, 2 both.
+        prefetch_struct_ = "sg_pre_" + base;
+        code += "struct " + prefetch_struct_ + " {  // the prefetched loads of one call element\n" + prefetch_fields_ +
+                "};\n";
+        code += "template <int SG_PHASE>\n";
+        accumulators += ", [[maybe_unused]] " + prefetch_struct_ + "& sg_pre";
+    }
     code += "SG_FN void " + thread + "(const " + params + "& P, int64_t tid, const " + index_type_name() +
             "* sg_call_idx" + accumulators + ") {\n" + body_ + "}\n";
     kernel_code_ += code;
@@ -333,6 +342,10 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
     if (scan) options.reduced_params = options.privatized_params = options.ordered_params = 0;
     out.elements_per_thread = choose_elements_per_thread(kernel, target, options);
     Emitter emitter(program, target, options);
+    // The plain multi-element entry below issues its elements' loads first (emit_prefetch.cpp).
+    if (target == Target::Cuda && out.elements_per_thread > 1 && options.reduced_params == 0 &&
+        options.privatized_params == 0 && options.ordered_params == 0)
+        emitter.enable_prefetch();
     const auto [params, thread] = emitter.emit_kernel_body(kernel, out.layout);
     out.entry = "sg_kernel_" + symbol_fragment(kernel.name);
 
@@ -427,21 +440,41 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
     } else {
         // Each block covers E * blockDim consecutive call elements, each thread E of them a block
         // apart (coalesced). A block wholly inside the call runs them unrolled with no bounds
-        // test in between, so that independent loads can be issued together.
+        // test in between; with a two-phase thread function (emit_prefetch.cpp) phase 0 of every
+        // element issues its loads before phase 1 of each does the work.
         const std::string e = std::to_string(out.elements_per_thread);
         const std::string thread_fn = thread;  // clang 14 cannot capture a structured binding
+        const std::string& pre = emitter.prefetch_struct();
+        // One element, both phases in one (phase 2), or the plain thread function.
         auto run = [&](const std::string& indent) {
-            return indent + idx + " idx[8];\n" + indent + decompose + "(params.header, tid, idx);\n" + indent +
-                   "sg_user::" + thread_fn + "(params, tid, idx);\n";
+            std::string text = indent + idx + " idx[8];\n" + indent + decompose + "(params.header, tid, idx);\n";
+            if (pre.empty()) return text + indent + "sg_user::" + thread_fn + "(params, tid, idx);\n";
+            return text + indent + "sg_user::" + pre + " sg_pre;\n" + indent + "sg_user::" + thread_fn +
+                   "<2>(params, tid, idx, sg_pre);\n";
         };
+        std::string full;
+        if (pre.empty()) {
+            full = "        SG_UNROLL\n"
+                   "        for (int k = 0; k < " + e + "; ++k) {\n" +
+                   "            const int64_t tid = first + k * (int64_t)blockDim.x;\n" + run("            ") +
+                   "        }\n";
+        } else {
+            full = "        " + idx + " idx[" + e + "][8];\n" +
+                   "        sg_user::" + pre + " sg_pre[" + e + "];\n" +
+                   "        SG_UNROLL\n" +
+                   "        for (int k = 0; k < " + e + "; ++k) {\n" +
+                   "            const int64_t tid = first + k * (int64_t)blockDim.x;\n" +
+                   "            " + decompose + "(params.header, tid, idx[k]);\n" +
+                   "            sg_user::" + thread_fn + "<0>(params, tid, idx[k], sg_pre[k]);\n" +
+                   "        }\n" +
+                   "        SG_UNROLL\n" +
+                   "        for (int k = 0; k < " + e + "; ++k)\n" +
+                   "            sg_user::" + thread_fn + "<1>(params, first + k * (int64_t)blockDim.x, idx[k], sg_pre[k]);\n";
+        }
         entry = "SG_EXPORT __global__ void " + out.entry + "(const __grid_constant__ sg_user::" + params + " params) {\n" +
                 "    const int64_t first = blockIdx.x * (int64_t)blockDim.x * " + e + " + threadIdx.x;\n" +
                 "    if (blockIdx.x * (int64_t)blockDim.x * " + e + " + blockDim.x * (int64_t)" + e +
-                " <= params.header.total) {\n" +
-                "        SG_UNROLL\n" +
-                "        for (int k = 0; k < " + e + "; ++k) {\n" +
-                "            const int64_t tid = first + k * (int64_t)blockDim.x;\n" + run("            ") +
-                "        }\n" +
+                " <= params.header.total) {\n" + full +
                 "        return;\n" +
                 "    }\n" +
                 "    for (int k = 0; k < " + e + "; ++k) {\n" +

@@ -105,7 +105,9 @@ void Emitter::emit_inst(const Inst& inst) {
     case OpKind::Neg: case OpKind::BitAnd: case OpKind::BitOr: case OpKind::BitXor: case OpKind::BitNot:
     case OpKind::Shl: case OpKind::Shr: case OpKind::Eq: case OpKind::Ne: case OpKind::Lt: case OpKind::Le:
     case OpKind::Gt: case OpKind::Ge: case OpKind::LogicAnd: case OpKind::LogicOr: case OpKind::LogicNot:
-    case OpKind::Select: case OpKind::Convert: case OpKind::Detach: emit_arith(inst); return;
+    case OpKind::Select: case OpKind::Convert: case OpKind::Detach: case OpKind::KeepDerivative:
+        emit_arith(inst);
+        return;
     case OpKind::Splat: case OpKind::Construct: case OpKind::Extract: case OpKind::Insert:
     case OpKind::ExtractDyn: case OpKind::InsertDyn: case OpKind::Swizzle: emit_composite(inst); return;
     case OpKind::Intrinsic: emit_intrinsic(inst); return;

@@ -43,7 +43,8 @@ void Emitter::emit_arith(const Inst& inst) {
     switch (inst.op) {
     case OpKind::ConstInt: bind(r, int_literal(inst.imm_int, t->scalar)); return;
     case OpKind::ConstFloat: bind(r, float_literal(inst.imm_float, t->scalar)); return;
-    case OpKind::Detach: bind(r, arg(0)); return;  // a derivative marker only; normally gone by now
+    case OpKind::Detach:  // derivative markers only; normally gone by now
+    case OpKind::KeepDerivative: bind(r, arg(0)); return;
     case OpKind::Undef:  // deterministic zero rather than an uninitialized read
         line(type(t) + " " + local_name(r) + "{};");
         bind(r, local_name(r));

@@ -138,7 +138,8 @@ void Emitter::emit_tensor(const Inst& inst) {
 
     if (!options_.debug_checks || rank == 0 || index_in_bounds_by_construction(inst)) {
         line(index_type + " " + off + " = " + offset + ";");
-        if (loads) define(inst.result(), call);
+        if (loads && prefetched(inst)) emit_prefetched_load(inst, call);
+        else if (loads) define(inst.result(), call);
         else line(call + ";");
         return;
     }

@@ -124,6 +124,11 @@ public:
     const std::vector<FixedParam>& fixed_params() const { return fixed_; }
     /// The kernel's fixed-table accessor (`sg_fx_<kernel>`; after emit_kernel_body).
     const std::string& fixed_accessor() const { return fixed_accessor_; }
+    /// Asks emit_kernel_body for a two-phase thread function (emit_prefetch.cpp); call before it.
+    void enable_prefetch() { prefetch_enabled_ = true; }
+    /// After emit_kernel_body: the name of the struct of prefetched values, empty when the thread
+    /// function is the plain one (nothing to prefetch, or not asked for).
+    const std::string& prefetch_struct() const { return prefetch_struct_; }
 
     // ---- used by the per-concept emit_*.cpp files
     std::string type(const Type* t) { return names_.name(t); }
@@ -157,6 +162,12 @@ public:
     void emit_local(const Inst& inst);
     void emit_call_index(const Inst& inst);
     void emit_trap(const Inst& inst);
+    // emit_prefetch.cpp
+    /// Chooses the kernel's prefetched loads (read-only, unchecked, before any effect).
+    void plan_prefetch(const Function& kernel);
+    bool prefetched(const Inst& inst) const { return prefetch_.count(&inst) != 0; }
+    /// Emits a prefetched load: from `call` in phases 0 and 2, from the sg_pre struct in phase 1.
+    void emit_prefetched_load(const Inst& inst, const std::string& call);
     /// Whether a tensor access is a glue access at the call index of a call-shaped view (no check).
     bool index_in_bounds_by_construction(const Inst& inst) const;
     /// "line, column" of `inst` in the user's module for a fault record ("0, 0": unknown).
@@ -206,6 +217,11 @@ private:
     /// Slices of a batch of tensors (TensorSlice of a kernel parameter, or of a slice) -> the
     /// parameter (a fixed table's add through a slice is rebased to the whole buffer).
     std::unordered_map<const Value*, int> slice_params_;
+    bool prefetch_enabled_ = false;
+    std::set<const Inst*> prefetch_;       ///< the kernel's prefetched loads
+    const Inst* prefetch_last_ = nullptr;  ///< phase 0 returns after it
+    std::string prefetch_fields_;          ///< members of the sg_pre struct
+    std::string prefetch_struct_;
     int loop_depth_ = 0;  ///< loops around the instruction being emitted (ordered add sites may not be in one)
     const lang::SourceFile* last_file_ = nullptr;
     uint32_t last_line_ = 0;

@@ -117,6 +117,10 @@ Value* Builder::select(Value* cond, Value* a, Value* b) {
 }
 
 Value* Builder::detach(Value* x) { return make(OpKind::Detach, {x}, {x->type})->result(); }
+Value* Builder::keep_derivative(Value* x, Value* from) {
+    SG_INTERNAL_ASSERT(x->type == from->type, "keep_derivative: operands of different types");
+    return make(OpKind::KeepDerivative, {x, from}, {x->type})->result();
+}
 
 Value* Builder::convert(Value* x, const Type* to) {
     if (x->type == to) return x;
@@ -221,7 +225,7 @@ Value* Builder::intrinsic(lang::IntrinsicId id, const Type* result, const std::v
     return i->result();
 }
 
-std::vector<Value*> Builder::call(Function* callee, const std::vector<Value*>& args) {
+std::vector<Value*> Builder::call(Function* callee, const std::vector<Value*>& args, bool in_primal_body) {
     // Arguments: one per in/inout parameter, in parameter order (out parameters take none).
     size_t expected = 0;
     for (const auto& p : callee->params) expected += p.dir != ParamDir::Out;
@@ -234,6 +238,7 @@ std::vector<Value*> Builder::call(Function* callee, const std::vector<Value*>& a
     }
     Inst* i = make(OpKind::Call, args, callee->result_types);
     i->callee = callee;
+    i->imm_int = in_primal_body ? 1 : 0;
     return i->results;
 }
 

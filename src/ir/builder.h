@@ -40,6 +40,8 @@ public:
     Value* select(Value* cond, Value* a, Value* b);
     /// x with a zero derivative (`detach(x)`, `no_diff` expressions and calls).
     Value* detach(Value* x);
+    /// x with the derivative of `from` (same type): an inout argument after a non-differentiable call.
+    Value* keep_derivative(Value* x, Value* from);
     Value* convert(Value* x, const Type* to);  ///< no-op when already of type `to`
     Value* splat(Value* scalar, const Type* to);
 
@@ -53,7 +55,8 @@ public:
 
     // ---- intrinsics and calls
     Value* intrinsic(lang::IntrinsicId id, const Type* result, const std::vector<Value*>& args);
-    std::vector<Value*> call(Function* callee, const std::vector<Value*>& args);
+    /// `in_primal_body`: the call is written in a function that is not differentiable (Call's imm_int).
+    std::vector<Value*> call(Function* callee, const std::vector<Value*>& args, bool in_primal_body = false);
 
     // ---- tensors
     Value* tensor_load(Value* t, const std::vector<Value*>& index);

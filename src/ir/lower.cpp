@@ -56,6 +56,28 @@ void collect_assigned_expr(const Expr* e, std::set<const VarDecl*>& out) {
     for (const Expr* o : e->operands) collect_assigned_expr(o, out);
 }
 
+static void collect_body_decls(const Stmt* body, std::vector<VarDecl*>& out) {
+    if (!body) return;
+    if (body->kind == StmtKind::Decl) out.insert(out.end(), body->decls.begin(), body->decls.end());
+    if (body->kind == StmtKind::If) {
+        collect_body_decls(body->then_stmt, out);
+        collect_body_decls(body->else_stmt, out);
+    }
+    if (body->kind == StmtKind::While || body->kind == StmtKind::DoWhile) collect_body_decls(body->then_stmt, out);
+}
+
+std::vector<VarDecl*> unscoped_decls(const Stmt* s) {
+    std::vector<VarDecl*> out;
+    if (!s) return out;
+    if (s->kind == StmtKind::If) {
+        collect_body_decls(s->then_stmt, out);
+        collect_body_decls(s->else_stmt, out);
+    } else if (s->kind == StmtKind::While || s->kind == StmtKind::DoWhile || s->kind == StmtKind::For) {
+        collect_body_decls(s->then_stmt, out);
+    }
+    return out;
+}
+
 void collect_assigned(const Stmt* s, std::set<const VarDecl*>& out) {
     if (!s) return;
     for (const Stmt* b : s->body) collect_assigned(b, out);
@@ -294,9 +316,12 @@ void Lowering::FunctionLowering::lower_stmt(Stmt* s) {
     case StmtKind::Block:
         lower_stmts(s->body, 0);
         // Variables of this block go out of scope (keeps If merges and loop carries small).
-        for (Stmt* d : s->body)
+        for (Stmt* d : s->body) {
             if (d->kind == StmtKind::Decl)
                 for (VarDecl* v : d->decls) env_.erase(v);
+            if (d->kind != StmtKind::For)
+                for (VarDecl* v : unscoped_decls(d)) env_.erase(v);
+        }
         break;
     case StmtKind::Expr: lower_expr(s->expr); break;
     case StmtKind::Decl:
@@ -310,6 +335,7 @@ void Lowering::FunctionLowering::lower_stmt(Stmt* s) {
         break;
     case StmtKind::If: {
         Value* c = lower_expr_as(s->cond, types_.boolean());
+        declare_unscoped(s);
         lower_if(
             c,
             [&] {
@@ -342,8 +368,17 @@ void Lowering::FunctionLowering::lower_stmt(Stmt* s) {
     }
 }
 
+void Lowering::FunctionLowering::declare_unscoped(const Stmt* s) {
+    // A declaration that is a whole branch or loop body is visible after the statement (as in
+    // Slang): it is given a value (0, what Slang leaves uninitialized) before the statement, so
+    // that If merges and loop carries take it along.
+    for (VarDecl* v : unscoped_decls(s))
+        if (!env_.count(v)) env_[v] = v->type->is_tensor() ? b_.undef(v->type) : b_.zero(v->type);
+}
+
 void Lowering::FunctionLowering::lower_loop(Stmt* s) {
     if (s->kind == StmtKind::For) lower_stmt(s->init);
+    declare_unscoped(s);
     // Per-loop break/continue flags, owned here so that their addresses stay valid.
     owned_flags_.push_back(std::make_unique<VarDecl>());
     VarDecl* brk = owned_flags_.back().get();
@@ -356,6 +391,7 @@ void Lowering::FunctionLowering::lower_loop(Stmt* s) {
 
     std::set<const VarDecl*> assigned;
     collect_assigned(s->then_stmt, assigned);
+    for (VarDecl* v : unscoped_decls(s)) assigned.insert(v);  // declared by each iteration
     collect_assigned_expr(s->cond, assigned);
     collect_assigned_expr(s->step, assigned);
     bool body_returns = stmt_may_return(s->then_stmt);
@@ -405,6 +441,8 @@ void Lowering::FunctionLowering::lower_loop(Stmt* s) {
     for (size_t k = 0; k < carried.size(); ++k) env_[carried[k]] = loop->results[k];
     if (s->kind == StmtKind::For && s->init && s->init->kind == StmtKind::Decl)
         for (VarDecl* v : s->init->decls) env_.erase(v);
+    if (s->kind == StmtKind::For)
+        for (VarDecl* v : unscoped_decls(s)) env_.erase(v);  // the for statement's own scope
 }
 
 /// The body of a for/while loop: the test, then the body and the step when it holds. Returns

@@ -101,10 +101,12 @@ Value* Lower::lower_user_call(Expr* e, lang::FunctionDecl* callee, bool derivati
     }
     SG_INTERNAL_ASSERT(target->params.size() == args.size(), "call of " + target->name + ": argument count");
     std::vector<Value*> values;
+    std::vector<Value*> entry(args.size(), nullptr);  // the value an inout argument had before the call
     for (size_t k = 0; k < args.size(); ++k) {
         const Param& p = target->params[k];
         if (p.dir == ParamDir::Out) continue;
         Value* v = p.dir == ParamDir::In ? lower_expr_as(args[k], p.type) : lower_expr(args[k]);
+        entry[k] = v;
         // A no_diff parameter of a differentiable callee takes no derivative; the call may be
         // inlined before differentiation, so the argument is detached here, where it is known.
         if (!derivative && p.dir == ParamDir::In && p.no_diff && callee->is_differentiable &&
@@ -113,14 +115,18 @@ Value* Lower::lower_user_call(Expr* e, lang::FunctionDecl* callee, bool derivati
         values.push_back(v);
     }
     b_.set_loc(e->loc);
-    std::vector<Value*> results = b_.call(target, values);
-    // A non-differentiable callee contributes no derivative to a differentiable caller.
+    std::vector<Value*> results = b_.call(target, values, !fn_.differentiable);
+    // A non-differentiable callee contributes no derivative to a differentiable caller: its
+    // result and out arguments have a zero derivative; as in Slang, an inout argument keeps the
+    // derivative it had before the call (the callee is taken as the identity for derivatives).
     bool detach = !derivative && fn_.differentiable && !callee->is_differentiable;
     size_t r = target->return_type && !target->return_type->is_void() ? 1 : 0;
     for (size_t k = 0; k < args.size(); ++k) {
         if (target->params[k].dir == ParamDir::In) continue;
         Value* v = results[r++];
-        assign(args[k], detach && types_.is_differentiable(v->type) ? b_.detach(v) : v);
+        if (detach && types_.is_differentiable(v->type))
+            v = target->params[k].dir == ParamDir::InOut ? b_.keep_derivative(v, entry[k]) : b_.detach(v);
+        assign(args[k], v);
     }
     if (target->return_type && !target->return_type->is_void()) {
         Value* v = results[0];

@@ -31,6 +31,8 @@ public:
     void lower_stmt(Stmt* s);
     void lower_stmts(const std::vector<Stmt*>& stmts, size_t first);
     void lower_loop(Stmt* s);
+    /// Gives the declarations unscoped_decls(s) a value before s (0), so that s carries them out.
+    void declare_unscoped(const Stmt* s);
     std::vector<Value*> lower_loop_body(Stmt* s, VarDecl* brk, VarDecl* cont, bool body_returns);
     /// A switch as an if-chain over its sections with a fallthrough flag (lower_switch.cpp).
     void lower_switch(Stmt* s);
@@ -79,6 +81,10 @@ bool stmt_may_return(const Stmt* s);
 bool stmt_may_break(const Stmt* s);  ///< break/continue not nested inside an inner loop
 /// Variables assigned anywhere inside `s` (roots of lvalues, out/inout arguments).
 void collect_assigned(const Stmt* s, std::set<const VarDecl*>& out);
+/// The declarations that statement `s` (an if, while, do or for) declares in its enclosing scope
+/// (for: in its own) as in Slang: those that are a whole branch or loop body, through nested
+/// braceless if/while/do bodies (sema checked them so; see Sema::check_unscoped_body).
+std::vector<VarDecl*> unscoped_decls(const Stmt* s);
 void collect_assigned_expr(const Expr* e, std::set<const VarDecl*>& out);
 
 }  // namespace sg::ir

@@ -41,9 +41,11 @@ void Lowering::FunctionLowering::lower_switch(Stmt* s) {
     // The body is one scope: a variable declared in one section is visible in the later ones,
     // so it gets a value before the chain (zero, like any variable declared without one).
     for (const Section& sec : sections)
-        for (Stmt* st : sec.stmts)
+        for (Stmt* st : sec.stmts) {
             if (st->kind == StmtKind::Decl)
                 for (VarDecl* v : st->decls) env_[v] = v->type->is_tensor() ? b_.undef(v->type) : b_.zero(v->type);
+            if (st->kind != StmtKind::For) declare_unscoped(st);  // `case 0: if (c) int z = 1;`
+        }
 
     b_.set_loc(s->loc);
     auto matches = [&](const Stmt* label) {
@@ -85,9 +87,12 @@ void Lowering::FunctionLowering::lower_switch(Stmt* s) {
     }
     loop_flags_.pop_back();
     env_.erase(brk);
-    for (Stmt* b : s->body)
+    for (Stmt* b : s->body) {
         if (b->kind == StmtKind::Decl)
             for (VarDecl* v : b->decls) env_.erase(v);
+        if (b->kind != StmtKind::For)
+            for (VarDecl* v : unscoped_decls(b)) env_.erase(v);
+    }
 }
 
 }  // namespace sg::ir

@@ -344,6 +344,7 @@ Decl* Parser::parse_struct(SourceLoc first) {
 }
 
 // function_or_global = modifiers type ident (generic_params? function_rest | declarators ";")
+//                    | modifiers type reserved_word declarators-rest ";"      (a global named `in`)
 // Both start with `type ident`; the token after the name decides. Which modifiers a global
 // needs (`static const`) is checked by sema, which reports every missing one at once.
 Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> attrs) {
@@ -351,7 +352,9 @@ Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> a
     if (mods.is_in || mods.is_out || mods.is_inout)
         error(mods.first, "parameter direction modifiers are only allowed on parameters");
     TypeExpr* type = parse_type();
-    if (!at(TokenKind::Identifier)) fail_expected("a name");
+    // A reserved word may name a global (`static const int in = 4;`), not a function.
+    bool keyword_global = is_reserved_word(kind()) && kind(1) != TokenKind::LParen && kind(1) != TokenKind::Less;
+    if (!at(TokenKind::Identifier) && !keyword_global) fail_expected("a name");
     if (mods.link.valid() && (kind(1) == TokenKind::LParen || kind(1) == TokenKind::Less)) {
         unsupported(mods.link, std::string("'") + (mods.is_extern ? "extern" : "export") + "' on a function");
         mods.is_extern = mods.is_export = false;
@@ -390,6 +393,7 @@ Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> a
 
 // function_rest = "(" ("void" | param ("," param)*)? ")" where_clause? (";" | block)
 void Parser::parse_function_rest(FunctionDecl* fn) {
+    NameScope scope(*this);  // the parameters' names
     expect(TokenKind::LParen);
     if (at_word("void") && kind(1) == TokenKind::RParen) advance();  // C-style `f(void)`
     if (!at(TokenKind::RParen)) {
@@ -408,7 +412,7 @@ void Parser::parse_function_rest(FunctionDecl* fn) {
     fn->body = parse_block();
 }
 
-// param = modifiers type ident ("[" expr "]")* (":" ident)? ("=" assign)?
+// param = modifiers type (ident | reserved_word) ("[" expr "]")* (":" ident)? ("=" assign)?
 VarDecl* Parser::parse_param() {
     Modifiers mods = parse_modifiers();
     reject_link_modifiers(mods);
@@ -421,7 +425,9 @@ VarDecl* Parser::parse_param() {
     // `in out` spelled as two words means `inout`, as in HLSL.
     if (mods.is_inout || (mods.is_in && mods.is_out)) proto.dir = ParamDir::InOut;
     else if (mods.is_out) proto.dir = ParamDir::Out;
-    Token name = expect(TokenKind::Identifier);
+    if (!at_variable_name()) fail_expected("a parameter name");
+    Token name = advance();
+    declare_name(name);
     auto* v = ctx_.make<VarDecl>(proto);
     v->loc = loc(name);
     v->name = std::string(text(name));

@@ -165,7 +165,7 @@ Expr* Parser::parse_unary() {
         e->operands = {parse_unary()};
         return e;
     }
-    if (at(TokenKind::KwNoDiff)) {
+    if (at(TokenKind::KwNoDiff) && !reads_as_name(TokenKind::KwNoDiff)) {
         DepthGuard guard(*this);
         Expr* e = make_expr(ExprKind::NoDiff, loc(advance()));
         e->operands = {parse_unary()};
@@ -212,7 +212,7 @@ Expr* Parser::parse_postfix() {
         case TokenKind::ColonColon: {  // `S::f` is `S.f`, `Mode::A` is `Mode.A`: sema tells them apart
             chain.deepen();
             advance();
-            if (!at(TokenKind::Identifier)) fail_expected("a member name");
+            if (!at_variable_name()) fail_expected("a member name");  // `s.in`: a field named by a reserved word
             Token name = advance();
             next = make_expr(ExprKind::Member, loc(name));
             next->name = std::string(text(name));
@@ -258,7 +258,14 @@ void Parser::parse_arguments(Expr* node, TokenKind close) {
 //         | ident generic_args                     (before "(", "." or "::": `f<4>(x)`, `Poly<3>`)
 //         | ident ("[" conditional "]")+ "(" args? ")"   (TypeCtor: `float[2](a, b)`)
 //         | ident
+//         | reserved_word                          (that names a variable in scope: `in + 1`)
 Expr* Parser::parse_primary() {
+    if (reads_as_name(kind())) {
+        Expr* e = make_expr(ExprKind::Name, loc());
+        e->name = std::string(text(tok()));
+        advance();
+        return e;
+    }
     switch (kind()) {
     case TokenKind::IntLiteral:
     case TokenKind::FloatLiteral: return parse_literal();

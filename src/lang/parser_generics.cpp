@@ -79,6 +79,7 @@ Decl* Parser::parse_interface(SourceLoc first) {
 
 // struct_body = "{" struct_member* "}"   (each member recovers from its own syntax errors)
 void Parser::parse_struct_body(StructDecl* s) {
+    NameScope scope(*this);  // fields named by reserved words, for the methods
     expect(TokenKind::LBrace);
     while (!at(TokenKind::RBrace) && !at(TokenKind::EndOfFile)) {
         size_t start = pos_;

@@ -20,6 +20,7 @@
 // first token.
 #pragma once
 
+#include <array>
 #include <cstddef>
 #include <set>
 #include <string>
@@ -54,6 +55,8 @@ struct Modifiers {
     bool is_extern = false;
     bool is_export = false;
 };
+
+inline bool is_reserved_word(TokenKind k);
 
 class Parser {
 public:
@@ -181,6 +184,41 @@ public:
     void parse_inferred_declarators(const VarDecl& proto, std::vector<VarDecl*>& out);
     Stmt* make_stmt(StmtKind kind, SourceLoc loc);
 
+    // ---- reserved words that name variables (parser_stmt.cpp)
+    /// As in Slang, a reserved word declared as a variable, parameter or field name (`int in = 1;`)
+    /// is read as that name in expressions while the declaration is in scope: the parser keeps
+    /// the words declared in the enclosing blocks, for statements, functions and struct bodies
+    /// (a braceless branch or while/do body declares in the enclosing scope, as sema does).
+    class NameScope {
+    public:
+        explicit NameScope(Parser& parser) : parser_(parser), mark_(parser.keyword_names_.size()) {}
+        ~NameScope() {
+            while (parser_.keyword_names_.size() > mark_) {
+                --parser_.keyword_name_counts_[size_t(parser_.keyword_names_.back()) - size_t(TokenKind::KwIf)];
+                parser_.keyword_names_.pop_back();
+            }
+        }
+        NameScope(const NameScope&) = delete;
+        NameScope& operator=(const NameScope&) = delete;
+
+    private:
+        Parser& parser_;
+        size_t mark_;
+    };
+    /// Records `name` when it is a reserved word (a declaration's name token).
+    void declare_name(const Token& name);
+    /// Whether the reserved word `k` names a variable declared in scope.
+    bool names_variable(TokenKind k) const;
+    /// Whether an expression reads the reserved word `k` as a name: in the scope of its
+    /// declaration, and after it (a use out of scope is then sema's "unknown name", as Slang's
+    /// undefined identifier), except `true`, `false` and `no_diff`, which start expressions again.
+    bool reads_as_name(TokenKind k) const;
+    /// A variable name: an identifier, or a reserved word (as Slang allows).
+    bool at_variable_name() const { return at(TokenKind::Identifier) || is_reserved_word(kind()); }
+    /// At a statement's start: a reserved word that names a variable and is used as one
+    /// (`in = in + 3;`), not a declaration's modifier or keyword (`const x = 1;`).
+    bool at_name_statement() const;
+
     // ---- expressions (parser_expr.cpp)
     Expr* parse_expression();
     Expr* parse_assignment();
@@ -211,6 +249,10 @@ private:
     int depth_ = 0;
     int64_t last_error_offset_ = -1;  ///< suppresses a second error at the same token
     std::set<std::string> type_names_;  ///< user type names declared so far (for C-style casts)
+    std::vector<TokenKind> keyword_names_;  ///< reserved words declared as names in scope (NameScope)
+    uint64_t keyword_names_ever_ = 0;       ///< bit k - KwIf: reserved word k was declared as a name
+    /// Per reserved word (k - KwIf): how many of keyword_names_ it is (constant-time lookups).
+    std::array<uint32_t, size_t(TokenKind::KwNoDiff) - size_t(TokenKind::KwIf) + 1> keyword_name_counts_{};
 };
 
 /// `'text'`: how diagnostics quote source text. (Built by appending: GCC 12 gives a false

@@ -10,10 +10,46 @@ Stmt* Parser::make_stmt(StmtKind kind, SourceLoc loc) {
     return s;
 }
 
+void Parser::declare_name(const Token& name) {
+    if (!is_reserved_word(name.kind)) return;
+    if (name.kind == TokenKind::KwTrue || name.kind == TokenKind::KwFalse)
+        diags_.warning(loc(name), "'" + std::string(text(name)) + "' names a variable here: in its scope '" +
+                                      std::string(text(name)) + "' reads the variable, not the literal (as in Slang)");
+    keyword_names_.push_back(name.kind);
+    ++keyword_name_counts_[size_t(name.kind) - size_t(TokenKind::KwIf)];
+    keyword_names_ever_ |= uint64_t(1) << (int(name.kind) - int(TokenKind::KwIf));
+}
+
+bool Parser::names_variable(TokenKind k) const {
+    return is_reserved_word(k) && keyword_name_counts_[size_t(k) - size_t(TokenKind::KwIf)] > 0;
+}
+
+static_assert(int(TokenKind::KwNoDiff) - int(TokenKind::KwIf) < 64, "keyword_names_ever_ has a bit per reserved word");
+
+bool Parser::reads_as_name(TokenKind k) const {
+    if (!is_reserved_word(k)) return false;
+    // Words that also start an expression are the variable only in its scope.
+    if (k == TokenKind::KwTrue || k == TokenKind::KwFalse || k == TokenKind::KwNoDiff) return names_variable(k);
+    return (keyword_names_ever_ >> (int(k) - int(TokenKind::KwIf))) & 1;
+}
+
+bool Parser::at_name_statement() const {
+    // Slang keeps the statement keywords (if, for, return, no_diff, struct, ...) at a statement's
+    // start; these words read as the variable there, unless a declaration follows them.
+    switch (kind()) {
+    case TokenKind::KwElse: case TokenKind::KwImport: case TokenKind::KwStatic: case TokenKind::KwConst:
+    case TokenKind::KwTrue: case TokenKind::KwFalse: case TokenKind::KwVar: case TokenKind::KwLet:
+    case TokenKind::KwIn: case TokenKind::KwOut: case TokenKind::KwInOut: break;
+    default: return false;
+    }
+    return names_variable(kind()) && kind(1) != TokenKind::Identifier && !is_reserved_word(kind(1));
+}
+
 // block = "{" stmt* "}"
 // A statement that fails to parse is dropped after resynchronizing, and the block goes on.
 Stmt* Parser::parse_block() {
     DepthGuard guard(*this);
+    NameScope scope(*this);
     Stmt* block = make_stmt(StmtKind::Block, loc());
     expect(TokenKind::LBrace);
     while (!at(TokenKind::RBrace) && !at(TokenKind::EndOfFile)) {
@@ -39,6 +75,11 @@ Stmt* Parser::parse_statement() {
     parse_attributes(attrs);  // `[MaxIters(16)]`, `[ForceUnroll]`, `[unroll]`, `[loop]`, ...
     SourceLoc where = loc();
     Stmt* s = nullptr;
+    if (at_name_statement()) {  // `in = in + 3;` where a variable is named `in`
+        s = parse_expression_statement();
+        s->attrs = std::move(attrs);
+        return s;
+    }
     switch (kind()) {
     case TokenKind::LBrace: s = parse_block(); break;
     case TokenKind::KwIf: s = parse_if(where); break;
@@ -104,6 +145,7 @@ Stmt* Parser::parse_if(SourceLoc where) {
 
 // for_stmt = "for" "(" (decl_stmt | expr? ";") expr? ";" expr? ")" stmt
 Stmt* Parser::parse_for(SourceLoc where) {
+    NameScope scope(*this);  // the init declaration's names
     Stmt* s = make_stmt(StmtKind::For, where);
     advance();
     expect(TokenKind::LParen);
@@ -209,11 +251,11 @@ Stmt* Parser::parse_decl_statement() {
 // declarator = (ident | reserved_word) ("[" conditional "]")* ("=" initializer | init_list)?
 // initializer = assign            (an init_list is an assign-level primary)
 // Shared by locals, globals and struct fields; each VarDecl starts as a copy of `proto`. As in
-// Slang, a reserved word may name the variable (`int return = 1;`); such a name can be
-// declared but not referenced (an expression reads the word as the keyword).
+// Slang, a reserved word may name the variable (`int return = 1;`), and expressions in its
+// scope read the word as the variable (declare_name; its initializer does not see it yet).
 void Parser::parse_declarators(TypeExpr* type, const VarDecl& proto, std::vector<VarDecl*>& out) {
     do {
-        if (!at(TokenKind::Identifier) && !is_reserved_word(kind_at(pos_))) fail_expected("a variable name");
+        if (!at_variable_name()) fail_expected("a variable name");
         Token name = advance();
         auto* v = ctx_.make<VarDecl>(proto);
         v->loc = loc(name);
@@ -221,22 +263,24 @@ void Parser::parse_declarators(TypeExpr* type, const VarDecl& proto, std::vector
         v->type_expr = parse_declarator_dims(type);
         if (match(TokenKind::Assign)) v->init = parse_assignment();
         else if (at(TokenKind::LBrace)) v->init = parse_init_list();  // `float3 v{1, 2, 3}`
+        declare_name(name);
         out.push_back(v);
     } while (match(TokenKind::Comma));
 }
 
 // inferred_declarators = inferred ("," inferred)*
-// inferred = ident (":" type)? ("=" initializer)?
+// inferred = (ident | reserved_word) (":" type)? ("=" initializer)?
 // For `var`/`let`: type_expr stays nullptr unless written after a colon (`var x : float = 1`).
 void Parser::parse_inferred_declarators(const VarDecl& proto, std::vector<VarDecl*>& out) {
     do {
-        if (!at(TokenKind::Identifier)) fail_expected("a variable name");
+        if (!at_variable_name()) fail_expected("a variable name");
         Token name = advance();
         auto* v = ctx_.make<VarDecl>(proto);
         v->loc = loc(name);
         v->name = std::string(text(name));
         if (match(TokenKind::Colon)) v->type_expr = parse_type();
         if (match(TokenKind::Assign)) v->init = parse_assignment();
+        declare_name(name);
         out.push_back(v);  // neither type nor initializer: sema reports it
     } while (match(TokenKind::Comma));
 }

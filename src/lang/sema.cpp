@@ -15,7 +15,7 @@ SemaResult analyze(const std::vector<ModuleAst*>& modules, AstContext& ast, Type
 void Sema::declare_local(VarDecl* v) {
     auto& scope = scopes_.back();
     if (scope.count(v->name)) {
-        diags_.error(v->loc, "redefinition of '" + v->name + "'");
+        diags_.error(v->loc, "redefinition of '" + v->name + "'", 30200);  // Slang: conflicting declaration
         return;
     }
     scope[v->name] = v;
@@ -318,6 +318,18 @@ void Sema::check_function(FunctionDecl* f) {
     current_fn_ = nullptr;
 }
 
+void Sema::check_unscoped_body(Stmt* s, const char* whose, const char* after) {
+    // As in Slang, a declaration that is the whole body of an if/else branch or of a while or
+    // do loop (no braces) is declared in the enclosing scope: the other branch and the code
+    // after the statement see it (where the branch did not run, lowering gives it 0; Slang
+    // leaves it uninitialized). A for loop's body stays in the for statement's scope.
+    if (s && s->kind == StmtKind::Decl)
+        diags_.warning(s->loc, std::string("a declaration as ") + whose + " whole body is visible after " + after +
+                                   ", as in Slang (where it did not run, its value is 0 here and undefined in "
+                                   "Slang); put it in braces to scope it");
+    check_stmt(s);
+}
+
 void Sema::check_stmt(Stmt* s) {
     if (!s) return;
     switch (s->kind) {
@@ -360,19 +372,11 @@ void Sema::check_stmt(Stmt* s) {
         }
         break;
     case StmtKind::If:
-        push_scope();
         check_convertible(s->cond, types_.boolean(), "if condition");
         if (s->cond->type && s->cond->type->is_vector())
             diags_.error(s->cond->loc, "if condition must be a scalar, got " + type_name(s->cond->type));
-        // Each branch is a scope of its own, braces or not: a declaration that is the whole
-        // branch (`if (c) int y = ...; else y = ...;`) is invisible to the other branch.
-        push_scope();
-        check_stmt(s->then_stmt);
-        pop_scope();
-        push_scope();
-        check_stmt(s->else_stmt);
-        pop_scope();
-        pop_scope();
+        check_unscoped_body(s->then_stmt, "a branch's", "the branch");
+        check_unscoped_body(s->else_stmt, "a branch's", "the branch");
         break;
     case StmtKind::For:
         push_scope();
@@ -386,13 +390,11 @@ void Sema::check_stmt(Stmt* s) {
         pop_scope();
         break;
     case StmtKind::While:
-        push_scope();
         check_convertible(s->cond, types_.boolean(), "loop condition");
         ++loop_depth_;
-        check_stmt(s->then_stmt);
+        check_unscoped_body(s->then_stmt, "a loop's", "the loop");
         --loop_depth_;
         check_loop_bound(s);
-        pop_scope();
         break;
     case StmtKind::DoWhile: check_do_while(s); break;
     case StmtKind::Switch: check_switch(s); break;

@@ -34,22 +34,24 @@ bool signature_matches(const FunctionDecl& g, const Type* ret, const std::vector
     return true;
 }
 
-/// The differentiable callees a derivative of `body` goes through: calls outside no_diff and
-/// detach (their results are detached, so no derivative passes) of differentiable functions.
-void collect_differentiated_callees(const Expr* e, std::vector<FunctionDecl*>& out) {
+/// The differentiable callees a derivative of `body` goes through: calls of differentiable
+/// functions outside no_diff and detach (their results are detached, so no derivative passes),
+/// and with `detached` also those inside (forward mode still calls their derivatives there, as
+/// Slang does: a function with only a [BackwardDerivative] gives 0 under no_diff too).
+void collect_differentiated_callees(const Expr* e, std::vector<FunctionDecl*>& out, bool detached) {
     if (!e) return;
-    if (e->kind == ExprKind::NoDiff) return;
-    if (e->kind == ExprKind::Call && e->builtin && e->builtin->kind == BuiltinKind::Detach) return;
+    if (e->kind == ExprKind::NoDiff && !detached) return;
+    if (e->kind == ExprKind::Call && e->builtin && e->builtin->kind == BuiltinKind::Detach && !detached) return;
     if (e->kind == ExprKind::Call && e->callee && e->callee->is_differentiable) out.push_back(e->callee);
-    for (const Expr* o : e->operands) collect_differentiated_callees(o, out);
+    for (const Expr* o : e->operands) collect_differentiated_callees(o, out, detached);
 }
 
-void collect_differentiated_callees(const Stmt* s, std::vector<FunctionDecl*>& out) {
+void collect_differentiated_callees(const Stmt* s, std::vector<FunctionDecl*>& out, bool detached) {
     if (!s) return;
-    for (const Stmt* b : s->body) collect_differentiated_callees(b, out);
-    for (const VarDecl* v : s->decls) collect_differentiated_callees(v->init, out);
-    for (const Expr* e : {s->expr, s->cond, s->step}) collect_differentiated_callees(e, out);
-    for (const Stmt* c : {s->init, s->then_stmt, s->else_stmt}) collect_differentiated_callees(c, out);
+    for (const Stmt* b : s->body) collect_differentiated_callees(b, out, detached);
+    for (const VarDecl* v : s->decls) collect_differentiated_callees(v->init, out, detached);
+    for (const Expr* e : {s->expr, s->cond, s->step}) collect_differentiated_callees(e, out, detached);
+    for (const Stmt* c : {s->init, s->then_stmt, s->else_stmt}) collect_differentiated_callees(c, out, detached);
 }
 
 /// The result type of f's derivative: void for bwd_diff; for fwd_diff a pair of a differentiable
@@ -129,7 +131,10 @@ void Sema::resolve_derivative_of(FunctionDecl* g, const Attribute& a, bool backw
 void Sema::check_derivative_availability(Expr* call, FunctionDecl* f, bool backward) {
     // Bodies without the needed custom derivative are differentiated (they are inlined first);
     // a function that names only the other kind of custom derivative cannot be: we would have
-    // to transpose (or invert) the user's derivative, which is not supported.
+    // to transpose (or invert) the user's derivative, which is not supported. Except, as in
+    // Slang, forward mode through a function with only a [BackwardDerivative] (and no
+    // [Differentiable] body): each of its calls gives 0 (result, out and inout arguments) with
+    // a zero derivative, under no_diff too (autodiff/forward.cpp); a warning names it.
     std::set<FunctionDecl*> seen;
     std::function<bool(FunctionDecl*)> visit = [&](FunctionDecl* g) {
         if (!seen.insert(g).second) return true;
@@ -144,12 +149,20 @@ void Sema::check_derivative_availability(Expr* call, FunctionDecl* f, bool backw
                              30027);
                 return false;
             }
+            if (!backward && !body_is_differentiated(*g)) {
+                diags_.warning(call->loc, "fwd_diff through '" + g->name +
+                                              "', which has a [BackwardDerivative] but no [ForwardDerivative]: "
+                                              "each call of '" + g->name +
+                                              "' there gives 0 (its result, out and inout arguments) with a zero "
+                                              "derivative, as in Slang; give '" + g->name + "' a [ForwardDerivative]");
+                return true;
+            }
             diags_.unsupported(call->loc, std::string(backward ? "bwd_diff" : "fwd_diff") + " through '" + g->name +
                                               "' (it has a " + have + " but no " + need + ")");
             return false;
         }
         std::vector<FunctionDecl*> callees;
-        collect_differentiated_callees(g->body, callees);
+        collect_differentiated_callees(g->body, callees, !backward);
         for (FunctionDecl* c : callees)
             if (!visit(c)) return false;
         return true;

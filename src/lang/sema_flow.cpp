@@ -358,9 +358,18 @@ Flow DerivativeFlow::user_call(const Expr* e, const FunctionDecl& f, const std::
         for (size_t k = 0; k < f.params.size(); ++k) {
             const VarDecl* p = f.params[k];
             if (p->dir == ParamDir::In) continue;
+            if (p->dir == ParamDir::InOut && !forward_only(f) && diff(p->type)) {
+                // As in Slang, an inout argument of a non-differentiable function keeps the
+                // derivative it had before the call (lowering: KeepDerivative), even under no_diff.
+                if (k < args.size() && args[k].carries)
+                    warn(e->loc, "the derivative of inout argument '" + p->name + "' of non-differentiable function '" +
+                                     f.name + "' is kept from before the call, as if '" + f.name +
+                                     "' left it unchanged (as Slang does); make '" + f.name + "' [Differentiable]");
+                continue;
+            }
             if (p->dir == ParamDir::Out && !forward_only(f) && lost == e && diff(p->type)) {
                 // As in Slang, what a non-differentiable function writes to an out argument
-                // has a zero derivative (its inout arguments and its result are 41022).
+                // has a zero derivative (its result is 41022).
                 warn(e->loc, "the derivative of out argument '" + p->name + "' of non-differentiable function '" +
                                  f.name + "' is taken as zero (as Slang does); mark the call no_diff or make '" +
                                  f.name + "' [Differentiable]");
@@ -369,7 +378,7 @@ Flow DerivativeFlow::user_call(const Expr* e, const FunctionDecl& f, const std::
             }
             store(e->operands[k + 1], typed(Flow{false, lost}, p->type), p->dir == ParamDir::Out);
         }
-        return typed(Flow{false, lost}, e->type);
+        return typed(Flow{false, (in_carries && !detached_ && diff(e->type)) ? e : lost_before}, e->type);
     }
     for (size_t k = 0; k < f.params.size() && k < args.size(); ++k) {
         const VarDecl* p = f.params[k];

@@ -87,6 +87,9 @@ public:
     std::string instance_context(const FunctionDecl* f) const;
     void check_function(FunctionDecl* f);
     void check_stmt(Stmt* s);
+    /// A branch or while/do body: a declaration that is the whole body goes into the enclosing
+    /// scope, with a warning (`whose` / `after`: "a branch's" / "the branch").
+    void check_unscoped_body(Stmt* s, const char* whose, const char* after);
 
     // ---- differentiability (sema_diff.cpp)
     /// Resolves `[BackwardDerivative(fn)]` / `[ForwardDerivative(fn)]` on `f`: the overload of

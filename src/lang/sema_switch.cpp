@@ -73,11 +73,9 @@ void Sema::check_switch(Stmt* s) {
 }
 
 void Sema::check_do_while(Stmt* s) {
-    push_scope();
     ++loop_depth_;
-    check_stmt(s->then_stmt);
+    check_unscoped_body(s->then_stmt, "a loop's", "the loop");  // a block body's declarations stay in it
     --loop_depth_;
-    pop_scope();  // the condition does not see the body's declarations
     check_convertible(s->cond, types_.boolean(), "loop condition");
     check_loop_bound(s);
 }

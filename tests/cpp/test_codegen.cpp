@@ -167,8 +167,19 @@ TEST(Kernel, ReadOnlyLoadsAndElementsPerThread) {
     EXPECT_NE(body.find("for (int k = 0; k < 4; ++k)"), std::string::npos) << body;
     EXPECT_NE(body.find("sg_call_index_fixed<1>(params.header, tid, idx);"), std::string::npos) << body;
     EXPECT_TRUE(nvrtc_compiles(cuda.source));
+    // The read-only load of x is prefetched: phase 0 of the four elements loads, then phase 1 of
+    // each does the work; the partial last block runs both phases per element (phase 2).
+    EXPECT_NE(body.find("struct sg_pre_axpy {"), std::string::npos) << body;
+    EXPECT_NE(body.find("template <int SG_PHASE>\nSG_FN void sg_thread_axpy("), std::string::npos) << body;
+    EXPECT_NE(body.find("if constexpr (SG_PHASE == 0) return;"), std::string::npos) << body;
+    EXPECT_NE(body.find("sg_thread_axpy<0>(params, tid, idx[k], sg_pre[k]);"), std::string::npos) << body;
+    EXPECT_NE(body.find("sg_thread_axpy<1>(params, first + k * (int64_t)blockDim.x, idx[k], sg_pre[k]);"),
+              std::string::npos) << body;
+    EXPECT_NE(body.find("sg_thread_axpy<2>(params, tid, idx, sg_pre);"), std::string::npos) << body;
+    EXPECT_TRUE(nvcc_compiles(cuda.source));
 
     auto plain = codegen::generate_kernel(tp.program, *k, Target::Cuda, {});
+    EXPECT_EQ(plain.source.find("SG_PHASE"), std::string::npos);  // nothing read-only: one phase
     EXPECT_EQ(plain.source.find("sg_tensor_load_ro(v"), std::string::npos);
     EXPECT_NE(plain.source.find("    sg_call_index(params.header, tid, idx);"), std::string::npos);  // rank unknown
     CodegenOptions one = readonly;
@@ -178,8 +189,10 @@ TEST(Kernel, ReadOnlyLoadsAndElementsPerThread) {
     EXPECT_NE(single.source.find("if (tid >= params.header.total) return;"), std::string::npos);
     EXPECT_TRUE(nvrtc_compiles(single.source));
 
+    EXPECT_EQ(single.source.find("SG_PHASE"), std::string::npos);  // one element a thread: one phase
     auto cpu = codegen::generate_kernel(tp.program, *k, Target::Cpu, readonly);
     EXPECT_EQ(cpu.elements_per_thread, 1);
+    EXPECT_EQ(cpu.source.find("SG_PHASE"), std::string::npos);
     EXPECT_EQ(cpu.source.find("sg_tensor_load_ro(v"), std::string::npos);
 }
 
