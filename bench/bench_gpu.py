@@ -22,6 +22,8 @@
 #      forward + backward, vs torch eager and vs the same function under torch.compile (8a, 8b:
 #      precise math; 8c: fn.fast_math(), approximate float intrinsics, vs torch.compile)
 #   4d. row 4 in deterministic mode vs the fast mode (N/A where the backend refuses it)
+#   4e. a 1M-entry lookup table (16M threads) in deterministic mode vs the fast mode: past the
+#      ordered tables' shared memory, so its gradient is summed in fixed point
 #   9. host time of a training step (mul2, a loss, backward) under torch.compile(fullgraph=True) vs
 #      the eager step; N/A with the reason when torch.compile breaks the graph (bench_steps.py)
 #  10. the same step captured in a CUDA graph and replayed vs the eager step (bench_steps.py)
@@ -633,6 +635,53 @@ def deterministic_lut_error(b: Bench, fd, idx, table, g, ref):
         return str(e).splitlines()[0][:300]
 
 
+BIG_LUT_ENTRIES = 1 << 20
+
+
+def bench_big_lut(b: Bench) -> list:
+    """Row 4e: the deterministic mode's fixed-point tables (a table too large for the ordered ones)."""
+    torch, m = b.torch, b.m
+    n = b.s["lut_elems"]
+    table = (torch.rand(BIG_LUT_ENTRIES, device=b.tdev) + 0.5).requires_grad_(True)
+    idx = torch.randint(0, BIG_LUT_ENTRIES, (n,), dtype=torch.int32, device=b.tdev)
+    g = torch.rand(n, device=b.tdev) + 0.5
+    ref = torch.zeros(BIG_LUT_ENTRIES, dtype=torch.float64, device=b.tdev).index_add_(0, idx, g.double())
+    f = m.lut
+    fd = f.deterministic()
+    f(idx, table).backward(g)
+    err = rel_err(table.grad, ref)
+    check(err < 1e-4, f"1M-entry lut gradient vs float64 index_add (rel err {err:.2e})")
+    det_error = deterministic_lut_error(b, fd, idx, table, g, ref)
+    table.grad = None
+    b.release()
+    name = f"lookup table fwd + bwd, {n >> 20}M threads into {BIG_LUT_ENTRIES >> 20}M entries"
+    if det_error is not None:
+        return [na_row("4e", f"{name}, deterministic mode", det_error)]
+    table.grad = None
+    fd(idx, table).backward(g)
+    det_err = rel_err(table.grad, ref)
+
+    def sg_run():
+        table.grad = None
+        f(idx, table).backward(g)
+
+    def sg_det_run():
+        table.grad = None
+        fd(idx, table).backward(g)
+
+    t = b.device_times_ms({"sg": sg_run, "sg_det": sg_det_run})
+    table.grad = None
+    b.release()
+    timing = "CUDA events" if b.cuda else "wall clock"
+    return [row("4e", f"{name}, deterministic (fixed point) vs fast mode: ms", value=t["sg_det"], unit="ms",
+                reference=t["sg"], reference_name="the same call in fast mode",
+                ratio=t["sg_det"] / t["sg"], target=1.5, target_text="≤ 1.5x",
+                passed=t["sg_det"] / t["sg"] <= 1.5,
+                notes=f"{timing}, median; grad rel err {det_err:.1e} (fast {err:.1e}); "
+                      "gradient bits identical over 10 runs",
+                extra={"sg_det_grad_rel_err": det_err, "sg_grad_rel_err": err})]
+
+
 def bench_broadcast_params(b: Bench) -> list:
     torch, m = b.torch, b.m
     n = b.s["bcast_elems"]
@@ -927,6 +976,7 @@ BENCHMARKS = [
     ("2", "forward + backward", bench_forward_backward),
     ("3", "large elementwise bandwidth", bench_bandwidth),
     ("4", "lookup-table backward", bench_lut),
+    ("4e", "1M-entry lookup table, deterministic", bench_big_lut),
     ("5", "first-call latency", bench_first_call),
     ("6", "broadcast parameters", bench_broadcast_params),
     ("6e", "partial broadcast, deterministic", bench_partial_broadcast),

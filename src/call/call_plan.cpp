@@ -1,5 +1,6 @@
 // src/call/call_plan.cpp — plan construction, parameter-block packing and launch (CPU and CUDA,
-// with the kernel fault record of kernel_faults.h).
+// with the kernel fault record of kernel_faults.h). Deterministic CUDA launches' variants, grids
+// and scratch: deterministic_launch.cpp.
 #include "call/call_plan.h"
 
 #include <algorithm>
@@ -46,12 +47,21 @@ codegen::CodegenOptions kernel_options(codegen::CodegenOptions options, const Gl
     return options;
 }
 
+/// The user's name for kernel parameter `param` of `glue` (a gradient or a table).
+std::string glue_param_name(const Binding& b, const Glue& glue, int param) {
+    if (param < 0 || size_t(param) >= glue.params.size()) return "a gradient";
+    const int i = glue.params[size_t(param)].binding;
+    return i >= 0 && size_t(i) < b.params.size() ? "'" + b.params[size_t(i)].name + "'" : "a gradient";
+}
+
 namespace {
 
 /// Deterministic mode on CUDA: reduced gradients are summed in a fixed order, and colliding ones
 /// (Atomic, Collide) go through ordered tables (prelude_ordered.inc) of scalar or vector float
-/// elements. The rest (matrix elements, a batch of tables) have no fixed-order scheme yet and
-/// are refused; the CPU backend runs a deterministic backward's threads in order.
+/// elements, or through fixed-point tables (prelude_fixed.inc) where those cannot be (matrix
+/// elements, a batch of tables, adds in a loop, too large for shared memory). Other elements
+/// (structs, integers) have no fixed-order scheme yet and are refused; the CPU backend runs a
+/// deterministic backward's threads in order.
 void check_deterministic(const Binding& b) {
     if (!b.deterministic || b.device != DeviceType::CUDA) return;
     for (const ParamBinding& p : b.params) {
@@ -59,20 +69,12 @@ void check_deterministic(const Binding& b) {
             continue;
         const bool whole = p.kind == BindingKind::WholeTensor;
         const lang::Type* e = whole ? p.type->element : array_inner(p.type);
-        const bool orderable = (e->is_scalar() || e->is_vector()) && lang::is_floating(e->scalar);
-        if (orderable && !(whole && p.call_dims > 0)) continue;
+        if ((e->is_scalar() || e->is_vector() || e->is_matrix()) && lang::is_floating(e->scalar)) continue;
         throw_value_error(b.function + "(): deterministic mode on CUDA does not support the gradient of '" + p.name +
-                          "' yet (" + (!orderable ? "its elements are " + lang::type_name(e) : std::string("a batch of tensors")) +
-                          "; fixed-order sums take scalar and vector float elements of one tensor); call without "
+                          "' yet (its elements are " + lang::type_name(e) +
+                          "; fixed-order sums take scalar, vector and matrix float elements); call without "
                           "deterministic mode, or on the CPU");
     }
-}
-
-/// The user's name for kernel parameter `param` of `glue` (a gradient or a table).
-std::string glue_param_name(const Binding& b, const Glue& glue, int param) {
-    if (param < 0 || size_t(param) >= glue.params.size()) return "a gradient";
-    const int i = glue.params[size_t(param)].binding;
-    return i >= 0 && size_t(i) < b.params.size() ? "'" + b.params[size_t(i)].name + "'" : "a gradient";
 }
 
 /// What a fault of the kernel of `glue` names: the function and, per kernel parameter, the user's.
@@ -127,30 +129,58 @@ Glue CallPlan::backward_glue(uint64_t mask) const {
     return make_backward_glue(masked(binding_, mask), options_.index_64bit);
 }
 
-const CallPlan::Backward* CallPlan::find_backward(uint64_t mask) {
+CallPlan::Backward* CallPlan::find_backward(uint64_t mask) {
     std::lock_guard<std::mutex> lock(backward_mutex_);
     auto it = backwards_.find(mask);
     return it != backwards_.end() ? it->second.get() : nullptr;
 }
 
-const CallPlan::Backward& CallPlan::backward(uint64_t mask) {
+CallPlan::Backward& CallPlan::backward(uint64_t mask) {
     std::lock_guard<std::mutex> lock(backward_mutex_);
     auto it = backwards_.find(mask);
     if (it != backwards_.end()) return *it->second;
     auto bw = std::make_unique<Backward>();
     bw->binding = masked(binding_, mask);
     bw->glue = make_backward_glue(bw->binding, options_.index_64bit);
+    bw->kernel = compile_backward(*bw, bw->fixed);
+    return *backwards_.emplace(mask, std::move(bw)).first->second;
+}
+
+CompiledKernel CallPlan::compile_backward(const Backward& bw, uint64_t& fixed) const {
+    codegen::CodegenOptions options = kernel_options(options_, bw.glue);
+    options.fixed_params = fixed;
+    options.fixed_phase = codegen::CodegenOptions::FixedPhase::Accumulate;
+    CompiledKernel kernel;
     try {
-        bw->kernel = compile_kernel(module_, bw->glue, kernel_options(options_, bw->glue), binding_.device,
-                                    binding_.device_index);
+        try {
+            kernel = compile_kernel(module_, bw.glue, options, binding_.device, binding_.device_index);
+        } catch (const codegen::OrderingUnsupported&) {
+            if (!options.deterministic || binding_.device != DeviceType::CUDA) throw;
+            fixed = fixed_point_params(module_, bw.glue, options, fixed);
+            options.fixed_params = fixed;
+            kernel = compile_kernel(module_, bw.glue, options, binding_.device, binding_.device_index);
+        }
     } catch (const codegen::OrderingUnsupported& e) {
         throw_value_error(binding_.function + "(): deterministic mode on CUDA does not support the gradient of " +
-                          glue_param_name(bw->binding, bw->glue, e.param) + " yet: " + e.what() +
+                          glue_param_name(bw.binding, bw.glue, e.param) + " yet: " + e.what() +
                           "; call without deterministic mode, or on the CPU");
     }
-    bw->kernel.site = register_site(module_, bw->binding, bw->glue, true);
-    bw->kernel.sequential = binding_.deterministic && bw->kernel.target == codegen::Target::Cpu;
-    return *backwards_.emplace(mask, std::move(bw)).first->second;
+    kernel.site = register_site(module_, bw.binding, bw.glue, true);
+    kernel.sequential = binding_.deterministic && kernel.target == codegen::Target::Cpu;
+    if (!kernel.generated.fixed.empty()) {
+        options.fixed_phase = codegen::CodegenOptions::FixedPhase::Scan;
+        auto scan = std::make_shared<CompiledKernel>(
+            compile_kernel(module_, bw.glue, options, binding_.device, binding_.device_index));
+        SG_INTERNAL_ASSERT(scan->generated.layout.size == kernel.generated.layout.size &&
+                               scan->generated.fixed.size() == kernel.generated.fixed.size(),
+                           "fixed-point scan variant does not match its kernel");
+        for (size_t j = 0; j < scan->generated.fixed.size(); ++j)
+            SG_INTERNAL_ASSERT(scan->generated.fixed[j].param == kernel.generated.fixed[j].param,
+                               "fixed-point scan variant does not match its kernel");
+        scan->site = kernel.site;
+        kernel.fixed_scan = std::move(scan);
+    }
+    return kernel;
 }
 
 namespace {
@@ -311,10 +341,22 @@ void CallPlan::launch(const CompiledKernel& kernel, std::vector<uint8_t>& block,
         std::memcpy(block.data(), &header, sizeof(header));
         const int64_t per_thread = kernel.generated.elements_per_thread;
         int64_t threads = header.total / per_thread + (header.total % per_thread != 0);
-        const bool two_pass = kernel.generated.reduced_slots > 0 || !kernel.generated.ordered.empty();
+        const bool two_pass = kernel.generated.reduced_slots > 0 || !kernel.generated.ordered.empty() ||
+                              !kernel.generated.fixed.empty();
         SG_INTERNAL_ASSERT(header.scratch != nullptr || !two_pass, "missing scratch for a deterministic kernel");
         if (!kernel.generated.ordered.empty())  // a bounded grid, grid-stride over the call
             threads = std::min(threads, ordered_blocks(kernel, header.total) * kernel.cuda_entry->block_size);
+        // Fixed-point tables: the scan variant records every entry's exponent and count first.
+        if (kernel.fixed_scan) {
+            const CompiledKernel& scan = *kernel.fixed_scan;
+            codegen::CallHeader h = header;
+            h.site = scan.site;
+            std::memcpy(block.data(), &h, sizeof(h));
+            const int64_t scan_per_thread = scan.generated.elements_per_thread;
+            runtime::cuda_launch(*scan.cuda_entry, block.data(), block.size(),
+                                 header.total / scan_per_thread + (header.total % scan_per_thread != 0), stream);
+            std::memcpy(block.data(), &header, sizeof(header));
+        }
         runtime::cuda_launch(*kernel.cuda_entry, block.data(), block.size(), threads, stream);
         if (kernel.cuda_final) {
             // The blocks' partials of each ordered table, added in block order: 32 elements a block.
@@ -324,6 +366,15 @@ void CallPlan::launch(const CompiledKernel& kernel, std::vector<uint8_t>& block,
             const int64_t blocks = extent / 32 + (extent % 32 != 0);
             runtime::cuda_launch(*kernel.cuda_final, block.data(), block.size(), blocks * kernel.cuda_final->block_size,
                                  stream);
+        }
+        if (kernel.cuda_fixed) {
+            // The fixed-point tables' sums into the gradients: one thread per entry (grid-stride).
+            int64_t extent = 0;
+            for (const codegen::GeneratedKernel::FixedTable& t : kernel.generated.fixed)
+                extent = std::max(extent, ordered_extent(kernel, block, t.param));
+            if (extent > 0)
+                runtime::cuda_launch(*kernel.cuda_fixed, block.data(), block.size(), std::min<int64_t>(extent, 1 << 22),
+                                     stream);
         }
         // Debug mode waits for the kernel to raise its fault here, except inside a CUDA graph
         // capture, where nothing may wait (the kernel is only recorded; the replay's faults are
@@ -343,66 +394,6 @@ void CallPlan::launch(const CompiledKernel& kernel, std::vector<uint8_t>& block,
     if (fault.code != 0) [[unlikely]]
         raise_fault(fault);
     (void)function;
-}
-
-int64_t CallPlan::ordered_blocks(const CompiledKernel& kernel, int64_t total) {
-    const int64_t per_thread = kernel.generated.elements_per_thread;
-    const int64_t threads = total / per_thread + (total % per_thread != 0);
-    const int64_t block = kernel.cuda_entry ? kernel.cuda_entry->block_size : 1;
-    const int64_t needed = threads / block + (threads % block != 0);
-    return codegen::ordered_grid_blocks(needed, kernel.cuda_entry ? kernel.cuda_entry->multiprocessors : 1);
-}
-
-int64_t CallPlan::ordered_extent(const CompiledKernel& kernel, const std::vector<uint8_t>& block, int param) {
-    // As sg_ordered_extent (prelude_ordered.inc): the gradient view of a table, else the view.
-    const codegen::ParamField& f = kernel.generated.layout.fields.at(size_t(param));
-    const lang::Type* t = f.type;
-    const bool grad = t->tensor.has_grad;
-    const size_t strides = grad ? f.tensor.grad_strides : f.tensor.strides;
-    const size_t inner = grad ? f.tensor.grad_inner : f.tensor.inner;
-    auto get = [&](size_t offset) {
-        int64_t v;
-        std::memcpy(&v, block.data() + offset, sizeof(v));
-        return v;
-    };
-    int64_t last = 0;
-    for (int d = 0; d < t->rank; ++d) {
-        const int64_t extent = get(f.tensor.shape + size_t(d) * 8), stride = get(strides + size_t(d) * 8);
-        if (extent <= 0) return 0;
-        if (stride < 0) return -1;
-        last += (extent - 1) * stride;
-    }
-    const int n = t->element->is_vector() ? t->element->rows : 1;
-    if (n > 1 && get(inner) < 0) return -1;
-    return last + (n > 1 ? (n - 1) * get(inner) : 0) + 1;
-}
-
-size_t CallPlan::scratch_bytes(const CompiledKernel& kernel, const Glue& glue, const Binding& b,
-                               const std::vector<uint8_t>& block) {
-    codegen::CallHeader header;
-    std::memcpy(&header, block.data(), sizeof(header));
-    const codegen::GeneratedKernel& g = kernel.generated;
-    if (kernel.target != codegen::Target::Cuda || (g.reduced_slots == 0 && g.ordered.empty()) || header.total <= 0)
-        return 0;
-    const int64_t per_thread = g.elements_per_thread;
-    const int64_t threads = header.total / per_thread + (header.total % per_thread != 0);
-    const int64_t block_size = kernel.cuda_entry ? kernel.cuda_entry->block_size : 1;
-    if (g.ordered.empty())
-        return codegen::reduce_scratch_bytes(g.reduced_slots, threads / block_size + (threads % block_size != 0));
-    const int64_t blocks = ordered_blocks(kernel, header.total);
-    size_t bytes = codegen::reduce_scratch_bytes(g.reduced_slots, blocks);
-    const int64_t warps = std::max<int64_t>(1, block_size / 32);
-    for (const codegen::GeneratedKernel::OrderedTable& t : g.ordered) {
-        const int64_t extent = ordered_extent(kernel, block, t.param);
-        if (extent < 0 || extent * warps > t.capacity)
-            throw_value_error(b.function + "(): deterministic mode on CUDA supports the gradient of " +
-                              glue_param_name(b, glue, t.param) + " up to " + std::to_string(t.capacity / warps) +
-                              " elements (a copy per warp in shared memory), but it spans " +
-                              (extent < 0 ? std::string("a view with negative strides") : std::to_string(extent)) +
-                              "; call without deterministic mode, or on the CPU");
-        bytes += (size_t(blocks) * size_t(extent) * size_t(t.accum_bytes) + 15) & ~size_t(15);
-    }
-    return bytes;
 }
 
 void CallPlan::set_scratch(std::vector<uint8_t>& block, void* scratch) {

@@ -29,8 +29,9 @@ struct LaunchData {
     /// Per binding: the incoming gradient of an inout parameter's written value (backward), whose
     /// binding_grads entry is the gradient of its old value; nullptr otherwise.
     const TensorInfo* const* binding_out_grads = nullptr;
-    /// Deterministic CUDA kernels with reduced gradients or ordered tables: scratch_bytes() of
-    /// device memory whose first 16 bytes are zero (CallHeader::scratch; or set_scratch() after
+    /// Deterministic CUDA kernels with reduced gradients, ordered or fixed-point tables:
+    /// scratch_bytes() of device memory whose first scratch_prefix() + 16 bytes are zero, the
+    /// header's pointer scratch_prefix() bytes in (CallHeader::scratch; or set_scratch() after
     /// packing); nullptr otherwise.
     void* scratch = nullptr;
 };
@@ -39,6 +40,15 @@ struct LaunchData {
 /// call-shaped views (accessed at the call index without a bounds check), reduced gradients
 /// (GradStrategy::Reduce) and privatizable gradient tables (GradStrategy::Collide).
 codegen::CodegenOptions kernel_options(codegen::CodegenOptions options, const Glue& glue);
+
+/// The user's name for kernel parameter `param` of `glue` ("'table'", or "a gradient").
+std::string glue_param_name(const Binding& b, const Glue& glue, int param);
+
+/// Deterministic CUDA (deterministic_launch.cpp): `fixed` plus every gradient of `glue`'s kernel that codegen cannot order
+/// (OrderingUnsupported: added to in a loop, a batch of tables) — the CodegenOptions::fixed_params
+/// to compile it with. Runs the generator only (no backend). Rethrows OrderingUnsupported for an
+/// add that neither scheme takes.
+uint64_t fixed_point_params(const UserModule& module, const Glue& glue, codegen::CodegenOptions options, uint64_t fixed);
 
 class CallPlan {
 public:
@@ -52,13 +62,24 @@ public:
     struct Backward {
         Binding binding;   ///< the plan's binding with requires_grad set per mask
         Glue glue;
+        /// Deterministic CUDA: the ordered tables wherever they fit the kernel (fixed-point tables
+        /// for the gradients added to in a loop, of a batch of tables, with matrix elements).
         CompiledKernel kernel;
+        uint64_t fixed = 0;  ///< CodegenOptions::fixed_params of `kernel`
+        /// Variants with more fixed-point tables (ordered tables too large for shared memory at a
+        /// launch: the size is not in the call key), by fixed_params; compiled on first use.
+        std::mutex variants_mutex;
+        std::map<uint64_t, std::unique_ptr<CompiledKernel>> variants;
     };
     /// The backward kernel for `mask` (normally grad_mask(); a subset when backward needs fewer
     /// gradients than forward promised), compiled on first use. Thread-safe.
-    const Backward& backward(uint64_t mask);
+    Backward& backward(uint64_t mask);
     /// The backward kernel for `mask` when it is compiled already, else nullptr. Thread-safe.
-    const Backward* find_backward(uint64_t mask);
+    Backward* find_backward(uint64_t mask);
+    /// The kernel of `bw` for a launch packed in `block`: bw.kernel, or (deterministic CUDA) the
+    /// variant that sums in fixed point the ordered tables too large for shared memory, compiled
+    /// on first use (refused inside a CUDA graph capture on `stream`). Thread-safe.
+    const CompiledKernel& backward_kernel(Backward& bw, const std::vector<uint8_t>& block, void* stream);
     /// Glue of the backward for `mask` without compiling (debug_code).
     Glue backward_glue(uint64_t mask) const;
     const std::string& key_text() const { return key_text_; }
@@ -80,19 +101,28 @@ public:
     /// ValueError naming the parameter when an ordered table is larger than its shared memory.
     static size_t scratch_bytes(const CompiledKernel& kernel, const Glue& glue, const Binding& b,
                                 const std::vector<uint8_t>& block);
+    /// Of scratch_bytes, the leading bytes that hold the fixed-point tables' records
+    /// (GeneratedKernel::fixed): they must be zero at the launch, and CallHeader::scratch points
+    /// just past them (set_scratch(block, scratch + this)), at the 16 bytes that must be zero too.
+    static size_t scratch_prefix(const CompiledKernel& kernel, const std::vector<uint8_t>& block);
     /// Sets CallHeader::scratch of a packed block.
     static void set_scratch(std::vector<uint8_t>& block, void* scratch);
     /// The grid of a kernel with ordered gradient tables over `total` call elements (bounded:
     /// codegen::ordered_grid_blocks).
     static int64_t ordered_blocks(const CompiledKernel& kernel, int64_t total);
-    /// Scalar elements an ordered table's buffer spans in `block` (as sg_ordered_extent on the
-    /// device; -1 when a stride is negative).
+    /// Scalar elements an ordered or fixed-point table's buffer spans in `block` (as
+    /// sg_ordered_extent and sg_fixed_extent on the device; -1 when a stride is negative).
     static int64_t ordered_extent(const CompiledKernel& kernel, const std::vector<uint8_t>& block, int param);
     /// Zero-fills `bytes` bytes at `data` on `kernel`'s device: an asynchronous memset on `stream`
     /// (CUDA, in the kernel's context) or a memset (CPU).
     static void zero(const CompiledKernel& kernel, void* data, size_t bytes, void* stream);
 
 private:
+    /// Compiles the backward kernel of `bw` with `fixed` as CodegenOptions::fixed_params, adding
+    /// the gradients codegen cannot order (OrderingUnsupported) to `fixed`; with fixed-point
+    /// tables, their scan variant too.
+    CompiledKernel compile_backward(const Backward& bw, uint64_t& fixed) const;
+
     const UserModule& module_;
     Binding binding_;
     codegen::CodegenOptions options_;

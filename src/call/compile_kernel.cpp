@@ -66,6 +66,7 @@ CompiledKernel compile_cuda_kernel(const UserModule& module, const Glue& glue, c
     k.cuda_module = runtime::load_cuda_module(k.generated.source, cuda_options);
     k.cuda_entry = &k.cuda_module->function(device_index, k.generated.entry);
     if (!k.generated.final_entry.empty()) k.cuda_final = &k.cuda_module->function(device_index, k.generated.final_entry);
+    if (!k.generated.fixed_entry.empty()) k.cuda_fixed = &k.cuda_module->function(device_index, k.generated.fixed_entry);
     // The device's fault record is made with its first kernel, not at its first launch: a launch
     // may be the first one inside a CUDA graph capture, which cannot allocate pinned memory.
     (void)device_fault_record(device_index);

@@ -35,6 +35,12 @@ struct CompiledKernel {
     /// The second entry of a kernel with ordered gradient tables (GeneratedKernel::final_entry),
     /// launched after cuda_entry with the same parameter block; nullptr otherwise.
     const runtime::CudaFunction* cuda_final = nullptr;
+    /// The third entry of a kernel with fixed-point gradient tables (GeneratedKernel::fixed_entry),
+    /// launched last with the same parameter block; nullptr otherwise.
+    const runtime::CudaFunction* cuda_fixed = nullptr;
+    /// With fixed-point tables: the scan variant (CodegenOptions::FixedPhase::Scan) of this kernel,
+    /// launched first with the same parameter block (the layouts are the same); null otherwise.
+    std::shared_ptr<const CompiledKernel> fixed_scan;
     int32_t site = -1;  ///< launch site of its faults (kernel_faults.h), set by the call plan
     /// CPU: run the launch's threads in order on the calling thread (deterministic mode: its
     /// atomics and reductions then add in one fixed order).

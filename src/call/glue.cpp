@@ -428,12 +428,13 @@ std::string strategy_comment(const Binding& b, const ParamBinding& p) {
         break;
     case GradStrategy::Atomic:
         why = b.deterministic ? "broadcast along some call dimensions: summed in a fixed order (deterministic; CUDA: "
-                                "per warp in lane order, warps and blocks in order)"
+                                "per warp in lane order, warps and blocks in order, or in fixed point where that "
+                                "does not fit)"
                               : "broadcast along some call dimensions: warp-aggregated atomics";
         break;
     case GradStrategy::Collide:
         why = b.deterministic ? "colliding by data: summed in a fixed order (deterministic; CUDA: per warp in lane "
-                                "order, warps and blocks in order)"
+                                "order, warps and blocks in order, or in fixed point where that does not fit)"
                               : "colliding by data: warp-aggregated atomics; on CUDA a block-private copy in "
                                 "shared memory when the gradient fits 16 KiB";
         break;

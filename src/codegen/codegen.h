@@ -116,9 +116,23 @@ struct CodegenOptions {
     /// gradient view's `grad_add`s; GradStrategy::Collide). Its adds are summed in a fixed order
     /// (prelude_ordered.inc): recorded per call element, folded per warp into shared memory,
     /// summed per block into scratch, and the blocks' partials added in block order by a second
-    /// kernel (GeneratedKernel::final_entry). An add site inside a loop cannot be recorded:
-    /// generate_kernel throws OrderingUnsupported.
+    /// kernel (GeneratedKernel::final_entry). An add site inside a loop cannot be recorded, nor an
+    /// add to a slice of a batch of tables: generate_kernel throws OrderingUnsupported (the call
+    /// layer then makes the parameter one of fixed_params).
     uint64_t ordered_params = 0;
+    /// CUDA, deterministic mode, bit k: kernel parameter k is a colliding gradient summed in
+    /// fixed point (prelude_fixed.inc) instead of an ordered table: a gradient buffer or a table's
+    /// gradient view of float scalar, vector or matrix elements. The call layer picks them where
+    /// an ordered table cannot be (too large for shared memory, added to in a loop, a batch of
+    /// tables); an ordered parameter with matrix elements is one whatever this says. Its adds
+    /// record (FixedPhase::Scan) or add integers (FixedPhase::Accumulate), and the accumulate
+    /// kernel has a third entry (GeneratedKernel::fixed_entry) that writes the sums.
+    uint64_t fixed_params = 0;
+    /// The fixed-point variant of a kernel with fixed_params: Scan drops every other write
+    /// (stores, gradient adds, reductions and ordered tables) and records the fixed tables'
+    /// exponents and counts; Accumulate is the backward kernel itself.
+    enum class FixedPhase : uint8_t { Accumulate, Scan };
+    FixedPhase fixed_phase = FixedPhase::Accumulate;
     /// Deterministic mode: the same inputs give bitwise the same results on every run. CPU: a
     /// launch runs its threads in order on one thread. CUDA: a reduced parameter's block sums go
     /// to a scratch buffer (CallHeader::scratch) and the last block to finish adds them in block
@@ -146,6 +160,14 @@ inline constexpr int kOrderedBlocksPerSm = 4;
 inline int64_t ordered_grid_blocks(int64_t needed_blocks, int multiprocessors) {
     const int64_t cap = int64_t(multiprocessors > 0 ? multiprocessors : 1) * kOrderedBlocksPerSm;
     return needed_blocks < cap ? needed_blocks : cap;
+}
+
+/// Bytes of one fixed-point table's records for a gradient spanning `extent` scalar entries (as
+/// sg_fixed_bytes in prelude_fixed.inc): exponents, counts, flags and accumulators.
+inline size_t fixed_table_bytes(int64_t extent, int wide) {
+    const size_t e = extent > 0 ? size_t(extent) : 0;
+    auto round = [](size_t n) { return (n + 15) & ~size_t(15); };
+    return round(e * 4) + round(e * 8) + round(e * 4) + round(e * 8 * size_t(wide));
 }
 
 /// Thrown by generate_kernel when deterministic mode cannot sum a gradient's adds in a fixed
@@ -185,6 +207,18 @@ struct GeneratedKernel {
         int64_t capacity = 0;    ///< accumulators of shared memory per block (all warps' copies)
     };
     std::vector<OrderedTable> ordered;
+    /// Fixed-point gradient tables (CodegenOptions::fixed_params and ordered matrix elements that
+    /// the kernel adds to), in parameter order. Their records lie below CallHeader::scratch:
+    /// fixed_table_bytes(extent, wide) per table, the first at scratch minus the sum of them all.
+    struct FixedTable {
+        int param = -1;   ///< kernel parameter index
+        int wide = 1;     ///< accumulator words per scalar entry: 2 (128 bits) for double, else 1
+    };
+    std::vector<FixedTable> fixed;
+    /// With fixed tables (Accumulate phase): the entry that writes their sums into the gradient
+    /// buffers, run after the main entry (and its `_final`) with the same parameter block,
+    /// grid-stride (any grid; one thread per entry of the largest table is enough). Empty otherwise.
+    std::string fixed_entry;
     /// With ordered tables: the second entry point, run after the main one with the same
     /// parameter block (grid-stride: any grid; one block per 32 elements of the largest table
     /// is enough); empty otherwise.

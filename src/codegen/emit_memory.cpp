@@ -36,6 +36,11 @@ void Emitter::emit_tensor(const Inst& inst) {
         return;
     }
     if (inst.op == OpKind::TensorSlice) {
+        // A slice of a batch of tensors remembers its parameter (fixed-point tables rebase its adds).
+        auto whole = tensor_params_.find(tensor);
+        auto sliced = slice_params_.find(tensor);
+        if (whole != tensor_params_.end()) slice_params_[inst.result()] = whole->second;
+        else if (sliced != slice_params_.end()) slice_params_[inst.result()] = sliced->second;
         std::string call = "sg_tensor_slice<" + std::to_string(inst.operands.size() - 1) + ">(" + t;
         for (size_t k = 1; k < inst.operands.size(); ++k) call += ", (int64_t)" + ref(inst.operands[k]);
         define(inst.result(), call + ")");
@@ -50,11 +55,35 @@ void Emitter::emit_tensor(const Inst& inst) {
             return;
         }
     }
+    // A fixed-point gradient table (deterministic CUDA): the add records its exponent (scan) or
+    // adds an integer (prelude_fixed.inc), at its scalar offset in the whole gradient buffer.
+    const bool writes = inst.op == OpKind::TensorStore || inst.op == OpKind::TensorAtomicAdd ||
+                        inst.op == OpKind::TensorGradAdd || inst.op == OpKind::TensorGradStore;
+    std::string fixed_add, fixed_tail;
+    if (inst.op == OpKind::TensorGradAdd || (inst.op == OpKind::TensorAtomicAdd && !tt->tensor.has_grad)) {
+        auto param = tensor_params_.find(tensor);
+        auto sliced = slice_params_.find(tensor);
+        const int k = param != tensor_params_.end() ? param->second : sliced != slice_params_.end() ? sliced->second : -1;
+        for (size_t j = 0; j < fixed_.size(); ++j) {
+            if (k < 0 || fixed_[j].param != k) continue;
+            ++fixed_[j].sites;
+            const std::string whole = "P." + fixed_[j].field;
+            const std::string rebase = param != tensor_params_.end() ? "" : "sg_fixed_rebase(" + whole + ", " + t + ") + ";
+            const std::string table = fixed_accessor_ + "(P, " + std::to_string(j) + ")";
+            const bool scan = options_.fixed_phase == CodegenOptions::FixedPhase::Scan;
+            fixed_add = (scan ? "sg_fixed_scan(" : "sg_fixed_add<" + std::to_string(fixed_[j].wide) + ">(") + table +
+                        ", " + rebase + "(int64_t)";  // + the offset + fixed_tail
+            fixed_tail = ", sg_fixed_inner(" + t + "), " + ref(inst.operands.back()) + ")";
+        }
+    }
+    // The scan variant of a kernel with fixed-point tables keeps only their adds.
+    if (writes && fixed_add.empty() && options_.fixed_phase == CodegenOptions::FixedPhase::Scan) return;
     // An ordered gradient table (deterministic CUDA): the add is recorded for the entry point to
     // fold in a fixed order; each site has its own record, so it must run at most once per thread.
     std::string ordered_record;
-    if (inst.op == OpKind::TensorAtomicAdd || inst.op == OpKind::TensorGradAdd) {
+    if ((inst.op == OpKind::TensorAtomicAdd || inst.op == OpKind::TensorGradAdd) && fixed_add.empty()) {
         auto param = tensor_params_.find(tensor);
+        auto sliced = slice_params_.find(tensor);
         const int k = param == tensor_params_.end() ? -1 : param->second;
         OrderedParam* ordered = nullptr;
         for (OrderedParam& p : ordered_)
@@ -64,6 +93,9 @@ void Emitter::emit_tensor(const Inst& inst) {
                 throw OrderingUnsupported(k, "its gradient is added to inside a loop (each add must run at most once per "
                                              "call element)");
             ordered_record = "sg_or_" + std::to_string(k) + "[" + std::to_string(ordered->sites++) + "]";
+        } else if (sliced != slice_params_.end() && options_.deterministic && target_ == Target::Cuda &&
+                   ((options_.ordered_params >> sliced->second) & 1)) {
+            throw OrderingUnsupported(sliced->second, "it is a batch of tables (each call element adds to its own slice)");
         } else if (inst.op == OpKind::TensorGradAdd && options_.deterministic && target_ == Target::Cuda) {
             throw OrderingUnsupported(k, k < 0 ? "a gradient is added to through a view the kernel computes (a slice of "
                                                  "a batch of tensors, or inside a function that is not inlined)"
@@ -102,6 +134,7 @@ void Emitter::emit_tensor(const Inst& inst) {
     if (!private_table.empty()) call += ", " + private_table;
     call += ")";
     if (!ordered_record.empty()) call = "sg_ordered_record(" + ordered_record + ", " + off + ", " + ref(inst.operands.back()) + ")";
+    if (!fixed_add.empty()) call = fixed_add + off + fixed_tail;
 
     if (!options_.debug_checks || rank == 0 || index_in_bounds_by_construction(inst)) {
         line(index_type + " " + off + " = " + offset + ";");

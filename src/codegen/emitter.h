@@ -113,6 +113,17 @@ public:
         int sites = 0;           ///< add sites in the kernel body (each runs at most once per element)
     };
     const std::vector<OrderedParam>& ordered_params() const { return ordered_; }
+    /// A fixed-point gradient table (CodegenOptions::fixed_params, CUDA): its adds record
+    /// (Scan) or add integers (Accumulate) into the records that `sg_fx_<kernel>(P, index)` finds.
+    struct FixedParam {
+        int param = -1;
+        std::string field;
+        int wide = 1;            ///< accumulator words per entry (2: double)
+        int sites = 0;           ///< add sites in the kernel body
+    };
+    const std::vector<FixedParam>& fixed_params() const { return fixed_; }
+    /// The kernel's fixed-table accessor (`sg_fx_<kernel>`; after emit_kernel_body).
+    const std::string& fixed_accessor() const { return fixed_accessor_; }
     /// Asks emit_kernel_body for a two-phase thread function (emit_prefetch.cpp); call before it.
     void enable_prefetch() { prefetch_enabled_ = true; }
     /// After emit_kernel_body: the name of the struct of prefetched values, empty when the thread
@@ -201,6 +212,11 @@ private:
     std::vector<ReducedParam> reduced_;
     std::vector<PrivateParam> privatized_;
     std::vector<OrderedParam> ordered_;
+    std::vector<FixedParam> fixed_;
+    std::string fixed_accessor_;
+    /// Slices of a batch of tensors (TensorSlice of a kernel parameter, or of a slice) -> the
+    /// parameter (a fixed table's add through a slice is rebased to the whole buffer).
+    std::unordered_map<const Value*, int> slice_params_;
     bool prefetch_enabled_ = false;
     std::set<const Inst*> prefetch_;       ///< the kernel's prefetched loads
     const Inst* prefetch_last_ = nullptr;  ///< phase 0 returns after it

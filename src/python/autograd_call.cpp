@@ -57,20 +57,20 @@ void zero_gradient_buffers(const AutogradCtx& c, const TensorInfo* buffers, int 
 }
 
 /// The scratch memory of one backward launch (CallPlan::scratch_bytes), allocated through torch
-/// (the GIL is taken: torch's autograd engine calls backward without it), its first 16 bytes
-/// zeroed on the launch's stream.
+/// (the GIL is taken: torch's autograd engine calls backward without it), its first `zeroed`
+/// bytes zeroed on the launch's stream.
 struct ScratchBuffer {
     void* data = nullptr;
     nb::object tensor;
 
-    ScratchBuffer(const call::CompiledKernel& kernel, size_t bytes, void* stream) {
+    ScratchBuffer(const call::CompiledKernel& kernel, size_t bytes, size_t zeroed, void* stream) {
         if (bytes == 0) return;
         nb::gil_scoped_acquire gil;
         TensorInfo info{};
         int64_t n = int64_t(bytes);
         tensor = torch_ops().empty(&n, 1, DType::UInt8, DeviceType::CUDA, kernel.cuda_entry->device, false, info);
         data = info.data;
-        call::CallPlan::zero(kernel, data, 16, stream);
+        call::CallPlan::zero(kernel, data, zeroed, stream);
     }
     ~ScratchBuffer() {
         if (!tensor.is_valid()) return;
@@ -142,12 +142,12 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
                                  pb.grad_strategy == call::GradStrategy::Store;
         }
         zero_gradient_buffers(*c, grad_inputs, n_inputs, launch_stream, written);
-        const call::CallPlan::Backward* found = c->plan->find_backward(mask);
+        call::CallPlan::Backward* found = c->plan->find_backward(mask);
         if (!found) [[unlikely]] {
             call::refuse_during_capture(b.function, "backward kernel", b.device, b.device_index, launch_stream);
             found = &c->plan->backward(mask);
         }
-        const call::CallPlan::Backward& bw = *found;
+        call::CallPlan::Backward& bw = *found;
         call::LaunchData data;
         data.args = args.data();
         data.call_shape = c->call_shape;
@@ -158,11 +158,14 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
         call::CallPlan::pack(bw.kernel, bw.glue, bw.binding, data, block);
         // Deterministic CUDA reductions and ordered tables: per-block sums in scratch memory from
         // torch's allocator (stream-ordered, so it may be released as soon as the launch is enqueued).
-        ScratchBuffer scratch(bw.kernel, call::CallPlan::scratch_bytes(bw.kernel, bw.glue, bw.binding, block),
+        // Fixed-point tables' records come first (zeroed too); the header scratch points past them.
+        const call::CompiledKernel& kernel = c->plan->backward_kernel(bw, block, launch_stream);
+        const size_t prefix = call::CallPlan::scratch_prefix(kernel, block);
+        ScratchBuffer scratch(kernel, call::CallPlan::scratch_bytes(kernel, bw.glue, bw.binding, block), prefix + 16,
                               launch_stream);
-        call::CallPlan::set_scratch(block, scratch.data);
+        call::CallPlan::set_scratch(block, scratch.data ? static_cast<char*>(scratch.data) + prefix : nullptr);
         // Torch runs a node's backward on its forward's stream; the native bridge passes it.
-        call::CallPlan::launch(bw.kernel, block, launch_stream, b.function);
+        call::CallPlan::launch(kernel, block, launch_stream, b.function);
         return 0;
     } catch (const std::exception& e) {
         copy_error(e, err, size);

@@ -333,6 +333,9 @@ std::string Function::debug_code(nb::args args, nb::kwargs kwargs) {
         out += "// ---- backward glue (kernel language)\n" + bw.glue.source;
         out += "// ---- backward kernel (" + bw.kernel.generated.entry + ", device prelude omitted)\n" +
                body(bw.kernel.generated);
+        if (bw.kernel.fixed_scan)
+            out += "// ---- backward kernel, fixed-point scan variant (" + bw.kernel.fixed_scan->generated.entry +
+                   ", launched first)\n" + body(bw.kernel.fixed_scan->generated);
     }
     return out;
 }

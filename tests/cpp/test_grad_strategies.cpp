@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/bound_calls.h"
 #include "../support/cuda_compile_check.h"
 #include "call/binder.h"
 #include "call/call_key.h"
@@ -54,54 +55,6 @@ float mscale(float x, float2x2 m) { return (m[0][0] + m[1][1]) * x; }
 float asum(float x, float w[4]) { return x * (w[0] + w[1] * x + w[2] * x * x + w[3]); }
 )";
 
-TensorInfo tensor_info(std::vector<int64_t> shape, void* data, DType dtype, bool requires_grad,
-                       DeviceType device = DeviceType::CPU) {
-    TensorInfo t;
-    std::memset(&t, 0, sizeof(t));
-    t.data = data;
-    t.ndim = int(shape.size());
-    int64_t stride = 1, numel = 1;
-    for (int d = t.ndim - 1; d >= 0; --d) {
-        t.shape[d] = shape[size_t(d)];
-        t.strides[d] = shape[size_t(d)] == 1 ? 0 : stride;
-        stride *= shape[size_t(d)];
-    }
-    for (int64_t e : shape) numel *= e;
-    t.numel = numel;
-    t.dtype = dtype;
-    t.device_type = device;
-    t.device_index = device == DeviceType::CPU ? -1 : 0;
-    t.requires_grad = requires_grad;
-    return t;
-}
-
-ArgInfo tensor_arg(const TensorInfo& t) {
-    ArgInfo a;
-    a.kind = call::ArgKind::Tensor;
-    a.tensor = t;
-    return a;
-}
-
-/// One bound call: the arguments, the binding and (CPU) a plan to launch.
-struct Call {
-    std::vector<ArgInfo> args;
-    call::Binding binding;
-};
-
-Call bind(const call::UserModule& m, const std::string& fn, std::vector<ArgInfo> args, bool deterministic = false,
-          DeviceType device = DeviceType::CPU) {
-    call::CallModifiers mods;
-    mods.deterministic = deterministic;
-    Call c{std::move(args), {}};
-    c.binding = call::bind_call(m, fn, c.args.data(), c.args.size(), c.args.size(), {}, true, device, mods);
-    return c;
-}
-
-GradStrategy strategy(const Call& c, int param) {
-    for (const call::ParamBinding& p : c.binding.params)
-        if (p.param == param) return p.grad_strategy;
-    return GradStrategy::None;
-}
 
 TEST(GradStrategies, ClassifiesEachGradientFromTheLayout) {
     call::UserModule m("strategies", kModule);
@@ -407,20 +360,15 @@ TEST(GradStrategies, DeterministicCudaRefusesWhatItCannotOrderClearly) {
     codegen::CodegenOptions cpu = options;
     call::Glue cglue = call::make_backward_glue(lc.binding);
     EXPECT_NO_THROW(call::generate(m, cglue, codegen::Target::Cpu, call::kernel_options(cpu, cglue)));
-    // Matrix elements have no ordered table: refused when the plan is made, naming the parameter.
+    // Matrix elements have no ordered table: codegen sums them in fixed point instead.
     Call mt = bind(m, "mscale", {t({64}, DType::Float32, false), t({1, 2, 2}, DType::Float32, true)}, true,
                    DeviceType::CUDA);
     EXPECT_EQ(strategy(mt, 1), GradStrategy::Atomic);
-    call::CallKey key;
-    try {
-        call::CallPlan plan(m, mt.binding, key, {});
-        FAIL() << "expected an error";
-    } catch (const call::CallError& e) {
-        EXPECT_NE(std::string(e.what()).find("mscale(): deterministic mode on CUDA does not support the gradient of 'm' "
-                                             "yet (its elements are float2x2"),
-                  std::string::npos)
-            << e.what();
-    }
+    call::Glue mglue = call::make_backward_glue(mt.binding);
+    call::CompiledKernel mk = call::generate(m, mglue, codegen::Target::Cuda, call::kernel_options(options, mglue));
+    ASSERT_EQ(mk.generated.fixed.size(), 1u);
+    EXPECT_EQ(mt.binding.params[size_t(mglue.params[size_t(mk.generated.fixed[0].param)].binding)].name, "m");
+    EXPECT_TRUE(mk.generated.ordered.empty());
 }
 
 }  // namespace

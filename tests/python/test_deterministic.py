@@ -1,10 +1,13 @@
 # tests/python/test_deterministic.py — deterministic mode (module option "deterministic" or
 # fn.deterministic()) for every gradient that collides: partial broadcasts ((1, W), (H, 1), a
 # vector element, an array), expanded views, and tables of 1, 32, 256 and 1M entries with uniform
-# and random indices, in float16/32/64. Each case: the gradients match a float64 reference and
-# are bitwise identical over 10 runs. On CUDA the colliding gradients go through ordered tables
-# (docs/autograd.md: deterministic mode), whose size is bounded: a larger one is a clear error
-# naming the parameter and the bound. Runs on the backend of SHADEGRAD_TEST_DEVICE.
+# and random indices, in float16/32/64, tables added to in a loop, batches of tables, matrix
+# elements, NaN / Inf propagation and accumulation into an existing .grad. Each case: the
+# gradients match a float64 reference and are bitwise identical over 10 runs. On CUDA the
+# colliding gradients go through ordered tables where they fit shared memory and through
+# fixed-point tables otherwise (docs/autograd.md: deterministic mode; the generated CUDA of both
+# is compiled by NVRTC in tests/cpp/test_grad_strategies.cpp). Runs on the backend of
+# SHADEGRAD_TEST_DEVICE.
 import pytest
 import torch
 
@@ -43,6 +46,16 @@ float lut_loop(no_diff int i, IDiffTensor<float, 1> table) {
     for (int k = 0; k < 3; k++) s += table[(i + k) % 64];
     return s;
 }
+[Differentiable]
+float lut_loop_big(no_diff int i, IDiffTensor<float, 1> table) {
+    float s = 0.0;
+    for (int k = 0; k < 4; k++) s += table[(i + k * 4099) % 1048576] * float(k + 1);
+    return s;
+}
+[Differentiable]
+float mat_quad(float x, float2x2 m) { return m[0][0] * x * x + m[0][1] * x + m[1][0] - m[1][1] * x; }
+[Differentiable]
+double mat_quad_d(double x, double2x2 m) { return m[0][0] * x * x + m[0][1] * x + m[1][0] - m[1][1] * x; }
 """
 
 QUADS = {torch.float16: "quad_h", torch.float32: "quad", torch.float64: "quad_d"}
@@ -175,23 +188,14 @@ def table_case(dtype, entries, indices, seed):
     return table, idx.to(TEST_DEVICE), g
 
 
-# The largest table an ordered CUDA gradient takes (1408 floats with 8 warps a block): 1M entries
-# is past it on CUDA, where the call must fail clearly; the CPU orders any size.
-CUDA_TABLE_LIMIT = 1408
-
-
+# The largest table an ordered CUDA gradient takes is 1408 floats (8 warps a block): the 1M-entry
+# tables are past it, so on CUDA they are summed in fixed point; the CPU orders any size.
 @pytest.mark.parametrize("dtype", list(LUTS), ids=IDS)
 @pytest.mark.parametrize("entries", [1, 32, 256, 1 << 20])
 @pytest.mark.parametrize("indices", ["uniform", "random"])
 def test_tables_are_bitwise_identical_and_exact(m, dtype, entries, indices):
     table, idx, g = table_case(dtype, entries, indices, seed=14)
     fn = getattr(m, LUTS[dtype])
-    if TEST_DEVICE == "cuda" and entries > CUDA_TABLE_LIMIT:
-        out = fn(idx, table)
-        with pytest.raises(Exception, match=r"deterministic mode on CUDA supports the gradient of 'table' up to \d+ "
-                                            r"elements .* but it spans 1048576"):
-            out.backward(g)
-        return
     (got,) = run_grads(lambda i, t: fn(i, t), [idx, table], g)
     td = table.detach().double()
     want = torch.zeros(entries, dtype=torch.float64, device=TEST_DEVICE).index_add_(
@@ -250,19 +254,109 @@ def test_debug_code_says_deterministic(m):
 
 
 def test_table_read_in_a_loop(m):
+    # An add site inside a loop runs several times per element: on CUDA no ordered table takes it,
+    # a fixed-point one does.
     gen = torch.Generator().manual_seed(17)
     idx = torch.randint(0, 64, (1 << 14,), generator=gen, dtype=torch.int32).to(TEST_DEVICE)
     table = (torch.rand(64, generator=gen) + 0.5).to(TEST_DEVICE).requires_grad_(True)
     g = torch.rand(1 << 14, generator=gen).to(TEST_DEVICE)
-    if TEST_DEVICE == "cuda":
-        # An add site inside a loop runs several times per element: no fixed-order scheme yet.
-        out = m.lut_loop(idx, table)
-        with pytest.raises(Exception, match="deterministic mode on CUDA does not support the gradient of 'table' yet: "
-                                            "its gradient is added to inside a loop"):
-            out.backward(g)
-        return
     (got,) = run_grads(m.lut_loop, [idx, table], g)
     want = torch.zeros(64, dtype=torch.float64)
     for k in range(3):
         want.index_add_(0, (idx.long().cpu() + k) % 64, g.double().cpu())
     close(got, want, 1e-5)
+
+
+def test_large_table_read_in_a_loop(m):
+    gen = torch.Generator().manual_seed(18)
+    entries = 1 << 20
+    idx = torch.randint(0, entries, (1 << 18,), generator=gen, dtype=torch.int32).to(TEST_DEVICE)
+    table = (torch.rand(entries, generator=gen) + 0.5).to(TEST_DEVICE).requires_grad_(True)
+    g = torch.rand(1 << 18, generator=gen).to(TEST_DEVICE)
+    (got,) = run_grads(m.lut_loop_big, [idx, table], g)
+    want = torch.zeros(entries, dtype=torch.float64)
+    for k in range(4):
+        want.index_add_(0, (idx.long().cpu() + k * 4099) % entries, g.double().cpu() * (k + 1))
+    close(got, want, 1e-5)
+
+
+@pytest.mark.parametrize("entries", [256, 1 << 20])
+def test_batch_of_tables(m, entries):
+    # table (B, entries) with a call of shape (K, B): call element (k, b) reads table b.
+    gen = torch.Generator().manual_seed(19)
+    K, B = (512, 16) if entries < (1 << 20) else (4096, 2)
+    table = (torch.rand(B, entries, generator=gen) + 0.5).to(TEST_DEVICE).requires_grad_(True)
+    idx = torch.randint(0, entries, (K, B), generator=gen, dtype=torch.int32).to(TEST_DEVICE)
+    g = torch.rand(K, B, generator=gen).to(TEST_DEVICE)
+    (got,) = run_grads(m.lut, [idx, table], g)
+    assert got.shape == (B, entries)
+    td = table.detach().double().cpu()
+    want = torch.zeros(B, entries, dtype=torch.float64)
+    for b in range(B):
+        i = idx[:, b].long().cpu()
+        want[b].index_add_(0, i, 2.0 * td[b][i] * g[:, b].double().cpu())
+    close(got, want, 1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+@pytest.mark.parametrize("shape", [(1, 2, 2), (W, 2, 2)], ids=["(1,2,2)", "(W,2,2)"])
+def test_matrix_elements(m, dtype, shape):
+    # A float2x2 parameter broadcast over (H, W) call elements: its gradient elements collide.
+    gen = torch.Generator().manual_seed(20)
+    x = rand((H, W), gen, dtype)
+    mat = rand(shape, gen, dtype, requires_grad=True)
+    g = rand((H, W), gen, dtype, lo=0.0, hi=1.0)
+    fn = m.mat_quad if dtype == torch.float32 else m.mat_quad_d
+    (got,) = run_grads(fn, [x, mat], g)
+    (want,) = reference(lambda x, a: a[..., 0, 0] * x * x + a[..., 0, 1] * x + a[..., 1, 0] - a[..., 1, 1] * x,
+                        [x, mat], g)
+    assert got.shape == want.shape and got.dtype == dtype
+    close(got, want, 1e-5 if dtype == torch.float32 else 1e-12)
+
+
+@pytest.mark.parametrize("entries", [256, 1 << 20])
+def test_nan_and_inf_propagate(m, entries):
+    # Entry 1 gets a NaN, 2 a +Inf, 3 a -Inf, 4 both infinities (NaN), 5 an Inf and finite adds;
+    # the rest finite adds (float64 semantics of the sum whatever its order).
+    gen = torch.Generator().manual_seed(21)
+    n = 1 << 14
+    table = (torch.rand(entries, generator=gen) + 0.5).to(TEST_DEVICE).requires_grad_(True)
+    idx = torch.randint(0, entries, (n,), generator=gen, dtype=torch.int32)
+    g = torch.rand(n, generator=gen)
+    special = {0: (1, float("nan")), 1: (2, float("inf")), 2: (3, float("-inf")), 3: (4, float("inf")),
+               4: (4, float("-inf")), 5: (5, float("inf")), 6: (5, 0.25), 7: (5, 0.5)}
+    for pos, (entry, value) in special.items():
+        idx[pos] = entry
+        g[pos] = value
+    idx, g = idx.to(TEST_DEVICE), g.to(TEST_DEVICE)
+    (got,) = run_grads(m.lut, [idx, table], g)
+    td = table.detach().double().cpu()
+    want = torch.zeros(entries, dtype=torch.float64).index_add_(0, idx.long().cpu(),
+                                                                2.0 * td[idx.long().cpu()] * g.double().cpu())
+    got = got.double().cpu()
+    assert torch.isnan(got[1]) and torch.isnan(got[4])
+    assert got[2] == float("inf") and got[5] == float("inf") and got[3] == float("-inf")
+    assert torch.equal(torch.isfinite(got), torch.isfinite(want))
+    finite = torch.isfinite(want)
+    close(got[finite], want[finite], 1e-5)
+
+
+@pytest.mark.parametrize("entries", [256, 1 << 20])
+def test_gradient_accumulates_into_existing_grad(m, entries):
+    gen = torch.Generator().manual_seed(22)
+    table, idx, g = table_case(torch.float32, entries, "random", seed=23)
+    start = (torch.rand(entries, generator=gen) - 0.5).to(TEST_DEVICE)
+    first = None
+    for _ in range(RUNS):
+        t = table.detach().clone().requires_grad_(True)
+        t.grad = start.clone()
+        m.lut(idx, t).backward(g)
+        m.lut(idx, t).backward(g)  # twice: .grad holds start + 2 * the call's gradient
+        if first is None:
+            first = bits(t.grad)
+        assert torch.equal(bits(t.grad), first), "gradient bits differ between runs"
+    td = table.detach().double().cpu()
+    i = idx.long().cpu()
+    want = start.double().cpu() + 2.0 * torch.zeros(entries, dtype=torch.float64).index_add_(
+        0, i, 2.0 * td[i] * g.double().cpu())
+    close(t.grad, want, 1e-5)

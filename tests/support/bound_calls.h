@@ -1,0 +1,67 @@
+// tests/support/bound_calls.h — calls bound for tests of the call layer without torch: tensor
+// descriptions over host buffers (or none, for code generation only) and a bound call.
+#pragma once
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "call/binder.h"
+#include "call/resolve.h"
+#include "call/user_module.h"
+
+namespace sg::test {
+
+using call::ArgInfo;
+using call::GradStrategy;
+
+inline TensorInfo tensor_info(std::vector<int64_t> shape, void* data, DType dtype, bool requires_grad,
+                       DeviceType device = DeviceType::CPU) {
+    TensorInfo t;
+    std::memset(&t, 0, sizeof(t));
+    t.data = data;
+    t.ndim = int(shape.size());
+    int64_t stride = 1, numel = 1;
+    for (int d = t.ndim - 1; d >= 0; --d) {
+        t.shape[d] = shape[size_t(d)];
+        t.strides[d] = shape[size_t(d)] == 1 ? 0 : stride;
+        stride *= shape[size_t(d)];
+    }
+    for (int64_t e : shape) numel *= e;
+    t.numel = numel;
+    t.dtype = dtype;
+    t.device_type = device;
+    t.device_index = device == DeviceType::CPU ? -1 : 0;
+    t.requires_grad = requires_grad;
+    return t;
+}
+
+inline ArgInfo tensor_arg(const TensorInfo& t) {
+    ArgInfo a;
+    a.kind = call::ArgKind::Tensor;
+    a.tensor = t;
+    return a;
+}
+
+/// One bound call: the arguments, the binding and (CPU) a plan to launch.
+struct Call {
+    std::vector<ArgInfo> args;
+    call::Binding binding;
+};
+
+inline Call bind(const call::UserModule& m, const std::string& fn, std::vector<ArgInfo> args, bool deterministic = false,
+          DeviceType device = DeviceType::CPU) {
+    call::CallModifiers mods;
+    mods.deterministic = deterministic;
+    Call c{std::move(args), {}};
+    c.binding = call::bind_call(m, fn, c.args.data(), c.args.size(), c.args.size(), {}, true, device, mods);
+    return c;
+}
+
+inline GradStrategy strategy(const Call& c, int param) {
+    for (const call::ParamBinding& p : c.binding.params)
+        if (p.param == param) return p.grad_strategy;
+    return GradStrategy::None;
+}
+
+}  // namespace sg::test
