@@ -541,18 +541,26 @@ def bench_bandwidth(b: Bench) -> list:
                 extra={"sg_ms": t["sg"], "copy_ms": t["copy"], "bytes": nbytes})]
 
 
+def lut_inputs(b: Bench, entries: int):
+    """A table of `entries` requiring grad, lut_elems random indices into it, an output gradient
+    and the table's float64 reference gradient (index_add)."""
+    torch, n = b.torch, b.s["lut_elems"]
+    table = (torch.rand(entries, device=b.tdev) + 0.5).requires_grad_(True)
+    idx = torch.randint(0, entries, (n,), dtype=torch.int32, device=b.tdev)
+    g = torch.rand(n, device=b.tdev) + 0.5
+    ref = torch.zeros(entries, dtype=torch.float64, device=b.tdev).index_add_(0, idx, g.double())
+    return table, idx, g, ref
+
+
 def bench_lut(b: Bench) -> list:
     torch, m = b.torch, b.m
     n = b.s["lut_elems"]
-    table = (torch.rand(LUT_ENTRIES, device=b.tdev) + 0.5).requires_grad_(True)
-    idx = torch.randint(0, LUT_ENTRIES, (n,), dtype=torch.int32, device=b.tdev)
-    g = torch.rand(n, device=b.tdev) + 0.5
+    table, idx, g, ref = lut_inputs(b, LUT_ENTRIES)
 
     out = m.lut(idx, table)
     check(out.grad_fn is not None, "lut output has a grad_fn")
     check(torch.equal(out.detach(), table.detach()[idx]), "lut forward == table[idx]")
     out.backward(g)
-    ref = torch.zeros(LUT_ENTRIES, dtype=torch.float64, device=b.tdev).index_add_(0, idx, g.double())
     err = rel_err(table.grad, ref)
     check(err < 1e-4, f"lut table gradient vs float64 index_add (rel err {err:.2e})")
     table.grad = None
@@ -642,10 +650,7 @@ def bench_big_lut(b: Bench) -> list:
     """Row 4e: the deterministic mode's fixed-point tables (a table too large for the ordered ones)."""
     torch, m = b.torch, b.m
     n = b.s["lut_elems"]
-    table = (torch.rand(BIG_LUT_ENTRIES, device=b.tdev) + 0.5).requires_grad_(True)
-    idx = torch.randint(0, BIG_LUT_ENTRIES, (n,), dtype=torch.int32, device=b.tdev)
-    g = torch.rand(n, device=b.tdev) + 0.5
-    ref = torch.zeros(BIG_LUT_ENTRIES, dtype=torch.float64, device=b.tdev).index_add_(0, idx, g.double())
+    table, idx, g, ref = lut_inputs(b, BIG_LUT_ENTRIES)
     f = m.lut
     fd = f.deterministic()
     f(idx, table).backward(g)

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/bound_calls.h"
 #include "../support/cuda_compile_check.h"
 #include "call/binder.h"
 #include "call/call_plan.h"
@@ -19,8 +20,6 @@
 
 namespace sg::test {
 namespace {
-
-using call::ArgInfo;
 
 const char* kModule = R"(
 import slangpy;
@@ -61,27 +60,14 @@ TensorInfo tensor(std::vector<int64_t> shape, DType dtype, bool requires_grad = 
     return t;
 }
 
-ArgInfo arg(const TensorInfo& t) {
-    ArgInfo a;
-    a.kind = call::ArgKind::Tensor;
-    a.tensor = t;
-    return a;
-}
-
-struct Call {
-    std::vector<ArgInfo> args;
-    call::Binding binding;
-};
-
-Call bind(const call::UserModule& m, const std::string& fn, std::vector<ArgInfo> args) {
-    Call c{std::move(args), {}};
-    c.binding = call::bind_call(m, fn, c.args.data(), c.args.size(), c.args.size(), {}, true, DeviceType::CUDA, {});
-    return c;
+/// The calls here are bound for CUDA (their kernels are compiled by NVRTC, not run).
+Call bind_cuda(const call::UserModule& m, const std::string& fn, std::vector<ArgInfo> args) {
+    return bind(m, fn, std::move(args), /*deterministic=*/false, DeviceType::CUDA);
 }
 
 std::string bind_error(const call::UserModule& m, const std::string& fn, std::vector<ArgInfo> args) {
     try {
-        bind(m, fn, std::move(args));
+        bind_cuda(m, fn, std::move(args));
     } catch (const call::CallError& e) {
         return e.what();
     }
@@ -105,59 +91,64 @@ const call::ParamBinding& param(const Call& c, int index) {
 TEST(BufferKernels, BuffersAreWholeTensorsWithTheElementsTrailingDims) {
     call::UserModule m("buffers", kModule);
     const DType f = DType::Float32;
-    Call p = bind(m, "read_p", {arg(tensor({5}, DType::Int32)), arg(tensor({7, 2}, f))});
+    Call p = bind_cuda(m, "read_p", {tensor_arg(tensor({5}, DType::Int32)), tensor_arg(tensor({7, 2}, f))});
     EXPECT_EQ(p.binding.call_rank, 1);
     EXPECT_EQ(param(p, 1).kind, call::BindingKind::WholeTensor);
     EXPECT_EQ(param(p, 1).call_dims, 0);
     EXPECT_EQ(param(p, 1).elem_dims, 1);
     EXPECT_FALSE(param(p, 1).is_output);
-    Call w = bind(m, "write_p", {arg(tensor({5}, DType::Int32)), arg(tensor({7, 2}, f))});
+    Call w = bind_cuda(m, "write_p", {tensor_arg(tensor({5}, DType::Int32)), tensor_arg(tensor({7, 2}, f))});
     EXPECT_TRUE(param(w, 1).is_output);
-    Call mat = bind(m, "read_m", {arg(tensor({5}, DType::Int32)), arg(tensor({7, 2, 3}, f))});
+    Call mat = bind_cuda(m, "read_m", {tensor_arg(tensor({5}, DType::Int32)), tensor_arg(tensor({7, 2, 3}, f))});
     EXPECT_EQ(param(mat, 1).elem_dims, 2);
-    Call va = bind(m, "read_va", {arg(tensor({5}, DType::Int32)), arg(tensor({7, 2, 2}, f))});
+    Call va = bind_cuda(m, "read_va", {tensor_arg(tensor({5}, DType::Int32)), tensor_arg(tensor({7, 2, 2}, f))});
     EXPECT_EQ(param(va, 1).elem_dims, 2);
 }
 
 TEST(BufferKernels, BinderRefusesWhatNoBufferCanHold) {
     call::UserModule m("buffers", kModule);
     const DType f = DType::Float32;
-    EXPECT_NE(bind_error(m, "read_p", {arg(tensor({5}, DType::Int32)), arg(tensor({3, 7, 2}, f))})
-                  .find("read_p(): parameter 'b' of type StructuredBuffer<P> needs a tensor of shape (N, 2) (one buffer per call)"),
+    EXPECT_NE(bind_error(m, "read_p", {tensor_arg(tensor({5}, DType::Int32)), tensor_arg(tensor({3, 7, 2}, f))})
+                  .find("read_p(): parameter 'b' of type StructuredBuffer<P> needs a tensor of shape (N, 2) (one "
+                        "buffer per call)"),
               std::string::npos);
-    EXPECT_NE(bind_error(m, "read_mixed", {arg(tensor({3, 2}, f))})
+    EXPECT_NE(bind_error(m, "read_mixed", {tensor_arg(tensor({3, 2}, f))})
                   .find("parameter 'b' of type StructuredBuffer<Mixed>: struct Mixed mixes scalar types"),
               std::string::npos);
     TensorInfo transposed = tensor({7, 2, 2}, f);
     std::swap(transposed.strides[1], transposed.strides[2]);
-    EXPECT_NE(bind_error(m, "read_va", {arg(tensor({5}, DType::Int32)), arg(transposed)}).find("not contiguous among themselves"),
+    EXPECT_NE(bind_error(m, "read_va", {tensor_arg(tensor({5}, DType::Int32)), tensor_arg(transposed)})
+                  .find("not contiguous among themselves"),
               std::string::npos);
-    EXPECT_NE(bind_error(m, "read_p", {arg(tensor({5}, DType::Int32)), arg(tensor({7, 2}, DType::Float64))})
-                  .find("needs a float32 tensor, got a float64 tensor of shape (7, 2)"),
-              std::string::npos);
+    EXPECT_NE(
+        bind_error(m, "read_p", {tensor_arg(tensor({5}, DType::Int32)), tensor_arg(tensor({7, 2}, DType::Float64))})
+            .find("needs a float32 tensor, got a float64 tensor of shape (7, 2)"),
+        std::string::npos);
 }
 
 TEST(BufferKernels, GeneratedCudaCompiles) {
     call::UserModule m("buffers", kModule);
     const DType f = DType::Float32, i32 = DType::Int32;
     for (const char* fn : {"read_p", "write_p"}) {
-        Call c = bind(m, fn, {arg(tensor({64}, i32)), arg(tensor({64, 2}, f))});
+        Call c = bind_cuda(m, fn, {tensor_arg(tensor({64}, i32)), tensor_arg(tensor({64, 2}, f))});
         expect_cuda(m, c.binding, call::make_forward_glue(c.binding));
     }
-    Call mat = bind(m, "read_m", {arg(tensor({64}, i32)), arg(tensor({8, 2, 3}, f))});
+    Call mat = bind_cuda(m, "read_m", {tensor_arg(tensor({64}, i32)), tensor_arg(tensor({8, 2, 3}, f))});
     expect_cuda(m, mat.binding, call::make_forward_glue(mat.binding));
-    Call va = bind(m, "read_va", {arg(tensor({64}, i32)), arg(tensor({8, 2, 2}, f))});
+    Call va = bind_cuda(m, "read_va", {tensor_arg(tensor({64}, i32)), tensor_arg(tensor({8, 2, 2}, f))});
     expect_cuda(m, va.binding, call::make_forward_glue(va.binding));
-    Call d = bind(m, "dims", {arg(tensor({8, 4}, f))});
+    Call d = bind_cuda(m, "dims", {tensor_arg(tensor({8, 4}, f))});
     expect_cuda(m, d.binding, call::make_forward_glue(d.binding));
-    Call s = bind(m, "tswap_p", {arg(tensor({64, 2}, i32)), arg(tensor({8, 8, 2}, f))});
+    Call s = bind_cuda(m, "tswap_p", {tensor_arg(tensor({64, 2}, i32)), tensor_arg(tensor({8, 8, 2}, f))});
     expect_cuda(m, s.binding, call::make_forward_glue(s.binding));
     for (const char* fn : {"energy", "energy_i"}) {
-        Call e = bind(m, fn, {arg(tensor({64}, i32)), arg(tensor({16, 4}, f, true))});
+        Call e = bind_cuda(m, fn, {tensor_arg(tensor({64}, i32)), tensor_arg(tensor({16, 4}, f, true))});
         expect_cuda(m, e.binding, call::make_forward_glue(e.binding));
         expect_cuda(m, e.binding, call::make_backward_glue(e.binding));
     }
-    Call sc = bind(m, "scatter", {arg(tensor({16}, i32)), arg(tensor({16, 4}, f, true)), arg(tensor({16, 4}, f, true))});
+    Call sc = bind_cuda(
+        m, "scatter",
+        {tensor_arg(tensor({16}, i32)), tensor_arg(tensor({16, 4}, f, true)), tensor_arg(tensor({16, 4}, f, true))});
     expect_cuda(m, sc.binding, call::make_forward_glue(sc.binding));
     expect_cuda(m, sc.binding, call::make_backward_glue(sc.binding));
 }

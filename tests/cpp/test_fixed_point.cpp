@@ -23,13 +23,7 @@ const char* kModule = R"(
 [Differentiable]
 float quad(float x, float a, float b, float c) { return a * x * x + b * x + c; }
 [Differentiable]
-float3 scale3(float3 p, float3 s) { return p * s * s; }
-[Differentiable]
 float lut(int i, IDiffTensor<float, 1> table) { return table[i] * table[i]; }
-[Differentiable]
-half hquad(half x, half a) { return a * x * x; }
-[Differentiable]
-double dquad(double x, double a) { return a * x * x; }
 [Differentiable]
 double3 lut3(int i, IDiffTensor<double3, 1> table) { return table[i] * 2.0; }
 [Differentiable]
@@ -44,8 +38,6 @@ float lutsum(int i, IDiffTensor<float, 1> table) {
 float mscale(float x, float2x2 m) { return (m[0][0] + m[1][1]) * x; }
 [Differentiable]
 double dmscale(double x, double2x2 m) { return (m[0][0] + m[1][1]) * x + m[0][1] * x * x; }
-[Differentiable]
-float asum(float x, float w[4]) { return x * (w[0] + w[1] * x + w[2] * x * x + w[3]); }
 )";
 
 /// The kernel parameter of `c`'s backward glue that carries the gradient of binding `name`.
