@@ -165,6 +165,7 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
     }
     fixed_accessor_ = "sg_fx_" + base;
     if (prefetch_enabled_) plan_prefetch(kernel);
+    plan_dense(kernel);  // emit_dense.cpp
     emit_block(*kernel.body);
     // Fixed tables no add reaches need no records; the others' records lie below the scratch
     // pointer in parameter order (prelude_fixed.inc), found by the accessor.
@@ -178,13 +179,17 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
             const std::string extent = "sg_fixed_extent(P." + fixed_[j].field + ")";
             const std::string bytes = "sg_fixed_bytes(" + extent + ", " + std::to_string(fixed_[j].wide) + ")";
             total += std::string(j ? " + " : "") + bytes;
-            find += "    if (j == " + std::to_string(j) + ") return sg_fixed_table(at, " + extent + ");\n    at += " +
-                    bytes + ";\n";
+            // Adds outside loops: at most `sites` per call element, a bound that needs no count.
+            const std::string count_bits = fixed_[j].in_loop ? std::string("-1")
+                                                             : "sg_fixed_bound_bits(" + std::to_string(fixed_[j].sites) +
+                                                                   ", P.header.total)";
+            find += "    if (j == " + std::to_string(j) + ") return sg_fixed_table(at, " + extent + ", " + count_bits +
+                    ");\n    at += " + bytes + ";\n";
         }
         code += "// The fixed-point gradient tables' records (prelude_fixed.inc): table j of " +
                 std::to_string(fixed_.size()) + ", in parameter order below the scratch pointer.\n";
         code += "SG_FN sg_fixed_ref " + fixed_accessor_ + "(const " + params + "& P, int j) {\n" +
-                "    char* at = sg_fixed_base(P.header, " + total + ");\n" + find + "    return sg_fixed_table(at, 0);\n}\n";
+                "    char* at = sg_fixed_base(P.header, " + total + ");\n" + find + "    return sg_fixed_table(at, 0, 0);\n}\n";
     }
     // A table no add reaches (dead code) needs nothing: its buffer stays zero.
     std::vector<OrderedParam> used;
@@ -196,16 +201,26 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
         }
     ordered_ = std::move(used);
     code += "// " + kernel.name + ": the work of one thread (one element of the call shape)\n";
+    std::string templ;
     if (!prefetch_.empty()) {
         // Two phases (emit_prefetch.cpp): 0 issues the prefetched loads, 1 does the work, 2 both.
         prefetch_struct_ = "sg_pre_" + base;
         code += "struct " + prefetch_struct_ + " {  // the prefetched loads of one call element\n" + prefetch_fields_ +
                 "};\n";
-        code += "template <int SG_PHASE>\n";
+        templ = "int SG_PHASE";
         accumulators += ", [[maybe_unused]] " + prefetch_struct_ + "& sg_pre";
+        if (dense_) {
+            // A dense kernel's deferred stores (emit_dense.cpp).
+            post_struct_ = "sg_post_" + base;
+            code += "struct " + post_struct_ + " {  // the deferred stores of one call element\n" + post_fields_ + "};\n";
+            accumulators += ", [[maybe_unused]] " + post_struct_ + "& sg_post";
+        }
     }
+    const std::string dense = dense_functions(params, base);  // emit_dense.cpp
+    if (dense_) templ += ", int SG_DENSE";
+    if (!templ.empty()) code += "template <" + templ + ">\n";
     code += "SG_FN void " + thread + "(const " + params + "& P, int64_t tid, const " + index_type_name() +
-            "* sg_call_idx" + accumulators + ") {\n" + body_ + "}\n";
+            "* sg_call_idx" + accumulators + ") {\n" + body_ + "}\n" + dense;
     kernel_code_ += code;
     return {params, thread};
 }
@@ -319,6 +334,104 @@ std::string ordered_entries(const OrderedEntry& o) {
            "    size_t sg_at = " + reduced + "sg_blocks * 8;\n" + finals + "}\n";
 }
 
+/// What the entry point of a plain CUDA kernel calls: the thread function (a template on its
+/// phase with a prefetch struct, emit_prefetch.cpp, and on its layout in a dense kernel,
+/// emit_dense.cpp), the structs it takes, the layout test and layout 2's vector accesses.
+struct PlainEntry {
+    const GeneratedKernel& out;
+    const std::string &params, &thread, &pre, &post, &dense, &vload, &vstore, &idx, &decompose;
+};
+
+/// The entry point of a plain CUDA kernel. E = 1: one thread per call element on a 1-D grid.
+/// E > 1: each block covers E * blockDim consecutive call elements, each thread E of them a
+/// block apart (coalesced); a block wholly inside the call runs them unrolled with no bounds test
+/// in between, and with a two-phase thread function phase 0 of every element issues its loads
+/// before phase 1 of each does the work. In a dense kernel a full block of a launch whose layout
+/// test answers 2 has each thread take four consecutive elements instead, with vector loads before
+/// phase 0 and vector stores after phase 1.
+std::string plain_entry(const PlainEntry& p) {
+    const std::string e = std::to_string(p.out.elements_per_thread);
+    auto call = [&](const std::string& phase, const std::string& layout) {
+        std::string args = p.pre.empty() ? "" : phase;
+        if (!p.dense.empty()) args += (args.empty() ? "" : ", ") + layout;
+        return "sg_user::" + p.thread + (args.empty() ? "" : "<" + args + ">");
+    };
+    const std::string post_arg = p.post.empty() ? "" : ", sg_post[k]";
+    auto body = [&](const std::string& layout) {
+        if (p.out.elements_per_thread == 1)
+            return "    " + p.idx + " idx[8];\n" + "    " + p.decompose + "(params.header, tid, idx);\n" + "    " +
+                   call("", layout) + "(params, tid, idx);\n";
+        // One element, both phases in one (phase 2), or the plain thread function.
+        auto run = [&](const std::string& indent) {
+            std::string text = indent + p.idx + " idx[8];\n" + indent + p.decompose + "(params.header, tid, idx);\n";
+            if (p.pre.empty()) return text + indent + call("", layout) + "(params, tid, idx);\n";
+            text += indent + "sg_user::" + p.pre + " sg_pre;\n";
+            if (!p.post.empty()) text += indent + "sg_user::" + p.post + " sg_post;\n";
+            return text + indent + call("2", layout) + "(params, tid, idx, sg_pre" + (p.post.empty() ? "" : ", sg_post") +
+                   ");\n";
+        };
+        std::string full;
+        if (p.pre.empty()) {
+            full = "        SG_UNROLL\n"
+                   "        for (int k = 0; k < " + e + "; ++k) {\n" +
+                   "            const int64_t tid = first + k * (int64_t)blockDim.x;\n" + run("            ") +
+                   "        }\n";
+        } else {
+            full = "        " + p.idx + " idx[" + e + "][8];\n" +
+                   "        sg_user::" + p.pre + " sg_pre[" + e + "];\n" +
+                   (p.post.empty() ? "" : "        sg_user::" + p.post + " sg_post[" + e + "];\n") +
+                   "        SG_UNROLL\n" +
+                   "        for (int k = 0; k < " + e + "; ++k) {\n" +
+                   "            const int64_t tid = first + k * (int64_t)blockDim.x;\n" +
+                   "            " + p.decompose + "(params.header, tid, idx[k]);\n" +
+                   "            " + call("0", layout) + "(params, tid, idx[k], sg_pre[k]" + post_arg + ");\n" +
+                   "        }\n" +
+                   "        SG_UNROLL\n" +
+                   "        for (int k = 0; k < " + e + "; ++k)\n" +
+                   "            " + call("1", layout) + "(params, first + k * (int64_t)blockDim.x, idx[k], sg_pre[k]" +
+                   post_arg + ");\n";
+        }
+        return "    if (blockIdx.x * (int64_t)blockDim.x * " + e + " + blockDim.x * (int64_t)" + e +
+               " <= params.header.total) {\n" + full +
+               "        return;\n" +
+               "    }\n" +
+               "    for (int k = 0; k < " + e + "; ++k) {\n" +
+               "        const int64_t tid = first + k * (int64_t)blockDim.x;\n" +
+               "        if (tid >= params.header.total) return;\n" + run("        ") +
+               "    }\n";
+    };
+    std::string head = "SG_EXPORT __global__ void " + p.out.entry + "(const __grid_constant__ sg_user::" + p.params +
+                       " params) {\n";
+    if (p.out.elements_per_thread == 1)
+        head += "    const int64_t tid = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;\n"
+                "    if (tid >= params.header.total) return;\n";
+    else
+        head += "    const int64_t first = blockIdx.x * (int64_t)blockDim.x * " + e + " + threadIdx.x;\n";
+    if (p.dense.empty()) return head + body("") + "}\n";
+    // The same for every thread of the launch: layout 2 (every dense view laid out as the call and
+    // aligned) runs the full blocks with vector accesses, everything else the generic instantiation.
+    head += "    const int sg_layout = sg_user::" + p.dense + "(params);\n";
+    head += "    if (sg_layout == 2 && blockIdx.x * (int64_t)blockDim.x * 4 + blockDim.x * (int64_t)4 <= "
+                "params.header.total) {\n"
+                "        // four consecutive elements a thread: vector loads, both phases, vector stores\n"
+                "        const int64_t base = blockIdx.x * (int64_t)blockDim.x * 4 + threadIdx.x * (int64_t)4;\n"
+                "        " + p.idx + " idx[4][8];\n"
+                "        sg_user::" + p.pre + " sg_pre[4];\n"
+                "        sg_user::" + p.post + " sg_post[4];\n"
+                "        sg_user::" + p.vload + "(params, base, sg_pre);\n"
+                "        SG_UNROLL\n"
+                "        for (int k = 0; k < 4; ++k) {\n"
+                "            " + p.decompose + "(params.header, base + k, idx[k]);\n"
+                "            " + call("0", "2") + "(params, base + k, idx[k], sg_pre[k], sg_post[k]);\n"
+                "        }\n"
+                "        SG_UNROLL\n"
+                "        for (int k = 0; k < 4; ++k) " + call("1", "2") + "(params, base + k, idx[k], sg_pre[k], sg_post[k]);\n"
+                "        sg_user::" + p.vstore + "(params, base, sg_post);\n"
+                "        return;\n"
+                "    }\n";
+    return head + body("0") + "}\n";
+}
+
 }  // namespace
 
 GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& kernel, Target target,
@@ -343,9 +456,11 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
     out.elements_per_thread = choose_elements_per_thread(kernel, target, options);
     Emitter emitter(program, target, options);
     // The plain multi-element entry below issues its elements' loads first (emit_prefetch.cpp).
-    if (target == Target::Cuda && out.elements_per_thread > 1 && options.reduced_params == 0 &&
-        options.privatized_params == 0 && options.ordered_params == 0)
-        emitter.enable_prefetch();
+    const bool plain_cuda = target == Target::Cuda && options.reduced_params == 0 && options.privatized_params == 0 &&
+                            options.ordered_params == 0;
+    if (plain_cuda && out.elements_per_thread > 1) emitter.enable_prefetch();
+    // The plain four-element entry also takes vector accesses where a launch allows (emit_dense.cpp).
+    if (plain_cuda) emitter.enable_dense(out.elements_per_thread);
     const auto [params, thread] = emitter.emit_kernel_body(kernel, out.layout);
     out.entry = "sg_kernel_" + symbol_fragment(kernel.name);
 
@@ -429,58 +544,10 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
                 "            sg_user::" + thread + "(params, tid, idx" + acc_args + ");\n" +
                 "        }\n" +
                 "    }\n" + acc_flush + "}\n";
-    } else if (out.elements_per_thread == 1) {
-        // One thread per call element on a 1-D grid; the block is read from constant memory.
-        entry = "SG_EXPORT __global__ void " + out.entry + "(const __grid_constant__ sg_user::" + params + " params) {\n" +
-                "    const int64_t tid = blockIdx.x * (int64_t)blockDim.x + threadIdx.x;\n" +
-                "    if (tid >= params.header.total) return;\n" +
-                "    " + idx + " idx[8];\n" +
-                "    " + decompose + "(params.header, tid, idx);\n" +
-                "    sg_user::" + thread + "(params, tid, idx);\n}\n";
     } else {
-        // Each block covers E * blockDim consecutive call elements, each thread E of them a block
-        // apart (coalesced). A block wholly inside the call runs them unrolled with no bounds
-        // test in between; with a two-phase thread function (emit_prefetch.cpp) phase 0 of every
-        // element issues its loads before phase 1 of each does the work.
-        const std::string e = std::to_string(out.elements_per_thread);
-        const std::string thread_fn = thread;  // clang 14 cannot capture a structured binding
-        const std::string& pre = emitter.prefetch_struct();
-        // One element, both phases in one (phase 2), or the plain thread function.
-        auto run = [&](const std::string& indent) {
-            std::string text = indent + idx + " idx[8];\n" + indent + decompose + "(params.header, tid, idx);\n";
-            if (pre.empty()) return text + indent + "sg_user::" + thread_fn + "(params, tid, idx);\n";
-            return text + indent + "sg_user::" + pre + " sg_pre;\n" + indent + "sg_user::" + thread_fn +
-                   "<2>(params, tid, idx, sg_pre);\n";
-        };
-        std::string full;
-        if (pre.empty()) {
-            full = "        SG_UNROLL\n"
-                   "        for (int k = 0; k < " + e + "; ++k) {\n" +
-                   "            const int64_t tid = first + k * (int64_t)blockDim.x;\n" + run("            ") +
-                   "        }\n";
-        } else {
-            full = "        " + idx + " idx[" + e + "][8];\n" +
-                   "        sg_user::" + pre + " sg_pre[" + e + "];\n" +
-                   "        SG_UNROLL\n" +
-                   "        for (int k = 0; k < " + e + "; ++k) {\n" +
-                   "            const int64_t tid = first + k * (int64_t)blockDim.x;\n" +
-                   "            " + decompose + "(params.header, tid, idx[k]);\n" +
-                   "            sg_user::" + thread_fn + "<0>(params, tid, idx[k], sg_pre[k]);\n" +
-                   "        }\n" +
-                   "        SG_UNROLL\n" +
-                   "        for (int k = 0; k < " + e + "; ++k)\n" +
-                   "            sg_user::" + thread_fn + "<1>(params, first + k * (int64_t)blockDim.x, idx[k], sg_pre[k]);\n";
-        }
-        entry = "SG_EXPORT __global__ void " + out.entry + "(const __grid_constant__ sg_user::" + params + " params) {\n" +
-                "    const int64_t first = blockIdx.x * (int64_t)blockDim.x * " + e + " + threadIdx.x;\n" +
-                "    if (blockIdx.x * (int64_t)blockDim.x * " + e + " + blockDim.x * (int64_t)" + e +
-                " <= params.header.total) {\n" + full +
-                "        return;\n" +
-                "    }\n" +
-                "    for (int k = 0; k < " + e + "; ++k) {\n" +
-                "        const int64_t tid = first + k * (int64_t)blockDim.x;\n" +
-                "        if (tid >= params.header.total) return;\n" + run("        ") +
-                "    }\n}\n";
+        PlainEntry p{out, params, thread, emitter.prefetch_struct(), emitter.post_struct(), emitter.dense_check(),
+                     emitter.vector_load_fn(), emitter.vector_store_fn(), idx, decompose};
+        entry = plain_entry(p);
     }
     // Fixed-point tables: their sums into the gradients, one thread per entry (grid-stride).
     if (!emitter.fixed_params().empty()) {

@@ -67,6 +67,7 @@ void Emitter::emit_tensor(const Inst& inst) {
         for (size_t j = 0; j < fixed_.size(); ++j) {
             if (k < 0 || fixed_[j].param != k) continue;
             ++fixed_[j].sites;
+            fixed_[j].in_loop |= loop_depth_ > 0;
             const std::string whole = "P." + fixed_[j].field;
             const std::string rebase = param != tensor_params_.end() ? "" : "sg_fixed_rebase(" + whole + ", " + t + ") + ";
             const std::string table = fixed_accessor_ + "(P, " + std::to_string(j) + ")";
@@ -124,6 +125,8 @@ void Emitter::emit_tensor(const Inst& inst) {
                   std::to_string(d) + "]";
     }
     if (rank == 0) offset = "(" + index_type + ")0";
+    offset = dense_offset(inst, t, is_grad_op(inst.op), offset);  // emit_dense.cpp
+    const bool dense = dense_kernel() && dense_access(inst);
     const std::string off = "off" + std::to_string(temp_counter_++);
 
     // Read-only tensors load through the read-only path when the call allows it (CUDA).
@@ -138,9 +141,17 @@ void Emitter::emit_tensor(const Inst& inst) {
 
     if (!options_.debug_checks || rank == 0 || index_in_bounds_by_construction(inst)) {
         line(index_type + " " + off + " = " + offset + ";");
-        if (loads && prefetched(inst)) emit_prefetched_load(inst, call);
-        else if (loads) define(inst.result(), call);
-        else line(call + ";");
+        // A dense kernel's dense accesses have vector forms in layout 2 (emit_dense.cpp).
+        if (loads && prefetched(inst)) {
+            if (dense) note_vector_load(inst, t);
+            emit_prefetched_load(inst, call, dense);
+        } else if (dense) {
+            emit_deferred_store(inst, t, call);
+        } else if (loads) {
+            define(inst.result(), call);
+        } else {
+            line(call + ";");
+        }
         return;
     }
     // Debug: an index outside the shape records the fault (which parameter, dimension, index and

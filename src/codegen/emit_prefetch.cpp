@@ -64,12 +64,15 @@ void Emitter::plan_prefetch(const Function& kernel) {
     }
 }
 
-void Emitter::emit_prefetched_load(const Inst& inst, const std::string& call) {
+void Emitter::emit_prefetched_load(const Inst& inst, const std::string& call, bool vector) {
     const std::string name = local_name(inst.result());
     const std::string t = type(inst.result()->type);
     prefetch_fields_ += "    " + t + " " + name + ";\n";
     line(t + " " + name + ";");
-    line("if constexpr (SG_PHASE == 1) " + name + " = sg_pre." + name + ";");
+    if (vector)  // the vector mode of a dense launch (emit_dense.cpp): the entry loaded it
+        line("if constexpr (SG_PHASE == 1 || SG_DENSE == 2) " + name + " = sg_pre." + name + ";");
+    else
+        line("if constexpr (SG_PHASE == 1) " + name + " = sg_pre." + name + ";");
     line("else " + name + " = " + call + ";");
     line("if constexpr (SG_PHASE == 0) sg_pre." + name + " = " + name + ";");
     if (&inst == prefetch_last_) line("if constexpr (SG_PHASE == 0) return;  // the prefetched loads are issued");

@@ -120,6 +120,7 @@ public:
         std::string field;
         int wide = 1;            ///< accumulator words per entry (2: double)
         int sites = 0;           ///< add sites in the kernel body
+        bool in_loop = false;    ///< some site lies inside a loop (entries count their adds)
     };
     const std::vector<FixedParam>& fixed_params() const { return fixed_; }
     /// The kernel's fixed-table accessor (`sg_fx_<kernel>`; after emit_kernel_body).
@@ -129,6 +130,19 @@ public:
     /// After emit_kernel_body: the name of the struct of prefetched values, empty when the thread
     /// function is the plain one (nothing to prefetch, or not asked for).
     const std::string& prefetch_struct() const { return prefetch_struct_; }
+    /// Asks emit_kernel_body for dense launches (emit_dense.cpp); call before it. `elements`: the
+    /// entry's call elements per thread (only four-element kernels qualify).
+    void enable_dense(int elements) {
+        dense_enabled_ = true;
+        vector_elements_ = elements;
+    }
+    /// After emit_kernel_body, for a kernel with dense launches (empty otherwise): its layout test
+    /// (`sg_dense_<kernel>(params)`: 2 dense and aligned, 0 not), the entry's vector load and store
+    /// functions, and the struct of a thread's deferred stores (`sg_post`).
+    const std::string& dense_check() const { return dense_check_; }
+    const std::string& vector_load_fn() const { return vector_load_fn_; }
+    const std::string& vector_store_fn() const { return vector_store_fn_; }
+    const std::string& post_struct() const { return post_struct_; }
 
     // ---- used by the per-concept emit_*.cpp files
     std::string type(const Type* t) { return names_.name(t); }
@@ -162,12 +176,32 @@ public:
     void emit_local(const Inst& inst);
     void emit_call_index(const Inst& inst);
     void emit_trap(const Inst& inst);
+    // emit_dense.cpp
+    /// Whether `inst` accesses a call-shaped kernel parameter of the call's rank at the call index.
+    bool dense_access(const Inst& inst) const;
+    /// Decides whether the kernel has dense launches (after plan_prefetch): every dense access a
+    /// prefetched load or a deferrable store of a vector-sized scalar; chooses the deferred stores.
+    void plan_dense(const Function& kernel);
+    /// The offset of a tensor access: `generic`, or for a dense access of a dense kernel the linear
+    /// call index under SG_DENSE (the view's layout joins the kernel's layout test).
+    std::string dense_offset(const Inst& inst, const std::string& view, bool grad, const std::string& generic);
+    bool dense_kernel() const { return dense_; }
+    bool deferred(const Inst& inst) const { return deferred_.count(&inst) != 0; }
+    /// Records a dense prefetched load, which layout 2's vector load fills.
+    void note_vector_load(const Inst& inst, const std::string& view);
+    /// Emits a deferred store: to the sg_post struct in layout 2, else `call`.
+    void emit_deferred_store(const Inst& inst, const std::string& view, const std::string& call);
+    /// The layout test and the vector load and store functions of a dense kernel ("" otherwise).
+    std::string dense_functions(const std::string& params, const std::string& base);
+
     // emit_prefetch.cpp
     /// Chooses the kernel's prefetched loads (read-only, unchecked, before any effect).
     void plan_prefetch(const Function& kernel);
     bool prefetched(const Inst& inst) const { return prefetch_.count(&inst) != 0; }
-    /// Emits a prefetched load: from `call` in phases 0 and 2, from the sg_pre struct in phase 1.
-    void emit_prefetched_load(const Inst& inst, const std::string& call);
+    /// Emits a prefetched load: from `call` in phases 0 and 2, from the sg_pre struct in phase 1
+    /// (and in the vector mode of a dense launch, SG_DENSE == 2, with `vector`: the entry's
+    /// vector load filled it).
+    void emit_prefetched_load(const Inst& inst, const std::string& call, bool vector = false);
     /// Whether a tensor access is a glue access at the call index of a call-shaped view (no check).
     bool index_in_bounds_by_construction(const Inst& inst) const;
     /// "line, column" of `inst` in the user's module for a fault record ("0, 0": unknown).
@@ -222,6 +256,20 @@ private:
     const Inst* prefetch_last_ = nullptr;  ///< phase 0 returns after it
     std::string prefetch_fields_;          ///< members of the sg_pre struct
     std::string prefetch_struct_;
+    bool dense_enabled_ = false;
+    int vector_elements_ = 1;
+    bool dense_ = false;                     ///< the kernel has dense launches (plan_dense)
+    std::set<const Inst*> deferred_;         ///< the stores layout 2 defers to the entry
+    std::vector<std::string> dense_checks_;  ///< the layout tests of the dense views
+    std::string dense_check_;
+    struct VectorField {
+        std::string field;   ///< member of sg_pre / sg_post
+        std::string view;    ///< the tensor view expression (P.<field>)
+        std::string scalar;  ///< C++ scalar type
+        int bytes = 0;       ///< scalar size
+    };
+    std::vector<VectorField> vector_loads_, vector_stores_;
+    std::string post_fields_, post_struct_, vector_load_fn_, vector_store_fn_;
     int loop_depth_ = 0;  ///< loops around the instruction being emitted (ordered add sites may not be in one)
     const lang::SourceFile* last_file_ = nullptr;
     uint32_t last_line_ = 0;

@@ -196,6 +196,136 @@ TEST(Kernel, ReadOnlyLoadsAndElementsPerThread) {
     EXPECT_EQ(cpu.source.find("sg_tensor_load_ro(v"), std::string::npos);
 }
 
+/// Options of a call of rank `rank` whose parameters `shaped` are call-shaped, with read-only loads.
+CodegenOptions call_shaped_options(int rank, uint64_t shaped) {
+    CodegenOptions o;
+    o.readonly_loads = true;
+    o.call_rank = rank;
+    o.call_shaped_params = shaped;
+    return o;
+}
+
+// Dense launches (emit_dense.cpp): a four-element kernel whose call-index accesses of views of
+// the call's rank are all prefetched loads and deferrable stores of vector-sized scalars takes
+// `tid` as their offset in the SG_DENSE == 2 instantiation, which the entry picks per launch
+// from the kernel's layout test; a view of lower rank keeps its strides and is not part of the
+// test. A dense access of vector elements, and one element a thread, leave the kernel as it was.
+TEST(Kernel, DenseLaunchesOfCallShapedViewsOfTheCallsRank) {
+    TestProgram tp;
+    auto& T = tp.types;
+    const Type* f = T.float32();
+    auto* k = tp.add_kernel("mix", {{"x", tp.tensor(f, 2, kRead)}, {"row", tp.tensor(f, 1, kRead)},
+                                    {"y", tp.tensor(f, 2, kRW)}});
+    ir::Builder b(*k, T);
+    b.set_insert(k->body.get());
+    Value* i = b.call_index(0);
+    Value* j = b.call_index(1);
+    Value* sum = b.binary(OpKind::Mul, b.tensor_load(arg(k, 0), {i, j}), b.tensor_load(arg(k, 1), {j}));
+    b.tensor_store(arg(k, 2), {i, j}, sum);
+    b.ret({});
+
+    const CodegenOptions o = call_shaped_options(2, 0x7);
+    auto cuda = codegen::generate_kernel(tp.program, *k, Target::Cuda, o);
+    const std::string body = cuda.source.substr(cuda.body_begin);
+    EXPECT_NE(body.find("template <int SG_PHASE, int SG_DENSE>\nSG_FN void sg_thread_mix("), std::string::npos) << body;
+    EXPECT_NE(body.find("SG_DENSE ? (int)tid : (int)((int)v"), std::string::npos) << body;  // x and y
+    EXPECT_NE(body.find("SG_FN int sg_dense_mix(const sg_params_mix& P) {\n    return sg_dense_view<2>("), std::string::npos)
+        << body;
+    EXPECT_NE(body.find("sg_dense_view<2>(P.header, P.x.strides, 1)"), std::string::npos) << body;
+    EXPECT_NE(body.find("sg_dense_view<2>(P.header, P.y.strides, 1)"), std::string::npos) << body;
+    EXPECT_EQ(body.find("P.row.strides, "), std::string::npos) << body;  // rank 1 in a rank-2 call: strided
+    EXPECT_NE(body.find("    const int sg_layout = sg_user::sg_dense_mix(params);\n    if (sg_layout == 2 && "),
+              std::string::npos) << body;
+    EXPECT_NE(body.find("sg_thread_mix<0, 0>(params, tid, idx[k], sg_pre[k], sg_post[k]);"), std::string::npos) << body;
+    EXPECT_NE(body.find("sg_thread_mix<1, 0>(params, first + k * (int64_t)blockDim.x, idx[k], sg_pre[k], sg_post[k]);"),
+              std::string::npos) << body;
+    EXPECT_NE(body.find("sg_thread_mix<2, 0>(params, tid, idx, sg_pre, sg_post);"), std::string::npos) << body;
+    EXPECT_NE(body.find("sg_thread_mix<0, 2>(params, base + k, idx[k], sg_pre[k], sg_post[k]);"), std::string::npos) << body;
+    EXPECT_TRUE(nvrtc_compiles(cuda.source));
+    EXPECT_TRUE(nvcc_compiles(cuda.source));
+
+    CodegenOptions one = o;  // one element a thread: no dense launches
+    one.elements_per_thread = 1;
+    EXPECT_EQ(codegen::generate_kernel(tp.program, *k, Target::Cuda, one).source.find("SG_DENSE"), std::string::npos);
+    CodegenOptions unknown = o;  // no call-shaped views known: strides everywhere
+    unknown.call_shaped_params = 0;
+    EXPECT_EQ(codegen::generate_kernel(tp.program, *k, Target::Cuda, unknown).source.find("SG_DENSE"), std::string::npos);
+    auto cpu = codegen::generate_kernel(tp.program, *k, Target::Cpu, o);  // one instantiation on the CPU
+    EXPECT_EQ(cpu.source.find("SG_DENSE"), std::string::npos);
+
+    // A float3 view at the call index: four consecutive elements a thread would take three
+    // scalar loads each, uncoalesced; the kernel keeps one instantiation.
+    TestProgram tv;
+    const Type* f3 = tv.types.vector(ScalarKind::Float, 3);
+    auto* kv = tv.add_kernel("shade", {{"p", tv.tensor(f3, 1, kRead)}, {"y", tv.tensor(tv.types.float32(), 1, kRW)}});
+    ir::Builder bv(*kv, tv.types);
+    bv.set_insert(kv->body.get());
+    Value* c = bv.call_index(0);
+    bv.tensor_store(arg(kv, 1), {c}, bv.extract(bv.tensor_load(arg(kv, 0), {c}), 1));
+    bv.ret({});
+    const std::string vec = codegen::generate_kernel(tv.program, *kv, Target::Cuda, call_shaped_options(1, 0x3)).source;
+    EXPECT_NE(vec.find("template <int SG_PHASE>\nSG_FN void sg_thread_shade("), std::string::npos) << vec;
+    EXPECT_EQ(vec.find("SG_DENSE"), std::string::npos) << vec;
+}
+
+// Vector accesses of a dense launch (emit_dense.cpp, layout 2): where every dense access is a
+// prefetched load or a deferrable store of 2-, 4- or 8-byte scalars, a full block's thread takes
+// four consecutive elements, loaded and stored four scalars at a time; a store inside a branch
+// cannot be deferred, and leaves the kernel without dense launches.
+TEST(Kernel, DenseLaunchesTakeVectorAccessesWhereEveryDenseAccessCan) {
+    for (const ScalarKind scalar : {ScalarKind::Float, ScalarKind::Half, ScalarKind::Double}) {
+        TestProgram tp;
+        auto& T = tp.types;
+        const Type* f = T.scalar(scalar);
+        auto* k = tp.add_kernel("axpy", {{"x", tp.tensor(f, 1, kRead)}, {"g", tp.tensor(f, 1, kRead)},
+                                         {"y", tp.tensor(f, 1, kRW)}});
+        ir::Builder b(*k, T);
+        b.set_insert(k->body.get());
+        Value* i = b.call_index(0);
+        b.tensor_store(arg(k, 2), {i}, b.binary(OpKind::Mul, b.tensor_load(arg(k, 0), {i}), b.tensor_load(arg(k, 1), {i})));
+        b.ret({});
+        auto cuda = codegen::generate_kernel(tp.program, *k, Target::Cuda, call_shaped_options(1, 0x7));
+        const std::string body = cuda.source.substr(cuda.body_begin);
+        const std::string bytes = std::to_string(4 * lang::scalar_bits(scalar) / 8);
+        EXPECT_NE(body.find("if constexpr (SG_PHASE == 1 || SG_DENSE == 2) v"), std::string::npos) << body;
+        EXPECT_NE(body.find("if constexpr (SG_DENSE == 2) sg_post.s0 = "), std::string::npos) << body;
+        for (const char* view : {"x", "g", "y"})
+            EXPECT_NE(body.find(std::string("sg_aligned(P.") + view + ".data, " + bytes + ")"), std::string::npos) << body;
+        EXPECT_NE(body.find("sg_aligned(P.y.data, " + bytes + ") ? 2 : 0;"), std::string::npos) << body;
+        EXPECT_NE(body.find("sg_dense_load4((const "), std::string::npos) << body;
+        EXPECT_NE(body.find("*)P.y.data + base, v);"), std::string::npos) << body;
+        EXPECT_NE(body.find("    if (sg_layout == 2 && blockIdx.x * (int64_t)blockDim.x * 4 + blockDim.x * (int64_t)4 <= "
+                            "params.header.total) {\n"),
+                  std::string::npos) << body;
+        EXPECT_NE(body.find("        sg_user::sg_vload_axpy(params, base, sg_pre);\n"), std::string::npos) << body;
+        EXPECT_NE(body.find("sg_thread_axpy<1, 2>(params, base + k, idx[k], sg_pre[k], sg_post[k]);\n"), std::string::npos)
+            << body;
+        EXPECT_NE(body.find("        sg_user::sg_vstore_axpy(params, base, sg_post);\n"), std::string::npos) << body;
+        EXPECT_TRUE(nvrtc_compiles(cuda.source)) << lang::scalar_name(scalar);
+        if (scalar == ScalarKind::Float) EXPECT_TRUE(nvcc_compiles(cuda.source));
+    }
+    // The store inside a branch: it may not run, so it stays in the thread function.
+    TestProgram tp;
+    auto& T = tp.types;
+    const Type* f = T.float32();
+    auto* k = tp.add_kernel("clip", {{"x", tp.tensor(f, 1, kRead)}, {"y", tp.tensor(f, 1, kRW)}});
+    ir::Builder b(*k, T);
+    b.set_insert(k->body.get());
+    Value* i = b.call_index(0);
+    Value* x = b.tensor_load(arg(k, 0), {i});
+    ir::Inst* branch = b.if_(b.binary(OpKind::Gt, x, b.const_float(f, 0.0)), {});
+    b.set_insert(branch->regions[0].get());
+    b.tensor_store(arg(k, 1), {i}, x);
+    b.yield({});
+    b.set_insert(branch->regions[1].get());
+    b.yield({});
+    b.set_insert(k->body.get());
+    b.ret({});
+    const std::string code = codegen::generate_kernel(tp.program, *k, Target::Cuda, call_shaped_options(1, 0x3)).source;
+    EXPECT_EQ(code.find("SG_DENSE"), std::string::npos) << code;
+    EXPECT_EQ(code.find("sg_post"), std::string::npos) << code;
+}
+
 TEST(Kernel, KernelsWithLoopsRunOneElementPerThread) {
     TestProgram tp;
     auto& T = tp.types;

@@ -109,6 +109,12 @@ TEST(FixedPoint, DeterministicCudaSumsInFixedPointWhatOrderedTablesCannotTake) {
     Call l = bind(m, "lut", {t({1 << 20}, DType::Int32, false), t({1 << 20}, f, true)}, true, DeviceType::CUDA);
     const auto [scan, acc] = expect_fixed_cuda(m, l, "table");
     EXPECT_NE(acc.find("sg_fixed_final<1>("), std::string::npos) << acc;
+    // No add in a loop: an entry's adds are bounded by the call (sites x threads), nothing counts
+    // them; the scan makes its atomicMax only where the recorded exponent is lower.
+    for (const std::string* code : {&scan, &acc})
+        EXPECT_NE(code->find("if (j == 0) return sg_fixed_table(at, sg_fixed_extent(P."), std::string::npos) << *code;
+    EXPECT_NE(acc.find(", sg_fixed_bound_bits(2, P.header.total));"), std::string::npos) << acc;  // table[i] * table[i]: two sites
+    EXPECT_NE(scan.find(", sg_fixed_bound_bits(2, P.header.total));"), std::string::npos) << scan;
     Call lh = bind(m, "luth", {t({4096}, DType::Int32, false), t({1 << 20}, DType::Float16, true)}, true, DeviceType::CUDA);
     expect_fixed_cuda(m, lh, "table");
     Call lv = bind(m, "lut3", {t({4096}, DType::Int32, false), t({1 << 20, 3}, DType::Float64, true)}, true,
@@ -116,7 +122,11 @@ TEST(FixedPoint, DeterministicCudaSumsInFixedPointWhatOrderedTablesCannotTake) {
     EXPECT_NE(expect_fixed_cuda(m, lv, "table").second.find("sg_fixed_add<2>("), std::string::npos);
     // A table read in a loop: fixed point is the only scheme (the call layer retries with it).
     Call ls = bind(m, "lutsum", {t({4096}, DType::Int32, false), t({256}, f, true)}, true, DeviceType::CUDA);
-    expect_fixed_cuda(m, ls, "table");
+    const auto [loop_scan, loop_acc] = expect_fixed_cuda(m, ls, "table");
+    for (const std::string* code : {&loop_scan, &loop_acc}) {  // adds in a loop: each entry counts its own
+        EXPECT_NE(code->find("), -1);\n"), std::string::npos) << *code;
+        EXPECT_EQ(code->find("sg_fixed_bound_bits("), std::string::npos) << *code;
+    }
     // A batch of tables: each call element adds to its own slice, rebased to the whole buffer.
     Call lb = bind(m, "lut", {t({8, 64}, DType::Int32, false), t({64, 256}, f, true)}, true, DeviceType::CUDA);
     EXPECT_NE(expect_fixed_cuda(m, lb, "table").second.find("sg_fixed_rebase("), std::string::npos);
