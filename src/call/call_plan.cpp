@@ -174,8 +174,10 @@ CompiledKernel CallPlan::compile_backward(const Backward& bw, uint64_t& fixed) c
         SG_INTERNAL_ASSERT(scan->generated.layout.size == kernel.generated.layout.size &&
                                scan->generated.fixed.size() == kernel.generated.fixed.size(),
                            "fixed-point scan variant does not match its kernel");
+        // The scan keeps per-entry counts exactly where the accumulate kernel reads them.
         for (size_t j = 0; j < scan->generated.fixed.size(); ++j)
-            SG_INTERNAL_ASSERT(scan->generated.fixed[j].param == kernel.generated.fixed[j].param,
+            SG_INTERNAL_ASSERT(scan->generated.fixed[j].param == kernel.generated.fixed[j].param &&
+                                   scan->generated.fixed[j].adds == kernel.generated.fixed[j].adds,
                                "fixed-point scan variant does not match its kernel");
         scan->site = kernel.site;
         kernel.fixed_scan = std::move(scan);

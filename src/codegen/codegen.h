@@ -213,6 +213,7 @@ struct GeneratedKernel {
     struct FixedTable {
         int param = -1;   ///< kernel parameter index
         int wide = 1;     ///< accumulator words per scalar entry: 2 (128 bits) for double, else 1
+        int adds = -1;    ///< scalar adds per call element bounding an entry's (-1: counted per entry)
     };
     std::vector<FixedTable> fixed;
     /// With fixed tables (Accumulate phase): the entry that writes their sums into the gradient

@@ -179,9 +179,10 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
             const std::string extent = "sg_fixed_extent(P." + fixed_[j].field + ")";
             const std::string bytes = "sg_fixed_bytes(" + extent + ", " + std::to_string(fixed_[j].wide) + ")";
             total += std::string(j ? " + " : "") + bytes;
-            // Adds outside loops: at most `sites` per call element, a bound that needs no count.
+            // Adds outside loops: at most `adds` scalar adds per call element, a bound that needs
+            // no count.
             const std::string count_bits = fixed_[j].in_loop ? std::string("-1")
-                                                             : "sg_fixed_bound_bits(" + std::to_string(fixed_[j].sites) +
+                                                             : "sg_fixed_bound_bits(" + std::to_string(fixed_[j].adds) +
                                                                    ", P.header.total)";
             find += "    if (j == " + std::to_string(j) + ") return sg_fixed_table(at, " + extent + ", " + count_bits +
                     ");\n    at += " + bytes + ";\n";
@@ -553,7 +554,7 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
     if (!emitter.fixed_params().empty()) {
         for (size_t j = 0; j < emitter.fixed_params().size(); ++j) {
             const Emitter::FixedParam& r = emitter.fixed_params()[j];
-            out.fixed.push_back({r.param, r.wide});
+            out.fixed.push_back({r.param, r.wide, r.in_loop ? -1 : r.adds});
         }
         if (!scan) {
             out.fixed_entry = out.entry + "_fixed";

@@ -4,28 +4,30 @@
 // The glue reads and writes its elementwise arguments, results and gradient buffers at the call
 // index (index_in_bounds_by_construction): element (i0, ..., iD-1) of a rank-D view at offset
 // sum(i_d * stride_d). When the view has the call's rank and its strides are the row-major ones of
-// the call shape (times the element's scalars, any stride where the call's extent is 1), that
-// offset is the linear call index: the four elements a thread of a small CUDA kernel runs
-// (emit_cpp.cpp) may then be four consecutive ones, whose scalars one 16-byte access (8 for half,
-// two for double) moves instead of four. On instruction-bound kernels such as bench row 8's chain
-// that saves the address arithmetic and the load and store instructions of three elements in four.
+// the call shape (any stride where the call's extent is 1), that offset is the linear call index:
+// the four elements a thread of a small CUDA kernel runs (emit_cpp.cpp) may then be four
+// consecutive ones, whose scalars one 16-byte access (8 for half, two for double) moves instead
+// of four. On instruction-bound kernels such as bench row 8's chain that saves the address
+// arithmetic and the load and store instructions of three elements in four.
 //
 // Strides are not part of the call key, so such a kernel's thread function is a template on
 // SG_DENSE, and the entry point picks the instantiation per launch from
 // `sg_dense_<kernel>(params)` (the same for every thread: no divergence): 2 where every dense view
-// is laid out as the call and aligned to four scalars, else 0. Layout 2 runs only the full blocks:
-// the entry loads each view's four scalars into the sg_pre structs (emit_prefetch.cpp) before
-// phase 0, runs both phases of the four elements, and stores each deferred view's four from the
-// sg_post structs after phase 1. The partial last block, and every launch with a view broadcast
-// (stride 0), transposed, sliced or misaligned, runs the generic instantiation.
+// is laid out as the call and aligned for the vector accesses, else 0. Layout 2 runs only the
+// full blocks, whose accesses at the call index all go through the vector accesses: the entry
+// loads each view's four scalars into the sg_pre structs (emit_prefetch.cpp) before phase 0, runs
+// both phases of the four elements, and stores each deferred view's four from the sg_post structs
+// after phase 1. The partial last block, and every launch with a view broadcast (stride 0),
+// transposed, sliced or misaligned, runs the generic instantiation.
 //
 // The kernel qualifies (plan_dense) when it is a two-phase kernel of four elements a thread and
 // every access at the call index of a view of the call's rank is either a prefetched load or a
 // deferrable store of a 2-, 4- or 8-byte scalar. A deferred store is in the kernel's top-level
 // block (it runs once per element), after nothing that can end the thread (a trap), and its tensor
-// is not touched after it. Anything else (a load of a written tensor, a store in a branch, vector
-// elements) leaves the kernel with its one instantiation: four consecutive elements a thread
-// without vector accesses would break the coalescing of the scalar ones.
+// is not touched after it. Anything else (a load of a written tensor, a store in a branch, a
+// second store to a view, elements that are vectors, matrices, structs or arrays, a gradient
+// view) leaves the kernel with its one instantiation: four consecutive elements a thread without
+// vector accesses would break the coalescing of the scalar ones.
 #include <algorithm>
 #include <functional>
 
@@ -61,6 +63,10 @@ int vector_scalar_bytes(const Type* e) {
     return bits == 16 || bits == 32 || bits == 64 ? bits / 8 : 0;
 }
 
+/// The alignment the vector accesses of four `bytes`-byte scalars need: 8 bytes for half (one
+/// 8-byte access), 16 for the others (one or two 16-byte accesses).
+int vector_alignment(int bytes) { return 4 * bytes < 16 ? 4 * bytes : 16; }
+
 bool is_tensor_access(OpKind op) {
     return op == OpKind::TensorLoad || op == OpKind::TensorStore || op == OpKind::TensorAtomicAdd ||
            op == OpKind::TensorGradAdd || op == OpKind::TensorGradLoad || op == OpKind::TensorGradStore;
@@ -69,10 +75,9 @@ bool is_tensor_access(OpKind op) {
 }  // namespace
 
 bool Emitter::dense_access(const Inst& inst) const {
+    if (!is_tensor_access(inst.op) || inst.operands.empty()) return false;
     const Type* tt = inst.operands[0]->type;
-    const Type* e = tt->element;
-    return is_tensor_access(inst.op) && tt->rank > 0 && tt->rank == options_.call_rank &&
-           (e->is_scalar() || e->is_vector() || e->is_matrix()) && tensor_params_.count(inst.operands[0]) != 0 &&
+    return tt->rank > 0 && tt->rank == options_.call_rank && tensor_params_.count(inst.operands[0]) != 0 &&
            index_in_bounds_by_construction(inst);
 }
 
@@ -111,13 +116,11 @@ void Emitter::plan_dense(const Function& kernel) {
     dense_ = any && all;
 }
 
-std::string Emitter::dense_offset(const Inst& inst, const std::string& view, bool grad, const std::string& generic) {
-    if (!dense_ || !dense_access(inst)) return generic;
+void Emitter::note_dense_view(const Inst& inst, const std::string& view) {
+    // dense_: every dense access is a load or a store of a scalar (no gradient view).
     const std::string check = "sg_dense_view<" + std::to_string(inst.operands[0]->type->rank) + ">(P.header, " + view +
-                              (grad ? ".grad_strides" : ".strides") + ", 1)";
+                              ".strides, 1)";
     if (std::find(dense_checks_.begin(), dense_checks_.end(), check) == dense_checks_.end()) dense_checks_.push_back(check);
-    const std::string index_type = index_type_name();
-    return "SG_DENSE ? (" + index_type + ")tid : (" + index_type + ")(" + generic + ")";
 }
 
 void Emitter::note_vector_load(const Inst& inst, const std::string& view) {
@@ -148,12 +151,12 @@ std::string Emitter::dense_functions(const std::string& params, const std::strin
     for (const std::string& c : dense_checks_) layout += (layout.empty() ? "" : "\n        && ") + c;
     std::string loads, stores;
     for (const VectorField& v : vector_loads_) {
-        layout += "\n        && sg_aligned(" + v.view + ".data, " + std::to_string(4 * v.bytes) + ")";
+        layout += "\n        && sg_aligned(" + v.view + ".data, " + std::to_string(vector_alignment(v.bytes)) + ")";
         loads += "    {\n        " + v.scalar + " v[4];\n        sg_dense_load4((const " + v.scalar + "*)" + v.view +
                  ".data + base, v);\n        for (int k = 0; k < 4; ++k) pre[k]." + v.field + " = v[k];\n    }\n";
     }
     for (const VectorField& v : vector_stores_) {
-        layout += "\n        && sg_aligned(" + v.view + ".data, " + std::to_string(4 * v.bytes) + ")";
+        layout += "\n        && sg_aligned(" + v.view + ".data, " + std::to_string(vector_alignment(v.bytes)) + ")";
         stores += "    {\n        const " + v.scalar + " v[4] = {post[0]." + v.field + ", post[1]." + v.field + ", post[2]." +
                   v.field + ", post[3]." + v.field + "};\n        sg_dense_store4((" + v.scalar + "*)" + v.view +
                   ".data + base, v);\n    }\n";

@@ -67,6 +67,10 @@ void Emitter::emit_tensor(const Inst& inst) {
         for (size_t j = 0; j < fixed_.size(); ++j) {
             if (k < 0 || fixed_[j].param != k) continue;
             ++fixed_[j].sites;
+            // The call's bound on an entry's adds counts every component: two components of one
+            // add may land on the same entry (an inner stride of 0).
+            const Type* e = tt->element;
+            fixed_[j].adds += e->is_vector() ? e->rows : e->is_matrix() ? e->rows * e->cols : 1;
             fixed_[j].in_loop |= loop_depth_ > 0;
             const std::string whole = "P." + fixed_[j].field;
             const std::string rebase = param != tensor_params_.end() ? "" : "sg_fixed_rebase(" + whole + ", " + t + ") + ";
@@ -125,8 +129,9 @@ void Emitter::emit_tensor(const Inst& inst) {
                   std::to_string(d) + "]";
     }
     if (rank == 0) offset = "(" + index_type + ")0";
-    offset = dense_offset(inst, t, is_grad_op(inst.op), offset);  // emit_dense.cpp
+    // A dense kernel's dense access: its view joins the layout test (emit_dense.cpp).
     const bool dense = dense_kernel() && dense_access(inst);
+    if (dense) note_dense_view(inst, t);
     const std::string off = "off" + std::to_string(temp_counter_++);
 
     // Read-only tensors load through the read-only path when the call allows it (CUDA).

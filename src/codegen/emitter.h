@@ -120,6 +120,7 @@ public:
         std::string field;
         int wide = 1;            ///< accumulator words per entry (2: double)
         int sites = 0;           ///< add sites in the kernel body
+        int adds = 0;            ///< scalar adds of the sites (a vector or matrix site: one a component)
         bool in_loop = false;    ///< some site lies inside a loop (entries count their adds)
     };
     const std::vector<FixedParam>& fixed_params() const { return fixed_; }
@@ -182,9 +183,8 @@ public:
     /// Decides whether the kernel has dense launches (after plan_prefetch): every dense access a
     /// prefetched load or a deferrable store of a vector-sized scalar; chooses the deferred stores.
     void plan_dense(const Function& kernel);
-    /// The offset of a tensor access: `generic`, or for a dense access of a dense kernel the linear
-    /// call index under SG_DENSE (the view's layout joins the kernel's layout test).
-    std::string dense_offset(const Inst& inst, const std::string& view, bool grad, const std::string& generic);
+    /// Adds the layout of a dense access's view (in a dense kernel) to the kernel's layout test.
+    void note_dense_view(const Inst& inst, const std::string& view);
     bool dense_kernel() const { return dense_; }
     bool deferred(const Inst& inst) const { return deferred_.count(&inst) != 0; }
     /// Records a dense prefetched load, which layout 2's vector load fills.

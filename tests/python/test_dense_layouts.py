@@ -1,12 +1,12 @@
-# tests/python/test_dense_layouts.py — the dense instantiations of plain CUDA kernels
-# (emit_dense.cpp): a launch whose call-shaped views are laid out as the call (contiguous, of the
-# call's rank) takes offsets without strides, and where they are also aligned, four consecutive
-# elements a thread with vector loads and stores; any other layout (transposed, sliced, broadcast,
-# expanded, misaligned, a view of lower rank) takes the strided one or the scalar dense one. All
-# must give torch's values and gradients, for one and for several elements per thread, full and
-# partial blocks, scalar and vector elements, half, float and double, forward and backward (whose
-# incoming gradient may itself be expanded). Runs on the backend of SHADEGRAD_TEST_DEVICE (the CPU
-# has one instantiation: the same cases check it too).
+# tests/python/test_dense_layouts.py — dense launches of small CUDA kernels (emit_dense.cpp): a
+# launch whose call-shaped views are all laid out as the call (contiguous, of the call's rank) and
+# aligned runs its full blocks with four consecutive elements a thread and vector loads and
+# stores; any other layout (transposed, sliced, broadcast, expanded, misaligned, a view of lower
+# rank), and the partial last block, run the generic instantiation. Both must give torch's values
+# and gradients (and each other's bits), for one and for several elements per thread, full and
+# partial blocks, scalar and vector elements, half, float, double and integers, forward and
+# backward (whose incoming gradient may itself be expanded). Runs on the backend of
+# SHADEGRAD_TEST_DEVICE (the CPU has one instantiation: the same cases check it too).
 import pytest
 import torch
 
@@ -21,6 +21,8 @@ float3 shade(float3 p, float3 q) { return p * q + sin(p); }
 half hblend(half x, half y) { return x * half(2.0) + y * x; }
 [Differentiable]
 double dblend(double x, double y) { return x * 2.0 + sin(y) * x; }
+int iaxpy(int x, int y) { return x * 3 + y; }
+int64_t laxpy(int64_t x, int64_t y) { return x * 3 + y; }
 [Differentiable]
 float looped(float x, float y)
 {
@@ -134,6 +136,39 @@ def test_half_and_double_layouts(m, dtype, n):
         ref.backward(g.double())
         torch.testing.assert_close(x.grad.double(), xr.grad, **tol, msg=name)
         torch.testing.assert_close(y.grad.double(), yr.grad, **tol, msg=name)
+
+
+def test_layouts_agree_bitwise(m):
+    # The same values through the vector accesses (contiguous and aligned) and the generic
+    # instantiation (misaligned, transposed): the same bits, full blocks and a partial one.
+    h, w = 7, 4096 + 33
+    x = torch.rand(h, w, device=TEST_DEVICE) - 0.5
+    y = torch.rand(h, w, device=TEST_DEVICE) + 0.25
+    want = m.blend(x, y)
+    shifted = torch.empty(h * w + 1, device=TEST_DEVICE)[1:].view(h, w)
+    shifted.copy_(x)
+    transposed = x.t().contiguous().t()
+    for name, view in [("misaligned", shifted), ("transposed", transposed)]:
+        assert torch.equal(m.blend(view, y), want), name
+    xg = x.clone().requires_grad_(True)
+    m.blend(xg, y).backward(torch.ones_like(x))
+    xs = torch.empty(h * w + 1, device=TEST_DEVICE)
+    xs[1:].copy_(x.flatten())
+    xs.requires_grad_(True)
+    m.blend(xs[1:].view(h, w), y).backward(torch.ones_like(x))
+    assert torch.equal(xs.grad[1:].view(h, w), xg.grad)
+
+
+@pytest.mark.parametrize("dtype", [torch.int32, torch.int64])
+def test_integer_layouts(m, dtype):
+    fn = m.iaxpy if dtype == torch.int32 else m.laxpy
+    n = 3 * 4096 + 5
+    x = torch.randint(-1000, 1000, (n,), dtype=dtype, device=TEST_DEVICE)
+    y = torch.randint(-1000, 1000, (2 * n,), dtype=dtype, device=TEST_DEVICE)
+    for name, a, b in [("contiguous", x, y[:n]), ("misaligned", x[1:], y[1:n]), ("sliced", x, y[::2])]:
+        out = fn(a, b)
+        assert out.dtype == dtype, name
+        assert torch.equal(out, a * 3 + b), name
 
 
 def test_result_into_a_strided_out_tensor(m):

@@ -314,6 +314,40 @@ def test_matrix_elements(m, dtype, shape):
     close(got, want, 1e-5 if dtype == torch.float32 else 1e-12)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=["f32", "f64"])
+def test_extreme_magnitudes_keep_each_entrys_precision(m, dtype):
+    # A 1M-entry table (fixed point on CUDA): entries whose adds are all huge, all tiny, subnormal,
+    # or mixed, each summed at its own scale. Per-entry error against float64 index_add, relative
+    # to the entry's own sum of magnitudes (a sum of subnormals is exact).
+    finfo = torch.finfo(dtype)
+    classes = [finfo.max / 2 ** 13, 1.0, finfo.tiny * 4, finfo.tiny / 2 ** 10]  # the last one subnormal
+    gen = torch.Generator().manual_seed(23)
+    entries, per = 1 << 20, 8
+    hit = torch.randperm(entries, generator=gen)[: 4 * 64]  # 64 entries a class, 8 adds each
+    idx = hit.repeat_interleave(per).to(torch.int32)
+    scale = torch.tensor(classes, dtype=torch.float64).repeat_interleave(64 * per)
+    g = (scale * (torch.rand(idx.numel(), generator=gen, dtype=torch.float64) + 0.5)).to(dtype)
+    mixed = torch.randint(0, entries, (1 << 12,), generator=gen, dtype=torch.int32)  # all classes on few entries
+    mixed_g = (torch.tensor(classes, dtype=torch.float64)[torch.arange(1 << 12) % 4]).to(dtype)
+    idx, g = torch.cat([idx, mixed % 16]), torch.cat([g, mixed_g])
+    # d/dt t*t at t = 1: g*t + g*t = 2g, exact (halving a subnormal would round)
+    table = torch.full((entries,), 1.0, dtype=dtype, device=TEST_DEVICE, requires_grad=True)
+    fn = m.lut if dtype == torch.float32 else m.lut_d
+    (got,) = run_grads(fn, [idx.to(TEST_DEVICE), table], g.to(TEST_DEVICE), runs=3)
+    gd = 2.0 * g.double()
+    want = torch.zeros(entries, dtype=torch.float64).index_add_(0, idx.long(), gd)
+    magnitude = torch.zeros(entries, dtype=torch.float64).index_add_(0, idx.long(), gd.abs())
+    got = got.double().cpu()
+    # CUDA sums in fixed point at each entry's scale: the total is rounded once. The CPU adds in
+    # order in the gradient's type: each add may round.
+    adds = torch.zeros(entries, dtype=torch.float64).index_add_(0, idx.long(), torch.ones(idx.numel(), dtype=torch.float64))
+    rounding = 2.0 if TEST_DEVICE == "cuda" else adds
+    err = (got - want).abs()
+    assert torch.all(err <= rounding * finfo.eps * magnitude + finfo.tiny * finfo.eps), "per-entry precision lost"
+    sub = hit[3 * 64:].long()  # subnormal adds only: exact sums
+    assert torch.equal(got[sub], want[sub].to(dtype).double())
+
+
 @pytest.mark.parametrize("entries", [256, 1 << 20])
 def test_nan_and_inf_propagate(m, entries):
     # Entry 1 gets a NaN, 2 a +Inf, 3 a -Inf, 4 both infinities (NaN), 5 an Inf and finite adds;
