@@ -358,6 +358,22 @@ std::string plain_entry(const PlainEntry& p) {
         return "sg_user::" + p.thread + (args.empty() ? "" : "<" + args + ">");
     };
     const std::string post_arg = p.post.empty() ? "" : ", sg_post[k]";
+    // A full block's E elements in two phases, element k at call index `tid`: phase 0 of each
+    // (after `loads`, the vector loads of layout 2), then phase 1 of each.
+    auto phases = [&](const std::string& layout, const std::string& tid, const std::string& loads) {
+        return "        " + p.idx + " idx[" + e + "][8];\n" +
+               "        sg_user::" + p.pre + " sg_pre[" + e + "];\n" +
+               (p.post.empty() ? "" : "        sg_user::" + p.post + " sg_post[" + e + "];\n") + loads +
+               "        SG_UNROLL\n" +
+               "        for (int k = 0; k < " + e + "; ++k) {\n" +
+               "            const int64_t tid = " + tid + ";\n" +
+               "            " + p.decompose + "(params.header, tid, idx[k]);\n" +
+               "            " + call("0", layout) + "(params, tid, idx[k], sg_pre[k]" + post_arg + ");\n" +
+               "        }\n" +
+               "        SG_UNROLL\n" +
+               "        for (int k = 0; k < " + e + "; ++k)\n" +
+               "            " + call("1", layout) + "(params, " + tid + ", idx[k], sg_pre[k]" + post_arg + ");\n";
+    };
     auto body = [&](const std::string& layout) {
         if (p.out.elements_per_thread == 1)
             return "    " + p.idx + " idx[8];\n" + "    " + p.decompose + "(params.header, tid, idx);\n" + "    " +
@@ -378,19 +394,7 @@ std::string plain_entry(const PlainEntry& p) {
                    "            const int64_t tid = first + k * (int64_t)blockDim.x;\n" + run("            ") +
                    "        }\n";
         } else {
-            full = "        " + p.idx + " idx[" + e + "][8];\n" +
-                   "        sg_user::" + p.pre + " sg_pre[" + e + "];\n" +
-                   (p.post.empty() ? "" : "        sg_user::" + p.post + " sg_post[" + e + "];\n") +
-                   "        SG_UNROLL\n" +
-                   "        for (int k = 0; k < " + e + "; ++k) {\n" +
-                   "            const int64_t tid = first + k * (int64_t)blockDim.x;\n" +
-                   "            " + p.decompose + "(params.header, tid, idx[k]);\n" +
-                   "            " + call("0", layout) + "(params, tid, idx[k], sg_pre[k]" + post_arg + ");\n" +
-                   "        }\n" +
-                   "        SG_UNROLL\n" +
-                   "        for (int k = 0; k < " + e + "; ++k)\n" +
-                   "            " + call("1", layout) + "(params, first + k * (int64_t)blockDim.x, idx[k], sg_pre[k]" +
-                   post_arg + ");\n";
+            full = phases(layout, "first + k * (int64_t)blockDim.x", "");
         }
         return "    if (blockIdx.x * (int64_t)blockDim.x * " + e + " + blockDim.x * (int64_t)" + e +
                " <= params.header.total) {\n" + full +
@@ -413,23 +417,13 @@ std::string plain_entry(const PlainEntry& p) {
     // aligned) runs the full blocks with vector accesses, everything else the generic instantiation.
     head += "    const int sg_layout = sg_user::" + p.dense + "(params);\n";
     head += "    if (sg_layout == 2 && blockIdx.x * (int64_t)blockDim.x * 4 + blockDim.x * (int64_t)4 <= "
-                "params.header.total) {\n"
-                "        // four consecutive elements a thread: vector loads, both phases, vector stores\n"
-                "        const int64_t base = blockIdx.x * (int64_t)blockDim.x * 4 + threadIdx.x * (int64_t)4;\n"
-                "        " + p.idx + " idx[4][8];\n"
-                "        sg_user::" + p.pre + " sg_pre[4];\n"
-                "        sg_user::" + p.post + " sg_post[4];\n"
-                "        sg_user::" + p.vload + "(params, base, sg_pre);\n"
-                "        SG_UNROLL\n"
-                "        for (int k = 0; k < 4; ++k) {\n"
-                "            " + p.decompose + "(params.header, base + k, idx[k]);\n"
-                "            " + call("0", "2") + "(params, base + k, idx[k], sg_pre[k], sg_post[k]);\n"
-                "        }\n"
-                "        SG_UNROLL\n"
-                "        for (int k = 0; k < 4; ++k) " + call("1", "2") + "(params, base + k, idx[k], sg_pre[k], sg_post[k]);\n"
-                "        sg_user::" + p.vstore + "(params, base, sg_post);\n"
-                "        return;\n"
-                "    }\n";
+            "params.header.total) {\n"
+            "        // four consecutive elements a thread: vector loads, both phases, vector stores\n"
+            "        const int64_t base = blockIdx.x * (int64_t)blockDim.x * 4 + threadIdx.x * (int64_t)4;\n" +
+            phases("2", "base + k", "        sg_user::" + p.vload + "(params, base, sg_pre);\n") +
+            "        sg_user::" + p.vstore + "(params, base, sg_post);\n"
+            "        return;\n"
+            "    }\n";
     return head + body("0") + "}\n";
 }
 

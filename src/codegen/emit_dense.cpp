@@ -118,8 +118,8 @@ void Emitter::plan_dense(const Function& kernel) {
 
 void Emitter::note_dense_view(const Inst& inst, const std::string& view) {
     // dense_: every dense access is a load or a store of a scalar (no gradient view).
-    const std::string check = "sg_dense_view<" + std::to_string(inst.operands[0]->type->rank) + ">(P.header, " + view +
-                              ".strides, 1)";
+    const std::string check =
+        "sg_dense_view<" + std::to_string(inst.operands[0]->type->rank) + ">(P.header, " + view + ".strides)";
     if (std::find(dense_checks_.begin(), dense_checks_.end(), check) == dense_checks_.end()) dense_checks_.push_back(check);
 }
 

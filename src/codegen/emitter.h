@@ -186,7 +186,6 @@ public:
     /// Adds the layout of a dense access's view (in a dense kernel) to the kernel's layout test.
     void note_dense_view(const Inst& inst, const std::string& view);
     bool dense_kernel() const { return dense_; }
-    bool deferred(const Inst& inst) const { return deferred_.count(&inst) != 0; }
     /// Records a dense prefetched load, which layout 2's vector load fills.
     void note_vector_load(const Inst& inst, const std::string& view);
     /// Emits a deferred store: to the sg_post struct in layout 2, else `call`.

@@ -232,8 +232,8 @@ TEST(Kernel, DenseLaunchesOfCallShapedViewsOfTheCallsRank) {
     EXPECT_NE(body.find("if constexpr (SG_DENSE == 2) sg_post.s0 = "), std::string::npos) << body;            // y
     EXPECT_NE(body.find("SG_FN int sg_dense_mix(const sg_params_mix& P) {\n    return sg_dense_view<2>("), std::string::npos)
         << body;
-    EXPECT_NE(body.find("sg_dense_view<2>(P.header, P.x.strides, 1)"), std::string::npos) << body;
-    EXPECT_NE(body.find("sg_dense_view<2>(P.header, P.y.strides, 1)"), std::string::npos) << body;
+    EXPECT_NE(body.find("sg_dense_view<2>(P.header, P.x.strides)"), std::string::npos) << body;
+    EXPECT_NE(body.find("sg_dense_view<2>(P.header, P.y.strides)"), std::string::npos) << body;
     EXPECT_EQ(body.find("P.row.strides, "), std::string::npos) << body;  // rank 1 in a rank-2 call: strided
     EXPECT_NE(body.find("    const int sg_layout = sg_user::sg_dense_mix(params);\n    if (sg_layout == 2 && "),
               std::string::npos) << body;
@@ -241,7 +241,10 @@ TEST(Kernel, DenseLaunchesOfCallShapedViewsOfTheCallsRank) {
     EXPECT_NE(body.find("sg_thread_mix<1, 0>(params, first + k * (int64_t)blockDim.x, idx[k], sg_pre[k], sg_post[k]);"),
               std::string::npos) << body;
     EXPECT_NE(body.find("sg_thread_mix<2, 0>(params, tid, idx, sg_pre, sg_post);"), std::string::npos) << body;
-    EXPECT_NE(body.find("sg_thread_mix<0, 2>(params, base + k, idx[k], sg_pre[k], sg_post[k]);"), std::string::npos) << body;
+    EXPECT_NE(body.find("            const int64_t tid = base + k;\n            sg_call_index_fixed<2>(params.header, tid, "
+                        "idx[k]);\n            sg_user::sg_thread_mix<0, 2>(params, tid, idx[k], sg_pre[k], sg_post[k]);"),
+              std::string::npos) << body;
+    EXPECT_NE(body.find("sg_thread_mix<1, 2>(params, base + k, idx[k], sg_pre[k], sg_post[k]);"), std::string::npos) << body;
     EXPECT_TRUE(nvrtc_compiles(cuda.source));
     EXPECT_TRUE(nvcc_compiles(cuda.source));
 
