@@ -230,7 +230,8 @@ std::vector<int> match_arguments(const lang::FunctionDecl* fn, const std::string
         arg_of[p] = int(positional + k);
     }
     for (size_t p = 0; p < nparams; ++p)
-        if (arg_of[p] < 0) throw_type_error(function + "() missing required argument '" + fn->params[p]->name + "'");
+        if (arg_of[p] < 0 && !fn->params[p]->default_value)
+            throw_type_error(function + "() missing required argument '" + fn->params[p]->name + "'");
     return arg_of;
 }
 
@@ -262,6 +263,17 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
                               (lang::param_is_differentiable(module.types(), *param) ||
                                (param->type->is_tensor() && param->type->tensor.differentiable));
         slot.read_type = param->type;
+        if (arg_of[p] < 0) {
+            // Left out: the kernel passes the parameter's default (glue.cpp).
+            bool mapped = (p < modifiers.type_maps.size() && !modifiers.type_maps[p].empty()) ||
+                          (p < modifiers.dim_maps.size() && !modifiers.dim_maps[p].empty());
+            if (mapped)
+                throw_type_error(function + "(): map() names parameter '" + param->name +
+                                 "', which the call leaves to its default value");
+            slot.defaulted = true;
+            b.slots.push_back(slot);
+            continue;
+        }
         if (p < modifiers.type_maps.size() && !modifiers.type_maps[p].empty()) {
             // fn.map(a="float3"): the argument is read as that type, then converted.
             const std::string& name = modifiers.type_maps[p];

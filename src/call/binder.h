@@ -91,6 +91,7 @@ struct ParamSlot {
     const lang::Type* read_type = nullptr;  ///< fn.map() by type: what the argument is read as (else `type`)
     lang::ParamDir dir = lang::ParamDir::In;
     bool differentiable = false;
+    bool defaulted = false;  ///< the call left it out: the kernel passes its default value (no leaves)
     ValueNode value;
 };
 

@@ -335,6 +335,7 @@ bool infer_generic_args(const UserModule& module, const lang::FunctionDecl* g, c
                         const std::vector<const Type*>* mapped) {
     Inference inference(module, g, args);
     for (size_t p = 0; p < g->params.size() && p < arg_of.size(); ++p) {
+        if (arg_of[p] < 0) continue;  // left to its default: its type does not infer
         if (mapped && p < mapped->size() && (*mapped)[p])
             inference.unify_mapped(g->params[p]->type_expr, 0, (*mapped)[p], g->params[p]->name, 0);
         else

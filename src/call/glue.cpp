@@ -2,6 +2,8 @@
 #include "call/glue.h"
 
 #include <cctype>
+#include <map>
+#include <sstream>
 
 #include "call/errors.h"
 
@@ -379,6 +381,27 @@ std::string method_wrapper(const Binding& b) {
            call + ";\n}\n";
 }
 
+/// The default value of a parameter the call left out, as kernel source: its tokens, with the
+/// generic parameters of the function (or of its struct) replaced by this instantiation's
+/// arguments; in parentheses unless it is an initializer list.
+std::string default_value(const Binding& b, size_t slot) {
+    const lang::FunctionDecl* f = b.decl;
+    std::map<std::string, std::string> args;
+    auto bind = [&](const std::vector<lang::GenericParam>& params, const std::vector<lang::GenericArg>& values) {
+        for (size_t k = 0; k < params.size() && k < values.size(); ++k)
+            args[params[k].name] = values[k].type ? lang::type_name(values[k].type) : std::to_string(values[k].value);
+    };
+    if (f->owner && f->owner->generic_origin) bind(f->owner->generic_origin->generic_params, f->owner->generic_args);
+    if (f->generic_origin) bind(f->generic_origin->generic_params, f->generic_args);
+    std::string text, token;
+    std::istringstream tokens(f->params[slot]->default_text);
+    while (tokens >> token) {
+        auto it = args.find(token);
+        text += (text.empty() ? "" : " ") + (it == args.end() ? token : it->second);
+    }
+    return text.front() == '{' ? text : "(" + text + ")";
+}
+
 /// A slot's value as the parameter's type: fn.map() by type may read it as another one.
 std::string convert(const ParamSlot& s, const std::string& value) {
     if (!s.read_type || s.read_type == s.type) return value;
@@ -459,6 +482,10 @@ Glue make_forward_glue(const Binding& b, bool index_64bit) {
     }
     for (size_t s = 0; s < b.slots.size(); ++s) {
         const ParamSlot& slot = b.slots[s];
+        if (slot.defaulted) {
+            call_args.push_back(default_value(b, s));
+            continue;
+        }
         if (!is_plain(slot)) {
             call_args.push_back(
                 convert(slot, w.node_value(slot.value, "_v_" + slot.name, [&](int i) { return w.leaf_value(i); })));
@@ -533,6 +560,19 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
     }
     for (size_t s = 0; s < b.slots.size(); ++s) {
         const ParamSlot& slot = b.slots[s];
+        if (slot.defaulted) {
+            // A constant of the kernel: a differentiable parameter gets a pair whose gradient
+            // goes nowhere.
+            if (!slot.differentiable) {
+                call_args.push_back(default_value(b, s));
+                continue;
+            }
+            std::string value = "_v_" + slot.name, pair = "_d_" + slot.name;
+            w.body += "    " + GlueWriter::declare(slot.type, value) + " = " + default_value(b, s) + ";\n";
+            w.body += "    var " + pair + " = diffPair(" + value + ");\n";
+            call_args.push_back(pair);
+            continue;
+        }
         if (!is_plain(slot)) {
             std::string value =
                 convert(slot, w.node_value(slot.value, "_v_" + slot.name, [&](int i) { return w.leaf_value(i); }));

@@ -81,6 +81,7 @@ std::string signature_text(const FunctionDecl* fn) {
     for (size_t k = 0; k < fn->params.size(); ++k) {
         const lang::VarDecl* p = fn->params[k];
         s += (k ? ", " : "") + std::string(dir_prefix(p->dir)) + param_type_text(p) + " " + p->name;
+        if (p->default_value) s += " = " + p->default_text;
     }
     return s + ")";
 }
@@ -246,6 +247,7 @@ Rank rank_of(const Binding& b, const ArgInfo* args, const std::vector<int>& arg_
         if (pb.kind == BindingKind::Elementwise) r.call_dims += pb.call_dims;
     }
     for (size_t p = 0; p < arg_of.size() && p < b.slots.size(); ++p) {
+        if (arg_of[p] < 0) continue;  // left to its default
         const ArgInfo& a = args[arg_of[p]];
         const lang::Type* t = b.slots[p].type;
         if (a.kind == ArgKind::Value && (t->is_vector() || t->is_matrix()) && ScalarKind(a.scalar) != t->scalar)
@@ -278,6 +280,7 @@ void add_extent_check(Binding& b, int arg, int dim, int64_t extent) {
 void record_candidate_extent_checks(Binding& b, const FunctionDecl* fn, const std::vector<int>& arg_of,
                                     const ArgInfo* args) {
     for (size_t p = 0; p < arg_of.size() && p < fn->params.size(); ++p) {
+        if (arg_of[p] < 0) continue;  // left to its default
         const ArgInfo& a = args[arg_of[p]];
         const lang::Type* t = fn->params[p]->type;
         if (a.kind != ArgKind::Tensor || !t || t->is_tensor()) continue;

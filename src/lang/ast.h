@@ -167,6 +167,10 @@ struct VarDecl {
     std::string name;
     TypeExpr* type_expr = nullptr;  ///< nullptr for `var x = ...` / `let x = ...`
     Expr* init = nullptr;
+    /// A parameter's default value as parsed. Sema never annotates it: the declaration and
+    /// each call that leaves the argument out check copies of their own (clone_expr).
+    Expr* default_value = nullptr;
+    std::string default_text;       ///< the default's tokens, spaced: the call glue passes it
     ParamDir dir = ParamDir::In;    ///< parameters only
     bool is_no_diff = false;
     bool is_const = false;          ///< `const`, `let`, `static const`

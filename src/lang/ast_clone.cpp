@@ -54,6 +54,8 @@ public:
         c->name = v->name;
         c->type_expr = type(v->type_expr);
         c->init = expr(v->init);
+        c->default_value = expr(v->default_value);
+        c->default_text = v->default_text;
         c->dir = v->dir;
         c->is_no_diff = v->is_no_diff;
         c->is_const = v->is_const;
@@ -140,5 +142,7 @@ private:
 FunctionDecl* clone_function(AstContext& ast, const FunctionDecl* f) { return Cloner(ast).function(f); }
 
 StructDecl* clone_struct(AstContext& ast, const StructDecl* s) { return Cloner(ast).structure(s); }
+
+Expr* clone_expr(AstContext& ast, const Expr* e) { return Cloner(ast).expr(e); }
 
 }  // namespace sg::lang

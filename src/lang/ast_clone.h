@@ -14,5 +14,7 @@ FunctionDecl* clone_function(AstContext& ast, const FunctionDecl* f);
 /// Copies a struct with its fields, static constants, type aliases and member functions (whose
 /// `owner` is the copy).
 StructDecl* clone_struct(AstContext& ast, const StructDecl* s);
+/// Copies an expression as the parser built it (a parameter's default value, for each use).
+Expr* clone_expr(AstContext& ast, const Expr* e);
 
 }  // namespace sg::lang

@@ -437,10 +437,13 @@ VarDecl* Parser::parse_param() {
         advance();
         match(TokenKind::Identifier);
     }
-    if (at(TokenKind::Assign)) {  // kept in `init` so that sema still checks the expression
-        unsupported(loc(), "default parameter value");
-        advance();
-        v->init = parse_assignment();
+    if (match(TokenKind::Assign)) {  // `float s = 2.0`: sema checks it, calls may leave it out
+        size_t first = pos_;
+        v->default_value = parse_assignment();
+        for (size_t k = first; k < pos_; ++k) {
+            if (!v->default_text.empty()) v->default_text += ' ';
+            v->default_text += text(tokens_[k]);
+        }
     }
     return v;
 }

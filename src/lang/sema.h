@@ -93,4 +93,10 @@ std::vector<DerivedParam> forward_signature(TypeContext& types, const FunctionDe
 /// Whether parameter `p` of `f` takes part in differentiation.
 bool param_is_differentiable(const TypeContext& types, const VarDecl& p);
 
+/// A call with `nargs` arguments fits `f`: at most one per parameter, and every parameter left
+/// out has a default value.
+bool accepts_argument_count(const FunctionDecl& f, size_t nargs);
+/// How many leading parameters have no default value.
+size_t required_arguments(const FunctionDecl& f);
+
 }  // namespace sg::lang

@@ -230,7 +230,7 @@ const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& can
     int best_cost = 1 << 30;
     bool ambiguous = false;
     for (FunctionDecl* f : candidates) {
-        if (f->params.size() != nargs) continue;
+        if (!accepts_argument_count(*f, nargs)) continue;
         int cost = 0;
         for (size_t k = 0; k < nargs && cost >= 0; ++k) {
             Expr* a = e->operands[k + 1];
@@ -253,12 +253,15 @@ const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& can
     const std::string& name = candidates.front()->name;
     if (!best) {
         bool arity_match = false;
-        for (FunctionDecl* f : candidates) arity_match |= f->params.size() == nargs;
-        size_t self = candidates.front()->this_param && !candidates.front()->is_init ? 1 : 0;
+        for (FunctionDecl* f : candidates) arity_match |= accepts_argument_count(*f, nargs);
+        const FunctionDecl* only = candidates.front();
+        size_t self = only->this_param && !only->is_init ? 1 : 0;
         if (!arity_match && candidates.size() == 1) {
+            size_t most = only->params.size() - self, least = required_arguments(*only) - self;
             diags_.error(e->loc, "function '" + name + "' takes " +
-                                     arguments(candidates.front()->params.size() - self) + ", " +
-                                     std::to_string(nargs - self) + " given");
+                                     (least == most ? arguments(most)
+                                                    : std::to_string(least) + " to " + arguments(most)) +
+                                     ", " + std::to_string(nargs - self) + " given");
         } else if (candidates.size() == 1 && (candidates.front()->generic_origin || has_buffer_param(*candidates.front()))) {
             // One instantiation (or one function taking a buffer): name the argument that does
             // not fit (Slang's 30019).
@@ -289,6 +292,8 @@ const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& can
         if (best->params[k]->dir != ParamDir::In) require_lvalue(a, "pass to an out/inout parameter", 30047);
         else if (a->kind != ExprKind::InitList) warn_implicit_conversion(a, best->params[k]->type);
     }
+    // Arguments left out take their parameters' defaults (sema_defaults.cpp).
+    for (size_t k = nargs; k < best->params.size(); ++k) e->operands.push_back(default_argument(best, k, false));
     return best->result_type;
 }
 

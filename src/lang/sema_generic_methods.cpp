@@ -33,7 +33,7 @@ std::vector<FunctionDecl*> Sema::member_candidates(Expr* e, Expr* callee, const 
     instantiate_candidates(generics, e, callee, args, true, out, reported);
     if (out.empty() && !reported) {
         const FunctionDecl* g = generics.front();
-        if (generics.size() == 1 && g->params.size() != args.size())  // Slang: 30438, as for generic functions
+        if (generics.size() == 1 && !accepts_argument_count(*g, args.size()))  // Slang: 30438, as for generic functions
             diags_.error(e->loc,
                          "member function '" + g->member_name + "' takes " + std::to_string(g->params.size()) +
                              " argument" + (g->params.size() == 1 ? "" : "s") + ", " + std::to_string(args.size()) +

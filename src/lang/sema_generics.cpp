@@ -267,10 +267,10 @@ void Sema::instantiate_candidates(const std::vector<FunctionDecl*>& generics, Ex
                                   const std::vector<Expr*>& args, bool members, std::vector<FunctionDecl*>& out,
                                   bool& reported) {
     size_t viable = 0;
-    for (FunctionDecl* g : generics) viable += g->params.size() == args.size();
+    for (FunctionDecl* g : generics) viable += accepts_argument_count(*g, args.size());
     bool report = out.empty() && viable == 1;
     for (FunctionDecl* g : generics) {
-        if (g->params.size() != args.size()) continue;
+        if (!accepts_argument_count(*g, args.size())) continue;
         std::vector<GenericArg> gargs;
         if (callee->type_expr && !explicit_generic_args(callee->type_expr, g->generic_params,
                                                         members ? g->member_name : g->name, gargs, true)) {

@@ -23,6 +23,10 @@ void Sema::declare_interface(StructDecl* s) {
     for (FunctionDecl* r : s->methods) {
         if (r->body) diags_.unsupported(r->body->loc, "a default implementation in an interface");
         if (r->is_init) diags_.unsupported(r->loc, "'__init' in an interface");
+        // Which default a call through the interface would take (the requirement's or the
+        // conforming method's) is left open: none is accepted.
+        for (const VarDecl* p : r->params)
+            if (p->default_value) diags_.unsupported(p->default_value->loc, "a default value in an interface requirement");
     }
 }
 

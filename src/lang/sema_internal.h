@@ -274,6 +274,12 @@ private:
     const Type* check_index(Expr* e);
     const Type* check_member(Expr* e);
     const Type* check_user_call(Expr* e, const std::vector<FunctionDecl*>& candidates);
+    // ---- default parameter values (sema_defaults.cpp)
+    /// At a signature: defaults trail, belong to `in` parameters, and check in module scope.
+    void check_param_defaults(FunctionDecl* f);
+    /// A checked copy of parameter k's default, the argument of a call that leaves it out
+    /// (`report`: keep its diagnostics; the declaration's check reports them once).
+    Expr* default_argument(FunctionDecl* f, size_t k, bool report);
     const Type* check_derivative_call(Expr* e, FunctionDecl* target, bool backward);
     /// Whether check_derivative_call(e, target, backward) would accept the call's (checked)
     /// arguments, reporting nothing; `exact`: every `in` argument has the parameter's type.

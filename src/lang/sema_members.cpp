@@ -45,6 +45,7 @@ void Sema::declare_signature(FunctionDecl* f) {
         p->is_param = true;
         if (p->type->is_void()) diags_.error(p->loc, "parameter '" + p->name + "' cannot have type void");
     }
+    check_param_defaults(f);
     if (!f->owner || !f->owner->is_interface) result_.functions.push_back(f);
     subst_ = saved;
     resolving_struct_ = saved_struct;
