@@ -102,7 +102,9 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
             }
             overloads.push_back(f);
         }
-    // Attributes that name other functions.
+    // Default parameter values (they may call any function), then attributes that name other
+    // functions. Instantiations made by a default join the list and are checked in turn.
+    for (size_t i = 0; i < result_.functions.size(); ++i) check_param_defaults(result_.functions[i]);
     for (FunctionDecl* f : result_.functions) check_function_attributes(f);
     attributes_checked_ = true;
     // Pass 4: bodies.

@@ -23,6 +23,14 @@ const Expr* first_name(const Expr* e, const Pick& pick) {
     return nullptr;
 }
 
+bool already_reported(const Diagnostics& diags, const Diagnostic& d) {
+    for (const Diagnostic& o : diags.all())
+        if (o.severity == d.severity && o.message == d.message && o.location.file == d.location.file &&
+            o.location.line == d.location.line && o.location.col == d.location.col)
+            return true;
+    return false;
+}
+
 }  // namespace
 
 bool accepts_argument_count(const FunctionDecl& f, size_t nargs) {
@@ -84,8 +92,15 @@ void Sema::check_param_defaults(FunctionDecl* f) {
 
 Expr* Sema::default_argument(FunctionDecl* f, size_t k, bool report) {
     VarDecl* p = f->params[k];
-    const size_t first_diagnostic = diags_.all().size();
     Expr* e = clone_expr(ast_, p->default_value);
+    if (!expanding_defaults_.insert(p).second) {
+        // `float g(float x, float s = h(1))` beside `float h(float x, float t = g(1))`.
+        diags_.error(p->default_value->loc,
+                     "the default value of parameter '" + p->name + "' of '" + f->name + "' depends on itself");
+        e->type = types_.error_type();
+        return e;
+    }
+    const size_t first_diagnostic = diags_.all().size();
     // Checked as a global constant's initializer is: no locals, no implicit `this`.
     auto saved_scopes = std::move(scopes_);
     auto saved_alias_scopes = std::move(alias_scopes_);
@@ -105,8 +120,12 @@ Expr* Sema::default_argument(FunctionDecl* f, size_t k, bool report) {
     current_fn_ = saved_fn;
     subst_ = saved_subst;
     loop_depth_ = saved_loops;
-    // A call's copy repeats what the declaration's reported.
-    if (!report) diags_.take_from(first_diagnostic);
+    expanding_defaults_.erase(p);
+    // A call's copy repeats what the declaration's check reported; only an error new here (a
+    // default that depends on itself, found through this copy) stays.
+    if (!report)
+        for (Diagnostic& d : diags_.take_from(first_diagnostic))
+            if (d.severity == Severity::Error && !already_reported(diags_, d)) diags_.restore(std::move(d));
     return e;
 }
 

@@ -357,7 +357,8 @@ private:
     FunctionDecl* current_fn_ = nullptr;
     int loop_depth_ = 0;
     int expr_depth_ = 0;
-    std::vector<std::pair<Expr*, bool>> derivative_calls_;  ///< (bwd_diff/fwd_diff call, backward)
+    std::vector<std::pair<Expr*, bool>> derivative_calls_;
+    std::set<const VarDecl*> expanding_defaults_;  ///< parameters whose default is being checked  ///< (bwd_diff/fwd_diff call, backward)
     SemaResult result_;
 };
 

@@ -45,7 +45,9 @@ void Sema::declare_signature(FunctionDecl* f) {
         p->is_param = true;
         if (p->type->is_void()) diags_.error(p->loc, "parameter '" + p->name + "' cannot have type void");
     }
-    check_param_defaults(f);
+    // Defaults may call functions and methods declared later: checked once all signatures are
+    // (Sema::run), and at once for the instantiations made after that.
+    if (attributes_checked_) check_param_defaults(f);
     if (!f->owner || !f->owner->is_interface) result_.functions.push_back(f);
     subst_ = saved;
     resolving_struct_ = saved_struct;
