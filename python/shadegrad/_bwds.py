@@ -2,7 +2,8 @@
 #
 # Differentiable arguments come as diffPair(p, d) (the gradient lands in .grad) or as torch
 # tensors that require grad (the gradient accumulates into .grad, as torch does); for a function
-# with a result, its gradient is the last positional argument; an `out` parameter takes a
+# with a result, its gradient is the last positional argument (parameters with defaults may be
+# left out before it); an `out` parameter takes a
 # diffPair whose `d` is its incoming gradient, an `inout` one a diffPair whose `d` is the gradient
 # of its value after the call and becomes that of its value before the call. The call runs the forward under autograd and then
 # the generated backward kernel through torch.autograd.backward, so the gradients are exactly
@@ -28,13 +29,14 @@ class BwdsFunction:
 
         fn = self._fn
         params = fn.parameters  # [(name, dir, type name)]
+        defaults = fn.parameter_defaults  # {name: source text} of those that may be left out
         args = list(args)
         dresult = None
         if fn.returns_value:
             if "_result_grad" in kwargs:
                 dresult = kwargs.pop("_result_grad")
-            elif args and len(args) > len([p for p in params if p[0] not in kwargs]):
-                dresult = args.pop()
+            elif args and len(args) > len([p for p in params if p[0] not in kwargs and p[0] not in defaults]):
+                dresult = args.pop()  # the last positional argument, once the required ones are there
             if dresult is None:
                 raise TypeError(f"{fn.name}.bwds(): the gradient of the result is missing (pass it as the last argument)")
         device = fn.device_type, fn.device_index

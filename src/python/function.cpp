@@ -71,6 +71,14 @@ std::vector<std::tuple<std::string, std::string, std::string>> Function::paramet
     return out;
 }
 
+std::map<std::string, std::string> Function::parameter_defaults() const {
+    std::map<std::string, std::string> out;
+    if (const lang::FunctionDecl* fn = representative())
+        for (const lang::VarDecl* p : fn->params)
+            if (p->default_value) out[p->name] = p->default_text;
+    return out;
+}
+
 bool Function::returns_value() const {
     const lang::FunctionDecl* fn = representative();
     if (!fn) return false;

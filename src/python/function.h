@@ -7,6 +7,7 @@
 
 #include <nanobind/nanobind.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <tuple>
@@ -94,6 +95,8 @@ public:
     std::vector<std::string> parameter_names() const;
     /// (name, "in" | "out" | "inout", type name) per parameter.
     std::vector<std::tuple<std::string, std::string, std::string>> parameters() const;
+    /// The parameters that have a default value, by name, with its source text.
+    std::map<std::string, std::string> parameter_defaults() const;
     bool returns_value() const;
     const Device& device() const { return core_->device; }
     const std::shared_ptr<call::UserModule>& user_module() const { return core_->module; }

@@ -1,6 +1,7 @@
 // src/python/module.cpp — the nanobind module shadegrad._core: classes, functions and the one
 // place where C++ exceptions become Python exceptions.
 #include <nanobind/nanobind.h>
+#include <nanobind/stl/map.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/pair.h>
 #include <nanobind/stl/shared_ptr.h>
@@ -192,6 +193,7 @@ NB_MODULE(_core, m) {
         .def_prop_ro("name", &Function::name)
         .def_prop_ro("parameter_names", &Function::parameter_names)
         .def_prop_ro("parameters", &Function::parameters)
+        .def_prop_ro("parameter_defaults", &Function::parameter_defaults)
         .def_prop_ro("returns_value", &Function::returns_value)
         .def_prop_ro("device", [](const Function& f) { return f.device(); })
         .def_prop_ro("device_type", [](const Function& f) { return int(f.device().type); })

@@ -145,3 +145,19 @@ def test_an_overload_with_a_default_is_ambiguous_beside_one_without(m):
     assert m.pick(1.0, 2.0) == 3.0
     with pytest.raises(TypeError, match=r"(?s)pick\(\): the call is ambiguous.*float pick\(float x, float y = 1.0\)"):
         m.pick(1.0)
+
+
+def test_bwds_leaves_defaulted_parameters_out(sg, m):
+    # The result's gradient stays the last positional argument.
+    assert m.scale.parameter_defaults == {"s": "2.0", "n": "1"}
+    p = sg.diffPair(3.0)
+    m.scale.bwds(p, 1.5)  # s = 2 left out: d/dx = s * dresult
+    assert p.grad == 3.0
+    p = sg.diffPair(3.0)
+    m.scale.bwds(p, 0.5, 2.0)  # s = 0.5 given, dresult = 2
+    assert p.grad == 1.0
+    p = sg.diffPair(3.0)
+    m.scale.bwds(x=p, n=4, _result_grad=1.0)
+    assert p.grad == 2.0
+    with pytest.raises(TypeError, match=r"scale.bwds\(\): the gradient of the result is missing"):
+        m.scale.bwds(sg.diffPair(3.0))
