@@ -383,8 +383,8 @@ std::string method_wrapper(const Binding& b) {
 
 /// The default value of a parameter the call left out, as kernel source: its tokens, with the
 /// generic parameters of the function (or of its struct) replaced by this instantiation's
-/// arguments; in parentheses unless it is an initializer list.
-std::string default_value(const Binding& b, size_t slot) {
+/// arguments (not a member's name after a `.`).
+std::string default_text(const Binding& b, size_t slot) {
     const lang::FunctionDecl* f = b.decl;
     std::map<std::string, std::string> args;
     auto bind = [&](const std::vector<lang::GenericParam>& params, const std::vector<lang::GenericArg>& values) {
@@ -393,13 +393,22 @@ std::string default_value(const Binding& b, size_t slot) {
     };
     if (f->owner && f->owner->generic_origin) bind(f->owner->generic_origin->generic_params, f->owner->generic_args);
     if (f->generic_origin) bind(f->generic_origin->generic_params, f->generic_args);
-    std::string text, token;
+    std::string text, token, previous;
     std::istringstream tokens(f->params[slot]->default_text);
     while (tokens >> token) {
-        auto it = args.find(token);
+        auto it = previous == "." ? args.end() : args.find(token);
         text += (text.empty() ? "" : " ") + (it == args.end() ? token : it->second);
+        previous = token;
     }
-    return text.front() == '{' ? text : "(" + text + ")";
+    return text;
+}
+
+/// A local of the parameter's type holding its default (the call then resolves as the user
+/// function's own calls do: by the parameter's type, not the default's); returns its name.
+std::string default_local(GlueWriter& w, const Binding& b, size_t slot) {
+    std::string name = "_default_" + std::to_string(slot);
+    w.body += "    " + GlueWriter::declare(b.slots[slot].type, name) + " = " + default_text(b, slot) + ";\n";
+    return name;
 }
 
 /// A slot's value as the parameter's type: fn.map() by type may read it as another one.
@@ -483,7 +492,7 @@ Glue make_forward_glue(const Binding& b, bool index_64bit) {
     for (size_t s = 0; s < b.slots.size(); ++s) {
         const ParamSlot& slot = b.slots[s];
         if (slot.defaulted) {
-            call_args.push_back(default_value(b, s));
+            call_args.push_back(default_local(w, b, s));
             continue;
         }
         if (!is_plain(slot)) {
@@ -563,12 +572,12 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
         if (slot.defaulted) {
             // A constant of the kernel: a differentiable parameter gets a pair whose gradient
             // goes nowhere.
+            std::string value = default_local(w, b, s);
             if (!slot.differentiable) {
-                call_args.push_back(default_value(b, s));
+                call_args.push_back(value);
                 continue;
             }
-            std::string value = "_v_" + slot.name, pair = "_d_" + slot.name;
-            w.body += "    " + GlueWriter::declare(slot.type, value) + " = " + default_value(b, s) + ";\n";
+            std::string pair = "_default_pair_" + std::to_string(s);
             w.body += "    var " + pair + " = diffPair(" + value + ");\n";
             call_args.push_back(pair);
             continue;

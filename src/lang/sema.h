@@ -98,5 +98,7 @@ bool param_is_differentiable(const TypeContext& types, const VarDecl& p);
 bool accepts_argument_count(const FunctionDecl& f, size_t nargs);
 /// How many leading parameters have no default value.
 size_t required_arguments(const FunctionDecl& f);
+/// "2 arguments", "1 to 3 arguments": what a call of f takes (`self`: 1 to leave `this` out).
+std::string argument_count_text(const FunctionDecl& f, size_t self = 0);
 
 }  // namespace sg::lang

@@ -15,9 +15,19 @@ const Builtin kTensorAdd{BuiltinKind::TensorAdd, IntrinsicId::Count, "add"};
 /// "1 argument", "2 arguments".
 std::string arguments(size_t n) { return std::to_string(n) + (n == 1 ? " argument" : " arguments"); }
 
+}  // namespace
+
+std::string argument_count_text(const FunctionDecl& f, size_t self) {
+    size_t most = f.params.size() - self, least = required_arguments(f) - self;
+    return least == most ? arguments(most) : std::to_string(least) + " to " + arguments(most);
+}
+
+namespace {
+
 std::string arg_types(const std::vector<Expr*>& ops, size_t first) {
     std::string s = "(";
-    for (size_t k = first; k < ops.size(); ++k) s += (k > first ? ", " : "") + type_name(ops[k]->type);
+    for (size_t k = first; k < ops.size(); ++k)
+        s += (k > first ? ", " : "") + (ops[k]->type ? type_name(ops[k]->type) : std::string("{...}"));
     return s + ")";
 }
 
@@ -257,11 +267,8 @@ const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& can
         const FunctionDecl* only = candidates.front();
         size_t self = only->this_param && !only->is_init ? 1 : 0;
         if (!arity_match && candidates.size() == 1) {
-            size_t most = only->params.size() - self, least = required_arguments(*only) - self;
-            diags_.error(e->loc, "function '" + name + "' takes " +
-                                     (least == most ? arguments(most)
-                                                    : std::to_string(least) + " to " + arguments(most)) +
-                                     ", " + std::to_string(nargs - self) + " given");
+            diags_.error(e->loc, "function '" + name + "' takes " + argument_count_text(*only, self) + ", " +
+                                     std::to_string(nargs - self) + " given");
         } else if (candidates.size() == 1 && (candidates.front()->generic_origin || has_buffer_param(*candidates.front()))) {
             // One instantiation (or one function taking a buffer): name the argument that does
             // not fit (Slang's 30019).

@@ -59,73 +59,111 @@ void Sema::check_param_defaults(FunctionDecl* f) {
             continue;
         }
         if (!first_default) first_default = p;
+        auto reject = [&](SourceLoc at, const std::string& what, bool unsupported) {
+            if (unsupported) diags_.unsupported(at, what);
+            else diags_.error(at, what, 30700);
+            rejected_defaults_.insert(p);  // calls that leave it out report nothing more
+        };
         if (p->dir != ParamDir::In) {
-            diags_.error(p->default_value->loc, "an 'out' or 'inout' parameter cannot have a default value", 30700);
+            reject(p->default_value->loc, "an 'out' or 'inout' parameter cannot have a default value", false);
             continue;
         }
-        if (f->owner && f->owner->is_interface) continue;  // reported by declare_interface
+        if (f->owner && f->owner->is_interface) {  // reported by declare_interface
+            rejected_defaults_.insert(p);
+            continue;
+        }
         if (const Expr* hit = first_name(p->default_value, [&](const std::string& n) {
                 for (const VarDecl* q : f->params)
                     if (q->name == n) return true;
                 return false;
             })) {
-            diags_.unsupported(hit->loc, "a default value that refers to a parameter ('" + hit->name + "')");
+            reject(hit->loc, "a default value that refers to a parameter ('" + hit->name + "')", true);
             continue;
         }
         // Checked at module scope, where a member is not in scope unqualified (Slang finds it,
         // before a global of the same name).
+        const StructDecl* s = f->owner;
+        bool field = false;
         if (const Expr* hit = first_name(p->default_value, [&](const std::string& n) {
-                if (!f->owner) return false;
-                for (const VarDecl* field : f->owner->fields)
-                    if (field->name == n) return true;
-                for (const FunctionDecl* m : f->owner->methods)
+                if (!s) return false;
+                for (const VarDecl* v : s->fields)
+                    if (v->name == n) return field = true;
+                for (const VarDecl* a : s->type_aliases)
+                    if (a->name == n) return true;
+                for (const FunctionDecl* m : s->methods)
                     if (m->member_name == n) return true;
-                return find_static_const(f->owner, n) != nullptr;
+                return find_static_const(s, n) != nullptr;
             })) {
-            diags_.unsupported(hit->loc, "a default value that names member '" + hit->name + "' of '" + f->owner->name +
-                                             "' unqualified (write " + f->owner->name + "." + hit->name + ")");
+            reject(hit->loc,
+                   field ? "a default value that names field '" + hit->name + "' of '" + s->name + "'"
+                         : "a default value that names member '" + hit->name + "' of '" + s->name +
+                               "' unqualified (write " + s->name + "." + hit->name + ")",
+                   true);
             continue;
         }
         if (!p->type->is_error()) default_argument(f, k, true);  // its errors and warnings, once
     }
 }
 
+namespace {
+
+/// Puts the checker's context back however the check of a default ends (CompileError too).
+template <class Restore>
+struct OnExit {
+    Restore restore;
+    ~OnExit() { restore(); }
+};
+template <class Restore>
+OnExit(Restore) -> OnExit<Restore>;
+
+}  // namespace
+
 Expr* Sema::default_argument(FunctionDecl* f, size_t k, bool report) {
     VarDecl* p = f->params[k];
     Expr* e = clone_expr(ast_, p->default_value);
+    if (rejected_defaults_.count(p)) {
+        e->type = types_.error_type();
+        return e;
+    }
     if (!expanding_defaults_.insert(p).second) {
         // `float g(float x, float s = h(1))` beside `float h(float x, float t = g(1))`.
         diags_.error(p->default_value->loc,
                      "the default value of parameter '" + p->name + "' of '" + f->name + "' depends on itself");
+        rejected_defaults_.insert(p);
         e->type = types_.error_type();
         return e;
     }
     const size_t first_diagnostic = diags_.all().size();
-    // Checked as a global constant's initializer is: no locals, no implicit `this`.
-    auto saved_scopes = std::move(scopes_);
-    auto saved_alias_scopes = std::move(alias_scopes_);
-    FunctionDecl* saved_fn = current_fn_;
-    const Substitution* saved_subst = subst_;
-    int saved_loops = loop_depth_;
-    scopes_.clear();
-    alias_scopes_.clear();
-    current_fn_ = nullptr;
-    subst_ = substitution_of(f);
-    loop_depth_ = 0;
-    push_scope();
-    if (e->kind == ExprKind::InitList) check_init_list(e, p->type);
-    else check_convertible(e, p->type, "default value");
-    scopes_ = std::move(saved_scopes);
-    alias_scopes_ = std::move(saved_alias_scopes);
-    current_fn_ = saved_fn;
-    subst_ = saved_subst;
-    loop_depth_ = saved_loops;
-    expanding_defaults_.erase(p);
-    // A call's copy repeats what the declaration's check reported; only an error new here (a
-    // default that depends on itself, found through this copy) stays.
-    if (!report)
-        for (Diagnostic& d : diags_.take_from(first_diagnostic))
-            if (d.severity == Severity::Error && !already_reported(diags_, d)) diags_.restore(std::move(d));
+    {
+        // Checked as a global constant's initializer is: no locals, no implicit `this`.
+        OnExit restore{[this, p, saved_scopes = std::move(scopes_), saved_alias_scopes = std::move(alias_scopes_),
+                        saved_fn = current_fn_, saved_subst = subst_, saved_loops = loop_depth_,
+                        saved_struct = resolving_struct_, saved_of = defaults_of_]() mutable {
+            scopes_ = std::move(saved_scopes);
+            alias_scopes_ = std::move(saved_alias_scopes);
+            current_fn_ = saved_fn;
+            subst_ = saved_subst;
+            loop_depth_ = saved_loops;
+            resolving_struct_ = saved_struct;
+            defaults_of_ = saved_of;
+            expanding_defaults_.erase(p);
+        }};
+        scopes_.clear();
+        alias_scopes_.clear();
+        current_fn_ = nullptr;
+        subst_ = substitution_of(f);
+        loop_depth_ = 0;
+        resolving_struct_ = nullptr;
+        defaults_of_ = f;
+        push_scope();
+        if (e->kind == ExprKind::InitList) check_init_list(e, p->type);
+        else check_convertible(e, p->type, "default value");
+    }
+    // Each diagnostic once: a call's copy repeats what the declaration's check reports (which
+    // may come first or later); only an error (a default that depends on itself, found through
+    // this copy) stays from a call's.
+    for (Diagnostic& d : diags_.take_from(first_diagnostic))
+        if ((report || d.severity == Severity::Error) && !already_reported(diags_, d)) diags_.restore(std::move(d));
     return e;
 }
 

@@ -35,9 +35,8 @@ std::vector<FunctionDecl*> Sema::member_candidates(Expr* e, Expr* callee, const 
         const FunctionDecl* g = generics.front();
         if (generics.size() == 1 && !accepts_argument_count(*g, args.size()))  // Slang: 30438, as for generic functions
             diags_.error(e->loc,
-                         "member function '" + g->member_name + "' takes " + std::to_string(g->params.size()) +
-                             " argument" + (g->params.size() == 1 ? "" : "s") + ", " + std::to_string(args.size()) +
-                             " given",
+                         "member function '" + g->member_name + "' takes " + argument_count_text(*g) + ", " +
+                             std::to_string(args.size()) + " given",
                          30438);
         else diags_.error(e->loc, "no overload of '" + g->name + "' accepts these arguments", 39999);
         reported = true;

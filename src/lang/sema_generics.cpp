@@ -319,8 +319,8 @@ std::vector<FunctionDecl*> Sema::call_candidates(Expr* e, Expr* callee, bool& re
         const FunctionDecl* g = generic->second.front();
         if (generic->second.size() == 1 && (concrete == functions_.end() || callee->type_expr))
             diags_.error(e->loc,
-                         "function '" + g->name + "' takes " + std::to_string(g->params.size()) + " argument" +
-                             (g->params.size() == 1 ? "" : "s") + ", " + std::to_string(nargs) + " given",
+                         "function '" + g->name + "' takes " + argument_count_text(*g) + ", " + std::to_string(nargs) +
+                             " given",
                          30438);
         else diags_.error(e->loc, "no overload of '" + g->name + "' accepts these arguments");
         reported = true;
@@ -456,7 +456,8 @@ FunctionDecl* Sema::instantiate_function(FunctionDecl* g, const std::vector<Gene
     auto key = std::make_pair(static_cast<const void*>(g), args);
     auto it = instances_.find(key);
     if (it != instances_.end()) return static_cast<FunctionDecl*>(it->second);
-    auto depth_it = current_fn_ ? instance_depth_.find(current_fn_) : instance_depth_.end();
+    const void* within = current_fn_ ? current_fn_ : defaults_of_;  // a default's instantiations nest too
+    auto depth_it = within ? instance_depth_.find(within) : instance_depth_.end();
     int depth = (depth_it != instance_depth_.end() ? depth_it->second : 0) + 1;
     std::string name = instance_name(g->name, args);
     if (depth > kMaxInstantiationDepth) {
@@ -505,7 +506,8 @@ StructDecl* Sema::instantiate_struct(StructDecl* g, const std::vector<GenericArg
     auto key = std::make_pair(static_cast<const void*>(g), args);
     auto it = instances_.find(key);
     if (it != instances_.end()) return static_cast<StructDecl*>(it->second);
-    auto depth_it = current_fn_ ? instance_depth_.find(current_fn_) : instance_depth_.end();
+    const void* within = current_fn_ ? current_fn_ : defaults_of_;  // a default's instantiations nest too
+    auto depth_it = within ? instance_depth_.find(within) : instance_depth_.end();
     int depth = (depth_it != instance_depth_.end() ? depth_it->second : 0) + 1;
     std::string name = instance_name(g->name, args);
     if (depth > kMaxInstantiationDepth || declaring_structs_.size() > size_t(kMaxInstantiationDepth)) {

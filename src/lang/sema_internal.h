@@ -357,8 +357,10 @@ private:
     FunctionDecl* current_fn_ = nullptr;
     int loop_depth_ = 0;
     int expr_depth_ = 0;
-    std::vector<std::pair<Expr*, bool>> derivative_calls_;
-    std::set<const VarDecl*> expanding_defaults_;  ///< parameters whose default is being checked  ///< (bwd_diff/fwd_diff call, backward)
+    std::vector<std::pair<Expr*, bool>> derivative_calls_;  ///< (bwd_diff/fwd_diff call, backward)
+    std::set<const VarDecl*> expanding_defaults_;  ///< parameters whose default is being checked
+    std::set<const VarDecl*> rejected_defaults_;   ///< defaults their declaration's check rejected
+    const FunctionDecl* defaults_of_ = nullptr;    ///< whose default is being checked (instance depth)
     SemaResult result_;
 };
 

@@ -74,9 +74,10 @@ void Sema::declare_members(StructDecl* s) {
         if (!m->generic_params.empty()) continue;  // a generic method: declared per instantiation
         const StructDecl* saved_struct = resolving_struct_;
         resolving_struct_ = s;  // signatures may use the struct's static constants
+        // Before the signature: its defaults may instantiate further (a depth that must grow).
+        if (auto it = instance_depth_.find(s); it != instance_depth_.end()) instance_depth_[m] = it->second;
         declare_signature(m);
         resolving_struct_ = saved_struct;
-        if (auto it = instance_depth_.find(s); it != instance_depth_.end()) instance_depth_[m] = it->second;
     }
     // Overloads of one method with the same parameter types.
     for (size_t i = 0; i < s->methods.size(); ++i)

@@ -25,6 +25,15 @@ struct Acc
     float v;
     [Differentiable] float add(float a, float b = 0.25) { return v * a + b; }
 };
+struct C { static const int N = 7; };
+float lead<let N : int>(vector<float, N> v, int k = C.N) { return v[0] + k; }
+float over(float x, float s = 2) { return x * s; }
+float over(float x, int s) { return -100.0 + x; }
+float wide(float x, float2 w = { 1, 2 }) { return x * w.x + w.y; }
+float wide(float x, float3 w) { return -100.0; }
+struct Q : IDifferentiable { float a; float b; };
+struct P : IDifferentiable { Q q; float c; };
+[Differentiable] float nested(P p, float p_0 = 1.0) { return p.q.a * p.q.b * p.c * p_0; }
 float pick(float x) { return x; }
 float pick(float x, float y = 1.0) { return x + y; }
 """
@@ -125,7 +134,8 @@ def test_gradient_against_finite_differences(m):
 
 def test_debug_code_shows_the_default(m):
     code = m.scale.debug_code(t([1.0]))
-    assert "scale(_p_x[_c0], (2.0), (1))" in code
+    assert "float _default_1 = 2.0;" in code and "int _default_2 = 1;" in code
+    assert "scale(_p_x[_c0], _default_1, _default_2)" in code
 
 
 def test_errors_name_the_function_and_parameter(m):
@@ -161,3 +171,23 @@ def test_bwds_leaves_defaulted_parameters_out(sg, m):
     assert p.grad == 2.0
     with pytest.raises(TypeError, match=r"scale.bwds\(\): the gradient of the result is missing"):
         m.scale.bwds(sg.diffPair(3.0))
+
+
+def test_the_default_converts_to_the_parameter_type_before_overloads_are_chosen(m):
+    # `float s = 2` is a float: over(x, int) must not be picked because the literal is an int.
+    x = t([1.0, 3.0])
+    assert m.over(x).tolist() == [2.0, 6.0]
+    assert m.wide(x).tolist() == [3.0, 5.0]  # the initializer list is a float2
+
+
+def test_generic_arguments_replace_names_but_not_members(m):
+    # The glue writes the default with N = 2 substituted, but C.N stays the struct's constant.
+    assert m.lead(t([[1.0, 2.0]])).tolist() == [8.0]
+
+
+def test_backward_of_a_defaulted_parameter_beside_a_nested_struct(m):
+    a, b, c = (t([v], requires_grad=True) for v in (2.0, 3.0, 5.0))
+    y = m.nested({"q": {"a": a, "b": b}, "c": c})
+    y.backward()
+    assert y.item() == 30.0
+    assert [a.grad.item(), b.grad.item(), c.grad.item()] == [15.0, 10.0, 6.0]
