@@ -159,8 +159,11 @@ const Type* Sema::check_call(Expr* e) {
         diags_.error(e->loc, std::string(n) + "(f) must be called: " + n + "(f)(args...)");
         return types_.error_type();
     }
+    // Initializer lists take their type from a user function's parameter; anything else
+    // (a builtin, an intrinsic, a constructor) has none to give them.
+    const bool user_call = callee->ref == RefKind::Function;
     for (size_t k = 1; k < e->operands.size(); ++k)
-        if (e->operands[k]->kind != ExprKind::InitList) check_expr(e->operands[k]);
+        if (e->operands[k]->kind != ExprKind::InitList || !user_call) check_expr(e->operands[k]);
     for (size_t k = 1; k < e->operands.size(); ++k)
         if (e->operands[k]->type && e->operands[k]->type->is_error()) return types_.error_type();
     switch (callee->ref) {
@@ -236,6 +239,16 @@ const Type* Sema::check_call(Expr* e) {
 
 const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& candidates) {
     size_t nargs = e->operands.size() - 1;
+    for (const FunctionDecl* f : candidates) {
+        bool declared = f->result_type != nullptr;
+        for (const VarDecl* p : f->params) declared &= p->type != nullptr;
+        if (!declared) {
+            // A struct's static constant calling one of its methods: the constants come first.
+            diags_.unsupported(e->loc, "calling '" + f->name + "' before its signature is declared (from a static "
+                                       "constant of its struct)");
+            return types_.error_type();
+        }
+    }
     FunctionDecl* best = nullptr;
     int best_cost = 1 << 30;
     bool ambiguous = false;

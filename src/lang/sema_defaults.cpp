@@ -125,6 +125,16 @@ Expr* Sema::default_argument(FunctionDecl* f, size_t k, bool report) {
         e->type = types_.error_type();
         return e;
     }
+    // Defaults that call functions leaving out arguments with defaults that do the same grow
+    // exponentially with the chain's length: a bound keeps that a diagnostic.
+    if (++default_expansions_ > kMaxDefaultExpansions) {
+        diags_.error(p->default_value->loc, "default values expand into more than " +
+                                                std::to_string(kMaxDefaultExpansions) +
+                                                " copies (each call leaving an argument out copies its default)");
+        rejected_defaults_.insert(p);
+        e->type = types_.error_type();
+        return e;
+    }
     if (!expanding_defaults_.insert(p).second) {
         // `float g(float x, float s = h(1))` beside `float h(float x, float t = g(1))`.
         diags_.error(p->default_value->loc,

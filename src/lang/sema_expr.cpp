@@ -196,6 +196,7 @@ const Type* Sema::check_expr(Expr* e, const Type* expected) {
             diags_.error(e->loc, "an initializer list is only allowed where its type is known");
             for (Expr* o : e->operands)
                 if (o->kind != ExprKind::InitList) check_expr(o);
+            t = types_.error_type();  // `sin({1.0})`, `float3({1, 2, 3})`: callers read its type
         }
         break;
     case ExprKind::Comma:

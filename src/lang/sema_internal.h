@@ -361,6 +361,8 @@ private:
     std::set<const VarDecl*> expanding_defaults_;  ///< parameters whose default is being checked
     std::set<const VarDecl*> rejected_defaults_;   ///< defaults their declaration's check rejected
     const FunctionDecl* defaults_of_ = nullptr;    ///< whose default is being checked (instance depth)
+    static constexpr size_t kMaxDefaultExpansions = 100000;
+    size_t default_expansions_ = 0;                ///< copies of defaults made, against the bound
     SemaResult result_;
 };
 
