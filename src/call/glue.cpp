@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "call/errors.h"
+#include "call/generic_inference.h"
 
 namespace sg::call {
 
@@ -389,7 +390,7 @@ std::string default_text(const Binding& b, size_t slot) {
     std::map<std::string, std::string> args;
     auto bind = [&](const std::vector<lang::GenericParam>& params, const std::vector<lang::GenericArg>& values) {
         for (size_t k = 0; k < params.size() && k < values.size(); ++k)
-            args[params[k].name] = values[k].type ? lang::type_name(values[k].type) : std::to_string(values[k].value);
+            args[params[k].name] = generic_arg_text(values[k]);
     };
     if (f->owner && f->owner->generic_origin) bind(f->owner->generic_origin->generic_params, f->owner->generic_args);
     if (f->generic_origin) bind(f->generic_origin->generic_params, f->generic_args);

@@ -242,19 +242,10 @@ void Sema::check_global(VarDecl* g) {
     g->type = g->type_expr ? resolve_type(g->type_expr) : nullptr;
     if (g->init) {
         // A struct's constant may be checked while a body is (the struct instantiated there).
-        auto saved_scopes = std::move(scopes_);
-        auto saved_alias_scopes = std::move(alias_scopes_);
-        alias_scopes_.clear();
-        FunctionDecl* saved_fn = current_fn_;
-        scopes_.clear();
-        current_fn_ = nullptr;
-        push_scope();
+        AtModuleScope module_scope(*this);
         if (g->init->kind == ExprKind::InitList && g->type) check_init_list(g->init, g->type);
         else if (g->type) check_convertible(g->init, g->type, "global initializer");
         else g->type = check_expr(g->init);
-        scopes_ = std::move(saved_scopes);
-        alias_scopes_ = std::move(saved_alias_scopes);
-        current_fn_ = saved_fn;
     } else if (!g->is_extern) {
         // An extern's value comes at link time (bind_link_constants, before sema).
         diags_.error(g->loc, "'static const' '" + g->name + "' needs an initializer");

@@ -145,27 +145,17 @@ Expr* Sema::default_argument(FunctionDecl* f, size_t k, bool report) {
     }
     const size_t first_diagnostic = diags_.all().size();
     {
-        // Checked as a global constant's initializer is: no locals, no implicit `this`.
-        OnExit restore{[this, p, saved_scopes = std::move(scopes_), saved_alias_scopes = std::move(alias_scopes_),
-                        saved_fn = current_fn_, saved_subst = subst_, saved_loops = loop_depth_,
-                        saved_struct = resolving_struct_, saved_of = defaults_of_]() mutable {
-            scopes_ = std::move(saved_scopes);
-            alias_scopes_ = std::move(saved_alias_scopes);
-            current_fn_ = saved_fn;
+        // Checked as a global constant's initializer is, with the function's generic arguments.
+        OnExit restore{[this, p, saved_subst = subst_, saved_struct = resolving_struct_, saved_of = defaults_of_]() {
             subst_ = saved_subst;
-            loop_depth_ = saved_loops;
             resolving_struct_ = saved_struct;
             defaults_of_ = saved_of;
             expanding_defaults_.erase(p);
         }};
-        scopes_.clear();
-        alias_scopes_.clear();
-        current_fn_ = nullptr;
+        AtModuleScope module_scope(*this);
         subst_ = substitution_of(f);
-        loop_depth_ = 0;
         resolving_struct_ = nullptr;
         defaults_of_ = f;
-        push_scope();
         if (e->kind == ExprKind::InitList) check_init_list(e, p->type);
         else check_convertible(e, p->type, "default value");
     }

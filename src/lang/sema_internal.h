@@ -299,6 +299,36 @@ private:
     bool is_integer_scalar(const Type* t) const { return t->is_scalar() && is_integer(t->scalar); }
 
     // scopes
+    /// While alive, expressions are checked at module scope, as a global constant's
+    /// initializer is: no locals, no enclosing function (so no implicit `this`). Restores the
+    /// body's scopes however the check ends (a CompileError too).
+    class AtModuleScope {
+    public:
+        explicit AtModuleScope(Sema& s)
+            : s_(s), scopes_(std::move(s.scopes_)), alias_scopes_(std::move(s.alias_scopes_)), fn_(s.current_fn_),
+              loops_(s.loop_depth_) {
+            s.scopes_.clear();
+            s.alias_scopes_.clear();
+            s.current_fn_ = nullptr;
+            s.loop_depth_ = 0;
+            s.push_scope();
+        }
+        ~AtModuleScope() {
+            s_.scopes_ = std::move(scopes_);
+            s_.alias_scopes_ = std::move(alias_scopes_);
+            s_.current_fn_ = fn_;
+            s_.loop_depth_ = loops_;
+        }
+        AtModuleScope(const AtModuleScope&) = delete;
+        AtModuleScope& operator=(const AtModuleScope&) = delete;
+
+    private:
+        Sema& s_;
+        std::vector<std::map<std::string, VarDecl*>> scopes_;
+        std::vector<std::map<std::string, TypeAliasDecl*>> alias_scopes_;
+        FunctionDecl* fn_;
+        int loops_;
+    };
     void push_scope() {
         scopes_.emplace_back();
         alias_scopes_.emplace_back();
