@@ -5,9 +5,10 @@
 # with a result, its gradient is the last positional argument (parameters with defaults may be
 # left out before it); an `out` parameter takes a
 # diffPair whose `d` is its incoming gradient, an `inout` one a diffPair whose `d` is the gradient
-# of its value after the call and becomes that of its value before the call. The call runs the forward under autograd and then
-# the generated backward kernel through torch.autograd.backward, so the gradients are exactly
-# those of the forward call's autograd node.
+# of its value after the call and becomes that of its value before the call. Only the generated
+# backward kernel runs (Function._backward, the call layer's backward entry): the forward is not
+# run again and nothing but the gradients is written; they are exactly those the forward call's
+# autograd node would compute.
 """fn.bwds: explicit backward calls."""
 
 from __future__ import annotations
@@ -49,7 +50,7 @@ class BwdsFunction:
                     if value.grad is None:
                         raise TypeError(f"{fn.name}.bwds(): an out parameter's diffPair needs d (its incoming gradient)")
                     d = _values.value_to_tensor(value.grad, value._sg_scalar_name, *device)
-                    t = torch.zeros_like(d)
+                    t = torch.zeros_like(d)  # its value is not read: only its gradient
                     outputs.append(t)
                     grads.append(d)
                     pairs.append((value, None))
@@ -63,20 +64,16 @@ class BwdsFunction:
                 if value.needs_grad and t.is_floating_point():
                     t.requires_grad_(True)
                 pairs.append((value, t))
-                if direction != "inout":
+                if direction != "inout" or not t.requires_grad:
                     return t
-                if not t.requires_grad:
-                    return t.clone()  # written by the call; the pair's tensor stays a leaf
-                # inout: d is the gradient of the value after the call; the call writes a copy
-                # of the primal (the node takes the copy's old value as its input), and the
-                # gradient that reaches the primal is the one of the value before the call.
+                # inout: d is the gradient of the value after the call; the gradient computed
+                # for the tensor is the one of its value before the call.
                 if value.grad is None:
                     raise TypeError(f"{fn.name}.bwds(): an inout parameter's diffPair needs d (the gradient of "
                                     "its value after the call)")
-                written = t.clone()
-                outputs.append(written)
+                outputs.append(t)
                 grads.append(_values.value_to_tensor(value.grad, value._sg_scalar_name, *device).to(t.dtype))
-                return written
+                return t
             if isinstance(value, dict):
                 return {k: convert(v, direction) for k, v in value.items()}
             if isinstance(value, (list, tuple)):
@@ -86,22 +83,30 @@ class BwdsFunction:
         directions = {p[0]: p[1] for p in params}
         call_args = [convert(a, params[i][1] if i < len(params) else "in") for i, a in enumerate(args)]
         call_kwargs = {k: convert(v, directions.get(k, "in")) for k, v in kwargs.items()}
-        with torch.enable_grad():
-            result = fn(*call_args, **call_kwargs)
+        result_grads = []
         if dresult is not None:
-            if not isinstance(result, torch.Tensor):
+            result_grads.append(dresult if isinstance(dresult, torch.Tensor) else _values.value_to_tensor(dresult, None, *device))
+        computed = fn._backward(tuple(call_args), call_kwargs, result_grads, list(zip(outputs, grads)))
+        if computed is None:
+            if dresult is not None:
                 raise TypeError(f"{fn.name}.bwds(): no argument takes part in differentiation")
-            g = dresult if isinstance(dresult, torch.Tensor) else _values.value_to_tensor(dresult, None, *device)
-            outputs.insert(0, result)
-            grads.insert(0, g.to(result.dtype).expand_as(result) if g.dim() <= result.dim() else g)
-        live = [(o, g) for o, g in zip(outputs, grads) if o.requires_grad]
-        if live:
-            torch.autograd.backward([o for o, _ in live], [g for _, g in live])
+            computed = []
+        # The gradients by tensor (a tensor bound to two parameters gets the sum of both).
+        by_tensor = {}
+        for t, g in computed:
+            if id(t) in by_tensor:
+                by_tensor[id(t)] = (t, by_tensor[id(t)][1] + g)
+            else:
+                by_tensor[id(t)] = (t, g)
+        own = {id(t) for _, t in pairs if t is not None}
         for pair, t in pairs:
             if t is None:
                 continue
-            if t.grad is None:
-                pair.grad = _values.tensor_to_value(torch.zeros_like(t), pair.primal)
-            else:
-                pair.grad = _values.tensor_to_value(t.grad, pair.primal)
+            g = by_tensor.get(id(t))
+            pair.grad = _values.tensor_to_value(g[1] if g is not None else torch.zeros_like(t), pair.primal)
+        # The caller's own tensors that require grad: their gradients flow as autograd's would
+        # (accumulated into a leaf's .grad, through a non-leaf's history).
+        theirs = [(t, g) for key, (t, g) in by_tensor.items() if key not in own]
+        if theirs:
+            torch.autograd.backward([t for t, _ in theirs], [g for _, g in theirs])
         return None

@@ -7,8 +7,8 @@
 # left as it is), and inlines it; the stand-in records one `shadegrad::call` operator whose fake
 # implementation computes the result's shape and dtype from the call's binding, and whose
 # registered autograd formula records `shadegrad::call_backward`. When the compiled graph runs,
-# both operators call the Function itself (the backward through a forward with a fresh autograd
-# node and torch.autograd.grad).
+# `call` calls the Function itself, and `call_backward` its backward entry (Function._backward:
+# the backward kernel alone, without running the forward again).
 #
 # Registering needs torch._dynamo, which `import torch` does not load (it costs about a second):
 # it happens when torch._dynamo is first imported, through the import hook installed by
@@ -260,19 +260,20 @@ def _call(function_id, layout, tensors, ints, floats):
 
 def _call_backward(function_id, layout, tensors, ints, floats, grad, needs):
     fn = _function(function_id)
-    with torch.enable_grad():
-        inputs = [t.detach().requires_grad_(i in needs) for i, t in enumerate(tensors)]
-        args, kwargs = _rebuild(layout, inputs, ints, floats)
-        out = fn(*args, **kwargs)
-        wanted = [inputs[i] for i in needs]
-        grads = torch.autograd.grad(out, wanted, grad, allow_unused=True)
-    # An operator's outputs may not share memory with each other or its inputs; the core hands
-    # out the gradients of one backward as views of one allocation, so all but the first are copied.
+    inputs = [t.detach().requires_grad_(i in needs) for i, t in enumerate(tensors)]
+    args, kwargs = _rebuild(layout, inputs, ints, floats)
+    # The call layer's backward entry: the backward kernel alone, the forward is not run again.
+    computed = fn._backward(tuple(args), dict(kwargs), [grad], []) or []
+    by_tensor = {}
+    for t, g in computed:
+        by_tensor[id(t)] = by_tensor[id(t)] + g if id(t) in by_tensor else g
+    # An operator's outputs may not share memory with each other or its inputs.
     seen = {t.untyped_storage().data_ptr() for t in tensors} | {grad.untyped_storage().data_ptr()}
     out = []
-    for g, t in zip(grads, wanted):
+    for i in needs:
+        g = by_tensor.get(id(inputs[i]))
         if g is None:
-            g = torch.zeros_like(t)
+            g = torch.zeros_like(inputs[i])
         elif g.untyped_storage().data_ptr() in seen:
             g = g.clone()
         seen.add(g.untyped_storage().data_ptr())

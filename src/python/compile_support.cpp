@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "call/resolve.h"
+#include "call/value_kind.h"
 #include "call/errors.h"
 #include "python/function.h"
 
@@ -158,13 +159,8 @@ void describe_from(const nb::tuple& d, ArgInfo& a) {
     }
 }
 
-/// The dtype code of a result scalar (the order of lang::ScalarKind; as Function::call allocates).
-int result_dtype(lang::ScalarKind s) {
-    static const DType kDTypes[] = {DType::Bool,   DType::Int8,   DType::Int16,   DType::Int32,
-                                    DType::Int64,  DType::UInt8,  DType::UInt16,  DType::UInt32,
-                                    DType::UInt64, DType::Float16, DType::Float32, DType::Float64};
-    return int(kDTypes[int(s)]);
-}
+/// The dtype code of a result scalar (as the call layer allocates it).
+int result_dtype(lang::ScalarKind s) { return int(call::dtype_of(s)); }
 
 /// `_bind_signature(fn, positional, keywords, grad_mode)`: binds a call of `fn` from descriptions
 /// (positional descriptions, then (name, description) pairs) and returns what shapes its

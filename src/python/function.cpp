@@ -1,5 +1,5 @@
-// src/python/function.cpp — Module and Function: loading, lookup, modifiers, the call hot path
-// and the autograd wiring through the active torch bridge.
+// src/python/function.cpp — Module and Function: loading, lookup, modifiers, and the Python
+// ends of a call (arguments described in, results converted out; call::invoke between).
 #include "python/function.h"
 
 #include <atomic>
@@ -13,8 +13,8 @@
 #include "call/graph_capture.h"
 #include "call/kernel_faults.h"
 #include "call/value_kind.h"
-#include "python/autograd_call.h"
 #include "python/compile_support.h"
+#include "python/torch_host.h"
 #include "python/torch_ops.h"
 
 namespace sg::py {
@@ -24,32 +24,22 @@ using call::ArgKind;
 
 namespace {
 
-std::atomic<uint32_t> g_next_function_id{1};
-
 // Per-thread scratch space: a cached call allocates nothing here after warm-up.
 thread_local CallScratch t_scratch;
-thread_local call::CallKey t_key;
-thread_local std::vector<uint8_t> t_block;
-thread_local std::vector<TensorInfo> t_results;
-
-/// Launches larger than this release the GIL while the thread pool runs.
-constexpr int64_t kReleaseGilThreads = 1 << 16;
-
-constexpr DType kDTypes[] = {DType::Bool,   DType::Int8,   DType::Int16,   DType::Int32,   DType::Int64,  DType::UInt8,
-                             DType::UInt16, DType::UInt32, DType::UInt64, DType::Float16, DType::Float32, DType::Float64};
 
 }  // namespace
 
 // ---------------------------------------------------------------- Function
 
-Function::Function(std::shared_ptr<FunctionCore> core, Modifiers modifiers) : core_(std::move(core)), mods_(std::move(modifiers)) {
+Function::Function(std::shared_ptr<call::FunctionState> state, Device device, Modifiers modifiers)
+    : state_(std::move(state)), device_(std::move(device)), mods_(std::move(modifiers)) {
     register_live_function(this);
 }
 
 Function::~Function() { unregister_live_function(this); }
 
 const lang::FunctionDecl* Function::representative() const {
-    std::vector<lang::FunctionDecl*> fns = call::candidate_declarations(*core_->module, core_->callee);
+    std::vector<lang::FunctionDecl*> fns = call::candidate_declarations(*state_->module, state_->callee);
     return fns.empty() ? nullptr : fns[0];
 }
 
@@ -98,14 +88,14 @@ bool Function::describe(nb::args& args, nb::kwargs& kwargs) {
         nb::args with_this = nb::borrow<nb::args>(nb::tuple(all));
         Modifiers m = mods_;
         m.bound_this = nb::object();
-        Function unbound(core_, std::move(m));
+        Function unbound(state_, device_, std::move(m));
         return unbound.describe(with_this, kwargs);
     }
     if (mods_.set_values.is_valid() && !mods_.set_values.is_none()) [[unlikely]] {
         // fn.set(): values for the parameters this call does not pass.
         nb::object values = PyCallable_Check(mods_.set_values.ptr()) ? mods_.set_values() : mods_.set_values;
         if (!nb::isinstance<nb::dict>(values))
-            call::throw_type_error(core_->name + "(): set() needs a dict (or a callback returning one), got " +
+            call::throw_type_error(state_->name + "(): set() needs a dict (or a callback returning one), got " +
                                    std::string(Py_TYPE(values.ptr())->tp_name));
         std::vector<std::string> names = parameter_names();
         nb::dict merged;
@@ -117,45 +107,24 @@ bool Function::describe(nb::args& args, nb::kwargs& kwargs) {
         }
         for (auto [k, v] : kwargs) merged[k] = v;
         nb::kwargs kw = nb::borrow<nb::kwargs>(merged);
-        describe_args(ops, args, kw, s, core_->device.type, core_->device.index);
+        describe_args(ops, args, kw, s, device_.type, device_.index);
         s.keep.push_back(std::move(merged));  // the children's key names point into it
     } else {
-        describe_args(ops, args, kwargs, s, core_->device.type, core_->device.index);
+        describe_args(ops, args, kwargs, s, device_.type, device_.index);
     }
     return ops.grad_enabled();
 }
 
-std::shared_ptr<call::CallPlan> Function::plan_for(bool grad_mode) {
-    CallScratch& s = t_scratch;
-    const uint32_t options = call::call_options(s.args.data(), s.total);
-    call::build_call_key(t_key, core_->id, s.args.data(), s.count, s.total, s.keywords, grad_mode, options, mods_.key_bytes);
-    if (!core_->link_key.empty()) [[unlikely]]
-        call::append_link_key(t_key, core_->link_key);
-    auto it = core_->plans.find(t_key);
-    // A plan whose binding read element extents the key does not carry (an (N, 5) tensor as
-    // float[5]) serves only calls with those extents; others look under a key that has theirs.
-    for (int level = 0; it != core_->plans.end(); ++level) {
-        const std::vector<call::ExtentCheck>& checks = it->second->binding().extent_checks;
-        if (checks.empty() || call::extents_match(checks, s.args.data())) [[likely]]
-            return it->second;
-        if (level == 4) break;
-        call::append_extent_key(t_key, checks, s.args.data());
-        it = core_->plans.find(t_key);
-    }
-    call::CallModifiers mods = mods_.call;
-    mods.strict_broadcasting |= core_->options.strict_broadcasting;
-    mods.deterministic |= core_->options.deterministic;
-    mods.fast_math |= core_->options.fast_math;
-    call::Binding binding = call::resolve_call(*core_->module, core_->callee, s.args.data(), s.positional, s.keywords,
-                                               grad_mode, core_->device.type, mods, s.result_index);
-    // A new plan compiles its kernel: never inside a CUDA graph capture (graph_capture.h).
-    if (binding.device == DeviceType::CUDA) [[unlikely]]
-        call::refuse_during_capture(core_->name, "forward kernel", binding.device, binding.device_index,
-                                    torch_ops().current_stream(binding.device, binding.device_index));
-    const codegen::CodegenOptions codegen_options = call::codegen_options(options, core_->device.type, call::debug_mode());
-    auto plan = std::make_shared<call::CallPlan>(*core_->module, std::move(binding), t_key, codegen_options);
-    if (it == core_->plans.end()) core_->plans.emplace(t_key, plan);
-    return plan;
+call::CallArgs Function::described() {
+    const CallScratch& s = t_scratch;
+    call::CallArgs a;
+    a.args = s.args.data();
+    a.count = s.count;
+    a.total = s.total;
+    a.positional = s.positional;
+    a.keywords = &s.keywords;
+    a.result_index = s.result_index;
+    return a;
 }
 
 namespace {
@@ -164,291 +133,186 @@ struct ScratchRelease {
     ~ScratchRelease() {
         if (!t_scratch.keep.empty()) t_scratch.keep.clear();
         t_scratch.writebacks.clear();
+        t_scratch.outcome.clear();
     }
 };
 }  // namespace
 
 nb::object Function::call(nb::args args, nb::kwargs kwargs) {
     ScratchRelease release;
-    return call_described(describe(args, kwargs));
+    const bool grad_mode = describe(args, kwargs);
+    call::invoke(torch_host(), *state_, mods_.kernel, described(), grad_mode, t_scratch.outcome);
+    return finish(t_scratch.outcome);
 }
 
-namespace {
-
-/// The output_is_input_dirty flag of a tensor the call writes under autograd (bridge_abi.h):
-/// 1, written in place (its history is rebased onto the call's node), or, for a leaf that
-/// requires grad, 2: a write-only parameter's tensor becomes a fresh output of the node (torch
-/// forbids in-place writes to such leaves); an inout one is refused, naming the parameter.
-/// `binding` is -1 for a `_result=` tensor.
-NB_NOINLINE uint8_t written_dirty_flag(const call::Binding& b, int binding, const TensorInfo& t) {
-    if (!(t.is_leaf && t.requires_grad)) return 1;
-    if (binding >= 0 && b.params[size_t(binding)].dir == lang::ParamDir::InOut)
-        call::throw_value_error(b.function + "(): parameter '" + b.params[size_t(binding)].name +
-                                "' is inout and got a leaf tensor that requires grad; torch does not allow writing such "
-                                "a tensor in place (pass a clone, e.g. x.clone(), and use the written clone)");
-    return 2;
-}
-
-}  // namespace
-
-nb::object Function::call_described(bool grad_mode) {
+nb::object Function::finish(call::CallOutcome& out) {
     CallScratch& s = t_scratch;
-    std::shared_ptr<call::CallPlan> plan = plan_for(grad_mode);
-    const call::Binding& b = plan->binding();
-    int64_t shape[16];
-    call::compute_call_shape(b, s.args.data(), shape);
-    int64_t total = 1;
-    for (int d = 0; d < b.call_rank; ++d) total *= shape[d];
-
-    TorchOps& ops = torch_ops();
-    ResultMode mode = mods_.return_mode;
-    nb::object result = nb::none();  // the first result leaf's tensor
-    std::vector<nb::object> more;    // struct results: the other leaves
+    const call::Binding& b = out.plan->binding();
     const size_t n_results = b.result_leaves.size();
-    if (t_results.size() < n_results) t_results.resize(n_results);
-    const bool result_given = s.result_index >= 0;
-    nb::object result_return;        // what `_result=` asks to get back (an ndarray)
-    if (s.result_arg && !result_given) [[unlikely]]
+    ResultMode mode = mods_.return_mode;
+    if (s.result_arg && s.result_index < 0) [[unlikely]]
         mode = result_mode_of(nb::handle(s.result_arg));
-    for (size_t k = 0; k < n_results; ++k) {
-        const call::ResultLeaf& leaf = b.result_leaves[k];
-        int ndim = b.call_rank;
-        for (int64_t e : leaf.elem_shape) shape[ndim++] = e;
-        if (result_given) {
-            // Checked by the binder; written through a torch view of an array (copied for CUDA).
-            const ArgInfo& r = s.args[size_t(s.result_index)];
-            result = nb::borrow(static_cast<PyObject*>(r.object));
-            t_results[k] = r.tensor;
-            if (r.origin == call::ArgOrigin::NumPy) result_return = nb::borrow(s.result_arg);
-        } else {
-            nb::object t = ops.empty(shape, ndim, kDTypes[int(leaf.scalar)], b.device, b.device_index, false, t_results[k]);
-            if (k == 0) result = std::move(t);
-            else more.push_back(std::move(t));
-        }
+    write_back(b, s);
+    if (s.result_index >= 0 && s.args[size_t(s.result_index)].origin == call::ArgOrigin::NumPy) [[unlikely]] {
+        // `_result=` an array: written through a torch view of it (copied for CUDA).
+        nb::object array = nb::borrow(s.result_arg);
+        for (const CallScratch::WriteBack& w : s.writebacks)
+            if (w.arg == s.result_index)
+                nb::module_::import_("shadegrad._values").attr("numpy_store")(array, nb::handle(w.tensor));
+        return array;
     }
-    auto finish = [&](nb::object first, bool autograd) -> nb::object {
-        write_back(b, s);
-        if (result_return.is_valid()) [[unlikely]] {
-            for (const CallScratch::WriteBack& w : s.writebacks)
-                if (w.arg == s.result_index)
-                    nb::module_::import_("shadegrad._values").attr("numpy_store")(result_return, nb::handle(w.tensor));
-            return result_return;
-        }
-        if (n_results == 0) return nb::none();
-        if (mode == ResultMode::Torch || (mode == ResultMode::Auto && n_results == 1 && b.result_leaves[0].keys.empty() &&
-                                          (b.call_rank > 0 || autograd || s.any_torch) && !(s.any_numpy && !s.any_torch))) [[likely]]
-            return first;
-        std::vector<nb::object> results;
-        results.push_back(std::move(first));
-        for (nb::object& o : more) results.push_back(o);
-        return result_to_python(b, s, results, mode, autograd);
-    };
-    if (total == 0) return finish(result, false);  // zero-size call: nothing to launch
+    if (n_results == 0) return nb::none();
+    // The first result leaf's tensor: the call's own, or the `_result=` tensor.
+    nb::object first = out.results.empty() ? nb::borrow(static_cast<PyObject*>(s.args[size_t(s.result_index)].object))
+                                           : nb::steal(static_cast<PyObject*>(out.results[0].release()));
+    if (mode == ResultMode::Torch || (mode == ResultMode::Auto && n_results == 1 && b.result_leaves[0].keys.empty() &&
+                                      (b.call_rank > 0 || out.autograd || s.any_torch) && !(s.any_numpy && !s.any_torch)))
+        [[likely]]
+        return first;
+    std::vector<nb::object> results;
+    results.push_back(std::move(first));
+    for (size_t k = 1; k < out.results.size(); ++k) results.push_back(nb::steal(static_cast<PyObject*>(out.results[k].release())));
+    return result_to_python(b, s, results, mode, out.autograd);
+}
 
-    call::LaunchData data;
-    data.args = s.args.data();
-    data.call_shape = shape;
-    data.result = t_results.data();
-    void* stream = b.device == DeviceType::CUDA ? ops.current_stream(b.device, b.device_index) : nullptr;
-    if (!b.autograd) {
-        call::CallPlan::pack(plan->forward(), plan->forward_glue(), b, data, t_block);
-        if (b.device == DeviceType::CPU && total >= kReleaseGilThreads) {
-            nb::gil_scoped_release release;
-            call::CallPlan::launch(plan->forward(), t_block, stream, core_->name);
-        } else {
-            call::CallPlan::launch(plan->forward(), t_block, stream, core_->name);
+nb::object Function::backward(nb::tuple args, nb::dict kwargs, nb::list result_grads, nb::list written_grads) {
+    ScratchRelease release;
+    nb::args a = nb::borrow<nb::args>(args);
+    nb::kwargs kw = nb::borrow<nb::kwargs>(kwargs);
+    (void)describe(a, kw);
+    CallScratch& s = t_scratch;
+    TorchOps& ops = torch_ops();
+    // The result gradients in the results' dtypes (the binding of this call says which).
+    const call::Binding& b = call::plan_for(torch_host(), *state_, mods_.kernel, described(), true)->binding();
+    std::vector<nb::object> converted;
+    std::vector<TensorInfo> results(result_grads.size());
+    for (size_t k = 0; k < result_grads.size(); ++k) {
+        nb::object g = nb::borrow(result_grads[k]);
+        if (g.is_none()) {
+            results[k] = TensorInfo{};
+            continue;
         }
-        return finish(result, false);
-    }
-
-    // Autograd: the node's inputs are every tensor the kernels read, its outputs the result and
-    // the tensors the function writes.
-    auto ctx = std::make_unique<AutogradCtx>();
-    ctx->plan = plan;
-    ctx->args.assign(s.args.begin(), s.args.begin() + long(s.total));
-    std::memcpy(ctx->call_shape, shape, sizeof(ctx->call_shape));
-    ctx->results.assign(t_results.begin(), t_results.begin() + long(n_results));
-    ctx->stream = stream;
-    ctx->zeros = device_zeros(ops, b.device, b.device_index, stream, core_->name);
-    std::vector<PyObject*> inputs, outputs;
-    std::vector<uint8_t> dirty;
-    std::vector<nb::object> old_values;  // inout tensors' values before the call (kept by the node)
-    for (size_t k = 0; k < n_results; ++k) {
-        outputs.push_back(k == 0 ? result.ptr() : more[k - 1].ptr());
-        dirty.push_back(result_given ? written_dirty_flag(b, -1, s.args[size_t(s.result_index)].tensor) : 0);
-        ctx->output_bindings.push_back(-1 - int(k));
-    }
-    for (size_t i = 0; i < b.params.size(); ++i) {
-        const call::ParamBinding& p = b.params[i];
-        if (s.args[size_t(p.arg)].kind != ArgKind::Tensor) continue;
-        PyObject* obj = static_cast<PyObject*>(s.args[size_t(p.arg)].object);
-        if (p.is_output) {
-            outputs.push_back(obj);
-            dirty.push_back(written_dirty_flag(b, int(i), s.args[size_t(p.arg)].tensor));
-            ctx->output_bindings.push_back(int(i));
-            if (p.dir != lang::ParamDir::InOut) continue;
-            // An inout tensor's old value is an input: a copy taken before the kernel writes the
-            // tensor, in the graph (clone's backward passes its gradient to the tensor's history).
-            old_values.push_back(nb::handle(obj).attr("clone")());
-            inputs.push_back(old_values.back().ptr());
-        } else {
-            inputs.push_back(obj);
+        if (!ops.is_tensor(g.ptr())) call::throw_type_error(state_->name + "(): a result gradient must be a tensor");
+        if (k < b.result_leaves.size()) {
+            const char* dtype = dtype_name(call::dtype_of(b.result_leaves[k].scalar));
+            g = g.attr("to")(nb::module_::import_("torch").attr(dtype));
         }
-        ctx->input_bindings.push_back(int(i));
+        ops.describe(g.ptr(), results[k]);
+        converted.push_back(std::move(g));
     }
-    call::CallPlan::pack(plan->forward(), plan->forward_glue(), b, data, ctx->forward_block);
-    SgAutogradSpec spec{};
-    spec.inputs = inputs.data();
-    spec.n_inputs = int(inputs.size());
-    spec.outputs = outputs.data();
-    spec.n_outputs = int(outputs.size());
-    spec.output_is_input_dirty = dirty.data();
-    spec.forward = autograd_forward;
-    spec.backward = autograd_backward;
-    spec.release = autograd_release;
-    spec.ctx = ctx.release();  // owned by the bridge from here on (released on failure too)
-    nb::object replaced = ops.apply_autograd(spec);
-    if (!replaced.is_none() && n_results) {
-        // The fallback bridge hands back new output objects: the results are its first ones.
-        nb::tuple outs = nb::tuple(replaced);
-        result = nb::borrow(outs[0]);
-        for (size_t k = 1; k < n_results; ++k) more[k - 1] = nb::borrow(outs[k]);
+    // The incoming gradient of each written tensor, by the argument node that holds it.
+    std::vector<TensorInfo> written(written_grads.size());
+    std::vector<const TensorInfo*> by_node(s.total, nullptr);
+    for (size_t k = 0; k < written_grads.size(); ++k) {
+        nb::tuple pair = nb::cast<nb::tuple>(written_grads[k]);
+        if (pair.size() != 2 || !ops.is_tensor(pair[1].ptr()))
+            call::throw_type_error(state_->name + "(): a written tensor's gradient must be a (tensor, gradient) pair");
+        ops.describe(pair[1].ptr(), written[k]);
+        for (size_t i = 0; i < s.total; ++i)
+            if (s.args[i].kind == call::ArgKind::Tensor && s.args[i].object == pair[0].ptr()) by_node[i] = &written[k];
     }
-    return finish(result, true);
+    call::BackwardOutcome out;
+    call::invoke_backward(torch_host(), *state_, mods_.kernel, described(), results.data(), results.size(),
+                          by_node.data(), out);
+    if (!out.differentiated) return nb::none();
+    nb::list grads;
+    for (auto& [node, grad] : out.grads)
+        grads.append(nb::make_tuple(nb::borrow(static_cast<PyObject*>(s.args[size_t(node)].object)),
+                                    nb::steal(static_cast<PyObject*>(grad.release()))));
+    return grads;
 }
 
 std::string Function::call_key(nb::args args, nb::kwargs kwargs) {
     ScratchRelease release;
-    bool grad_mode = describe(args, kwargs);
-    CallScratch& s = t_scratch;
-    call::build_call_key(t_key, core_->id, s.args.data(), s.count, s.total, s.keywords, grad_mode,
-                         call::call_options(s.args.data(), s.total), mods_.key_bytes);
-    call::append_link_key(t_key, core_->link_key);
-    return call::render_call_key(t_key);
+    const bool grad_mode = describe(args, kwargs);
+    return call::render_key(*state_, mods_.kernel, described(), grad_mode);
 }
 
 std::string Function::debug_code(nb::args args, nb::kwargs kwargs) {
     ScratchRelease release;
-    bool grad_mode = describe(args, kwargs);
-    std::shared_ptr<call::CallPlan> plan = plan_for(grad_mode);
-    std::string out = "// call plan " + plan->key_text() + "\n";
-    out += "// ---- forward glue (kernel language)\n" + plan->forward_glue().source;
-    auto body = [](const codegen::GeneratedKernel& k) { return k.source.substr(k.body_begin); };
-    out += "// ---- forward kernel (" + plan->forward().generated.entry + ", device prelude omitted)\n" +
-           body(plan->forward().generated);
-    if (plan->binding().autograd) {
-        const call::CallPlan::Backward& bw = plan->backward(plan->grad_mask());
-        out += "// ---- backward glue (kernel language)\n" + bw.glue.source;
-        out += "// ---- backward kernel (" + bw.kernel.generated.entry + ", device prelude omitted)\n" +
-               body(bw.kernel.generated);
-        if (bw.kernel.fixed_scan)
-            out += "// ---- backward kernel, fixed-point scan variant (" + bw.kernel.fixed_scan->generated.entry +
-                   ", launched first)\n" + body(bw.kernel.fixed_scan->generated);
-    }
-    return out;
+    const bool grad_mode = describe(args, kwargs);
+    return call::debug_code(torch_host(), *state_, mods_.kernel, described(), grad_mode);
 }
 
 // ---------------------------------------------------------------- modifiers
 
-namespace {
-/// The kernel-changing modifiers as key bytes: 'M', then per parameter its map (u8 size, u8
-/// dims) when there are maps; 'D' for deterministic mode, 'F' for fast math (the parameter count
-/// is fixed per function, so these never read as each other).
-void rebuild_key_bytes(Modifiers& m) {
-    // 'M', then per parameter its map (u8 size, u8 dims), then 'T' and per parameter its type
-    // name (u8 size, the name); then 'D' in deterministic mode, then 'F' in fast math.
-    m.key_bytes.clear();
-    if (!m.call.dim_maps.empty() || !m.call.type_maps.empty()) {
-        m.key_bytes = "M";
-        for (const std::vector<int>& dims : m.call.dim_maps) {
-            m.key_bytes.push_back(char(dims.size()));
-            for (int d : dims) m.key_bytes.push_back(char(d));
-        }
-        m.key_bytes.push_back('T');
-        for (const std::string& t : m.call.type_maps) {
-            m.key_bytes.push_back(char(t.size()));
-            m.key_bytes += t;
-        }
-    }
-    if (m.call.deterministic) m.key_bytes.push_back('D');
-    if (m.call.fast_math) m.key_bytes.push_back('F');
-}
-}  // namespace
-
 Function* Function::map(nb::args args, nb::kwargs kwargs) const {
     Modifiers m = mods_;
+    call::CallModifiers c = m.kernel.call();
     std::vector<std::string> names = parameter_names();
-    m.call.dim_maps.resize(names.size());
-    m.call.type_maps.resize(names.size());
+    c.dim_maps.resize(names.size());
+    c.type_maps.resize(names.size());
     // A mapping is a tuple of call dimensions (or one int), or a type name: the type the
     // argument is read as (SlangPy's map by type).
     auto set_map = [&](size_t p, nb::handle h) {
-        m.call.dim_maps[p].clear();
-        m.call.type_maps[p].clear();
+        c.dim_maps[p].clear();
+        c.type_maps[p].clear();
         if (nb::isinstance<nb::str>(h)) {
-            m.call.type_maps[p] = nb::cast<std::string>(h);
-            if (m.call.type_maps[p].empty() || m.call.type_maps[p].size() > 200)
-                call::throw_value_error(core_->name + "(): map() needs a type name for '" + names[p] + "'");
+            c.type_maps[p] = nb::cast<std::string>(h);
+            if (c.type_maps[p].empty() || c.type_maps[p].size() > 200)
+                call::throw_value_error(state_->name + "(): map() needs a type name for '" + names[p] + "'");
             return;
         }
         if (PyType_Check(h.ptr()))
-            call::throw_type_error(core_->name + "(): map() of '" + names[p] +
+            call::throw_type_error(state_->name + "(): map() of '" + names[p] +
                                    "' takes dimension tuples or a type name (a str such as \"float3\"), not a Python class");
-        if (PyLong_Check(h.ptr())) m.call.dim_maps[p].push_back(nb::cast<int>(h));
+        if (PyLong_Check(h.ptr())) c.dim_maps[p].push_back(nb::cast<int>(h));
         else
-            for (nb::handle d : h) m.call.dim_maps[p].push_back(nb::cast<int>(d));
+            for (nb::handle d : h) c.dim_maps[p].push_back(nb::cast<int>(d));
     };
     if (args.size() > names.size())
-        call::throw_type_error(core_->name + "(): map() got " + std::to_string(args.size()) + " mappings for " +
+        call::throw_type_error(state_->name + "(): map() got " + std::to_string(args.size()) + " mappings for " +
                                std::to_string(names.size()) + " parameters");
     for (size_t i = 0; i < args.size(); ++i) set_map(i, args[i]);
     for (auto [k, v] : kwargs) {
         std::string key = nb::cast<std::string>(k);
         auto it = std::find(names.begin(), names.end(), key);
-        if (it == names.end()) call::throw_type_error(core_->name + "(): map() names no parameter '" + key + "'");
+        if (it == names.end()) call::throw_type_error(state_->name + "(): map() names no parameter '" + key + "'");
         set_map(size_t(it - names.begin()), v);
     }
-    rebuild_key_bytes(m);
-    return new Function(core_, std::move(m));
+    m.kernel.set(std::move(c));
+    return with(std::move(m));
 }
 
 Function* Function::deterministic(bool enabled) const {
     Modifiers m = mods_;
-    m.call.deterministic = enabled;
-    rebuild_key_bytes(m);
-    return new Function(core_, std::move(m));
+    call::CallModifiers c = m.kernel.call();
+    c.deterministic = enabled;
+    m.kernel.set(std::move(c));
+    return with(std::move(m));
 }
 
 Function* Function::fast_math(bool enabled) const {
     Modifiers m = mods_;
-    m.call.fast_math = enabled;
-    rebuild_key_bytes(m);
-    return new Function(core_, std::move(m));
+    call::CallModifiers c = m.kernel.call();
+    c.fast_math = enabled;
+    m.kernel.set(std::move(c));
+    return with(std::move(m));
 }
 
 Function* Function::set(nb::object values) const {
     if (!nb::isinstance<nb::dict>(values) && !PyCallable_Check(values.ptr()))
-        call::throw_type_error(core_->name + "(): set() needs a dict or a callback, got " +
+        call::throw_type_error(state_->name + "(): set() needs a dict or a callback, got " +
                                std::string(Py_TYPE(values.ptr())->tp_name));
     Modifiers m = mods_;
     m.set_values = std::move(values);
-    return new Function(core_, std::move(m));
+    return with(std::move(m));
 }
 
 Function* Function::bind(nb::object self) const {
     std::vector<std::string> names = parameter_names();
     if (names.empty() || names[0] != "this" || mods_.bound_this.is_valid())
-        call::throw_type_error(core_->name + "(): bind() takes the `this` of an instance method" +
+        call::throw_type_error(state_->name + "(): bind() takes the `this` of an instance method" +
                                (mods_.bound_this.is_valid() ? " (it is bound already)" : ""));
     Modifiers m = mods_;
     m.bound_this = std::move(self);
-    return new Function(core_, std::move(m));
+    return with(std::move(m));
 }
 
 Function* Function::return_type(nb::handle t) const {
     Modifiers m = mods_;
     m.return_mode = result_mode_of(t);
-    return new Function(core_, std::move(m));
+    return with(std::move(m));
 }
 
 namespace {
@@ -485,16 +349,10 @@ Function* Function::constants(nb::dict values) const {
         if (value.empty()) call::throw_value_error("constants: the value of '" + name + "' is empty");
         overrides[name] = std::move(value);
     }
-    // Another module (the same files, other values): a core, and so a plan cache, of its own.
-    auto core = std::make_shared<FunctionCore>();
-    core->module = core_->module->with_constants(overrides);
-    core->name = core_->name;
-    core->callee = core_->callee;
-    core->device = core_->device;
-    core->options = core_->options;
-    core->id = g_next_function_id++;
-    core->link_key = core->module->link_key();
-    return new Function(core, mods_);
+    // Another module (the same files, other values): a state, and so a plan cache, of its own.
+    return new Function(call::FunctionState::make(state_->module->with_constants(overrides), state_->callee,
+                                                  state_->device, state_->device_index, state_->module_options),
+                        device_, mods_);
 }
 
 // ---------------------------------------------------------------- Module
@@ -528,15 +386,14 @@ nb::object Module::find_function(const std::string& name) {
         functions_.emplace(name, fn);
         return fn;
     }
-    auto core = std::make_shared<FunctionCore>();
-    core->module = module_;
-    core->name = callee.text();
-    core->callee = std::move(callee);
-    core->device = device_;
-    core->options = options_;
-    core->id = g_next_function_id++;
-    core->link_key = module_->link_key();
-    nb::object fn = nb::cast(new Function(core, Modifiers{}), nb::rv_policy::take_ownership);
+    call::CallModifiers options;
+    options.strict_broadcasting = options_.strict_broadcasting;
+    options.deterministic = options_.deterministic;
+    options.fast_math = options_.fast_math;
+    nb::object fn = nb::cast(new Function(call::FunctionState::make(module_, std::move(callee), device_.type,
+                                                                    device_.index, options),
+                                          device_, Modifiers{}),
+                             nb::rv_policy::take_ownership);
     functions_.emplace(name, fn);
     return fn;
 }

@@ -1,6 +1,6 @@
 // src/python/function.h — the Python-visible objects: Module, Function, Struct.
-// Function::call is the hot path: describe arguments in C++, build the key, look up the plan,
-// allocate outputs through the torch bridge, launch (inside an autograd node when needed).
+// Function::call is the hot path: describe the Python arguments in C++, hand them to the call
+// layer (call::invoke: plan, launch, autograd), and turn its results into Python objects.
 // Modifiers (map, set, return_type) make new Function objects that share the plan cache of the
 // function they came from; the ones that change the kernel are part of the call key.
 #pragma once
@@ -14,8 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "call/call_key.h"
-#include "call/call_plan.h"
+#include "call/invoke.h"
 #include "call/resolve.h"
 #include "call/user_module.h"
 #include "python/marshal.h"
@@ -37,22 +36,10 @@ struct ModuleOptions {
     bool fast_math = false;      ///< approximate float intrinsics on CUDA (codegen::CodegenOptions)
 };
 
-/// What every Function object of one kernel function shares: the module, the plan cache.
-struct FunctionCore {
-    std::shared_ptr<call::UserModule> module;
-    std::string name;         ///< callee.text(): "f", or "wsq<3>" with explicit generic arguments
-    call::Callee callee;      ///< what its calls resolve (call/resolve.h)
-    Device device;
-    ModuleOptions options;
-    uint32_t id = 0;
-    std::string link_key;  ///< module->link_key(): the extern values, appended to every call key
-    std::unordered_map<call::CallKey, std::shared_ptr<call::CallPlan>, call::CallKeyHash> plans;
-};
-
-/// A function object's modifiers.
+/// A function object's modifiers: the kernel-changing ones (in the call key, call/invoke.h) and
+/// those that only change how Python arguments and results are converted.
 struct Modifiers {
-    call::CallModifiers call;       ///< dimension maps (in the key), strict broadcasting
-    std::string key_bytes;          ///< the kernel-changing part, appended to the call key
+    call::Modifiers kernel;         ///< dimension and type maps, deterministic, fast math
     nb::object set_values;          ///< fn.set(dict | callback): values for parameters not passed
     nb::object bound_this;          ///< fn.bind(this): a method's `this`, before the positional arguments
     ResultMode return_mode = ResultMode::Auto;
@@ -60,12 +47,18 @@ struct Modifiers {
 
 class Function {
 public:
-    Function(std::shared_ptr<FunctionCore> core, Modifiers modifiers);
+    Function(std::shared_ptr<call::FunctionState> state, Device device, Modifiers modifiers);
     ~Function();
     Function(const Function&) = delete;
     Function& operator=(const Function&) = delete;
 
     nb::object call(nb::args args, nb::kwargs kwargs);
+    /// The backward of a call without its forward (fn.bwds, torch.compile's backward): `args` and
+    /// `kwargs` as for a call (tensors that require grad get gradients), `result_grads` the
+    /// gradients of the result leaves, `written_grads` (tensor, incoming gradient) pairs for
+    /// tensors the call writes. Returns [(argument tensor, its gradient)], or None when no
+    /// argument takes part in differentiation.
+    nb::object backward(nb::tuple args, nb::dict kwargs, nb::list result_grads, nb::list written_grads);
     /// The generated code of the kernels this call would run (glue, target source, IR).
     std::string debug_code(nb::args args, nb::kwargs kwargs);
     /// The readable rendering of this call's key.
@@ -88,9 +81,9 @@ public:
     /// intrinsics and division (no effect on the CPU); part of the call key.
     Function* fast_math(bool enabled) const;
     /// Number of cached call plans (shared by every modifier of this function).
-    size_t plan_count() const { return core_->plans.size(); }
-    const std::string& name() const { return core_->name; }
-    const call::Callee& callee() const { return core_->callee; }
+    size_t plan_count() const { return state_->plans.size(); }
+    const std::string& name() const { return state_->name; }
+    const call::Callee& callee() const { return state_->callee; }
     /// The binding of a call (for .bwds and tests): parameter names in order.
     std::vector<std::string> parameter_names() const;
     /// (name, "in" | "out" | "inout", type name) per parameter.
@@ -98,16 +91,18 @@ public:
     /// The parameters that have a default value, by name, with its source text.
     std::map<std::string, std::string> parameter_defaults() const;
     bool returns_value() const;
-    const Device& device() const { return core_->device; }
-    const std::shared_ptr<call::UserModule>& user_module() const { return core_->module; }
+    const Device& device() const { return device_; }
+    const std::shared_ptr<call::UserModule>& user_module() const { return state_->module; }
     /// Whether this object carries modifiers (map, set, return_type); torch.compile support
     /// does not model them yet (compile_support.cpp).
     bool has_modifiers() const {
-        return !mods_.call.dim_maps.empty() || !mods_.key_bytes.empty() ||
+        return !mods_.kernel.call().dim_maps.empty() || !mods_.kernel.empty() ||
                (mods_.set_values.is_valid() && !mods_.set_values.is_none()) || mods_.return_mode != ResultMode::Auto ||
                mods_.bound_this.is_valid();
     }
-    bool strict_broadcasting() const { return core_->options.strict_broadcasting || mods_.call.strict_broadcasting; }
+    bool strict_broadcasting() const {
+        return state_->module_options.strict_broadcasting || mods_.kernel.call().strict_broadcasting;
+    }
 
 private:
     /// The declaration parameter_names(), parameters() and returns_value() describe: the first
@@ -115,10 +110,15 @@ private:
     const lang::FunctionDecl* representative() const;
     /// Describes the arguments into the thread's scratch; returns whether grad mode is on.
     bool describe(nb::args& args, nb::kwargs& kwargs);
-    std::shared_ptr<call::CallPlan> plan_for(bool grad_mode);
-    nb::object call_described(bool grad_mode);
+    /// The thread's described arguments as the call layer takes them.
+    static call::CallArgs described();
+    /// The Python result of the call just made into `out`.
+    nb::object finish(call::CallOutcome& out);
+    /// A copy of this function object with other modifiers.
+    Function* with(Modifiers m) const { return new Function(state_, device_, std::move(m)); }
 
-    std::shared_ptr<FunctionCore> core_;
+    std::shared_ptr<call::FunctionState> state_;
+    Device device_;
     Modifiers mods_;
 };
 

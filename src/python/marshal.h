@@ -15,6 +15,7 @@
 
 #include "call/arg_info.h"
 #include "call/binder.h"
+#include "call/invoke.h"
 #include "python/torch_ops.h"
 
 namespace sg::py {
@@ -52,6 +53,7 @@ struct CallScratch {
         bool numpy;         ///< numpy array (copied only when `copied`) vs ValueRef
     };
     std::vector<WriteBack> writebacks;
+    call::CallOutcome outcome;          ///< what call::invoke produced
     void reset() {
         count = total = positional = 0;
         any_torch = any_numpy = false;

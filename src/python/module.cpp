@@ -180,6 +180,8 @@ NB_MODULE(_core, m) {
     auto function_class = nb::class_<Function>(m, "Function", nb::type_slots(function_type_slots()));
     function_class.def("_call", &Function::call)
         .def("call", &Function::call)
+        .def("_backward", &Function::backward, nb::arg("args"), nb::arg("kwargs"), nb::arg("result_grads"),
+             nb::arg("written_grads"))
         .def("debug_code", &Function::debug_code)
         .def("call_key", &Function::call_key)
         .def("map", &Function::map, nb::rv_policy::take_ownership)

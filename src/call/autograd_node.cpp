@@ -1,0 +1,193 @@
+// src/call/autograd_node.cpp — the autograd side of a call: the forward / backward / release
+// callbacks the host's autograd engine runs, and the backward launch sequence.
+#include "call/autograd_node.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "call/graph_capture.h"
+
+namespace sg::call {
+
+namespace {
+
+/// A gradient of zero for outputs torch passes no gradient for: every stride 0 over a static
+/// zero buffer large enough for any element type (4x4 doubles).
+alignas(64) const unsigned char kZeros[256] = {};
+
+void copy_error(const std::exception& e, char* err, size_t size) { std::snprintf(err, size, "%s", e.what()); }
+
+/// The scratch memory of one backward launch (CallPlan::scratch_bytes), allocated through the
+/// host from any thread (torch's autograd engine calls backward without the GIL), its first
+/// `zeroed` bytes zeroed on the launch's stream.
+struct ScratchBuffer {
+    void* data = nullptr;
+    HostRef tensor;
+
+    ScratchBuffer(Host& host, const CompiledKernel& kernel, size_t bytes, size_t zeroed, void* stream) {
+        if (bytes == 0) return;
+        TensorInfo info{};
+        int64_t n = int64_t(bytes);
+        tensor = HostRef(host, host.empty_unlocked(&n, 1, DType::UInt8, DeviceType::CUDA, kernel.cuda_entry->device, info));
+        data = info.data;
+        CallPlan::zero(kernel, data, zeroed, stream);
+    }
+};
+
+}  // namespace
+
+TensorInfo zero_view(const TensorInfo& like, void* zeros) {
+    TensorInfo z = like;
+    z.data = zeros;
+    for (int d = 0; d < kMaxTensorRank; ++d) z.strides[d] = 0;
+    return z;
+}
+
+void zero_gradient_buffers(const CallPlan& plan, const TensorInfo* buffers, int n, void* stream,
+                           const std::vector<bool>& written) {
+    struct Range {
+        char* data;
+        size_t bytes;
+    };
+    std::vector<Range> ranges;
+    for (int i = 0; i < n; ++i)
+        if (buffers[i].data && buffers[i].numel > 0 && !(size_t(i) < written.size() && written[size_t(i)]))
+            ranges.push_back({static_cast<char*>(buffers[i].data),
+                              size_t(buffers[i].numel) * size_t(dtype_size(buffers[i].dtype))});
+    std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.data < b.data; });
+    for (size_t i = 0; i < ranges.size();) {
+        char* begin = ranges[i].data;
+        char* end = begin + ranges[i].bytes;
+        for (++i; i < ranges.size() && ranges[i].data <= end; ++i) end = std::max(end, ranges[i].data + ranges[i].bytes);
+        // The forward kernel names the device (and its context) the buffers live on.
+        CallPlan::zero(plan.forward(), begin, size_t(end - begin), stream);
+    }
+}
+
+void run_backward(Host& host, CallPlan& plan, const BackwardLaunch& l) {
+    const Binding& b = plan.binding();
+    CallPlan::Backward* found = plan.find_backward(l.mask);
+    if (!found) [[unlikely]] {
+        refuse_during_capture(b.function, "backward kernel", b.device, b.device_index, l.stream);
+        found = &plan.backward(l.mask);
+    }
+    CallPlan::Backward& bw = *found;
+    LaunchData data;
+    data.args = l.args;
+    data.call_shape = l.call_shape;
+    data.result_grad = l.result_grads;
+    data.binding_grads = l.binding_grads;
+    data.binding_out_grads = l.binding_out_grads;
+    std::vector<uint8_t> block;
+    CallPlan::pack(bw.kernel, bw.glue, bw.binding, data, block);
+    // Deterministic CUDA reductions and ordered tables: per-block sums in scratch memory from the
+    // host's allocator (stream-ordered, so it may be released as soon as the launch is enqueued).
+    // Fixed-point tables' records come first (zeroed too); the header scratch points past them.
+    const CompiledKernel& kernel = plan.backward_kernel(bw, block, l.stream);
+    const size_t prefix = CallPlan::scratch_prefix(kernel, block);
+    ScratchBuffer scratch(host, kernel, CallPlan::scratch_bytes(kernel, bw.glue, bw.binding, block), prefix + 16,
+                          l.stream);
+    CallPlan::set_scratch(block, scratch.data ? static_cast<char*>(scratch.data) + prefix : nullptr);
+    CallPlan::launch(kernel, block, l.stream, b.function);
+}
+
+int autograd_forward(void* p, char* err, size_t size) {
+    try {
+        auto* c = static_cast<AutogradCtx*>(p);
+        CallPlan::launch(c->plan->forward(), c->forward_block, c->stream, c->plan->binding().function);
+        return 0;
+    } catch (const std::exception& e) {
+        copy_error(e, err, size);
+        return 1;
+    }
+}
+
+int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const TensorInfo* grad_outputs, int n_outputs,
+                      TensorInfo* grad_inputs, void* stream, char* err, size_t size) {
+    try {
+        auto* c = static_cast<AutogradCtx*>(p);
+        // Torch runs a node's backward on its forward's stream; the native bridge passes it.
+        void* const launch_stream = stream ? stream : c->stream;
+        const Binding& b = c->plan->binding();
+        std::vector<ArgInfo> args = c->args;
+        std::vector<const TensorInfo*> grads(b.params.size(), nullptr);
+        uint64_t mask = 0;
+        for (int i = 0; i < n_inputs; ++i) {
+            int bi = c->input_bindings[size_t(i)];
+            args[size_t(b.params[size_t(bi)].arg)].tensor = saved[i];
+            if (grad_inputs[i].data && b.params[size_t(bi)].requires_grad) {
+                grads[size_t(bi)] = &grad_inputs[i];
+                mask |= uint64_t(1) << bi;
+            }
+        }
+        if (mask == 0) {  // no gradient asked for: the buffers are zero
+            zero_gradient_buffers(*c->plan, grad_inputs, n_inputs, launch_stream, {});
+            return 0;
+        }
+        std::vector<TensorInfo> outs(static_cast<size_t>(n_outputs));
+        std::vector<TensorInfo> result_grads(c->results.size());
+        // An inout binding is an input (its old value) and an output (its written value): the
+        // incoming gradient of the latter goes beside the buffer of the former.
+        std::vector<const TensorInfo*> out_grads(b.params.size(), nullptr);
+        bool any = false;
+        for (int j = 0; j < n_outputs; ++j) {
+            int bi = c->output_bindings[size_t(j)];
+            const TensorInfo& like = bi < 0 ? c->results[size_t(-1 - bi)] : args[size_t(b.params[size_t(bi)].arg)].tensor;
+            any |= grad_outputs[j].data != nullptr;
+            outs[size_t(j)] = grad_outputs[j].data ? grad_outputs[j] : zero_view(like, c->zeros);
+            if (bi < 0) result_grads[size_t(-1 - bi)] = outs[size_t(j)];
+            else if (b.params[size_t(bi)].dir == lang::ParamDir::InOut) out_grads[size_t(bi)] = &outs[size_t(j)];
+            else grads[size_t(bi)] = &outs[size_t(j)];
+        }
+        if (!any) {  // every incoming gradient is zero
+            zero_gradient_buffers(*c->plan, grad_inputs, n_inputs, launch_stream, {});
+            return 0;
+        }
+        // Buffers the kernel stores every element of need no fill.
+        std::vector<bool> written(size_t(n_inputs), false);
+        for (int i = 0; i < n_inputs; ++i) {
+            const ParamBinding& pb = b.params[size_t(c->input_bindings[size_t(i)])];
+            written[size_t(i)] = grads[size_t(c->input_bindings[size_t(i)])] == &grad_inputs[i] &&
+                                 pb.grad_strategy == GradStrategy::Store;
+        }
+        zero_gradient_buffers(*c->plan, grad_inputs, n_inputs, launch_stream, written);
+        BackwardLaunch l;
+        l.args = args.data();
+        l.call_shape = c->call_shape;
+        l.result_grads = result_grads.data();
+        l.binding_grads = grads.data();
+        l.binding_out_grads = out_grads.data();
+        l.mask = mask;
+        l.stream = launch_stream;
+        run_backward(*c->host, *c->plan, l);
+        return 0;
+    } catch (const std::exception& e) {
+        copy_error(e, err, size);
+        return 1;
+    }
+}
+
+void autograd_release(void* p) { delete static_cast<AutogradCtx*>(p); }
+
+void* device_zeros(Host& host, DeviceType device, int index, void* stream, const std::string& function) {
+    if (device == DeviceType::CPU) return const_cast<unsigned char*>(kZeros);
+    // One buffer per device, kept for the process (never released: the host may be gone at exit).
+    static std::vector<void*>* buffers = new std::vector<void*>();
+    if (index < 0) index = 0;
+    if (size_t(index) >= buffers->size()) buffers->resize(size_t(index) + 1, nullptr);
+    void*& data = (*buffers)[size_t(index)];
+    if (!data) {
+        // Made inside a capture, the buffer would live in the graph's memory pool and its zero
+        // fill would only be recorded, not run.
+        refuse_during_capture(function, "zero-gradient buffer", device, index, stream);
+        TensorInfo info{};
+        int64_t n = sizeof(kZeros);
+        (void)host.empty(&n, 1, DType::UInt8, device, index, true, info);  // the reference is kept
+        data = info.data;
+    }
+    return data;
+}
+
+}  // namespace sg::call
