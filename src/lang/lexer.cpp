@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <cstring>
 
-#include "lang/parser.h"
 
 namespace sg::lang {
 

@@ -20,6 +20,13 @@
 
 namespace sg::lang {
 
+/// Largest source file accepted, in bytes (the lexer, the preprocessor and the parser check it).
+/// Every kernel compilation parses and checks the whole user module, at about 5 MB/s (parse +
+/// sema, measured by tests/cpp/test_limits.cpp), so 2 MiB (some 75,000 lines of kernel code, far
+/// beyond real modules) keeps that under half a second, and anything larger — a 10 MB file —
+/// gets one diagnostic at once instead of seconds of work.
+inline constexpr size_t kMaxSourceBytes = 2u << 20;
+
 // One list of token kinds: X(Name, spelling). The spelling is what diagnostics print.
 #define SG_TOKEN_KINDS(X)                                                                      \
     X(EndOfFile, "end of file")                                                                \

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "lang/ast.h"
+#include "lang/lexer.h"  // kMaxSourceBytes
 
 namespace sg::lang {
 
@@ -16,10 +17,5 @@ ModuleAst* parse_module(const SourceFile* file, AstContext& ctx, Diagnostics& di
 
 /// Parser limits (documented for users in the README).
 inline constexpr int kMaxNestingDepth = 256;       ///< expressions + statements
-/// Largest source file accepted, in bytes. Every kernel compilation parses and checks the whole
-/// user module, at about 5 MB/s (parse + sema, measured by tests/cpp/test_limits.cpp), so 2 MiB
-/// (some 75,000 lines of kernel code, far beyond real modules) keeps that under half a second,
-/// and anything larger — a 10 MB file — gets one diagnostic at once instead of seconds of work.
-inline constexpr size_t kMaxSourceBytes = 2u << 20;
 
 }  // namespace sg::lang

@@ -6,7 +6,6 @@
 #include <set>
 
 #include "lang/lexer.h"
-#include "lang/parser.h"
 #include "lang/pp_internal.h"
 
 namespace sg::lang {
