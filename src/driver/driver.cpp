@@ -63,7 +63,8 @@ std::vector<lang::ModuleAst*> load(const Workspace& ws, const Input& input) {
         lang::SourceLoader default_loader;
         std::vector<lang::ModuleAst*> loaded =
             lang::load_modules(file, ws.sources, root.loader ? *root.loader : default_loader, ws.ast, ws.diags);
-        if (root.constants) lang::bind_link_constants(loaded, *root.constants, /*require_values=*/true, ws.ast, ws.diags);
+        if (root.constants)
+            lang::bind_link_constants(loaded, *root.constants, /*require_values=*/true, ws.ast, ws.diags);
         modules.insert(modules.end(), loaded.begin(), loaded.end());
     }
     for (const auto& [name, text] : input.glue)
@@ -72,8 +73,8 @@ std::vector<lang::ModuleAst*> load(const Workspace& ws, const Input& input) {
 }
 
 /// Lowers the entries Options name into `result` and records the derivative requests.
-void lower_entries(const Workspace& ws, const Options& options, const lang::SemaResult& sema,
-                   ir::Lowering& lowering, Result& result) {
+void lower_entries(const Workspace& ws, const Options& options, const lang::SemaResult& sema, ir::Lowering& lowering,
+                   Result& result) {
     if (options.scope == Scope::Kernel) {
         lang::FunctionDecl* entry = nullptr;
         for (lang::FunctionDecl* f : sema.functions)
@@ -159,7 +160,8 @@ void compile(const Workspace& ws, const Input& input, const Options& options, Re
     if (options.emit_code) {
         PhaseTimer t(times.codegen_ms);
         if (options.scope == Scope::Kernel)
-            result.kernel = codegen::generate_kernel(result.program, *result.entries.front(), options.target, options.codegen);
+            result.kernel =
+                codegen::generate_kernel(result.program, *result.entries.front(), options.target, options.codegen);
         else result.code = codegen::generate_functions(result.program, options.target);
     }
 }

@@ -95,7 +95,7 @@ struct Options {
     /// lowered with concrete_params (true) or left out (false).
     bool concrete_tensors = true;
     Derivatives derivatives = Derivatives::None;
-    bool allow_internal = false;  ///< sema accepts internal names (__sg_...): the call glue
+    bool allow_internal = false;           ///< sema accepts internal names (__sg_...): the call glue
     Phase stop_after = Phase::Everything;  ///< Load: parse only (shadegradc --emit ast); Sema: check only
     /// ir::verify_function after lowering, after autodiff and after every pass on every function.
     bool verify = false;
@@ -118,10 +118,10 @@ struct Result {
     /// The functions lowered as entries: Kernel, the one; Functions, those lowered (empty with a
     /// named entry that no function has: the compile stops there).
     std::vector<ir::Function*> entries;
-    const Pipeline* pipeline = nullptr;     ///< the pipeline that ran (always &driver::pipeline())
-    std::string ir_text;                    ///< Kernel: the entry's IR; Functions: the program's
-    std::string code;                       ///< Functions: generated CPU or CUDA C++
-    codegen::GeneratedKernel kernel;        ///< Kernel: the generated kernel
+    const Pipeline* pipeline = nullptr;  ///< the pipeline that ran (always &driver::pipeline())
+    std::string ir_text;                 ///< Kernel: the entry's IR; Functions: the program's
+    std::string code;                    ///< Functions: generated CPU or CUDA C++
+    codegen::GeneratedKernel kernel;     ///< Kernel: the generated kernel
     PhaseTimes times;
 };
 
