@@ -2,15 +2,19 @@
 // generated CPU/CUDA code.
 //
 //   shadegradc FILE [--entry FN] [--emit ast|ir|cpp|cuda] [--no-derivatives] [-o OUT]
+//   shadegradc --print-passes
 //
-// Every function is compiled with its declared parameter types, except that an interface tensor
-// parameter (ITensor, IDiffTensor, ...) takes its concrete kind with every buffer bound (for
-// IDiffTensor: a DiffTensor with a gradient), the kind of a call where all inputs require grad.
-// A [Differentiable] function also gets its backward and forward derivatives (bwd_<f>, fwd_<f>),
-// as a call through bwd_diff/fwd_diff would generate them (none of a kind the user supplies).
+// The compilation is the compiler driver's (src/driver/driver.h), the one the call layer runs
+// for its kernels, with the same IR pass pipeline (--print-passes lists it). Every function is
+// compiled with its declared parameter types, except that an interface tensor parameter
+// (ITensor, IDiffTensor, ...) takes its concrete kind with every buffer bound (for IDiffTensor: a
+// DiffTensor with a gradient), the kind of a call where all inputs require grad
+// (driver::concrete_params). A [Differentiable] function also gets its backward and forward
+// derivatives (bwd_<f>, fwd_<f>), as a call through bwd_diff/fwd_diff would generate them (none
+// of a kind the user supplies).
 //
-// Exit status 0 on success (and for --help), 1 on compile errors (diagnostics on stderr), 2 on
-// usage errors.
+// Exit status 0 on success (and for --help, --print-passes), 1 on compile errors (diagnostics on
+// stderr), 2 on usage errors.
 #include <cstdio>
 #include <cstring>
 #include <fstream>
@@ -19,14 +23,8 @@
 #include <string>
 #include <vector>
 
-#include "autodiff/autodiff.h"
-#include "codegen/codegen.h"
-#include "ir/lower.h"
-#include "ir/passes.h"
+#include "driver/driver.h"
 #include "lang/ast_printer.h"
-#include "lang/module_loader.h"
-#include "lang/parser.h"
-#include "lang/sema.h"
 
 namespace {
 
@@ -34,47 +32,37 @@ namespace {
 int usage(bool asked = false) {
     std::fprintf(asked ? stdout : stderr,
                  "usage: shadegradc FILE [--entry FN] [--emit ast|ir|cpp|cuda] [--no-derivatives] [-o OUT]\n"
+                 "       shadegradc --print-passes\n"
                  "  --entry FN        compile only function FN (and what it calls); default: every function\n"
                  "  --emit WHAT       ast, ir (after autodiff and inlining; the default), cpp (CPU backend)\n"
                  "                    or cuda\n"
                  "  --no-derivatives  do not generate bwd_/fwd_ derivatives of [Differentiable] functions\n"
                  "  -o OUT            write the output to OUT instead of standard output\n"
+                 "  --print-passes    print the IR passes run after autodiff, in order, and exit\n"
                  "  -h, --help        print this help\n");
     return asked ? 0 : 2;
-}
-
-// The parameter types a function is compiled with: interface tensors become the concrete kind
-// with every buffer bound (see the file comment).
-std::vector<const sg::lang::Type*> concrete_params(const sg::lang::FunctionDecl& f, sg::lang::TypeContext& types) {
-    std::vector<const sg::lang::Type*> out;
-    for (const sg::lang::VarDecl* p : f.params) {
-        const sg::lang::Type* t = p->type;
-        if (t->is_tensor() && t->tensor.interface) {
-            sg::lang::TensorKind kind = t->tensor;
-            kind.interface = false;
-            kind.has_grad = kind.differentiable;
-            t = types.tensor(t->element, t->rank, kind);
-        }
-        out.push_back(t);
-    }
-    return out;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
     std::string file, entry, emit = "ir", out_path;
-    bool derivatives = true;
+    bool derivatives = true, print_passes = false;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
         if (a == "--entry" && i + 1 < argc) entry = argv[++i];
         else if (a == "--emit" && i + 1 < argc) emit = argv[++i];
         else if (a == "-o" && i + 1 < argc) out_path = argv[++i];
         else if (a == "--no-derivatives") derivatives = false;
+        else if (a == "--print-passes") print_passes = true;
         else if (a == "-h" || a == "--help") return usage(true);
         else if (!a.empty() && a[0] == '-') return usage();
         else if (file.empty()) file = a;
         else return usage();
+    }
+    if (print_passes) {
+        for (const std::string& name : sg::driver::pipeline().names()) std::printf("%s\n", name.c_str());
+        return 0;
     }
     if (file.empty() || (emit != "ast" && emit != "ir" && emit != "cpp" && emit != "cuda")) return usage();
     std::ifstream in(file, std::ios::binary);
@@ -93,44 +81,26 @@ int main(int argc, char** argv) {
     std::string output;
     try {
         // Includes and imports resolve beside FILE; the AST printed is the file's own.
-        lang::SourceFile* root = sources.add(file, ss.str());
-        root->path = file;
-        lang::SourceLoader loader;
-        std::vector<lang::ModuleAst*> modules = lang::load_modules(root, sources, loader, ast, diags);
-        diags.throw_if_errors();
+        driver::Input input;
+        input.roots.push_back({file, ss.str(), file, /*loader=*/nullptr, /*constants=*/nullptr});
+        driver::Options options;
+        options.scope = driver::Scope::Functions;
+        options.entry = entry;
+        options.concrete_tensors = true;
+        options.derivatives = derivatives ? driver::Derivatives::EachLowered : driver::Derivatives::None;
+        options.stop_after = emit == "ast" ? driver::Phase::Load : driver::Phase::Everything;
+        options.emit_ir = emit == "ir";
+        options.emit_code = emit == "cpp" || emit == "cuda";
+        options.target = emit == "cuda" ? codegen::Target::Cuda : codegen::Target::Cpu;
+        driver::Result compiled;
+        driver::compile({sources, ast, types, diags}, input, options, compiled);
         if (emit == "ast") {
-            output = lang::print_ast(*modules.back());
+            output = lang::print_ast(*compiled.modules.back());
+        } else if (!entry.empty() && compiled.entries.empty()) {
+            std::fprintf(stderr, "shadegradc: no function '%s' in %s\n", entry.c_str(), file.c_str());
+            return 1;
         } else {
-            lang::SemaResult sema = lang::analyze(modules, ast, types, diags);
-            diags.throw_if_errors();
-            ir::Program program;
-            program.types = &types;
-            ir::Lowering lowering(program, diags);
-            bool found = false;
-            for (lang::FunctionDecl* f : sema.functions) {
-                if (!entry.empty() && f->name != entry) continue;
-                ir::Function* fn = lowering.instantiate(f, concrete_params(*f, types));
-                if (derivatives && f->is_differentiable) {  // a user-supplied derivative stands for its kind
-                    if (!fn->custom_backward) lowering.derivative(fn, ir::DerivativeKind::Backward);
-                    if (!fn->custom_forward) lowering.derivative(fn, ir::DerivativeKind::Forward);
-                }
-                found = true;
-            }
-            diags.throw_if_errors();
-            if (!entry.empty() && !found) {
-                std::fprintf(stderr, "shadegradc: no function '%s' in %s\n", entry.c_str(), file.c_str());
-                return 1;
-            }
-            autodiff::generate_derivatives(program, lowering.derivative_requests());
-            for (auto& fn : program.functions) {
-                ir::inline_calls(*fn);
-                autodiff::strip_detach(*fn);
-                ir::dead_code(*fn);
-                ir::cse(*fn);
-                ir::pair_sincos(*fn);
-            }
-            if (emit == "ir") output = ir::print_program(program);
-            else output = codegen::generate_functions(program, emit == "cuda" ? codegen::Target::Cuda : codegen::Target::Cpu);
+            output = emit == "ir" ? std::move(compiled.ir_text) : std::move(compiled.code);
         }
         std::string warnings = diags.render();
         if (!warnings.empty()) std::fputs(warnings.c_str(), stderr);

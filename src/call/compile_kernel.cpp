@@ -1,11 +1,9 @@
-// src/call/compile_kernel.cpp — the per-kernel compiler driver.
+// src/call/compile_kernel.cpp — the per-kernel compile: the compiler driver (driver/driver.h) on
+// the user module and the call's glue, then the backend.
 #include "call/compile_kernel.h"
 
-#include "autodiff/autodiff.h"
 #include "call/kernel_faults.h"
-#include "ir/lower.h"
-#include "ir/passes.h"
-#include "lang/parser.h"
+#include "driver/driver.h"
 
 namespace sg::call {
 
@@ -14,36 +12,24 @@ CompiledKernel generate(const UserModule& module, const Glue& glue, codegen::Tar
     // A fresh compilation per kernel: the user module is re-checked beside the glue (cheap next
     // to the backend compile, and it keeps every compilation's types and AST independent).
     auto compilation = std::make_shared<Compilation>();
-    lang::SourceManager& sources = compilation->sources;
-    lang::AstContext& ast = compilation->ast;
-    lang::TypeContext& types = compilation->types;
     lang::Diagnostics diags;
-    std::vector<lang::ModuleAst*> modules = module.parse_into(sources, ast, diags, /*require_values=*/true);
-    modules.push_back(lang::parse_module(sources.add("<glue>", glue.source), ast, diags));
-    diags.throw_if_errors();
-    lang::SemaResult sema = lang::analyze(modules, ast, types, diags, /*allow_internal=*/true);
-    diags.throw_if_errors();
-    lang::FunctionDecl* entry = nullptr;
-    for (lang::FunctionDecl* f : sema.functions)
-        if (f->name == glue.entry) entry = f;
-    SG_INTERNAL_ASSERT(entry != nullptr, "glue entry " + glue.entry + " not found");
-
-    ir::Program program;
-    program.types = &types;
-    ir::Lowering lowering(program, diags);
-    ir::Function* kernel = lowering.instantiate(entry);
-    diags.throw_if_errors();
-    autodiff::generate_derivatives(program, lowering.derivative_requests());
-    ir::inline_calls(*kernel);
-    autodiff::strip_detach(*kernel);
-    ir::dead_code(*kernel);
-    ir::cse(*kernel);
-    ir::pair_sincos(*kernel);
+    driver::Workspace workspace{compilation->sources, compilation->ast, compilation->types, diags};
+    driver::Input input;
+    input.modules = module.parse_into(compilation->sources, compilation->ast, diags, /*require_values=*/true);
+    input.glue.emplace_back("<glue>", glue.source);
+    driver::Options driver_options;
+    driver_options.scope = driver::Scope::Kernel;
+    driver_options.entry = glue.entry;
+    driver_options.allow_internal = true;
+    driver_options.target = target;
+    driver_options.codegen = options;
+    driver::Result compiled;
+    driver::compile(workspace, input, driver_options, compiled);
 
     CompiledKernel out;
     out.compilation = compilation;
-    out.ir_text = ir::print_function(*kernel);
-    out.generated = codegen::generate_kernel(program, *kernel, target, options);
+    out.ir_text = std::move(compiled.ir_text);
+    out.generated = std::move(compiled.kernel);
     return out;
 }
 
