@@ -383,10 +383,12 @@ void Lowering::FunctionLowering::lower_loop(Stmt* s) {
     owned_flags_.push_back(std::make_unique<VarDecl>());
     VarDecl* brk = owned_flags_.back().get();
     brk->name = "__break";
+    brk->loc = s->loc;
     brk->type = types_.boolean();
     owned_flags_.push_back(std::make_unique<VarDecl>());
     VarDecl* cont = owned_flags_.back().get();
     cont->name = "__continue";
+    cont->loc = s->loc;
     cont->type = types_.boolean();
 
     std::set<const VarDecl*> assigned;

@@ -18,9 +18,25 @@ using lang::Stmt;
 using lang::StmtKind;
 using lang::VarDecl;
 
+/// Variables in source order (declaration offset, then name, then file), so that If merging and
+/// Loop carrying — which walk the environment — give the same IR, and so the same generated
+/// kernel text and disk-cache key, in every process. Addresses order only exact ties.
+struct VarOrder {
+    bool operator()(const VarDecl* a, const VarDecl* b) const {
+        if (!a || !b) return a < b;  // a missing flag (find(nullptr)) orders first
+        if (a->loc.offset != b->loc.offset) return a->loc.offset < b->loc.offset;
+        if (a->name != b->name) return a->name < b->name;
+        const std::string* fa = a->loc.file ? &a->loc.file->name : nullptr;
+        const std::string* fb = b->loc.file ? &b->loc.file->name : nullptr;
+        if (fa && fb && *fa != *fb) return *fa < *fb;
+        return a < b;
+    }
+};
+
 /// The current SSA value of every variable in scope. Flags for early exits are pseudo-variables
-/// (owned VarDecls) so that If merging and Loop carrying treat them like user variables.
-using Env = std::map<const VarDecl*, Value*>;
+/// (owned VarDecls, located at their statement) so that If merging and Loop carrying treat them
+/// like user variables.
+using Env = std::map<const VarDecl*, Value*, VarOrder>;
 
 class Lowering::FunctionLowering {
 public:

@@ -62,6 +62,7 @@ void Lowering::FunctionLowering::lower_switch(Stmt* s) {
     owned_flags_.push_back(std::make_unique<VarDecl>());
     VarDecl* brk = owned_flags_.back().get();
     brk->name = "__switch_break";
+    brk->loc = s->loc;
     brk->type = types_.boolean();
     VarDecl* cont = loop_flags_.empty() ? nullptr : loop_flags_.back().second;
     loop_flags_.push_back({brk, cont});
