@@ -130,7 +130,7 @@ int main(int argc, char** argv) {
                 ir::pair_sincos(*fn);
             }
             if (emit == "ir") output = ir::print_program(program);
-            else output = codegen::generate_functions(program, emit == "cuda" ? codegen::Target::Cuda : codegen::Target::Cpu);
+            else output = codegen::generate_functions(program, emit == "cuda" ? DeviceType::CUDA : DeviceType::CPU);
         }
         std::string warnings = diags.render();
         if (!warnings.empty()) std::fputs(warnings.c_str(), stderr);

@@ -166,7 +166,7 @@ CompiledKernel CallPlan::compile_backward(const Backward& bw, uint64_t& fixed) c
                           "; call without deterministic mode, or on the CPU");
     }
     kernel.site = register_site(module_, bw.binding, bw.glue, true);
-    kernel.sequential = binding_.deterministic && kernel.target == codegen::Target::Cpu;
+    kernel.sequential = binding_.deterministic && kernel.target == DeviceType::CPU;
     if (!kernel.generated.fixed.empty()) {
         options.fixed_phase = codegen::CodegenOptions::FixedPhase::Scan;
         auto scan = std::make_shared<CompiledKernel>(
@@ -335,7 +335,7 @@ void CallPlan::launch(const CompiledKernel& kernel, std::vector<uint8_t>& block,
     std::memcpy(&header, block.data(), sizeof(header));
     if (header.total == 0) return;
     header.site = kernel.site;
-    if (kernel.target == codegen::Target::Cuda) {
+    if (kernel.target == DeviceType::CUDA) {
         // A fault of an earlier kernel on this device raises here, before this one runs.
         const int device = kernel.cuda_entry->device;
         check_device_faults(device);
@@ -403,7 +403,7 @@ void CallPlan::set_scratch(std::vector<uint8_t>& block, void* scratch) {
 }
 
 void CallPlan::zero(const CompiledKernel& kernel, void* data, size_t bytes, void* stream) {
-    if (kernel.target == codegen::Target::Cuda) runtime::cuda_zero_async(*kernel.cuda_entry, data, bytes, stream);
+    if (kernel.target == DeviceType::CUDA) runtime::cuda_zero_async(*kernel.cuda_entry, data, bytes, stream);
     else std::memset(data, 0, bytes);
 }
 

@@ -9,7 +9,7 @@
 
 namespace sg::call {
 
-CompiledKernel generate(const UserModule& module, const Glue& glue, codegen::Target target,
+CompiledKernel generate(const UserModule& module, const Glue& glue, DeviceType target,
                         const codegen::CodegenOptions& options) {
     // A fresh compilation per kernel: the user module is re-checked beside the glue (cheap next
     // to the backend compile, and it keeps every compilation's types and AST independent).
@@ -48,8 +48,8 @@ CompiledKernel generate(const UserModule& module, const Glue& glue, codegen::Tar
 }
 
 CompiledKernel compile_cpu_kernel(const UserModule& module, const Glue& glue, const codegen::CodegenOptions& options) {
-    CompiledKernel k = generate(module, glue, codegen::Target::Cpu, options);
-    k.target = codegen::Target::Cpu;
+    CompiledKernel k = generate(module, glue, DeviceType::CPU, options);
+    k.target = DeviceType::CPU;
     k.cpu_module = runtime::load_cpu_module(k.generated.source);
     k.cpu_entry = reinterpret_cast<runtime::CpuKernelFn>(k.cpu_module->symbol(k.generated.entry.c_str()));
     return k;
@@ -57,8 +57,8 @@ CompiledKernel compile_cpu_kernel(const UserModule& module, const Glue& glue, co
 
 CompiledKernel compile_cuda_kernel(const UserModule& module, const Glue& glue, const codegen::CodegenOptions& options,
                                    int device_index) {
-    CompiledKernel k = generate(module, glue, codegen::Target::Cuda, options);
-    k.target = codegen::Target::Cuda;
+    CompiledKernel k = generate(module, glue, DeviceType::CUDA, options);
+    k.target = DeviceType::CUDA;
     runtime::CudaCompileOptions cuda_options;
     cuda_options.arch = runtime::cuda_device_arch(device_index);
     cuda_options.debug = debug_mode();  // line info for tools; the checks are in the code

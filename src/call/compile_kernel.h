@@ -27,7 +27,7 @@ struct CompiledKernel {
     std::shared_ptr<Compilation> compilation;
     codegen::GeneratedKernel generated;   ///< target source, entry name, parameter layout
     std::string ir_text;                  ///< the kernel's final IR (debugging)
-    codegen::Target target = codegen::Target::Cpu;
+    DeviceType target = DeviceType::CPU;
     std::shared_ptr<runtime::CpuModule> cpu_module;
     runtime::CpuKernelFn cpu_entry = nullptr;
     std::shared_ptr<runtime::CudaModule> cuda_module;
@@ -48,7 +48,7 @@ struct CompiledKernel {
 };
 
 /// Runs the front end and codegen; returns the generated kernel without loading it.
-CompiledKernel generate(const UserModule& module, const Glue& glue, codegen::Target target,
+CompiledKernel generate(const UserModule& module, const Glue& glue, DeviceType target,
                         const codegen::CodegenOptions& options);
 /// Generates and loads a CPU kernel (host compiler, kernel cache).
 CompiledKernel compile_cpu_kernel(const UserModule& module, const Glue& glue, const codegen::CodegenOptions& options);

@@ -18,7 +18,7 @@ uint64_t fixed_point_params(const UserModule& module, const Glue& glue, codegen:
     for (;;) {
         options.fixed_params = fixed;
         try {
-            (void)generate(module, glue, codegen::Target::Cuda, options);
+            (void)generate(module, glue, DeviceType::CUDA, options);
             return fixed;
         } catch (const codegen::OrderingUnsupported& e) {
             // No ordered table for it (an add in a loop, a batch of tables): a fixed-point one.
@@ -30,7 +30,7 @@ uint64_t fixed_point_params(const UserModule& module, const Glue& glue, codegen:
 
 const CompiledKernel& CallPlan::backward_kernel(Backward& bw, const std::vector<uint8_t>& block, void* stream) {
     const CompiledKernel& k = bw.kernel;
-    if (k.target != codegen::Target::Cuda || k.generated.ordered.empty()) return k;
+    if (k.target != DeviceType::CUDA || k.generated.ordered.empty()) return k;
     // Ordered tables whose per-warp copies exceed shared memory at this launch: fixed point.
     const int64_t warps = std::max<int64_t>(1, (k.cuda_entry ? k.cuda_entry->block_size : 256) / 32);
     uint64_t fixed = bw.fixed;
@@ -86,7 +86,7 @@ int64_t CallPlan::ordered_extent(const CompiledKernel& kernel, const std::vector
 
 size_t CallPlan::scratch_prefix(const CompiledKernel& kernel, const std::vector<uint8_t>& block) {
     size_t bytes = 0;
-    if (kernel.target != codegen::Target::Cuda) return 0;
+    if (kernel.target != DeviceType::CUDA) return 0;
     for (const codegen::GeneratedKernel::FixedTable& t : kernel.generated.fixed)
         bytes += codegen::fixed_table_bytes(ordered_extent(kernel, block, t.param), t.wide);
     return bytes;
@@ -97,7 +97,7 @@ size_t CallPlan::scratch_bytes(const CompiledKernel& kernel, const Glue& glue, c
     codegen::CallHeader header;
     std::memcpy(&header, block.data(), sizeof(header));
     const codegen::GeneratedKernel& g = kernel.generated;
-    if (kernel.target != codegen::Target::Cuda || (g.reduced_slots == 0 && g.ordered.empty() && g.fixed.empty()) ||
+    if (kernel.target != DeviceType::CUDA || (g.reduced_slots == 0 && g.ordered.empty() && g.fixed.empty()) ||
         header.total <= 0)
         return 0;
     for (const codegen::GeneratedKernel::FixedTable& t : g.fixed)

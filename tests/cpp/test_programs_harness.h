@@ -426,7 +426,7 @@ inline void check_program_cuda(const std::string& name, const std::string& sourc
                                const call::ModuleSetup& setup = {}) {
     try {
         TestProgram p = prepare_test_program(name, source, setup);
-        call::CompiledKernel k = call::generate(*p.module, p.glue, codegen::Target::Cuda, {});
+        call::CompiledKernel k = call::generate(*p.module, p.glue, DeviceType::CUDA, {});
         bool skipped = false;
         EXPECT_TRUE(cuda_compiles(k.generated.source, &skipped));
         if (skipped) GTEST_SKIP() << "neither NVRTC nor nvcc found (pip install nvidia-cuda-nvrtc)";
@@ -534,7 +534,7 @@ inline std::vector<lang::Diagnostic> compile_for_errors(const std::string& name,
         call::UserModule module(name, source, setup);
         if (module.functions("test").size() == 1) {
             TestProgram p = prepare_test_program(name, source, setup);
-            call::generate(*p.module, p.glue, codegen::Target::Cpu, {});
+            call::generate(*p.module, p.glue, DeviceType::CPU, {});
         }
     } catch (const lang::CompileError& e) {
         *rendered = e.what();

@@ -206,7 +206,7 @@ inline FrontendResult run_frontend(const std::string& name, std::string source, 
         }
         if (options.codegen) {
             detail::PhaseTimer t(result.times.codegen_ms);
-            result.output_bytes += codegen::generate_functions(program, codegen::Target::Cpu).size();
+            result.output_bytes += codegen::generate_functions(program, DeviceType::CPU).size();
         }
         result.ok = true;
         result.diagnostics = diags.render();  // warnings
