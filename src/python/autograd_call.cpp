@@ -68,7 +68,7 @@ struct ScratchBuffer {
         nb::gil_scoped_acquire gil;
         TensorInfo info{};
         int64_t n = int64_t(bytes);
-        tensor = torch_ops().empty(&n, 1, DType::UInt8, DeviceType::CUDA, kernel.cuda_entry->device, false, info);
+        tensor = torch_ops().empty(&n, 1, DType::UInt8, DeviceType::CUDA, kernel.loaded->device_index(), false, info);
         data = info.data;
         call::CallPlan::zero(kernel, data, zeroed, stream);
     }

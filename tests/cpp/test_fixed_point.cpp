@@ -189,7 +189,7 @@ TEST(FixedPoint, FixedPointScratchHoldsEveryTablesRecordsBelowTheHeader) {
         codegen::CodegenOptions options = call::kernel_options(base, glue);
         options.fixed_params = uint64_t(1) << gradient_param(call, glue, "table");
         call::CompiledKernel k = call::generate(m, glue, DeviceType::CUDA, options);
-        k.target = DeviceType::CUDA;
+        k.device_type = DeviceType::CUDA;
         std::vector<TensorInfo> grads(call.binding.params.size());
         std::vector<const TensorInfo*> grad_ptrs(call.binding.params.size(), nullptr);
         for (size_t i = 0; i < call.binding.params.size(); ++i)
