@@ -28,8 +28,8 @@ class CudaKernel final : public LoadedKernel {
 public:
     CudaKernel(std::shared_ptr<CudaModule> module, const CudaFunction& main, const CudaFunction* final_entry,
                const CudaFunction* fixed_entry)
-        : LoadedKernel(DeviceType::CUDA, main.device, main.block_size, main.multiprocessors), module_(std::move(module)),
-          main_(main), final_(final_entry), fixed_(fixed_entry) {}
+        : LoadedKernel(DeviceType::CUDA, main.device, main.block_size, main.multiprocessors),
+          module_(std::move(module)), main_(main), final_(final_entry), fixed_(fixed_entry) {}
 
     const CudaFunction& main() const noexcept { return main_; }
     /// The ordered tables' second entry, launched after the main one; null without them.
@@ -132,8 +132,9 @@ public:
         options.fast_math = spec.fast_math;
         std::shared_ptr<CudaModule> module = load_cuda_module(*spec.source, options);
         const CudaFunction& main = module->function(spec.device, spec.entry);
-        const CudaFunction* final_entry = spec.final_entry.empty() ? nullptr : &module->function(spec.device, spec.final_entry);
-        const CudaFunction* fixed_entry = spec.fixed_entry.empty() ? nullptr : &module->function(spec.device, spec.fixed_entry);
+        auto entry = [&](const std::string& name) { return name.empty() ? nullptr : &module->function(spec.device, name); };
+        const CudaFunction* final_entry = entry(spec.final_entry);
+        const CudaFunction* fixed_entry = entry(spec.fixed_entry);
         (void)device_fault_record(spec.device);  // see the banner: made here, not at a launch
         return std::make_shared<CudaKernel>(std::move(module), main, final_entry, fixed_entry);
     }

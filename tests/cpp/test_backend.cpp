@@ -115,7 +115,8 @@ TEST(Backend, CpuLoadsLaunchesAndZeroFills) {
         request.sequential = sequential;
         const runtime::LaunchResult r = cpu.launch(request);
         EXPECT_EQ(r.origin, runtime::FaultOrigin::None);
-        for (size_t i = 0; i < x.size(); ++i) EXPECT_FLOAT_EQ(out[i], x[i] * 2.5f) << i << (sequential ? " in order" : "");
+        for (size_t i = 0; i < x.size(); ++i)
+            EXPECT_FLOAT_EQ(out[i], x[i] * 2.5f) << i << (sequential ? " in order" : " on the pool");
         codegen::CallHeader header;
         std::memcpy(&header, block.data(), sizeof(header));
         EXPECT_EQ(header.site, 42);  // the backend writes the launch site
@@ -125,12 +126,10 @@ TEST(Backend, CpuLoadsLaunchesAndZeroFills) {
     for (size_t i = 0; i < out.size(); ++i) EXPECT_FLOAT_EQ(out[i], i < 5 ? 0.0f : x[i] * 2.5f) << i;
 
     // The same kernel through the call layer: compile_kernel picks this backend.
-    const call::CompiledKernel through_call = call::compile_kernel(
-        m, glue, call::kernel_options([&] {
-            codegen::CodegenOptions o;
-            o.call_rank = c.binding.call_rank;
-            return o;
-        }(), glue), DeviceType::CPU, -1);
+    codegen::CodegenOptions options;
+    options.call_rank = c.binding.call_rank;
+    const call::CompiledKernel through_call =
+        call::compile_kernel(m, glue, call::kernel_options(options, glue), DeviceType::CPU, -1);
     EXPECT_EQ(through_call.device_type, DeviceType::CPU);
     ASSERT_NE(through_call.loaded, nullptr);
     EXPECT_EQ(through_call.loaded->device_type(), DeviceType::CPU);
