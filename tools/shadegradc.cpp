@@ -91,7 +91,7 @@ int main(int argc, char** argv) {
         options.stop_after = emit == "ast" ? driver::Phase::Load : driver::Phase::Everything;
         options.emit_ir = emit == "ir";
         options.emit_code = emit == "cpp" || emit == "cuda";
-        options.target = emit == "cuda" ? codegen::Target::Cuda : codegen::Target::Cpu;
+        options.target = emit == "cuda" ? DeviceType::CUDA : DeviceType::CPU;
         driver::Result compiled;
         driver::compile({sources, ast, types, diags}, input, options, compiled);
         if (emit == "ast") {

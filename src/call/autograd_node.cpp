@@ -30,7 +30,7 @@ struct ScratchBuffer {
         if (bytes == 0) return;
         TensorInfo info{};
         int64_t n = int64_t(bytes);
-        tensor = HostRef(host, host.empty_unlocked(&n, 1, DType::UInt8, DeviceType::CUDA, kernel.cuda_entry->device, info));
+        tensor = HostRef(host, host.empty_unlocked(&n, 1, DType::UInt8, DeviceType::CUDA, kernel.loaded->device_index(), info));
         data = info.data;
         CallPlan::zero(kernel, data, zeroed, stream);
     }

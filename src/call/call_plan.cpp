@@ -1,6 +1,7 @@
-// src/call/call_plan.cpp — plan construction, parameter-block packing and launch (CPU and CUDA,
-// with the kernel fault record of kernel_faults.h). Deterministic CUDA launches' variants, grids
-// and scratch: deterministic_launch.cpp.
+// src/call/call_plan.cpp — plan construction, parameter-block packing, and launches and zero
+// fills through the kernel's backend (runtime/backend.h; the faults it reports are raised by
+// kernel_faults.h). Deterministic CUDA launches' variants, grids and scratch:
+// deterministic_launch.cpp.
 #include "call/call_plan.h"
 
 #include <algorithm>
@@ -8,16 +9,11 @@
 #include <cstring>
 
 #include "call/errors.h"
-#include "call/graph_capture.h"
 #include "call/kernel_faults.h"
-#include "runtime/cuda_mapped_memory.h"
 #include "lang/half_float.h"
+#include "runtime/backend.h"
 
 namespace sg::call {
-
-namespace {
-
-}  // namespace
 
 codegen::CodegenOptions kernel_options(codegen::CodegenOptions options, const Glue& glue) {
     options.call_shaped_params = 0;
@@ -166,7 +162,7 @@ CompiledKernel CallPlan::compile_backward(const Backward& bw, uint64_t& fixed) c
                           "; call without deterministic mode, or on the CPU");
     }
     kernel.site = register_site(module_, bw.binding, bw.glue, true);
-    kernel.sequential = binding_.deterministic && kernel.target == codegen::Target::Cpu;
+    kernel.sequential = binding_.deterministic;
     if (!kernel.generated.fixed.empty()) {
         options.fixed_phase = codegen::CodegenOptions::FixedPhase::Scan;
         auto scan = std::make_shared<CompiledKernel>(
@@ -334,67 +330,36 @@ void CallPlan::launch(const CompiledKernel& kernel, std::vector<uint8_t>& block,
     codegen::CallHeader header;
     std::memcpy(&header, block.data(), sizeof(header));
     if (header.total == 0) return;
-    header.site = kernel.site;
-    if (kernel.target == codegen::Target::Cuda) {
-        // A fault of an earlier kernel on this device raises here, before this one runs.
-        const int device = kernel.cuda_entry->device;
-        check_device_faults(device);
-        header.fault = device_fault_record(device).device;
-        std::memcpy(block.data(), &header, sizeof(header));
-        const int64_t per_thread = kernel.generated.elements_per_thread;
-        int64_t threads = header.total / per_thread + (header.total % per_thread != 0);
-        const bool two_pass = kernel.generated.reduced_slots > 0 || !kernel.generated.ordered.empty() ||
-                              !kernel.generated.fixed.empty();
-        SG_INTERNAL_ASSERT(header.scratch != nullptr || !two_pass, "missing scratch for a deterministic kernel");
-        if (!kernel.generated.ordered.empty())  // a bounded grid, grid-stride over the call
-            threads = std::min(threads, ordered_blocks(kernel, header.total) * kernel.cuda_entry->block_size);
-        // Fixed-point tables: the scan variant records every entry's exponent and count first.
-        if (kernel.fixed_scan) {
-            const CompiledKernel& scan = *kernel.fixed_scan;
-            codegen::CallHeader h = header;
-            h.site = scan.site;
-            std::memcpy(block.data(), &h, sizeof(h));
-            const int64_t scan_per_thread = scan.generated.elements_per_thread;
-            runtime::cuda_launch(*scan.cuda_entry, block.data(), block.size(),
-                                 header.total / scan_per_thread + (header.total % scan_per_thread != 0), stream);
-            std::memcpy(block.data(), &header, sizeof(header));
-        }
-        runtime::cuda_launch(*kernel.cuda_entry, block.data(), block.size(), threads, stream);
-        if (kernel.cuda_final) {
-            // The blocks' partials of each ordered table, added in block order: 32 elements a block.
-            int64_t extent = 0;
-            for (const codegen::GeneratedKernel::OrderedTable& t : kernel.generated.ordered)
-                extent = std::max(extent, ordered_extent(kernel, block, t.param));
-            const int64_t blocks = extent / 32 + (extent % 32 != 0);
-            runtime::cuda_launch(*kernel.cuda_final, block.data(), block.size(), blocks * kernel.cuda_final->block_size,
-                                 stream);
-        }
-        if (kernel.cuda_fixed) {
-            // The fixed-point tables' sums into the gradients: one thread per entry (grid-stride).
-            int64_t extent = 0;
-            for (const codegen::GeneratedKernel::FixedTable& t : kernel.generated.fixed)
-                extent = std::max(extent, ordered_extent(kernel, block, t.param));
-            if (extent > 0)
-                runtime::cuda_launch(*kernel.cuda_fixed, block.data(), block.size(), std::min<int64_t>(extent, 1 << 22),
-                                     stream);
-        }
-        // Debug mode waits for the kernel to raise its fault here, except inside a CUDA graph
-        // capture, where nothing may wait (the kernel is only recorded; the replay's faults are
-        // reported at the next call or synchronize(), as outside debug mode).
-        if (debug_mode() && !capturing(DeviceType::CUDA, device, stream)) [[unlikely]] {
-            runtime::cuda_synchronize_stream(device, stream);
-            check_device_faults(device, /*own_launch=*/true);
-        }
-        return;
+    const runtime::Backend& backend = runtime::backend(kernel.device_type);
+    const codegen::GeneratedKernel& g = kernel.generated;
+    SG_INTERNAL_ASSERT(header.scratch != nullptr || !backend.needs_scratch() ||
+                           (g.reduced_slots == 0 && g.ordered.empty() && g.fixed.empty()),
+                       "missing scratch for a deterministic kernel");
+    runtime::LaunchRequest request;
+    request.kernel = kernel.loaded.get();
+    request.block = block.data();
+    request.block_size = block.size();
+    request.total = header.total;
+    request.stream = stream;
+    request.site = kernel.site;
+    request.elements_per_thread = g.elements_per_thread;
+    if (kernel.fixed_scan) {
+        request.scan = kernel.fixed_scan->loaded.get();
+        request.scan_site = kernel.fixed_scan->site;
+        request.scan_elements_per_thread = kernel.fixed_scan->generated.elements_per_thread;
     }
-    // CPU launches are synchronous: the record lives here and a fault raises at this call.
-    codegen::FaultRecord fault{};
-    header.fault = &fault;
-    std::memcpy(block.data(), &header, sizeof(header));
-    if (kernel.sequential) kernel.cpu_entry(block.data(), 0, header.total);
-    else runtime::cpu_launch(kernel.cpu_entry, block.data(), header.total);
-    if (fault.code != 0) [[unlikely]]
-        raise_fault(fault);
+    if (!g.ordered.empty()) request.grid_blocks = ordered_blocks(kernel, header.total);
+    if (!g.final_entry.empty())
+        for (const codegen::GeneratedKernel::OrderedTable& t : g.ordered)
+            request.final_extent = std::max(request.final_extent, ordered_extent(kernel, block, t.param));
+    if (!g.fixed_entry.empty())
+        for (const codegen::GeneratedKernel::FixedTable& t : g.fixed)
+            request.fixed_extent = std::max(request.fixed_extent, ordered_extent(kernel, block, t.param));
+    request.sequential = kernel.sequential;
+    request.wait = debug_mode();
+    const runtime::LaunchResult result = backend.launch(request);
+    if (result.origin != runtime::FaultOrigin::None) [[unlikely]]
+        raise_launch_fault(result, backend);
     (void)function;
 }
 
@@ -403,8 +368,7 @@ void CallPlan::set_scratch(std::vector<uint8_t>& block, void* scratch) {
 }
 
 void CallPlan::zero(const CompiledKernel& kernel, void* data, size_t bytes, void* stream) {
-    if (kernel.target == codegen::Target::Cuda) runtime::cuda_zero_async(*kernel.cuda_entry, data, bytes, stream);
-    else std::memset(data, 0, bytes);
+    runtime::backend(kernel.device_type).zero(*kernel.loaded, data, bytes, stream);
 }
 
 }  // namespace sg::call

@@ -87,8 +87,9 @@ public:
     /// Packs the parameter block of `kernel` (whose glue is `glue`) into `block`.
     static void pack(const CompiledKernel& kernel, const Glue& glue, const Binding& binding, const LaunchData& data,
                      std::vector<uint8_t>& block);
-    /// Runs a kernel over the call shape: on the thread pool (CPU) or enqueued on `stream`
-    /// (CUDA: torch's current stream of the device; nothing waits for it).
+    /// Runs a kernel over the call shape through its backend (runtime/backend.h): on the thread
+    /// pool (CPU) or enqueued on `stream` (CUDA: torch's current stream of the device; nothing
+    /// waits for it).
     /// Kernels check tensor indices, integer divisors and [MaxIters] bounds (kernel_faults.h):
     /// a CPU fault raises CallError after this launch; a CUDA fault raises at the next launch on
     /// the device (this one first raises an earlier kernel's), or here in debug mode. The
@@ -113,8 +114,8 @@ public:
     /// Scalar elements an ordered or fixed-point table's buffer spans in `block` (as
     /// sg_ordered_extent and sg_fixed_extent on the device; -1 when a stride is negative).
     static int64_t ordered_extent(const CompiledKernel& kernel, const std::vector<uint8_t>& block, int param);
-    /// Zero-fills `bytes` bytes at `data` on `kernel`'s device: an asynchronous memset on `stream`
-    /// (CUDA, in the kernel's context) or a memset (CPU).
+    /// Zero-fills `bytes` bytes at `data` on `kernel`'s device through its backend: an
+    /// asynchronous memset on `stream` (CUDA, in the kernel's context) or a memset (CPU).
     static void zero(const CompiledKernel& kernel, void* data, size_t bytes, void* stream);
 
 private:

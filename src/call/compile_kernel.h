@@ -1,6 +1,6 @@
 // src/call/compile_kernel.h — the compiler pipeline for one kernel, in a straight line:
 // parse (user module + glue) → sema → lower the glue entry → autodiff → inline → strip detach →
-// dead code → codegen → backend (CPU: host compiler + kernel cache).
+// dead code → codegen (generate()), then the device's backend loads it (compile_kernel()).
 #pragma once
 
 #include <memory>
@@ -10,8 +10,7 @@
 #include "call/user_module.h"
 #include "codegen/codegen.h"
 #include "call/tensor_info.h"
-#include "runtime/cpu_module.h"
-#include "runtime/cuda_module.h"
+#include "runtime/backend.h"
 
 namespace sg::call {
 
@@ -27,35 +26,25 @@ struct CompiledKernel {
     std::shared_ptr<Compilation> compilation;
     codegen::GeneratedKernel generated;   ///< target source, entry name, parameter layout
     std::string ir_text;                  ///< the kernel's final IR (debugging)
-    codegen::Target target = codegen::Target::Cpu;
-    std::shared_ptr<runtime::CpuModule> cpu_module;
-    runtime::CpuKernelFn cpu_entry = nullptr;
-    std::shared_ptr<runtime::CudaModule> cuda_module;
-    const runtime::CudaFunction* cuda_entry = nullptr;  ///< owned by cuda_module
-    /// The second entry of a kernel with ordered gradient tables (GeneratedKernel::final_entry),
-    /// launched after cuda_entry with the same parameter block; nullptr otherwise.
-    const runtime::CudaFunction* cuda_final = nullptr;
-    /// The third entry of a kernel with fixed-point gradient tables (GeneratedKernel::fixed_entry),
-    /// launched last with the same parameter block; nullptr otherwise.
-    const runtime::CudaFunction* cuda_fixed = nullptr;
+    /// The device kind it was generated for; its backend (runtime/backend.h) loads and launches it.
+    DeviceType device_type = DeviceType::CPU;
+    /// The kernel loaded for its device; null when only generated (generate()).
+    std::shared_ptr<const runtime::LoadedKernel> loaded;
     /// With fixed-point tables: the scan variant (CodegenOptions::FixedPhase::Scan) of this kernel,
     /// launched first with the same parameter block (the layouts are the same); null otherwise.
     std::shared_ptr<const CompiledKernel> fixed_scan;
     int32_t site = -1;  ///< launch site of its faults (kernel_faults.h), set by the call plan
-    /// CPU: run the launch's threads in order on the calling thread (deterministic mode: its
-    /// atomics and reductions then add in one fixed order).
+    /// The backward of a deterministic call: the CPU backend runs its threads in order on the
+    /// calling thread (its atomics and reductions then add in one fixed order); CUDA's kernels
+    /// order their sums themselves.
     bool sequential = false;
 };
 
 /// Runs the front end and codegen; returns the generated kernel without loading it.
-CompiledKernel generate(const UserModule& module, const Glue& glue, codegen::Target target,
+CompiledKernel generate(const UserModule& module, const Glue& glue, DeviceType target,
                         const codegen::CodegenOptions& options);
-/// Generates and loads a CPU kernel (host compiler, kernel cache).
-CompiledKernel compile_cpu_kernel(const UserModule& module, const Glue& glue, const codegen::CodegenOptions& options);
-/// Generates, compiles (NVRTC, kernel cache) and loads a CUDA kernel for `device_index`.
-CompiledKernel compile_cuda_kernel(const UserModule& module, const Glue& glue, const codegen::CodegenOptions& options,
-                                   int device_index);
-/// The backend for `device`.
+/// Generates a kernel for `device` and loads it through that device's backend (CPU: host
+/// compiler; CUDA: NVRTC for device `device_index`, 0 when negative; both through the kernel cache).
 CompiledKernel compile_kernel(const UserModule& module, const Glue& glue, const codegen::CodegenOptions& options,
                               DeviceType device, int device_index);
 

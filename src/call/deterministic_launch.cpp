@@ -9,6 +9,7 @@
 #include "call/call_plan.h"
 #include "call/errors.h"
 #include "call/graph_capture.h"
+#include "runtime/backend.h"
 
 namespace sg::call {
 
@@ -18,7 +19,7 @@ uint64_t fixed_point_params(const UserModule& module, const Glue& glue, codegen:
     for (;;) {
         options.fixed_params = fixed;
         try {
-            (void)generate(module, glue, codegen::Target::Cuda, options);
+            (void)generate(module, glue, DeviceType::CUDA, options);
             return fixed;
         } catch (const codegen::OrderingUnsupported& e) {
             // No ordered table for it (an add in a loop, a batch of tables): a fixed-point one.
@@ -30,9 +31,9 @@ uint64_t fixed_point_params(const UserModule& module, const Glue& glue, codegen:
 
 const CompiledKernel& CallPlan::backward_kernel(Backward& bw, const std::vector<uint8_t>& block, void* stream) {
     const CompiledKernel& k = bw.kernel;
-    if (k.target != codegen::Target::Cuda || k.generated.ordered.empty()) return k;
+    if (!runtime::backend(k.device_type).needs_scratch() || k.generated.ordered.empty()) return k;
     // Ordered tables whose per-warp copies exceed shared memory at this launch: fixed point.
-    const int64_t warps = std::max<int64_t>(1, (k.cuda_entry ? k.cuda_entry->block_size : 256) / 32);
+    const int64_t warps = std::max<int64_t>(1, (k.loaded ? k.loaded->block_size() : 256) / 32);
     uint64_t fixed = bw.fixed;
     for (const codegen::GeneratedKernel::OrderedTable& t : k.generated.ordered) {
         const int64_t extent = ordered_extent(k, block, t.param);
@@ -52,9 +53,9 @@ const CompiledKernel& CallPlan::backward_kernel(Backward& bw, const std::vector<
 int64_t CallPlan::ordered_blocks(const CompiledKernel& kernel, int64_t total) {
     const int64_t per_thread = kernel.generated.elements_per_thread;
     const int64_t threads = total / per_thread + (total % per_thread != 0);
-    const int64_t block = kernel.cuda_entry ? kernel.cuda_entry->block_size : 1;
+    const int64_t block = kernel.loaded ? kernel.loaded->block_size() : 1;
     const int64_t needed = threads / block + (threads % block != 0);
-    return codegen::ordered_grid_blocks(needed, kernel.cuda_entry ? kernel.cuda_entry->multiprocessors : 1);
+    return codegen::ordered_grid_blocks(needed, kernel.loaded ? kernel.loaded->multiprocessors() : 1);
 }
 
 int64_t CallPlan::ordered_extent(const CompiledKernel& kernel, const std::vector<uint8_t>& block, int param) {
@@ -86,7 +87,7 @@ int64_t CallPlan::ordered_extent(const CompiledKernel& kernel, const std::vector
 
 size_t CallPlan::scratch_prefix(const CompiledKernel& kernel, const std::vector<uint8_t>& block) {
     size_t bytes = 0;
-    if (kernel.target != codegen::Target::Cuda) return 0;
+    if (!runtime::backend(kernel.device_type).needs_scratch()) return 0;
     for (const codegen::GeneratedKernel::FixedTable& t : kernel.generated.fixed)
         bytes += codegen::fixed_table_bytes(ordered_extent(kernel, block, t.param), t.wide);
     return bytes;
@@ -97,7 +98,8 @@ size_t CallPlan::scratch_bytes(const CompiledKernel& kernel, const Glue& glue, c
     codegen::CallHeader header;
     std::memcpy(&header, block.data(), sizeof(header));
     const codegen::GeneratedKernel& g = kernel.generated;
-    if (kernel.target != codegen::Target::Cuda || (g.reduced_slots == 0 && g.ordered.empty() && g.fixed.empty()) ||
+    if (!runtime::backend(kernel.device_type).needs_scratch() ||
+        (g.reduced_slots == 0 && g.ordered.empty() && g.fixed.empty()) ||
         header.total <= 0)
         return 0;
     for (const codegen::GeneratedKernel::FixedTable& t : g.fixed)
@@ -108,7 +110,7 @@ size_t CallPlan::scratch_bytes(const CompiledKernel& kernel, const Glue& glue, c
     const size_t prefix = scratch_prefix(kernel, block);
     const int64_t per_thread = g.elements_per_thread;
     const int64_t threads = header.total / per_thread + (header.total % per_thread != 0);
-    const int64_t block_size = kernel.cuda_entry ? kernel.cuda_entry->block_size : 1;
+    const int64_t block_size = kernel.loaded ? kernel.loaded->block_size() : 1;
     if (g.ordered.empty())
         return prefix + codegen::reduce_scratch_bytes(g.reduced_slots, threads / block_size + (threads % block_size != 0));
     const int64_t blocks = ordered_blocks(kernel, header.total);

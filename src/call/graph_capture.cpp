@@ -3,15 +3,12 @@
 #include "call/graph_capture.h"
 
 #include "call/errors.h"
-#include "runtime/cuda_capture.h"
-#include "runtime/cuda_driver.h"
+#include "runtime/backend.h"
 
 namespace sg::call {
 
 bool capturing(DeviceType device, int device_index, void* stream) {
-    // Without a usable driver nothing can be capturing (and the caller's own error comes next).
-    return device == DeviceType::CUDA && runtime::cuda_available() &&
-           runtime::cuda_stream_capturing(device_index < 0 ? 0 : device_index, stream);
+    return runtime::backend(device).capturing(device_index, stream);
 }
 
 void refuse_during_capture(const std::string& function, const char* what, DeviceType device, int device_index,

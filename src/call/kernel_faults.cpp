@@ -1,8 +1,7 @@
-// src/call/kernel_faults.cpp — launch sites, fault messages, per-device CUDA fault records and
-// the debug mode (see kernel_faults.h).
+// src/call/kernel_faults.cpp — launch sites, fault messages, raising the faults backends report,
+// and the debug mode (see kernel_faults.h).
 #include "call/kernel_faults.h"
 
-#include <array>
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
@@ -11,7 +10,6 @@
 
 #include "call/errors.h"
 #include "lang/diagnostics.h"
-#include "runtime/cuda_mapped_memory.h"
 
 namespace sg::call {
 namespace {
@@ -30,16 +28,6 @@ SiteTable& site_table() {
     return *table;
 }
 
-constexpr int kMaxDevices = 64;
-struct DeviceRecords {
-    std::mutex mutex;
-    std::array<std::atomic<const DeviceFaultRecord*>, kMaxDevices> records{};
-};
-DeviceRecords& device_records() {
-    static DeviceRecords* records = new DeviceRecords();
-    return *records;
-}
-
 std::atomic<bool>& debug_flag() {
     static std::atomic<bool> flag{[] {
         const char* v = std::getenv("SHADEGRAD_DEBUG");
@@ -52,37 +40,6 @@ std::string location(const LaunchSite* site, const FaultRecord& r) {
     if (r.line <= 0) return "";
     return " at " + (site ? site->file : std::string("<module>")) + ":" + std::to_string(r.line) + ":" +
            std::to_string(r.column);
-}
-
-/// Copies a record the device may still be writing: `code` is read first (the writer publishes
-/// it last), then the details.
-FaultRecord read_record(const FaultRecord* r) {
-    FaultRecord out{};
-    out.code = reinterpret_cast<const std::atomic<uint32_t>*>(&r->code)->load(std::memory_order_acquire);
-    if (out.code == 0) return out;
-    const volatile FaultRecord* v = r;
-    out.site = v->site;
-    out.param = v->param;
-    out.dim = v->dim;
-    out.line = v->line;
-    out.column = v->column;
-    out.index = v->index;
-    out.extent = v->extent;
-    return out;
-}
-
-/// Clears a record for the next fault: `code` first, then `claim` (a writer claims before it
-/// writes, so a fault that lands in between is dropped rather than torn).
-void clear_record(FaultRecord* r) {
-    reinterpret_cast<std::atomic<uint32_t>*>(&r->code)->store(0, std::memory_order_relaxed);
-    reinterpret_cast<std::atomic<uint32_t>*>(&r->claim)->store(0, std::memory_order_release);
-}
-
-[[noreturn, gnu::noinline, gnu::cold]] void raise_device_fault(int device, FaultRecord* r, bool own_launch) {
-    const FaultRecord copy = read_record(r);
-    clear_record(r);
-    if (own_launch) throw CallError(ErrorKind::Runtime, describe_fault(copy) + " (on cuda:" + std::to_string(device) + ")");
-    raise_fault(copy, "cuda:" + std::to_string(device));
 }
 
 }  // namespace
@@ -137,37 +94,27 @@ void raise_fault(const FaultRecord& r, const std::string& device) {
     throw CallError(ErrorKind::Runtime, describe_fault(r, device));
 }
 
-const DeviceFaultRecord& device_fault_record(int device) {
-    SG_INTERNAL_ASSERT(device >= 0 && device < kMaxDevices, "CUDA device index out of range for fault records");
-    DeviceRecords& all = device_records();
-    std::atomic<const DeviceFaultRecord*>& slot = all.records[size_t(device)];
-    if (const DeviceFaultRecord* r = slot.load(std::memory_order_acquire)) [[likely]]
-        return *r;
-    std::lock_guard<std::mutex> lock(all.mutex);
-    if (const DeviceFaultRecord* r = slot.load(std::memory_order_relaxed)) return *r;
-    const runtime::MappedHostMemory memory = runtime::cuda_alloc_mapped(device, sizeof(FaultRecord));
-    auto* record = new DeviceFaultRecord{static_cast<FaultRecord*>(memory.host),
-                                         reinterpret_cast<FaultRecord*>(uintptr_t(memory.device))};
-    slot.store(record, std::memory_order_release);
-    return *record;
-}
-
-void check_device_faults(int device, bool own_launch) {
-    FaultRecord* r = device_fault_record(device).host;
-    if (reinterpret_cast<const std::atomic<uint32_t>*>(&r->code)->load(std::memory_order_relaxed) != 0) [[unlikely]]
-        raise_device_fault(device, r, own_launch);
+void raise_launch_fault(const runtime::LaunchResult& result, const runtime::Backend& backend) {
+    switch (result.origin) {
+    case runtime::FaultOrigin::Waited:
+        throw CallError(ErrorKind::Runtime,
+                        describe_fault(result.record) + " (on " + backend.device_name(result.device) + ")");
+    case runtime::FaultOrigin::Earlier: raise_fault(result.record, backend.device_name(result.device));
+    default: raise_fault(result.record);
+    }
 }
 
 void check_all_device_faults() {
-    DeviceRecords& all = device_records();
-    for (int d = 0; d < kMaxDevices; ++d)
-        if (all.records[size_t(d)].load(std::memory_order_acquire)) check_device_faults(d);
+    for (const runtime::Backend* backend : runtime::backends()) {
+        FaultRecord record{};
+        int device = -1;
+        if (backend->take_fault(record, device)) [[unlikely]]
+            raise_fault(record, backend->device_name(device));
+    }
 }
 
 void synchronize_devices() {
-    DeviceRecords& all = device_records();
-    for (int d = 0; d < kMaxDevices; ++d)
-        if (all.records[size_t(d)].load(std::memory_order_acquire)) runtime::cuda_synchronize_device(d);
+    for (const runtime::Backend* backend : runtime::backends()) backend->synchronize();
     check_all_device_faults();
 }
 

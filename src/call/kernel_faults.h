@@ -1,6 +1,5 @@
 // src/call/kernel_faults.h — kernel faults as user errors: what a fault record names (launch
-// sites), where CUDA kernels record their faults (one mapped host record per device), when a
-// recorded fault is raised, and the debug mode.
+// sites), when a fault a backend reports is raised, and the debug mode.
 //
 // A generated kernel records the first fault of a launch in a codegen::FaultRecord (the kind,
 // the kernel parameter, dimension, index and extent, the source line) and the launch site id
@@ -10,10 +9,11 @@
 //
 // CPU launches are synchronous: their record lives on the launcher's stack and a fault raises
 // at the call that made it. CUDA launches are not: the record of a device lives in pinned host
-// memory mapped into the device, and the NEXT launch on that device (or an explicit
-// check_device_faults / synchronize_devices) reads its code word — one host load — and raises,
-// then clears the record. In debug mode (SHADEGRAD_DEBUG=1 or set_debug_mode) every CUDA launch
-// synchronizes its stream and raises at the call that faulted.
+// memory mapped into the device (kept by the CUDA backend, runtime/cuda_backend.cpp), and the
+// NEXT launch on that device (or check_all_device_faults / synchronize_devices) reads its code
+// word — one host load — and clears the record; the fault is raised here. In debug mode
+// (SHADEGRAD_DEBUG=1 or set_debug_mode) every CUDA launch synchronizes its stream and raises at
+// the call that faulted.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "codegen/fault_record.h"
+#include "runtime/backend.h"
 
 namespace sg::call {
 
@@ -43,22 +44,13 @@ std::string describe_fault(const codegen::FaultRecord& record, const std::string
 /// Raises the RuntimeError (CallError of kind Runtime) for a recorded fault.
 [[noreturn]] void raise_fault(const codegen::FaultRecord& record, const std::string& device = "");
 
-/// The fault record of a CUDA device: host view and the address its kernels write. Allocated
-/// on first use (BackendError when the driver refuses), never freed.
-struct DeviceFaultRecord {
-    codegen::FaultRecord* host = nullptr;
-    codegen::FaultRecord* device = nullptr;
-};
-const DeviceFaultRecord& device_fault_record(int device);
+/// Raises the RuntimeError for the fault a launch on `backend` reported (origin not None): a
+/// synchronous launch's as raise_fault does, one found after waiting for the launch naming its
+/// device ("... (on cuda:0)"), an earlier launch's as found after its launch.
+[[noreturn]] void raise_launch_fault(const runtime::LaunchResult& result, const runtime::Backend& backend);
 
-/// Raises (and clears) a fault recorded by an earlier kernel on `device`; nothing otherwise. One
-/// host read when there is none. Work still running on the device is not waited for.
-/// `own_launch`: the caller just waited for its own kernel (debug mode), so the message does not
-/// speak of an earlier launch.
-void check_device_faults(int device, bool own_launch = false);
-
-/// Waits for all work on every CUDA device shadegrad launched on, then raises a fault any of
-/// them recorded (shadegrad.synchronize()). Nothing to do without CUDA.
+/// Waits for all work on every device shadegrad launched on, then raises a fault any of them
+/// recorded (shadegrad.synchronize()). Nothing to do without CUDA.
 void synchronize_devices();
 
 /// Raises a fault recorded on any device shadegrad launched on, without waiting.

@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include "base/device_type.h"  // DeviceType, part of this record
+
 namespace sg {
 
 inline constexpr int kMaxTensorRank = 8;
@@ -33,8 +35,6 @@ enum class DType : int32_t {
 
 const char* dtype_name(DType d);   ///< torch spelling: "float32", "int64", ...
 int dtype_size(DType d);           ///< bytes per element (0 for Unknown)
-
-enum class DeviceType : int32_t { CPU = 0, CUDA = 1, Other = 2 };
 
 struct TensorInfo {
     void* data;                       ///< address of element [0, ..., 0] (storage + offset)

@@ -14,25 +14,12 @@
 #include <string>
 #include <vector>
 
+#include "base/device_type.h"
+#include "codegen/call_header.h"
 #include "codegen/fault_record.h"
 #include "ir/ir.h"
 
 namespace sg::codegen {
-
-enum class Target : uint8_t { Cpu, Cuda };
-
-/// The fixed header at offset 0 of every parameter block.
-struct CallHeader {
-    int64_t shape[8];        ///< call shape (entries past rank are 1)
-    int64_t total;           ///< product of the call shape = number of threads
-    int32_t rank;            ///< call rank (0..8)
-    int32_t site;            ///< the launch site, copied into a fault record (call layer's id)
-    FaultRecord* fault;      ///< debug checks record the first fault here (nullable)
-    /// Deterministic CUDA kernels with reduced parameters: per-block sums and the count of
-    /// finished blocks (reduce_scratch_bytes; zero-filled before the launch). Else unused.
-    void* scratch;
-};
-static_assert(sizeof(CallHeader) == 96, "CallHeader is part of the kernel ABI");
 
 /// Bytes of CallHeader::scratch a deterministic CUDA kernel with `reduced_slots` reduced scalar
 /// components needs for a launch of `blocks` blocks: a 16-byte block counter, then one double
@@ -230,7 +217,7 @@ struct GeneratedKernel {
 /// custom derivative remain). CPU entry: `extern "C" void ENTRY(const void* params, int64_t
 /// begin, int64_t end)` runs threads [begin, end). CUDA entry: `extern "C" __global__ void
 /// ENTRY(const __grid_constant__ Params params)` with one thread per call element (1-D grid).
-GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& kernel, Target target,
+GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& kernel, DeviceType target,
                                 const CodegenOptions& options);
 
 /// The device prelude shared by both targets (vectors, matrices, arrays, math, tensor views,
@@ -242,6 +229,6 @@ const char* device_prelude();
 
 /// Emits a non-kernel function (for `shadegradc --emit cpp|cuda` on a plain function): the
 /// prelude plus the function and its callees as `SG_FN` functions.
-std::string generate_functions(const ir::Program& program, Target target);
+std::string generate_functions(const ir::Program& program, DeviceType target);
 
 }  // namespace sg::codegen

@@ -29,7 +29,7 @@ void collect_callees(const Block& block, std::vector<const Function*>& out) {
 
 }  // namespace
 
-Emitter::Emitter(const ir::Program& program, Target target, const CodegenOptions& options)
+Emitter::Emitter(const ir::Program& program, DeviceType target, const CodegenOptions& options)
     : program_(program), target_(target), options_(options), names_(*program.types) {}
 
 std::string Emitter::local_name(const Value* v) const { return value_name(v, v->hint); }

@@ -98,10 +98,10 @@ void Emitter::emit_tensor(const Inst& inst) {
                 throw OrderingUnsupported(k, "its gradient is added to inside a loop (each add must run at most once per "
                                              "call element)");
             ordered_record = "sg_or_" + std::to_string(k) + "[" + std::to_string(ordered->sites++) + "]";
-        } else if (sliced != slice_params_.end() && options_.deterministic && target_ == Target::Cuda &&
+        } else if (sliced != slice_params_.end() && options_.deterministic && target_ == DeviceType::CUDA &&
                    ((options_.ordered_params >> sliced->second) & 1)) {
             throw OrderingUnsupported(sliced->second, "it is a batch of tables (each call element adds to its own slice)");
-        } else if (inst.op == OpKind::TensorGradAdd && options_.deterministic && target_ == Target::Cuda) {
+        } else if (inst.op == OpKind::TensorGradAdd && options_.deterministic && target_ == DeviceType::CUDA) {
             throw OrderingUnsupported(k, k < 0 ? "a gradient is added to through a view the kernel computes (a slice of "
                                                  "a batch of tensors, or inside a function that is not inlined)"
                                                : "its gradient adds have no fixed-order scheme");
@@ -135,7 +135,7 @@ void Emitter::emit_tensor(const Inst& inst) {
     const std::string off = "off" + std::to_string(temp_counter_++);
 
     // Read-only tensors load through the read-only path when the call allows it (CUDA).
-    const bool readonly = inst.op == OpKind::TensorLoad && options_.readonly_loads && target_ == Target::Cuda &&
+    const bool readonly = inst.op == OpKind::TensorLoad && options_.readonly_loads && target_ == DeviceType::CUDA &&
                           tt->tensor.access == lang::TensorAccess::Read;
     std::string call = std::string(readonly ? "sg_tensor_load_ro" : fn) + "(" + t + ", " + off;
     if (!loads) call += ", " + ref(inst.operands.back());

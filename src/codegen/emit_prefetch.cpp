@@ -48,7 +48,7 @@ void Emitter::plan_prefetch(const Function& kernel) {
     prefetch_.clear();
     prefetch_last_ = nullptr;
     prefetch_fields_.clear();
-    if (target_ != Target::Cuda || !options_.readonly_loads) return;
+    if (target_ != DeviceType::CUDA || !options_.readonly_loads) return;
     for (const auto& inst : kernel.body->insts) {
         if (inst->op == OpKind::TensorLoad) {
             const Type* tt = inst->operands[0]->type;

@@ -73,7 +73,7 @@ private:
 
 class Emitter {
 public:
-    Emitter(const ir::Program& program, Target target, const CodegenOptions& options);
+    Emitter(const ir::Program& program, DeviceType target, const CodegenOptions& options);
 
     /// Emits `fn` and every function it calls (callees first). Returns the C++ name of `fn`.
     std::string emit_function_tree(const Function& fn);
@@ -159,7 +159,7 @@ public:
     void close(const std::string& tail = "}");          ///< dedent and `tail`
     void reopen(const std::string& text);               ///< `} else {`: dedent, text, indent
     const CodegenOptions& options() const { return options_; }
-    Target target() const { return target_; }
+    DeviceType target() const { return target_; }
     /// The C++ type of tensor offset arithmetic (CodegenOptions::index_64bit).
     std::string index_type_name() const { return options_.index_64bit ? "int64_t" : "int"; }
 
@@ -223,7 +223,7 @@ private:
     void location_comment(const Inst& inst);
 
     const ir::Program& program_;
-    Target target_;
+    DeviceType target_;
     CodegenOptions options_;
     TypeNames names_;
 

@@ -101,7 +101,7 @@ struct Options {
     bool verify = false;
     bool emit_ir = true;    ///< Result::ir_text
     bool emit_code = true;  ///< Result::code (Functions) or Result::kernel (Kernel)
-    codegen::Target target = codegen::Target::Cpu;
+    DeviceType target = DeviceType::CPU;
     codegen::CodegenOptions codegen;  ///< Kernel only
 };
 

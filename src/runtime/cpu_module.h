@@ -1,5 +1,6 @@
-// src/runtime/cpu_module.h — the CPU backend: generated C++ compiled by the system compiler into
-// a shared object (content-addressed, cached in memory and on disk), and a thread pool to run it.
+// src/runtime/cpu_module.h — the CPU backend's modules: generated C++ compiled by the system
+// compiler into a shared object (content-addressed, cached in memory and on disk), and a thread
+// pool to run it. The backend itself (Backend, backend.h) is cpu_backend.cpp.
 //
 // In: C++ source text (from codegen), compile options. Out: a loaded module whose exported
 // kernel entry points can be looked up and launched over a range of thread indices.

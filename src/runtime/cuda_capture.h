@@ -3,8 +3,9 @@
 //
 // Work enqueued on a capturing stream is recorded, not run, and the driver refuses (or records
 // wrongly) anything that waits for the device or allocates outside the capture. The call layer
-// asks this on its slow paths only — before compiling a kernel or creating per-device state —
-// never on the cached launch path, so a capture costs the hot path nothing.
+// asks this (through Backend::capturing, backend.h) on its slow paths only — before compiling a
+// kernel or creating per-device state — and a debug-mode launch before it waits; never on the
+// cached launch path otherwise, so a capture costs the hot path nothing.
 #pragma once
 
 namespace sg::runtime {

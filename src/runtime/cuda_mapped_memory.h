@@ -1,6 +1,6 @@
 // src/runtime/cuda_mapped_memory.h — pinned host memory mapped into a device's address space:
 // the device writes it with plain stores, the host reads it with plain loads, without a
-// synchronization or a copy (kernel fault records live there: src/call/kernel_faults.h).
+// synchronization or a copy (kernel fault records live there: cuda_backend.cpp).
 //
 // In: a device index (its primary context, the one torch uses). Out: a zero-filled block that is
 // never freed (it lives as long as the process, like the primary context), its host address and

@@ -25,7 +25,6 @@
 
 namespace sg::test {
 
-using codegen::Target;
 using ir::OpKind;
 using ir::Value;
 using lang::Type;
@@ -196,7 +195,7 @@ struct Compiled {
 inline Compiled compile_cpu(TestProgram& tp, ir::Function* kernel, const codegen::CodegenOptions& options = {}) {
     ir::verify_function(*kernel, "test");
     Compiled c;
-    c.gen = codegen::generate_kernel(tp.program, *kernel, Target::Cpu, options);
+    c.gen = codegen::generate_kernel(tp.program, *kernel, DeviceType::CPU, options);
     c.cpu = std::make_unique<CpuKernel>(c.gen);
     return c;
 }
@@ -208,12 +207,12 @@ inline Compiled compile_cpu(TestProgram& tp, ir::Function* kernel, const codegen
 /// calls whose tensors do not overlap).
 inline void expect_cuda_compiles(const ir::Program& program, const ir::Function& kernel,
                                  const codegen::CodegenOptions& options = {}) {
-    auto cuda = codegen::generate_kernel(program, kernel, Target::Cuda, options);
+    auto cuda = codegen::generate_kernel(program, kernel, DeviceType::CUDA, options);
     EXPECT_TRUE(nvcc_compiles(cuda.source));
     EXPECT_TRUE(nvrtc_compiles(cuda.source));
     codegen::CodegenOptions readonly = options;
     readonly.readonly_loads = true;
-    auto ro = codegen::generate_kernel(program, kernel, Target::Cuda, readonly);
+    auto ro = codegen::generate_kernel(program, kernel, DeviceType::CUDA, readonly);
     EXPECT_TRUE(nvrtc_compiles(ro.source));
 }
 

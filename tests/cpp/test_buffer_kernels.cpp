@@ -77,7 +77,7 @@ std::string bind_error(const call::UserModule& m, const std::string& fn, std::ve
 void expect_cuda(const call::UserModule& m, const call::Binding& b, const call::Glue& glue) {
     codegen::CodegenOptions base;
     base.call_rank = b.call_rank;
-    call::CompiledKernel k = call::generate(m, glue, codegen::Target::Cuda, call::kernel_options(base, glue));
+    call::CompiledKernel k = call::generate(m, glue, DeviceType::CUDA, call::kernel_options(base, glue));
     bool skipped = false;
     EXPECT_TRUE(cuda_compiles(k.generated.source, &skipped)) << k.generated.source.substr(k.generated.body_begin);
 }

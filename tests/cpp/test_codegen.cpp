@@ -158,7 +158,7 @@ TEST(Kernel, ReadOnlyLoadsAndElementsPerThread) {
     CodegenOptions readonly;
     readonly.readonly_loads = true;
     readonly.call_rank = 1;  // known rank: straight-line index decomposition
-    auto cuda = codegen::generate_kernel(tp.program, *k, Target::Cuda, readonly);
+    auto cuda = codegen::generate_kernel(tp.program, *k, DeviceType::CUDA, readonly);
     const std::string body = cuda.source.substr(cuda.body_begin);
     EXPECT_EQ(cuda.elements_per_thread, 4);
     EXPECT_NE(body.find("sg_tensor_load_ro(P.x, "), std::string::npos) << body;  // x: read only
@@ -178,19 +178,19 @@ TEST(Kernel, ReadOnlyLoadsAndElementsPerThread) {
     EXPECT_NE(body.find("sg_thread_axpy<2>(params, tid, idx, sg_pre);"), std::string::npos) << body;
     EXPECT_TRUE(nvcc_compiles(cuda.source));
 
-    auto plain = codegen::generate_kernel(tp.program, *k, Target::Cuda, {});
+    auto plain = codegen::generate_kernel(tp.program, *k, DeviceType::CUDA, {});
     EXPECT_EQ(plain.source.find("SG_PHASE"), std::string::npos);  // nothing read-only: one phase
     EXPECT_EQ(plain.source.find("sg_tensor_load_ro(v"), std::string::npos);
     EXPECT_NE(plain.source.find("    sg_call_index(params.header, tid, idx);"), std::string::npos);  // rank unknown
     CodegenOptions one = readonly;
     one.elements_per_thread = 1;
-    auto single = codegen::generate_kernel(tp.program, *k, Target::Cuda, one);
+    auto single = codegen::generate_kernel(tp.program, *k, DeviceType::CUDA, one);
     EXPECT_EQ(single.elements_per_thread, 1);
     EXPECT_NE(single.source.find("if (tid >= params.header.total) return;"), std::string::npos);
     EXPECT_TRUE(nvrtc_compiles(single.source));
 
     EXPECT_EQ(single.source.find("SG_PHASE"), std::string::npos);  // one element a thread: one phase
-    auto cpu = codegen::generate_kernel(tp.program, *k, Target::Cpu, readonly);
+    auto cpu = codegen::generate_kernel(tp.program, *k, DeviceType::CPU, readonly);
     EXPECT_EQ(cpu.elements_per_thread, 1);
     EXPECT_EQ(cpu.source.find("SG_PHASE"), std::string::npos);
     EXPECT_EQ(cpu.source.find("sg_tensor_load_ro(v"), std::string::npos);
@@ -225,7 +225,7 @@ TEST(Kernel, DenseLaunchesOfCallShapedViewsOfTheCallsRank) {
     b.ret({});
 
     const CodegenOptions o = call_shaped_options(2, 0x7);
-    auto cuda = codegen::generate_kernel(tp.program, *k, Target::Cuda, o);
+    auto cuda = codegen::generate_kernel(tp.program, *k, DeviceType::CUDA, o);
     const std::string body = cuda.source.substr(cuda.body_begin);
     EXPECT_NE(body.find("template <int SG_PHASE, int SG_DENSE>\nSG_FN void sg_thread_mix("), std::string::npos) << body;
     EXPECT_NE(body.find("if constexpr (SG_PHASE == 1 || SG_DENSE == 2) v"), std::string::npos) << body;  // x
@@ -250,11 +250,11 @@ TEST(Kernel, DenseLaunchesOfCallShapedViewsOfTheCallsRank) {
 
     CodegenOptions one = o;  // one element a thread: no dense launches
     one.elements_per_thread = 1;
-    EXPECT_EQ(codegen::generate_kernel(tp.program, *k, Target::Cuda, one).source.find("SG_DENSE"), std::string::npos);
+    EXPECT_EQ(codegen::generate_kernel(tp.program, *k, DeviceType::CUDA, one).source.find("SG_DENSE"), std::string::npos);
     CodegenOptions unknown = o;  // no call-shaped views known: strides everywhere
     unknown.call_shaped_params = 0;
-    EXPECT_EQ(codegen::generate_kernel(tp.program, *k, Target::Cuda, unknown).source.find("SG_DENSE"), std::string::npos);
-    auto cpu = codegen::generate_kernel(tp.program, *k, Target::Cpu, o);  // one instantiation on the CPU
+    EXPECT_EQ(codegen::generate_kernel(tp.program, *k, DeviceType::CUDA, unknown).source.find("SG_DENSE"), std::string::npos);
+    auto cpu = codegen::generate_kernel(tp.program, *k, DeviceType::CPU, o);  // one instantiation on the CPU
     EXPECT_EQ(cpu.source.find("SG_DENSE"), std::string::npos);
 
     // A float3 view at the call index: four consecutive elements a thread would take three
@@ -267,7 +267,7 @@ TEST(Kernel, DenseLaunchesOfCallShapedViewsOfTheCallsRank) {
     Value* c = bv.call_index(0);
     bv.tensor_store(arg(kv, 1), {c}, bv.extract(bv.tensor_load(arg(kv, 0), {c}), 1));
     bv.ret({});
-    const std::string vec = codegen::generate_kernel(tv.program, *kv, Target::Cuda, call_shaped_options(1, 0x3)).source;
+    const std::string vec = codegen::generate_kernel(tv.program, *kv, DeviceType::CUDA, call_shaped_options(1, 0x3)).source;
     EXPECT_NE(vec.find("template <int SG_PHASE>\nSG_FN void sg_thread_shade("), std::string::npos) << vec;
     EXPECT_EQ(vec.find("SG_DENSE"), std::string::npos) << vec;
 }
@@ -288,7 +288,7 @@ TEST(Kernel, DenseLaunchesTakeVectorAccessesWhereEveryDenseAccessCan) {
         Value* i = b.call_index(0);
         b.tensor_store(arg(k, 2), {i}, b.binary(OpKind::Mul, b.tensor_load(arg(k, 0), {i}), b.tensor_load(arg(k, 1), {i})));
         b.ret({});
-        auto cuda = codegen::generate_kernel(tp.program, *k, Target::Cuda, call_shaped_options(1, 0x7));
+        auto cuda = codegen::generate_kernel(tp.program, *k, DeviceType::CUDA, call_shaped_options(1, 0x7));
         const std::string body = cuda.source.substr(cuda.body_begin);
         // The alignment the vector accesses need: 8 bytes for four halves, 16 for float and double.
         const std::string bytes = scalar == ScalarKind::Half ? "8" : "16";
@@ -326,7 +326,7 @@ TEST(Kernel, DenseLaunchesTakeVectorAccessesWhereEveryDenseAccessCan) {
     b.yield({});
     b.set_insert(k->body.get());
     b.ret({});
-    const std::string code = codegen::generate_kernel(tp.program, *k, Target::Cuda, call_shaped_options(1, 0x3)).source;
+    const std::string code = codegen::generate_kernel(tp.program, *k, DeviceType::CUDA, call_shaped_options(1, 0x3)).source;
     EXPECT_EQ(code.find("SG_DENSE"), std::string::npos) << code;
     EXPECT_EQ(code.find("sg_post"), std::string::npos) << code;
 
@@ -354,7 +354,7 @@ TEST(Kernel, DenseLaunchesTakeVectorAccessesWhereEveryDenseAccessCan) {
         bq.tensor_store(arg(kq, 1), {c}, bq.binary(OpKind::Mul, v, v));
         bq.ret({});
         const std::string twice =
-            codegen::generate_kernel(tq.program, *kq, Target::Cuda, call_shaped_options(1, 0x3)).source;
+            codegen::generate_kernel(tq.program, *kq, DeviceType::CUDA, call_shaped_options(1, 0x3)).source;
         EXPECT_EQ(twice.find("SG_DENSE"), std::string::npos) << twice;
         EXPECT_NE(twice.find("template <int SG_PHASE>\nSG_FN void sg_thread_twice("), std::string::npos) << twice;
         EXPECT_TRUE(nvrtc_compiles(twice));
@@ -376,7 +376,7 @@ TEST(Kernel, KernelsWithLoopsRunOneElementPerThread) {
     b.set_insert(k->body.get());
     b.tensor_store(arg(k, 0), {i}, loop->results[0]);
     b.ret({});
-    EXPECT_EQ(codegen::generate_kernel(tp.program, *k, Target::Cuda, {}).elements_per_thread, 1);
+    EXPECT_EQ(codegen::generate_kernel(tp.program, *k, DeviceType::CUDA, {}).elements_per_thread, 1);
 }
 
 // sum 1..n through a Loop inside an If (with results); fib(n) through a Loop whose carried
@@ -789,11 +789,11 @@ TEST(Kernel, CallsWithSeveralResults) {
     expect_cuda_compiles(tp.program, *k);
 
     // generate_functions: every non-kernel function, compilable on both targets.
-    const std::string cpu = codegen::generate_functions(tp.program, Target::Cpu);
+    const std::string cpu = codegen::generate_functions(tp.program, DeviceType::CPU);
     auto path = write_source(cpu, ".cpp");
     auto [status, output] = run_command("g++ -std=c++17 -fsyntax-only -Wall " + path.string());
     EXPECT_EQ(status, 0) << output;
-    const std::string cuda = codegen::generate_functions(tp.program, Target::Cuda);
+    const std::string cuda = codegen::generate_functions(tp.program, DeviceType::CUDA);
     EXPECT_TRUE(nvcc_compiles(cuda));
     EXPECT_TRUE(nvrtc_compiles(cuda));
 }

@@ -180,8 +180,8 @@ TEST(Intrinsics, FastMathCompilesForCudaAndLeavesTheCpuUnchanged) {
 
     codegen::CodegenOptions fast;
     fast.fast_math = true;
-    const auto precise_cuda = codegen::generate_kernel(tp.program, *k, Target::Cuda, {});
-    const auto fast_cuda = codegen::generate_kernel(tp.program, *k, Target::Cuda, fast);
+    const auto precise_cuda = codegen::generate_kernel(tp.program, *k, DeviceType::CUDA, {});
+    const auto fast_cuda = codegen::generate_kernel(tp.program, *k, DeviceType::CUDA, fast);
     EXPECT_EQ(precise_cuda.source.find("#define SG_FAST_MATH"), std::string::npos);
     EXPECT_NE(fast_cuda.source.find("#define SG_FAST_MATH 1"), std::string::npos);
     EXPECT_NE(fast_cuda.source.find(", fast math ===="), std::string::npos);  // the banner debug_code shows

@@ -122,7 +122,7 @@ TEST(CompileErrorLifetime, OutlivesAFailedKernelCompilation) {
     glue.source = "void sg_entry()\n{\n    float v = missing_in_glue;\n}\n";
     glue.entry = "sg_entry";
     try {
-        call::generate(module, glue, codegen::Target::Cpu, {});
+        call::generate(module, glue, DeviceType::CPU, {});
         FAIL() << "the glue compiled";
     } catch (const lang::CompileError& e) {
         ASSERT_FALSE(e.diagnostics.empty());

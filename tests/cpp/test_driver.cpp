@@ -61,7 +61,7 @@ TEST(Driver, TheCallLayerRunsThePipeline) {
     x.tensor.requires_grad = true;
     call::Binding b = call::bind_call(m, "wave", &x, 1, 1, {}, true, DeviceType::CPU);
     uint64_t before = driver::pipeline().functions_run();
-    call::CompiledKernel k = call::generate(m, call::make_backward_glue(b), codegen::Target::Cpu, {});
+    call::CompiledKernel k = call::generate(m, call::make_backward_glue(b), DeviceType::CPU, {});
     EXPECT_EQ(driver::pipeline().functions_run() - before, 1u);  // the kernel; its callees are inlined
     // The backward of sin needs sin(x) (recomputed) and cos(x): cse and pair_sincos ran.
     EXPECT_NE(k.ir_text.find("sincos"), std::string::npos) << k.ir_text;

@@ -69,7 +69,7 @@ std::pair<std::string, std::string> expect_fixed_cuda(const call::UserModule& m,
         if (force) options.fixed_params = uint64_t(1) << param;
         for (auto phase : {codegen::CodegenOptions::FixedPhase::Scan, codegen::CodegenOptions::FixedPhase::Accumulate}) {
             options.fixed_phase = phase;
-            call::CompiledKernel k = call::generate(m, glue, codegen::Target::Cuda, options);
+            call::CompiledKernel k = call::generate(m, glue, DeviceType::CUDA, options);
             bool skipped = false;
             const std::string code = k.generated.source.substr(k.generated.body_begin);
             EXPECT_TRUE(cuda_compiles(k.generated.source, &skipped)) << code;
@@ -188,8 +188,8 @@ TEST(FixedPoint, FixedPointScratchHoldsEveryTablesRecordsBelowTheHeader) {
         call::Glue glue = call::make_backward_glue(call.binding);
         codegen::CodegenOptions options = call::kernel_options(base, glue);
         options.fixed_params = uint64_t(1) << gradient_param(call, glue, "table");
-        call::CompiledKernel k = call::generate(m, glue, codegen::Target::Cuda, options);
-        k.target = codegen::Target::Cuda;
+        call::CompiledKernel k = call::generate(m, glue, DeviceType::CUDA, options);
+        k.device_type = DeviceType::CUDA;
         std::vector<TensorInfo> grads(call.binding.params.size());
         std::vector<const TensorInfo*> grad_ptrs(call.binding.params.size(), nullptr);
         for (size_t i = 0; i < call.binding.params.size(); ++i)

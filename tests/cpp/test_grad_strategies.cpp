@@ -216,7 +216,7 @@ std::string expect_backward_cuda(const call::UserModule& m, const Call& c, bool 
     base.deterministic = deterministic;
     call::Glue glue = call::make_backward_glue(c.binding);
     const codegen::CodegenOptions options = call::kernel_options(base, glue);
-    call::CompiledKernel k = call::generate(m, glue, codegen::Target::Cuda, options);
+    call::CompiledKernel k = call::generate(m, glue, DeviceType::CUDA, options);
     bool skipped = false;
     EXPECT_TRUE(cuda_compiles(k.generated.source, &skipped)) << k.generated.source.substr(k.generated.body_begin);
     return k.generated.source.substr(k.generated.body_begin);
@@ -277,7 +277,7 @@ std::string expect_deterministic_cuda(const call::UserModule& m, const Call& c) 
         codegen::CodegenOptions options = base;
         options.debug_checks = variant == 1;
         options.index_64bit = variant == 2;
-        call::CompiledKernel k = call::generate(m, call::make_backward_glue(c.binding, variant == 2), codegen::Target::Cuda,
+        call::CompiledKernel k = call::generate(m, call::make_backward_glue(c.binding, variant == 2), DeviceType::CUDA,
                                                 call::kernel_options(options, glue));
         bool skipped = false;
         EXPECT_TRUE(cuda_compiles(k.generated.source, &skipped)) << k.generated.source.substr(k.generated.body_begin);
@@ -347,7 +347,7 @@ TEST(GradStrategies, DeterministicCudaRefusesWhatItCannotOrderClearly) {
     options.deterministic = true;
     call::Glue glue = call::make_backward_glue(l.binding);
     try {
-        call::generate(m, glue, codegen::Target::Cuda, call::kernel_options(options, glue));
+        call::generate(m, glue, DeviceType::CUDA, call::kernel_options(options, glue));
         FAIL() << "expected OrderingUnsupported";
     } catch (const codegen::OrderingUnsupported& e) {
         EXPECT_NE(std::string(e.what()).find("inside a loop"), std::string::npos) << e.what();
@@ -359,13 +359,13 @@ TEST(GradStrategies, DeterministicCudaRefusesWhatItCannotOrderClearly) {
                                  tensor_arg(tensor_info({256}, nullptr, DType::Float32, true))}, true);
     codegen::CodegenOptions cpu = options;
     call::Glue cglue = call::make_backward_glue(lc.binding);
-    EXPECT_NO_THROW(call::generate(m, cglue, codegen::Target::Cpu, call::kernel_options(cpu, cglue)));
+    EXPECT_NO_THROW(call::generate(m, cglue, DeviceType::CPU, call::kernel_options(cpu, cglue)));
     // Matrix elements have no ordered table: codegen sums them in fixed point instead.
     Call mt = bind(m, "mscale", {t({64}, DType::Float32, false), t({1, 2, 2}, DType::Float32, true)}, true,
                    DeviceType::CUDA);
     EXPECT_EQ(strategy(mt, 1), GradStrategy::Atomic);
     call::Glue mglue = call::make_backward_glue(mt.binding);
-    call::CompiledKernel mk = call::generate(m, mglue, codegen::Target::Cuda, call::kernel_options(options, mglue));
+    call::CompiledKernel mk = call::generate(m, mglue, DeviceType::CUDA, call::kernel_options(options, mglue));
     ASSERT_EQ(mk.generated.fixed.size(), 1u);
     EXPECT_EQ(mt.binding.params[size_t(mglue.params[size_t(mk.generated.fixed[0].param)].binding)].name, "m");
     EXPECT_TRUE(mk.generated.ordered.empty());

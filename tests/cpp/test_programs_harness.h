@@ -46,6 +46,7 @@
 #include "call/user_module.h"
 #include "runtime/cpu_module.h"
 #include "runtime/cuda_driver.h"
+#include "runtime/cuda_launch.h"
 #include "runtime/cuda_nvrtc.h"
 #include "../support/cuda_compile_check.h"
 #include "test_program_inputs.h"
@@ -344,7 +345,7 @@ inline std::vector<double> run_test_kernel(const call::CompiledKernel& k, size_t
     std::vector<const void*> input_data;
     for (BufferInput& in : inputs) input_data.push_back(in.bytes.data());
     std::vector<uint8_t> block = test_entry_block(k, out.data(), count, &fault, inputs, input_data);
-    runtime::cpu_launch(k.cpu_entry, block.data(), 1);
+    runtime::cpu_launch(runtime::cpu_kernel_entry(*k.loaded), block.data(), 1);
     if (fault.code != 0) throw std::runtime_error("kernel reported fault code " + std::to_string(fault.code));
     return out;
 }
@@ -412,7 +413,7 @@ inline void check_program(const std::string& name, const std::string& source, co
     try {
         TestProgram p = prepare_test_program(name, source, setup);
         check_warnings(p.module->warnings(), header_values(source, "warning"));
-        call::CompiledKernel k = call::compile_cpu_kernel(*p.module, p.glue, {});
+        call::CompiledKernel k = call::compile_kernel(*p.module, p.glue, {}, DeviceType::CPU, -1);
         TestResult got = unpack_result(p.leaves, run_test_kernel(k, result_slots(p.leaves), p.inputs));
         EXPECT_TRUE(values_match(p.leaves, got, want, expect_tokens(expects[0]))) << "IR of the entry:\n" << k.ir_text;
     } catch (const lang::CompileError& e) {
@@ -426,7 +427,7 @@ inline void check_program_cuda(const std::string& name, const std::string& sourc
                                const call::ModuleSetup& setup = {}) {
     try {
         TestProgram p = prepare_test_program(name, source, setup);
-        call::CompiledKernel k = call::generate(*p.module, p.glue, codegen::Target::Cuda, {});
+        call::CompiledKernel k = call::generate(*p.module, p.glue, DeviceType::CUDA, {});
         bool skipped = false;
         EXPECT_TRUE(cuda_compiles(k.generated.source, &skipped));
         if (skipped) GTEST_SKIP() << "neither NVRTC nor nvcc found (pip install nvidia-cuda-nvrtc)";
@@ -468,7 +469,7 @@ inline std::vector<double> run_test_kernel_cuda(const call::CompiledKernel& k, s
     std::vector<uint8_t> block = test_entry_block(k, reinterpret_cast<const void*>(memory), count,
                                                   reinterpret_cast<codegen::FaultRecord*>(memory + flag_offset), inputs,
                                                   input_data);
-    runtime::cuda_launch(*k.cuda_entry, block.data(), block.size(), 1, nullptr);
+    runtime::cuda_launch(runtime::cuda_kernel_entry(*k.loaded), block.data(), block.size(), 1, nullptr);
     runtime::check_cuda(d.cuCtxSynchronize(), "cuCtxSynchronize");
     runtime::check_cuda(d.cuMemcpyDtoH(out.data(), memory, flag_offset), "cuMemcpyDtoH");
     runtime::check_cuda(d.cuMemcpyDtoH(&fault, memory + flag_offset, sizeof fault), "cuMemcpyDtoH");
@@ -486,7 +487,7 @@ inline void check_program_on_gpu(const std::string& name, const std::string& sou
     std::vector<double> want = parse_expect(expects[0]);
     try {
         TestProgram p = prepare_test_program(name, source, setup);
-        call::CompiledKernel k = call::compile_cuda_kernel(*p.module, p.glue, {}, 0);
+        call::CompiledKernel k = call::compile_kernel(*p.module, p.glue, {}, DeviceType::CUDA, 0);
         TestResult got = unpack_result(p.leaves, run_test_kernel_cuda(k, result_slots(p.leaves), p.inputs));
         EXPECT_TRUE(values_match(p.leaves, got, want, expect_tokens(expects[0]))) << "IR of the entry:\n" << k.ir_text;
     } catch (const lang::CompileError& e) {
@@ -534,7 +535,7 @@ inline std::vector<lang::Diagnostic> compile_for_errors(const std::string& name,
         call::UserModule module(name, source, setup);
         if (module.functions("test").size() == 1) {
             TestProgram p = prepare_test_program(name, source, setup);
-            call::generate(*p.module, p.glue, codegen::Target::Cpu, {});
+            call::generate(*p.module, p.glue, DeviceType::CPU, {});
         }
     } catch (const lang::CompileError& e) {
         *rendered = e.what();

@@ -182,7 +182,7 @@ TEST(Resolution, GenericAndOverloadedPlansCompileForCuda) {
         call::Binding b = call::bind_call(m, fn, args.data(), args.size(), args.size(), {}, true, DeviceType::CPU);
         ASSERT_TRUE(b.autograd) << fn;
         for (const call::Glue& glue : {call::make_forward_glue(b), call::make_backward_glue(b)}) {
-            call::CompiledKernel k = call::generate(m, glue, codegen::Target::Cuda, {});
+            call::CompiledKernel k = call::generate(m, glue, DeviceType::CUDA, {});
             bool skipped = false;
             EXPECT_TRUE(cuda_compiles(k.generated.source, &skipped)) << b.function << "\n" << glue.source;
         }

@@ -77,7 +77,7 @@ inline FrontendResult run_frontend(const std::string& name, std::string source, 
     driver_options.verify = options.verify;
     driver_options.emit_ir = options.print_ir;
     driver_options.emit_code = options.codegen;
-    driver_options.target = codegen::Target::Cpu;
+    driver_options.target = DeviceType::CPU;
 
     driver::Result compiled;
     try {
