@@ -1,5 +1,6 @@
 // src/call/autograd_node.cpp — the autograd side of a call: the forward / backward / release
 // callbacks the host's autograd engine runs, and the backward launch sequence.
+#include "call/launch.h"
 #include "call/autograd_node.h"
 
 #include <algorithm>
@@ -19,7 +20,7 @@ alignas(64) const unsigned char kZeros[256] = {};
 
 void copy_error(const std::exception& e, char* err, size_t size) { std::snprintf(err, size, "%s", e.what()); }
 
-/// The scratch memory of one backward launch (CallPlan::scratch_bytes), allocated through the
+/// The scratch memory of one backward launch (launch::scratch_bytes), allocated through the
 /// host from any thread (torch's autograd engine calls backward without the GIL), its first
 /// `zeroed` bytes zeroed on the launch's stream.
 struct ScratchBuffer {
@@ -32,7 +33,7 @@ struct ScratchBuffer {
         int64_t n = int64_t(bytes);
         tensor = HostRef(host, host.empty_unlocked(&n, 1, DType::UInt8, DeviceType::CUDA, kernel.loaded->device_index(), info));
         data = info.data;
-        CallPlan::zero(kernel, data, zeroed, stream);
+        launch::zero(kernel, data, zeroed, stream);
     }
 };
 
@@ -62,7 +63,7 @@ void zero_gradient_buffers(const CallPlan& plan, const TensorInfo* buffers, int 
         char* end = begin + ranges[i].bytes;
         for (++i; i < ranges.size() && ranges[i].data <= end; ++i) end = std::max(end, ranges[i].data + ranges[i].bytes);
         // The forward kernel names the device (and its context) the buffers live on.
-        CallPlan::zero(plan.forward(), begin, size_t(end - begin), stream);
+        launch::zero(plan.forward(), begin, size_t(end - begin), stream);
     }
 }
 
@@ -81,22 +82,22 @@ void run_backward(Host& host, CallPlan& plan, const BackwardLaunch& l) {
     data.binding_grads = l.binding_grads;
     data.binding_out_grads = l.binding_out_grads;
     std::vector<uint8_t> block;
-    CallPlan::pack(bw.kernel, bw.glue, bw.binding, data, block);
+    launch::pack(bw.kernel, bw.glue, bw.binding, data, block);
     // Deterministic CUDA reductions and ordered tables: per-block sums in scratch memory from the
     // host's allocator (stream-ordered, so it may be released as soon as the launch is enqueued).
     // Fixed-point tables' records come first (zeroed too); the header scratch points past them.
     const CompiledKernel& kernel = plan.backward_kernel(bw, block, l.stream);
-    const size_t prefix = CallPlan::scratch_prefix(kernel, block);
-    ScratchBuffer scratch(host, kernel, CallPlan::scratch_bytes(kernel, bw.glue, bw.binding, block), prefix + 16,
+    const size_t prefix = launch::scratch_prefix(kernel, block);
+    ScratchBuffer scratch(host, kernel, launch::scratch_bytes(kernel, bw.glue, bw.binding, block), prefix + 16,
                           l.stream);
-    CallPlan::set_scratch(block, scratch.data ? static_cast<char*>(scratch.data) + prefix : nullptr);
-    CallPlan::launch(kernel, block, l.stream, b.function);
+    launch::set_scratch(block, scratch.data ? static_cast<char*>(scratch.data) + prefix : nullptr);
+    launch::run(kernel, block, l.stream, b.function);
 }
 
 int autograd_forward(void* p, char* err, size_t size) {
     try {
         auto* c = static_cast<AutogradCtx*>(p);
-        CallPlan::launch(c->plan->forward(), c->forward_block, c->stream, c->plan->binding().function);
+        launch::run(c->plan->forward(), c->forward_block, c->stream, c->plan->binding().function);
         return 0;
     } catch (const std::exception& e) {
         copy_error(e, err, size);

@@ -3,6 +3,7 @@
 // kernel_faults.h). Deterministic CUDA launches' variants, grids and scratch:
 // deterministic_launch.cpp.
 #include "call/call_plan.h"
+#include "call/launch.h"
 
 #include <algorithm>
 #include <cstddef>
@@ -119,10 +120,6 @@ static Binding masked(const Binding& b, uint64_t mask) {
     Binding out = b;
     for (size_t i = 0; i < out.params.size(); ++i) out.params[i].requires_grad = (mask >> i) & 1;
     return out;
-}
-
-Glue CallPlan::backward_glue(uint64_t mask) const {
-    return make_backward_glue(masked(binding_, mask), options_.index_64bit);
 }
 
 CallPlan::Backward* CallPlan::find_backward(uint64_t mask) {
@@ -253,7 +250,7 @@ void put_mapped_view(std::vector<uint8_t>& block, size_t data, size_t shape, siz
 
 }  // namespace
 
-void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Binding& b, const LaunchData& data,
+void launch::pack(const CompiledKernel& kernel, const Glue& glue, const Binding& b, const LaunchData& data,
                     std::vector<uint8_t>& block) {
     const codegen::ParamLayout& layout = kernel.generated.layout;
     block.assign(layout.size, 0);
@@ -326,7 +323,7 @@ void CallPlan::pack(const CompiledKernel& kernel, const Glue& glue, const Bindin
     }
 }
 
-void CallPlan::launch(const CompiledKernel& kernel, std::vector<uint8_t>& block, void* stream, const std::string& function) {
+void launch::run(const CompiledKernel& kernel, std::vector<uint8_t>& block, void* stream, const std::string& function) {
     codegen::CallHeader header;
     std::memcpy(&header, block.data(), sizeof(header));
     if (header.total == 0) return;
@@ -363,11 +360,11 @@ void CallPlan::launch(const CompiledKernel& kernel, std::vector<uint8_t>& block,
     (void)function;
 }
 
-void CallPlan::set_scratch(std::vector<uint8_t>& block, void* scratch) {
+void launch::set_scratch(std::vector<uint8_t>& block, void* scratch) {
     std::memcpy(block.data() + offsetof(codegen::CallHeader, scratch), &scratch, sizeof(scratch));
 }
 
-void CallPlan::zero(const CompiledKernel& kernel, void* data, size_t bytes, void* stream) {
+void launch::zero(const CompiledKernel& kernel, void* data, size_t bytes, void* stream) {
     runtime::backend(kernel.device_type).zero(*kernel.loaded, data, bytes, stream);
 }
 

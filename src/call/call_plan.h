@@ -80,43 +80,7 @@ public:
     /// variant that sums in fixed point the ordered tables too large for shared memory, compiled
     /// on first use (refused inside a CUDA graph capture on `stream`). Thread-safe.
     const CompiledKernel& backward_kernel(Backward& bw, const std::vector<uint8_t>& block, void* stream);
-    /// Glue of the backward for `mask` without compiling (debug_code).
-    Glue backward_glue(uint64_t mask) const;
     const std::string& key_text() const { return key_text_; }
-
-    /// Packs the parameter block of `kernel` (whose glue is `glue`) into `block`.
-    static void pack(const CompiledKernel& kernel, const Glue& glue, const Binding& binding, const LaunchData& data,
-                     std::vector<uint8_t>& block);
-    /// Runs a kernel over the call shape through its backend (runtime/backend.h): on the thread
-    /// pool (CPU) or enqueued on `stream` (CUDA: torch's current stream of the device; nothing
-    /// waits for it).
-    /// Kernels check tensor indices, integer divisors and [MaxIters] bounds (kernel_faults.h):
-    /// a CPU fault raises CallError after this launch; a CUDA fault raises at the next launch on
-    /// the device (this one first raises an earlier kernel's), or here in debug mode. The
-    /// messages name the function from the kernel's launch site (`function` is kept for callers).
-    static void launch(const CompiledKernel& kernel, std::vector<uint8_t>& block, void* stream,
-                       const std::string& function);
-    /// Scratch memory the launch of `kernel` packed in `block` (from `glue` and `b`) needs
-    /// (LaunchData::scratch): 0 unless it is a deterministic CUDA kernel with reduced gradients
-    /// or ordered gradient tables. Of that, the first 16 bytes must be zero at the launch. Throws
-    /// ValueError naming the parameter when an ordered table is larger than its shared memory.
-    static size_t scratch_bytes(const CompiledKernel& kernel, const Glue& glue, const Binding& b,
-                                const std::vector<uint8_t>& block);
-    /// Of scratch_bytes, the leading bytes that hold the fixed-point tables' records
-    /// (GeneratedKernel::fixed): they must be zero at the launch, and CallHeader::scratch points
-    /// just past them (set_scratch(block, scratch + this)), at the 16 bytes that must be zero too.
-    static size_t scratch_prefix(const CompiledKernel& kernel, const std::vector<uint8_t>& block);
-    /// Sets CallHeader::scratch of a packed block.
-    static void set_scratch(std::vector<uint8_t>& block, void* scratch);
-    /// The grid of a kernel with ordered gradient tables over `total` call elements (bounded:
-    /// codegen::ordered_grid_blocks).
-    static int64_t ordered_blocks(const CompiledKernel& kernel, int64_t total);
-    /// Scalar elements an ordered or fixed-point table's buffer spans in `block` (as
-    /// sg_ordered_extent and sg_fixed_extent on the device; -1 when a stride is negative).
-    static int64_t ordered_extent(const CompiledKernel& kernel, const std::vector<uint8_t>& block, int param);
-    /// Zero-fills `bytes` bytes at `data` on `kernel`'s device through its backend: an
-    /// asynchronous memset on `stream` (CUDA, in the kernel's context) or a memset (CPU).
-    static void zero(const CompiledKernel& kernel, void* data, size_t bytes, void* stream);
 
 private:
     /// Compiles the backward kernel of `bw` with `fixed` as CodegenOptions::fixed_params, adding

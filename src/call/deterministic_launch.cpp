@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "call/call_plan.h"
+#include "call/launch.h"
 #include "call/errors.h"
 #include "call/graph_capture.h"
 #include "runtime/backend.h"
@@ -36,7 +37,7 @@ const CompiledKernel& CallPlan::backward_kernel(Backward& bw, const std::vector<
     const int64_t warps = std::max<int64_t>(1, (k.loaded ? k.loaded->block_size() : 256) / 32);
     uint64_t fixed = bw.fixed;
     for (const codegen::GeneratedKernel::OrderedTable& t : k.generated.ordered) {
-        const int64_t extent = ordered_extent(k, block, t.param);
+        const int64_t extent = launch::ordered_extent(k, block, t.param);
         if (extent > 0 && extent * warps > t.capacity && t.param < 64) fixed |= uint64_t(1) << t.param;
     }
     if (fixed == bw.fixed) return k;
@@ -50,7 +51,7 @@ const CompiledKernel& CallPlan::backward_kernel(Backward& bw, const std::vector<
     return *bw.variants.emplace(fixed, std::move(variant)).first->second;
 }
 
-int64_t CallPlan::ordered_blocks(const CompiledKernel& kernel, int64_t total) {
+int64_t launch::ordered_blocks(const CompiledKernel& kernel, int64_t total) {
     const int64_t per_thread = kernel.generated.elements_per_thread;
     const int64_t threads = total / per_thread + (total % per_thread != 0);
     const int64_t block = kernel.loaded ? kernel.loaded->block_size() : 1;
@@ -58,7 +59,7 @@ int64_t CallPlan::ordered_blocks(const CompiledKernel& kernel, int64_t total) {
     return codegen::ordered_grid_blocks(needed, kernel.loaded ? kernel.loaded->multiprocessors() : 1);
 }
 
-int64_t CallPlan::ordered_extent(const CompiledKernel& kernel, const std::vector<uint8_t>& block, int param) {
+int64_t launch::ordered_extent(const CompiledKernel& kernel, const std::vector<uint8_t>& block, int param) {
     // As sg_ordered_extent (prelude_ordered.inc): the gradient view of a table, else the view.
     const codegen::ParamField& f = kernel.generated.layout.fields.at(size_t(param));
     const lang::Type* t = f.type;
@@ -85,7 +86,7 @@ int64_t CallPlan::ordered_extent(const CompiledKernel& kernel, const std::vector
     return last + (columns > 1 ? (columns - 1) * get(inner) : 0) + (rows > 1 ? (rows - 1) * get(inner + 8) : 0) + 1;
 }
 
-size_t CallPlan::scratch_prefix(const CompiledKernel& kernel, const std::vector<uint8_t>& block) {
+size_t launch::scratch_prefix(const CompiledKernel& kernel, const std::vector<uint8_t>& block) {
     size_t bytes = 0;
     if (!runtime::backend(kernel.device_type).needs_scratch()) return 0;
     for (const codegen::GeneratedKernel::FixedTable& t : kernel.generated.fixed)
@@ -93,7 +94,7 @@ size_t CallPlan::scratch_prefix(const CompiledKernel& kernel, const std::vector<
     return bytes;
 }
 
-size_t CallPlan::scratch_bytes(const CompiledKernel& kernel, const Glue& glue, const Binding& b,
+size_t launch::scratch_bytes(const CompiledKernel& kernel, const Glue& glue, const Binding& b,
                                const std::vector<uint8_t>& block) {
     codegen::CallHeader header;
     std::memcpy(&header, block.data(), sizeof(header));

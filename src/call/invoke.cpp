@@ -1,6 +1,7 @@
 // src/call/invoke.cpp — the forward and backward entries of a call: the plan cache and the
 // complete call key, the call shape, result allocation, packing and launch, and the autograd
 // node's inputs and outputs.
+#include "call/launch.h"
 #include "call/invoke.h"
 
 #include <atomic>
@@ -107,7 +108,7 @@ void launch_with_autograd(Host& host, const std::shared_ptr<CallPlan>& plan, con
         }
         ctx->input_bindings.push_back(int(i));
     }
-    CallPlan::pack(plan->forward(), plan->forward_glue(), b, data, ctx->forward_block);
+    launch::pack(plan->forward(), plan->forward_glue(), b, data, ctx->forward_block);
     AutogradSpec spec;
     spec.inputs = inputs.data();
     spec.n_inputs = int(inputs.size());
@@ -238,13 +239,13 @@ void invoke(Host& host, FunctionState& fn, const Modifiers& mods, const CallArgs
         launch_with_autograd(host, plan, a, call_shape, n_results, data, stream, out);
         return;
     }
-    CallPlan::pack(plan->forward(), plan->forward_glue(), b, data, t.block);
+    launch::pack(plan->forward(), plan->forward_glue(), b, data, t.block);
     if (b.device == DeviceType::CPU && total >= kUnlockHostThreads) {
         // A long CPU launch lets the host's other threads run meanwhile (Python: the GIL).
         Host::Unlocked unlocked(host);
-        CallPlan::launch(plan->forward(), t.block, stream, fn.name);
+        launch::run(plan->forward(), t.block, stream, fn.name);
     } else {
-        CallPlan::launch(plan->forward(), t.block, stream, fn.name);
+        launch::run(plan->forward(), t.block, stream, fn.name);
     }
 }
 

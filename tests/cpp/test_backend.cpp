@@ -12,6 +12,7 @@
 #include "../support/bound_calls.h"
 #include "../support/cuda_compile_check.h"
 #include "call/call_plan.h"
+#include "call/launch.h"
 #include "call/compile_kernel.h"
 #include "call/errors.h"
 #include "call/kernel_faults.h"
@@ -103,7 +104,7 @@ TEST(Backend, CpuLoadsLaunchesAndZeroFills) {
     data.call_shape = shape;
     data.result = &result;
     std::vector<uint8_t> block;
-    call::CallPlan::pack(k, glue, c.binding, data, block);
+    call::launch::pack(k, glue, c.binding, data, block);
     for (bool sequential : {false, true}) {
         std::fill(out.begin(), out.end(), -1.0f);
         runtime::LaunchRequest request;
@@ -151,7 +152,7 @@ TEST(Backend, CpuLaunchReportsItsFault) {
     data.call_shape = shape;
     data.result = &result;
     std::vector<uint8_t> block;
-    call::CallPlan::pack(k, glue, c.binding, data, block);
+    call::launch::pack(k, glue, c.binding, data, block);
     runtime::LaunchRequest request;
     request.kernel = k.loaded.get();
     request.block = block.data();

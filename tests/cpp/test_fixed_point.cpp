@@ -13,6 +13,7 @@
 #include "../support/cuda_compile_check.h"
 #include "call/call_key.h"
 #include "call/call_plan.h"
+#include "call/launch.h"
 #include "call/compile_kernel.h"
 #include "call/glue.h"
 
@@ -205,13 +206,13 @@ TEST(FixedPoint, FixedPointScratchHoldsEveryTablesRecordsBelowTheHeader) {
         data.result_grad = &rg;
         data.binding_grads = grad_ptrs.data();
         std::vector<uint8_t> block;
-        call::CallPlan::pack(k, glue, call.binding, data, block);
+        call::launch::pack(k, glue, call.binding, data, block);
         const int param = k.generated.fixed.at(0).param;
-        EXPECT_EQ(call::CallPlan::ordered_extent(k, block, param), c.extent) << c.fn;
+        EXPECT_EQ(call::launch::ordered_extent(k, block, param), c.extent) << c.fn;
         EXPECT_EQ(k.generated.fixed[0].wide, c.wide) << c.fn;
-        const size_t prefix = call::CallPlan::scratch_prefix(k, block);
+        const size_t prefix = call::launch::scratch_prefix(k, block);
         EXPECT_EQ(prefix, codegen::fixed_table_bytes(c.extent, c.wide)) << c.fn;
-        EXPECT_EQ(call::CallPlan::scratch_bytes(k, glue, call.binding, block), prefix + 16) << c.fn;
+        EXPECT_EQ(call::launch::scratch_bytes(k, glue, call.binding, block), prefix + 16) << c.fn;
     }
 }
 

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "call/launch.h"
 #include "call/resolve.h"
 #include "call/call_key.h"
 #include "call/call_plan.h"
@@ -169,8 +170,8 @@ float call_scalar(const call::UserModule& m, const std::string& fn, const std::v
     data.args = args.data();
     data.result = &result;
     std::vector<uint8_t> block;
-    call::CallPlan::pack(plan.forward(), plan.forward_glue(), plan.binding(), data, block);
-    call::CallPlan::launch(plan.forward(), block, nullptr, fn);
+    call::launch::pack(plan.forward(), plan.forward_glue(), plan.binding(), data, block);
+    call::launch::run(plan.forward(), block, nullptr, fn);
     return out;
 }
 

@@ -16,6 +16,7 @@
 #include "call/binder.h"
 #include "call/call_key.h"
 #include "call/call_plan.h"
+#include "call/launch.h"
 #include "call/resolve.h"
 #include "call/errors.h"
 #include "call/compile_kernel.h"
@@ -131,8 +132,8 @@ void run_backward(const call::UserModule& m, Call& c, std::vector<std::vector<T>
     data.result_grad = &rg;
     data.binding_grads = grad_ptrs.data();
     std::vector<uint8_t> block;
-    call::CallPlan::pack(bw.kernel, bw.glue, bw.binding, data, block);
-    call::CallPlan::launch(bw.kernel, block, nullptr, c.binding.function);
+    call::launch::pack(bw.kernel, bw.glue, bw.binding, data, block);
+    call::launch::run(bw.kernel, block, nullptr, c.binding.function);
 }
 
 TEST(GradStrategies, ReductionsMatchFloat64SumsOnTheCpu) {
