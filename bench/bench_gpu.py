@@ -1,4 +1,4 @@
-# bench/bench_gpu.py — the CUDA benchmark suite: every figure of DESIGN.md's performance model as
+# bench/bench_gpu.py — the CUDA benchmark suite: every figure of the performance model (docs/performance.md) as
 # a ratio against a reference measured in the same run, with its target and PASS/MISSED.
 #
 #   python bench/bench_gpu.py [--device cuda|cpu] [--quick] [--json PATH] [--markdown PATH]

@@ -22,9 +22,9 @@ namespace sg::autodiff {
 /// of functions that call bwd_diff themselves are not supported and reported as internal).
 void generate_derivatives(ir::Program& program, const std::vector<ir::DerivativeRequest>& requests);
 
-/// Builds the body of a backward stub from its primal (bwd_diff semantics of LANGUAGE.md).
+/// Builds the body of a backward stub from its primal (bwd_diff semantics of docs/language.md).
 void reverse_mode(ir::Program& program, ir::Function& stub, ir::Function& primal);
-/// Builds the body of a forward stub from its primal (fwd_diff semantics of LANGUAGE.md).
+/// Builds the body of a forward stub from its primal (fwd_diff semantics of docs/language.md).
 void forward_mode(ir::Program& program, ir::Function& stub, ir::Function& primal);
 
 /// Replaces every Detach and KeepDerivative by its (first) operand (after differentiation the

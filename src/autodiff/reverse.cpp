@@ -424,7 +424,7 @@ void Reverse::reverse_inst(const Inst& inst, Context& ctx, Adjoints& adj) {
 
 /// A call that survived inlining has a user-supplied backward derivative (sema made sure that
 /// every call reverse mode meets has one): call it with the primal arguments paired with the
-/// incoming adjoints, in the derived signature's order (LANGUAGE.md, Autodiff semantics), and
+/// incoming adjoints, in the derived signature's order (docs/language.md, "Autodiff"), and
 /// take each differentiable argument's adjoint from the `.d` of its pair afterwards.
 void Reverse::reverse_call(const Inst& inst, Context& ctx, Adjoints& adj) {
     const Function& callee = *inst.callee;

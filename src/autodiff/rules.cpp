@@ -1,7 +1,7 @@
 // src/autodiff/rules.cpp — derivative rules of the math intrinsics.
 //
 // Each reverse rule is written as the adjoint update it performs, in the argument order of the
-// intrinsic, with the derivative as a comment above it. Conventions follow LANGUAGE.md exactly
+// intrinsic, with the derivative as a comment above it. Conventions follow docs/language.md exactly
 // (they decide gradient parity with slangc).
 #include "autodiff/rules.h"
 

@@ -1,5 +1,5 @@
 // src/autodiff/rules.h — derivative rules of the math intrinsics (rules.cpp), with the exact
-// conventions of LANGUAGE.md (ties of min/max, clamp boundaries, sqrt/rcp guards, pow near 0).
+// conventions of docs/language.md (ties of min/max, clamp boundaries, sqrt/rcp guards, pow near 0).
 #pragma once
 
 #include <vector>

@@ -1,4 +1,4 @@
-// src/call/binder.h — the vectorization rules (CALLS.md): matches call arguments to a
+// src/call/binder.h — the vectorization rules (docs/calling.md): matches call arguments to a
 // function's parameters, decides how each argument is read per thread, the call rank, which
 // inputs take part in autograd, and where gradients need atomics.
 //
@@ -32,7 +32,7 @@ enum class BindingKind : uint8_t {
     WholeTensor,  ///< a tensor passed whole to a tensor parameter
 };
 
-/// How a backward kernel writes the gradient of one input (DESIGN.md: gradient accumulation),
+/// How a backward kernel writes the gradient of one input (docs/design.md, "Atomics only where writes can collide"),
 /// decided from the call's layout when the backward glue is generated; the layout facts it
 /// rests on (which extents are 1, the grad mask) are in the call key.
 enum class GradStrategy : uint8_t {

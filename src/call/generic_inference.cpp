@@ -22,7 +22,7 @@ namespace {
 constexpr int kMaxDepth = 16;
 
 bool is_tensor_name(const std::string& n) {
-    // The tensor built-ins of LANGUAGE.md: every one ends in "Tensor".
+    // The tensor built-ins of docs/language.md: every one ends in "Tensor".
     return n.size() >= 6 && n.compare(n.size() - 6, 6, "Tensor") == 0 && n.find('.') == std::string::npos;
 }
 

@@ -1,5 +1,5 @@
 // src/call/generic_inference.h — generic arguments of a function from a Python call's arguments
-// (CALLS.md, "Resolution"): `float[N]` from a list's length or a tensor's trailing extent,
+// (docs/calling.md, "Overloads and generics"): `float[N]` from a list's length or a tensor's trailing extent,
 // `vector<T, N>` / `matrix<T, R, C>` from trailing extents or a value type (sg.float3), `T` from a
 // tensor's dtype, a Python scalar, a value type or a dict's `_type`, `Tensor<T, D>` from a whole
 // tensor. Constraints are not checked here: the instantiation checks them.

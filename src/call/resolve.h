@@ -1,4 +1,4 @@
-// src/call/resolve.h — overload and generic resolution at the call (CALLS.md, "Resolution").
+// src/call/resolve.h — overload and generic resolution at the call (docs/calling.md, "Overloads and generics").
 //
 // A Python function object names a function (`m.f`) or a generic function with explicit
 // arguments (`m["wsq<3>"]`). At bind time every declaration of that name is a candidate: a

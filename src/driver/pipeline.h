@@ -2,7 +2,7 @@
 // compilation runs on its functions after autodiff (kernels of the call layer, shadegradc, the
 // test pipeline and the fuzzer alike).
 //
-// A straight line (CONVENTIONS.md, from Halide): a plain loop over a list of named passes, each
+// A straight line (as in Halide's lowering driver): a plain loop over a list of named passes, each
 // optionally followed by the verifier and a caller's hook. No pass manager: adding a pass is one
 // line in pipeline.cpp. Each pass also ends in ir::after_pass itself, so SHADEGRAD_DUMP_IR and
 // SHADEGRAD_VERIFY_IR work the same for a pass run here or on its own.

@@ -23,8 +23,8 @@ namespace sg::ir {
 
 enum class DerivativeKind : uint8_t { Forward, Backward };
 
-/// A derivative function to be generated: `stub` has the derived signature (LANGUAGE.md,
-/// Autodiff semantics) and an empty body until autodiff fills it from `primal`.
+/// A derivative function to be generated: `stub` has the derived signature (docs/language.md,
+/// "Autodiff") and an empty body until autodiff fills it from `primal`.
 struct DerivativeRequest {
     Function* stub;
     Function* primal;

@@ -1,6 +1,5 @@
 // src/lang/analysis.h — a checked module that can still be asked about its functions and can
-// instantiate its generics: the lang service the call layer uses (DESIGN.md, "Where the next
-// capabilities live"). The call layer lists the candidate functions of a module with their
+// instantiate its generics: the lang service the call layer uses (docs/design.md). The call layer lists the candidate functions of a module with their
 // generic parameters, infers arguments from the call's ArgInfo, and asks for the
 // instantiation, which comes back as a concrete, checked FunctionDecl (or as diagnostics).
 #pragma once

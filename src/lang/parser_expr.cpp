@@ -1,4 +1,4 @@
-// src/lang/parser_expr.cpp — expressions, with C's precedence (LANGUAGE.md, tier 1).
+// src/lang/parser_expr.cpp — expressions, with C's precedence (docs/language.md, tier 1).
 //
 // Loosest to tightest: `,` · assignment (right) · `?:` (right) · `||` · `&&` · `|` · `^` · `&` ·
 // `== !=` · `< > <= >=` · `<< >>` · `+ -` · `* / %` · prefix · postfix. The binary levels are

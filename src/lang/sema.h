@@ -82,7 +82,7 @@ const Type* intrinsic_operand_type(TypeContext& types, IntrinsicId id, const std
 TensorIndexForm tensor_index_form(const std::vector<const Type*>& index_types);
 
 /// Resolves the type of `bwd_diff(f)` / `fwd_diff(f)` parameters: the derived signature as
-/// (type, direction) per parameter of the derived function (LANGUAGE.md, Autodiff semantics).
+/// (type, direction) per parameter of the derived function (docs/language.md, "Autodiff").
 struct DerivedParam {
     const Type* type;
     ParamDir dir;

@@ -42,7 +42,7 @@ int conversion_cost(const Type* from, const Type* to) {
 /// Whether a concrete tensor type may be passed where `param` is declared (interfaces accept
 /// every concrete kind of their family with at least their access). In call glue (`glue`), a
 /// concrete differentiable kind also takes its primal-only twin: a DiffTensor argument whose
-/// tensor needs no gradient is bound without one (LANGUAGE.md, "Tensor built-ins").
+/// tensor needs no gradient is bound without one (docs/language.md, "Tensor built-ins").
 bool has_buffer_param(const FunctionDecl& f) {
     for (const VarDecl* p : f.params)
         if (p->type && p->type->is_tensor() && p->type->tensor.buffer) return true;

@@ -81,7 +81,7 @@ void Sema::resolve_custom_derivative(FunctionDecl* f, const Attribute& a, bool b
     const std::vector<FunctionDecl*>* overloads = attribute_functions(a);
     if (!overloads) return;
     const std::string& name = a.args[0]->name;
-    // The derivative has exactly the derived signature (LANGUAGE.md, Autodiff semantics).
+    // The derivative has exactly the derived signature (docs/language.md, "Autodiff").
     std::vector<DerivedParam> sig = backward ? backward_signature(types_, *f) : forward_signature(types_, *f);
     const Type* ret = derived_result_type(types_, *f, backward);
     for (FunctionDecl* g : *overloads)

@@ -36,7 +36,7 @@ struct TensorName {
     const char* name;
     TensorKind kind;
 };
-// The 18 tensor built-ins of LANGUAGE.md (plus their concrete primal-only kinds).
+// The 18 tensor built-ins of docs/language.md (plus their concrete primal-only kinds).
 const TensorName kTensorNames[] = {
     {"ITensor", {TensorAccess::Read, false, true, false, false}},
     {"Tensor", {TensorAccess::Read, false, false, false, false}},

@@ -30,7 +30,7 @@ INSTANTIATE_TEST_SUITE_P(Lang, MustFail, ::testing::ValuesIn(error_programs()),
 
 TEST(MustFailSuite, HasAtLeast60Programs) { EXPECT_GE(error_programs().size(), 60u); }
 
-// Every differentiability error of LANGUAGE.md has a program that expects its number.
+// Every differentiability error of docs/language.md has a program that expects its number.
 TEST(MustFailSuite, CoversTheNumberedDiagnostics) {
     std::set<int> codes;
     for (const auto& rel : error_programs())

@@ -3,7 +3,7 @@
 // autodiff of every [Differentiable] function, the IR passes with the verifier, the IR printer
 // and CPU code generation (tests/support/frontend_pipeline.h).
 //
-// Contract under test (DESIGN.md, "Errors"): no input may crash the compiler, leak, or corrupt
+// Contract under test (docs/design.md, "Errors are located or internal"): no input may crash the compiler, leak, or corrupt
 // memory. A CompileError (diagnostics) is the expected answer to bad input. An InternalError, or
 // any other exception escaping the front end, is a compiler bug ("finding"):
 //   * by default it is counted and reported once per distinct message, with the input, on

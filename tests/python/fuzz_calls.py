@@ -211,7 +211,7 @@ def random_signature(rng: random.Random, kernel: dict) -> dict:
         if kernel["result"] == "out":
             options = [n for n in options if n != "zero_dim"]
         kinds.append(rng.choice(options))
-    # A call of call dimensionality 0 returns a Python value, not a tensor (CALLS.md): the fuzzer
+    # A call of call dimensionality 0 returns a Python value, not a tensor (docs/calling.md): the fuzzer
     # keeps one tensor argument spanning a call rank >= 1 so that results are tensors.
     if all(k in ("scalar", "zero_dim") for k in kinds):
         kinds[0] = "contiguous"

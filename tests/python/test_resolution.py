@@ -1,4 +1,4 @@
-# tests/python/test_resolution.py — overload and generic resolution at the call (CALLS.md,
+# tests/python/test_resolution.py — overload and generic resolution at the call (docs/calling.md,
 # "Resolution"): overloads picked by vector width, dtype, Python scalar kind and matrix shape;
 # generic arguments inferred from list lengths, tuples, value types, trailing extents, dtypes and
 # dict `_type`s; explicit arguments (m["f<8, 5>"]); ambiguity and no-fit messages; call keys that

@@ -1,6 +1,6 @@
 # tests/python/test_tensor_batches.py — a batch of tensors passed to a tensor parameter: a
 # tensor with more dims than the parameter's rank (plus its element's) vectorizes over the extra
-# leading dims (CALLS.md: tensor (B, H, W) into ITensor<float, 2> has dims 1), each thread
+# leading dims (docs/calling.md: tensor (B, H, W) into ITensor<float, 2> has dims 1), each thread
 # seeing its (H, W) slice; broadcast like any argument, read and written, with gradients for the
 # differentiable kinds (against torch in float64 and finite differences).
 import pytest

@@ -1,4 +1,4 @@
-# tests/python/test_values.py — Python values in and out of calls (CALLS.md "Python values"):
+# tests/python/test_values.py — Python values in and out of calls (docs/calling.md, "Arguments"):
 # value types, lists and tuples for arrays and vectors, dicts for structs, numpy arrays,
 # nn.Parameter, and results as Python values (call dimensionality 0), tensors and arrays.
 import numpy as np

@@ -1,4 +1,4 @@
-# tests/python/test_vectorization_table.py — every row of CALLS.md's vectorization table: the
+# tests/python/test_vectorization_table.py — every row of docs/calling.md's vectorization table: the
 # argument's dimensionality against its parameter type, the call shape it gives, the values,
 # and the gradients where the row is differentiable (against float64 central differences and
 # against torch's own expression); generators follow the call shape.
