@@ -53,6 +53,7 @@ import textwrap
 import time
 import traceback
 
+from bench_rows import check, na_row, rel_err, row
 from bench_steps import bench_compiled_step, bench_graph_step
 from mul2_kernels import MUL2_SOURCE
 
@@ -246,16 +247,6 @@ class Bench:
             self.torch.cuda.empty_cache()
 
 
-def rel_err(x, ref) -> float:
-    """‖x − ref‖ / ‖ref‖ in float64 (inf when x has NaN)."""
-    x = x.double()
-    ref = ref.double()
-    if not bool(x.isfinite().all()):
-        return math.inf
-    denom = float(ref.norm())
-    return float((x - ref).norm()) / (denom if denom else 1.0)
-
-
 def count_text(n: int) -> str:
     """1M, 64M, 256K or the number itself."""
     if n >= 1 << 20 and n % (1 << 20) == 0:
@@ -263,28 +254,6 @@ def count_text(n: int) -> str:
     if n >= 1 << 10 and n % (1 << 10) == 0:
         return f"{n >> 10}K"
     return str(n)
-
-
-def check(cond: bool, what: str):
-    if not cond:
-        raise AssertionError(f"correctness check failed: {what}")
-
-
-def row(bid, name, *, value=None, unit="", reference=None, reference_name="", ratio=None,
-        target=None, target_text="—", passed=None, notes="", extra=None):
-    if passed is None:
-        result = "info"
-    else:
-        result = "PASS" if passed else "MISSED"
-    return {
-        "id": bid, "benchmark": name, "value": value, "unit": unit, "reference": reference,
-        "reference_name": reference_name, "ratio": ratio, "target": target,
-        "target_text": target_text, "result": result, "notes": notes, "extra": extra or {},
-    }
-
-
-def na_row(bid, name, why):
-    return row(bid, name, notes=why) | {"result": "N/A"}
 
 
 # --------------------------------------------------------------------------------------------
