@@ -55,7 +55,7 @@ import traceback
 
 from bench_rows import check, na_row, rel_err, row
 from bench_steps import bench_compiled_step, bench_graph_step
-from mul2_kernels import MUL2_SOURCE
+from mul2_kernels import CHAIN10_SOURCE, MUL2_SOURCE, chain10_torch
 
 SOURCE = MUL2_SOURCE + """
 float scale(float x)
@@ -81,37 +81,7 @@ float3 shade3(float3 p, float3 light)
     float3 q = p * light;
     return q * q + sin(q) * 0.5;
 }
-
-// Ten differentiable elementwise operations (chain10_torch is the same in torch).
-[Differentiable]
-float chain10(float x)
-{
-    float y = x * 1.5 + 0.25;
-    y = sin(y);
-    y = y * y;
-    y = exp(-y);
-    y = y + x;
-    y = tanh(y);
-    y = y * 0.5 + 1.0;
-    y = sqrt(y);
-    return y * x;
-}
-"""
-
-
-def chain10_torch(x):
-    """chain10 of SOURCE in torch: the same ten elementwise operations."""
-    import torch
-
-    y = x * 1.5 + 0.25
-    y = torch.sin(y)
-    y = y * y
-    y = torch.exp(-y)
-    y = y + x
-    y = torch.tanh(y)
-    y = y * 0.5 + 1.0
-    y = torch.sqrt(y)
-    return y * x
+""" + CHAIN10_SOURCE
 
 FIRST_CALL_SOURCE = """
 import slangpy;
