@@ -272,7 +272,6 @@ public:
                                          const std::vector<const Type*>& params);
 
 private:
-    friend struct ExprChecker;
     // expression helpers (sema_expr.cpp)
     const Type* check_name(Expr* e);
     const Type* check_unary(Expr* e);
