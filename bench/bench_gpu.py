@@ -53,8 +53,9 @@ import textwrap
 import time
 import traceback
 
+from bench_rows import check, na_row, rel_err, row
 from bench_steps import bench_compiled_step, bench_graph_step
-from mul2_kernels import MUL2_SOURCE
+from mul2_kernels import CHAIN10_SOURCE, MUL2_SOURCE, chain10_torch
 
 SOURCE = MUL2_SOURCE + """
 float scale(float x)
@@ -80,37 +81,7 @@ float3 shade3(float3 p, float3 light)
     float3 q = p * light;
     return q * q + sin(q) * 0.5;
 }
-
-// Ten differentiable elementwise operations (chain10_torch is the same in torch).
-[Differentiable]
-float chain10(float x)
-{
-    float y = x * 1.5 + 0.25;
-    y = sin(y);
-    y = y * y;
-    y = exp(-y);
-    y = y + x;
-    y = tanh(y);
-    y = y * 0.5 + 1.0;
-    y = sqrt(y);
-    return y * x;
-}
-"""
-
-
-def chain10_torch(x):
-    """chain10 of SOURCE in torch: the same ten elementwise operations."""
-    import torch
-
-    y = x * 1.5 + 0.25
-    y = torch.sin(y)
-    y = y * y
-    y = torch.exp(-y)
-    y = y + x
-    y = torch.tanh(y)
-    y = y * 0.5 + 1.0
-    y = torch.sqrt(y)
-    return y * x
+""" + CHAIN10_SOURCE
 
 FIRST_CALL_SOURCE = """
 import slangpy;
@@ -246,16 +217,6 @@ class Bench:
             self.torch.cuda.empty_cache()
 
 
-def rel_err(x, ref) -> float:
-    """‖x − ref‖ / ‖ref‖ in float64 (inf when x has NaN)."""
-    x = x.double()
-    ref = ref.double()
-    if not bool(x.isfinite().all()):
-        return math.inf
-    denom = float(ref.norm())
-    return float((x - ref).norm()) / (denom if denom else 1.0)
-
-
 def count_text(n: int) -> str:
     """1M, 64M, 256K or the number itself."""
     if n >= 1 << 20 and n % (1 << 20) == 0:
@@ -263,28 +224,6 @@ def count_text(n: int) -> str:
     if n >= 1 << 10 and n % (1 << 10) == 0:
         return f"{n >> 10}K"
     return str(n)
-
-
-def check(cond: bool, what: str):
-    if not cond:
-        raise AssertionError(f"correctness check failed: {what}")
-
-
-def row(bid, name, *, value=None, unit="", reference=None, reference_name="", ratio=None,
-        target=None, target_text="—", passed=None, notes="", extra=None):
-    if passed is None:
-        result = "info"
-    else:
-        result = "PASS" if passed else "MISSED"
-    return {
-        "id": bid, "benchmark": name, "value": value, "unit": unit, "reference": reference,
-        "reference_name": reference_name, "ratio": ratio, "target": target,
-        "target_text": target_text, "result": result, "notes": notes, "extra": extra or {},
-    }
-
-
-def na_row(bid, name, why):
-    return row(bid, name, notes=why) | {"result": "N/A"}
 
 
 # --------------------------------------------------------------------------------------------

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import statistics
 
+from bench_rows import check, na_row, rel_err, row
+
 STEP_SHAPE = (64, 64)
 STEP_NAME = f"training step (mul2 {STEP_SHAPE[0]}x{STEP_SHAPE[1]}, loss, backward)"
 
@@ -39,8 +41,6 @@ def _median_us_per_step(b, cases: dict, steps: int) -> dict:
 
 
 def bench_compiled_step(b) -> list:
-    from bench_gpu import check, na_row, rel_err, row
-
     torch, sg, m = b.torch, b.sg, b.m
     name = f"{STEP_NAME} under torch.compile(fullgraph=True): host µs/step"
     a, c, target = _step_inputs(b)
@@ -79,8 +79,6 @@ def bench_compiled_step(b) -> list:
 
 
 def bench_graph_step(b) -> list:
-    from bench_gpu import check, na_row, rel_err, row
-
     torch, sg, m = b.torch, b.sg, b.m
     name = f"{STEP_NAME} replayed from a CUDA graph: µs/step"
     if not b.cuda:

@@ -52,23 +52,10 @@ private:
     Map tangent_;
 };
 
+/// Copies a primal instruction into the stub, its results becoming the primal values.
 Inst* Forward::clone(const Inst& inst) {
-    auto copy = std::make_unique<Inst>();
-    copy->op = inst.op;
-    copy->loc = inst.loc;
-    copy->imm_int = inst.imm_int;
-    copy->imm_float = inst.imm_float;
-    copy->imm_list = inst.imm_list;
-    copy->callee = inst.callee;
-    for (const Value* o : inst.operands) copy->operands.push_back(P(o));
-    Inst* raw = b_.append(std::move(copy));
-    for (const Value* r : inst.results) {
-        Value* v = stub_.new_value(r->type, r->hint);
-        v->def = raw;
-        raw->results.push_back(v);
-        primal_map_[r] = v;
-    }
-    return raw;
+    CloneMap map{[this](Value* v) { return P(v); }, [this](const Value* r, Value* v) { primal_map_[r] = v; }};
+    return clone_inst(stub_, *b_.insert_block(), inst, map);
 }
 
 std::vector<Value*> Forward::emit_block(const Block& block) {

@@ -116,21 +116,8 @@ void Reverse::emit_primal_inst(const Inst& inst, Context& ctx) {
     SG_INTERNAL_ASSERT(inst.op != OpKind::Call || inst.callee->custom_backward,
                        "reverse mode: call of @" + (inst.callee ? inst.callee->name : std::string("?")) +
                            " was not inlined and has no backward derivative");
-    auto copy = std::make_unique<Inst>();
-    copy->op = inst.op;
-    copy->loc = inst.loc;
-    copy->imm_int = inst.imm_int;
-    copy->imm_float = inst.imm_float;
-    copy->imm_list = inst.imm_list;
-    copy->callee = inst.callee;
-    for (const Value* o : inst.operands) copy->operands.push_back(get(ctx, o));
-    Inst* raw = b_.append(std::move(copy));
-    for (const Value* r : inst.results) {
-        Value* v = stub_.new_value(r->type, r->hint);
-        v->def = raw;
-        raw->results.push_back(v);
-        ctx.set(r, v);
-    }
+    CloneMap map{[&](Value* v) { return get(ctx, v); }, [&](const Value* r, Value* v) { ctx.set(r, v); }};
+    clone_inst(stub_, *b_.insert_block(), inst, map);
 }
 
 void Reverse::emit_primal_if(const Inst& iff, Context& ctx) {

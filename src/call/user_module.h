@@ -66,8 +66,6 @@ public:
     /// Warnings of the load (rendered), for users who ask.
     std::string warnings() const { return diags_.render(); }
 
-    /// The names of the module's `extern static const`s (imports included).
-    const std::vector<std::string>& extern_names() const { return extern_names_; }
     /// The module's `export static const` values (what link=[this] gives another module).
     const lang::LinkConstants& exports() const { return exports_; }
     /// The values its externs are bound to (linked exports, then overrides), in a fixed order.

@@ -82,7 +82,6 @@ public:
     std::pair<std::string, std::string> emit_kernel_body(const Function& kernel, const ParamLayout& layout);
     /// Everything emitted so far inside `namespace sg_user`: structs, then functions.
     std::string namespace_contents() const;
-    TypeNames& type_names() { return names_; }
 
     /// A reduced gradient parameter (CodegenOptions::reduced_params) of the kernel: its thread
     /// function takes `accum sg_acc_<param>[components]` by reference.

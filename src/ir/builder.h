@@ -90,10 +90,9 @@ public:
     /// [MaxIters] bound reports its iteration count and the bound.
     void trap(int64_t code, Value* index, Value* extent);
 
-    /// Appends a raw instruction (used by clone); checks nothing beyond structure.
-    Inst* append(std::unique_ptr<Inst> inst);
-
 private:
+    /// Appends a made instruction; checks nothing beyond structure.
+    Inst* append(std::unique_ptr<Inst> inst);
     Inst* make(OpKind op, std::vector<Value*> operands, std::vector<const Type*> result_types);
     void check_tensor_index(Value* t, const std::vector<Value*>& index, const char* what);
 

@@ -1,9 +1,7 @@
-// src/ir/ir.cpp — op tables, value ownership and structural cloning.
+// src/ir/ir.cpp — op tables, value ownership and the instruction cloner.
 #include "ir/ir.h"
 
 #include <unordered_map>
-
-#include "ir/builder.h"
 
 namespace sg::ir {
 
@@ -70,86 +68,64 @@ Function* Program::add(std::unique_ptr<Function> fn) {
     return functions.back().get();
 }
 
-namespace {
-
-/// Copies instructions, remapping values; nested regions are copied recursively.
-class Cloner {
-public:
-    Cloner(Function& fn, bool drop_side_effects) : fn_(fn), drop_(drop_side_effects) {}
-    std::unordered_map<const Value*, Value*> map;
-
-    Value* get(Value* v) {
-        auto it = map.find(v);
-        return it == map.end() ? v : it->second;  // values from enclosing scopes stay
+Inst* clone_inst(Function& dst_fn, Block& dst, const Inst& src, const CloneMap& map) {
+    if (!dst.insts.empty()) {
+        OpKind last = dst.insts.back()->op;
+        SG_INTERNAL_ASSERT(last != OpKind::Yield && last != OpKind::Return, "clone: instruction after a terminator");
     }
-
-    /// Clones `src`'s instructions into `dst` except its terminator; returns the terminator.
-    const Inst* clone_body(Block& dst, const Block& src) {
-        for (const auto& inst : src.insts) {
-            if (inst->op == OpKind::Yield || inst->op == OpKind::Return) return inst.get();
-            if (drop_ && is_store(inst->op)) continue;
-            clone_inst(dst, *inst);
+    auto inst = std::make_unique<Inst>();
+    inst->op = src.op;
+    inst->loc = src.loc;
+    inst->imm_int = src.imm_int;
+    inst->imm_float = src.imm_float;
+    inst->imm_list = src.imm_list;
+    inst->callee = src.callee;
+    inst->parent = &dst;
+    for (Value* o : src.operands) inst->operands.push_back(map.operand(o));
+    Inst* raw = inst.get();
+    dst.insts.push_back(std::move(inst));
+    // Value ids follow creation order, which the printer and codegen show: results first, then
+    // each region's parameters before its instructions.
+    for (const Value* r : src.results) {
+        Value* nv = dst_fn.new_value(r->type, r->hint);
+        nv->def = raw;
+        raw->results.push_back(nv);
+        map.define(r, nv);
+    }
+    for (const auto& region : src.regions) {
+        auto block = std::make_unique<Block>();
+        block->parent = raw;
+        for (const Value* p : region->params) {
+            Value* np = dst_fn.new_value(p->type, p->hint);
+            np->block = block.get();
+            block->params.push_back(np);
+            map.define(p, np);
         }
-        return nullptr;
+        Block* copy = block.get();
+        raw->regions.push_back(std::move(block));
+        for (const auto& child : region->insts) clone_inst(dst_fn, *copy, *child, map);
     }
+    return raw;
+}
 
-private:
-    static bool is_store(OpKind op) {
-        return op == OpKind::TensorStore || op == OpKind::TensorAtomicAdd || op == OpKind::TensorGradAdd ||
-               op == OpKind::TensorGradStore;
-    }
-
-    void clone_inst(Block& dst, const Inst& src) {
-        auto inst = std::make_unique<Inst>();
-        inst->op = src.op;
-        inst->loc = src.loc;
-        inst->imm_int = src.imm_int;
-        inst->imm_float = src.imm_float;
-        inst->imm_list = src.imm_list;
-        inst->callee = src.callee;
-        inst->parent = &dst;
-        for (Value* o : src.operands) inst->operands.push_back(get(o));
-        Inst* raw = inst.get();
-        for (Value* r : src.results) {
-            Value* nv = fn_.new_value(r->type, r->hint);
-            nv->def = raw;
-            raw->results.push_back(nv);
-            map[r] = nv;
-        }
-        for (const auto& region : src.regions) {
-            auto block = std::make_unique<Block>();
-            block->parent = raw;
-            for (Value* p : region->params) {
-                Value* np = fn_.new_value(p->type, p->hint);
-                np->block = block.get();
-                block->params.push_back(np);
-                map[p] = np;
-            }
-            for (const auto& child : region->insts) {
-                if (drop_ && is_store(child->op)) continue;
-                clone_inst(*block, *child);
-            }
-            raw->regions.push_back(std::move(block));
-        }
-        dst.insts.push_back(std::move(inst));
-    }
-
-    Function& fn_;
-    bool drop_;
-};
-
-}  // namespace
-
-std::vector<Value*> clone_block_into(Function& dst_fn, Block& dst, const Block& src, const std::vector<Value*>& args,
-                                     bool drop_side_effects) {
+std::vector<Value*> clone_block_into(Function& dst_fn, Block& dst, const Block& src, const std::vector<Value*>& args) {
     SG_INTERNAL_ASSERT(args.size() == src.params.size(), "clone_block_into: argument count");
-    Cloner cloner(dst_fn, drop_side_effects);
-    for (size_t k = 0; k < args.size(); ++k) cloner.map[src.params[k]] = args[k];
-    const Inst* term = cloner.clone_body(dst, src);
-    std::vector<Value*> out;
-    if (term)
-        for (Value* v : term->operands) out.push_back(cloner.get(v));
-    return out;
+    std::unordered_map<const Value*, Value*> mapped;
+    for (size_t k = 0; k < args.size(); ++k) mapped[src.params[k]] = args[k];
+    auto get = [&](Value* v) {
+        auto it = mapped.find(v);
+        return it == mapped.end() ? v : it->second;  // values from enclosing scopes stay
+    };
+    CloneMap map{get, [&](const Value* from, Value* to) { mapped[from] = to; }};
+    for (const auto& inst : src.insts) {
+        if (inst->op == OpKind::Yield || inst->op == OpKind::Return) {
+            std::vector<Value*> out;
+            for (Value* v : inst->operands) out.push_back(get(v));
+            return out;
+        }
+        clone_inst(dst_fn, dst, *inst, map);
+    }
+    return {};
 }
 
 }  // namespace sg::ir

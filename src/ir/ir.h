@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -130,10 +131,25 @@ private:
     mutable size_t indexed_ = 0;
 };
 
-/// Deep-copies `src` into `dst`'s body region at its end, mapping src's body params to `args`;
-/// returns the values `src`'s terminator (Return or Yield) produced, mapped. Used by inlining and
-/// by autodiff to recompute primal code.
+/// How clone_inst maps values. `operand` gives the value that stands, where the copy goes, for
+/// an operand of the source (whether an unmapped value is an error or stays as it is, because it
+/// is visible there too, is the caller's choice); `define` is told each value the copy defines (a
+/// result, a parameter of a copied region) together with the source value it copies.
+struct CloneMap {
+    std::function<Value*(Value* src)> operand;
+    std::function<void(const Value* src, Value* copy)> define;
+};
+
+/// Appends to `dst` (which must not end with a terminator) a copy of `src`: its op, location,
+/// immediates and callee, its operands mapped through `map`, fresh results and, recursively, its
+/// regions, all new values created in `dst_fn`; returns the copy. The one instruction cloner:
+/// inlining uses it through clone_block_into, autodiff to recompute primal instructions.
+Inst* clone_inst(Function& dst_fn, Block& dst, const Inst& src, const CloneMap& map);
+
+/// Deep-copies `src` into `dst` at its end, mapping src's params to `args` (values defined
+/// outside `src` stay as they are); returns the values `src`'s terminator (Return or Yield)
+/// produced, mapped. Used by inlining.
 std::vector<Value*> clone_block_into(Function& dst_fn, Block& dst, const Block& src,
-                                     const std::vector<Value*>& args, bool drop_side_effects = false);
+                                     const std::vector<Value*>& args);
 
 }  // namespace sg::ir

@@ -1,7 +1,6 @@
-// src/lang/half_float.cpp — IEEE binary16 conversions on the host (see half_float.h).
+// src/lang/half_float.cpp — IEEE binary16 conversion on the host (see half_float.h).
 #include "lang/half_float.h"
 
-#include <cmath>
 #include <cstring>
 
 namespace sg::lang {
@@ -32,16 +31,6 @@ uint16_t half_bits_from_double(double value) {
     const uint64_t halfway = uint64_t(1) << (shift - 1);
     if (rest > halfway || (rest == halfway && (bits & 1))) ++bits;  // a carry may reach the exponent
     return uint16_t(sign | bits);
-}
-
-double half_bits_to_double(uint16_t bits) {
-    const int exponent = (bits >> 10) & 0x1f;
-    const int mantissa = bits & 0x3ff;
-    double magnitude;
-    if (exponent == 0x1f) magnitude = mantissa ? NAN : INFINITY;
-    else if (exponent == 0) magnitude = std::ldexp(double(mantissa), -24);
-    else magnitude = std::ldexp(double(mantissa | 0x400), exponent - 25);
-    return (bits & 0x8000) ? -magnitude : magnitude;
 }
 
 }  // namespace sg::lang

@@ -24,7 +24,6 @@ inline constexpr int kMaxDifferentiatedLoopDepth = 16;
 /// Built-in functions that are not math intrinsics.
 enum class BuiltinKind : uint8_t {
     Intrinsic,      ///< intrinsic: see IntrinsicId
-    Constructor,    ///< type constructor `float3(...)`, `float(x)`, `DifferentialPair<T>(p, d)`
     BwdDiff,        ///< `bwd_diff(f)(...)`
     FwdDiff,        ///< `fwd_diff(f)(...)`
     DiffPair,       ///< `diffPair(p)` / `diffPair(p, d)`

@@ -6,6 +6,7 @@
 // inferred from the types of the call's arguments (scalar type, vector width, array length,
 // matrix shape, the arguments of a generic struct).
 #include <functional>
+#include <type_traits>
 
 #include "lang/ast_clone.h"
 #include "lang/sema_internal.h"
@@ -452,99 +453,91 @@ VarDecl* generic_value_constant(AstContext& ast, TypeContext& types, const Gener
     return v;
 }
 
-FunctionDecl* Sema::instantiate_function(FunctionDecl* g, const std::vector<GenericArg>& args, SourceLoc at) {
+namespace {
+
+FunctionDecl* clone_decl(AstContext& ast, const FunctionDecl* g) { return clone_function(ast, g); }
+StructDecl* clone_decl(AstContext& ast, const StructDecl* g) { return clone_struct(ast, g); }
+
+}  // namespace
+
+template <class Decl, class Finish>
+Decl* Sema::instantiate(Decl* g, const std::vector<GenericArg>& args, SourceLoc at, bool too_deep,
+                        const Substitution* outer, Finish&& finish) {
     auto key = std::make_pair(static_cast<const void*>(g), args);
     auto it = instances_.find(key);
-    if (it != instances_.end()) return static_cast<FunctionDecl*>(it->second);
+    if (it != instances_.end()) return static_cast<Decl*>(it->second);
     const void* within = current_fn_ ? current_fn_ : defaults_of_;  // a default's instantiations nest too
     auto depth_it = within ? instance_depth_.find(within) : instance_depth_.end();
     int depth = (depth_it != instance_depth_.end() ? depth_it->second : 0) + 1;
     std::string name = instance_name(g->name, args);
-    if (depth > kMaxInstantiationDepth) {
+    if (depth > kMaxInstantiationDepth || too_deep) {
         diags_.error(at, "instantiating '" + name + "' nests more than " + std::to_string(kMaxInstantiationDepth) +
                              " instantiations deep (a generic instantiating itself without end?)",
                      55207);  // Slang: generic specialization exceeded maximum depth
         instances_[key] = nullptr;
         return nullptr;
     }
-    FunctionDecl* f = clone_function(ast_, g);
-    f->generic_params.clear();
-    f->generic_origin = g;
-    f->generic_args = args;
-    f->name = name;
+    Decl* d = clone_decl(ast_, g);
+    d->generic_params.clear();
+    d->generic_origin = g;
+    d->generic_args = args;
+    d->name = name;
+    if constexpr (std::is_same_v<Decl, StructDecl>)
+        for (FunctionDecl* m : d->methods) m->name = name + "." + m->member_name;  // methods go by their struct's name
     auto subst = std::make_unique<Substitution>();
-    // A generic method of a generic struct's instance also sees the struct's arguments.
-    if (const Substitution* outer = g->owner ? substitution_of_struct(g->owner) : nullptr) *subst = *outer;
+    if (outer) *subst = *outer;
     for (size_t k = 0; k < args.size(); ++k) {
         const GenericParam& p = g->generic_params[k];
         if (p.is_value) subst->values[p.name] = generic_value_constant(ast_, types_, p, args[k].value);
         else subst->types[p.name] = args[k].type;
     }
-    substitutions_[f] = std::move(subst);
-    instances_[key] = f;
-    instance_depth_[f] = depth;
-    if (making_representative_) representatives_.insert(f);
-    // As in Slang, a parameter typed by a type parameter whose constraint is a user interface that
-    // does not extend IDifferentiable is not differentiable inside the generic, whatever the
-    // argument: no derivative flows through it.
-    for (VarDecl* p : f->params) {
-        const TypeExpr* te = p->type_expr;
-        if (!te || !te->type_args.empty() || !te->array_dims.empty() || !te->member.empty()) continue;
-        for (const GenericParam& gp : g->generic_params) {
-            auto iface = gp.is_value || gp.name != te->name ? interfaces_.end() : interfaces_.find(gp.constraint);
-            if (iface != interfaces_.end() && !interface_extends(iface->second, "IDifferentiable")) p->is_no_diff = true;
+    substitutions_[d] = std::move(subst);
+    instances_[key] = d;
+    instance_depth_[d] = depth;
+    if (making_representative_) representatives_.insert(d);
+    finish(d);
+    return d;
+}
+
+FunctionDecl* Sema::instantiate_function(FunctionDecl* g, const std::vector<GenericArg>& args, SourceLoc at) {
+    // A generic method of a generic struct's instance also sees the struct's arguments.
+    const Substitution* outer = g->owner ? substitution_of_struct(g->owner) : nullptr;
+    return instantiate(g, args, at, false, outer, [&](FunctionDecl* f) {
+        // As in Slang, a parameter typed by a type parameter whose constraint is a user interface
+        // that does not extend IDifferentiable is not differentiable inside the generic, whatever
+        // the argument: no derivative flows through it.
+        for (VarDecl* p : f->params) {
+            const TypeExpr* te = p->type_expr;
+            if (!te || !te->type_args.empty() || !te->array_dims.empty() || !te->member.empty()) continue;
+            for (const GenericParam& gp : g->generic_params) {
+                auto iface = gp.is_value || gp.name != te->name ? interfaces_.end() : interfaces_.find(gp.constraint);
+                if (iface != interfaces_.end() && !interface_extends(iface->second, "IDifferentiable"))
+                    p->is_no_diff = true;
+            }
         }
-    }
-    std::string context = diags_.set_context(instance_context(f));
-    declare_signature(f);
-    if (attributes_checked_) check_function_attributes(f);
-    diags_.set_context(context);
-    return f;
+        std::string context = diags_.set_context(instance_context(f));
+        declare_signature(f);
+        if (attributes_checked_) check_function_attributes(f);
+        diags_.set_context(context);
+    });
 }
 
 StructDecl* Sema::instantiate_struct(StructDecl* g, const std::vector<GenericArg>& args, SourceLoc at) {
-    auto key = std::make_pair(static_cast<const void*>(g), args);
-    auto it = instances_.find(key);
-    if (it != instances_.end()) return static_cast<StructDecl*>(it->second);
-    const void* within = current_fn_ ? current_fn_ : defaults_of_;  // a default's instantiations nest too
-    auto depth_it = within ? instance_depth_.find(within) : instance_depth_.end();
-    int depth = (depth_it != instance_depth_.end() ? depth_it->second : 0) + 1;
-    std::string name = instance_name(g->name, args);
-    if (depth > kMaxInstantiationDepth || declaring_structs_.size() > size_t(kMaxInstantiationDepth)) {
-        diags_.error(at, "instantiating '" + name + "' nests more than " + std::to_string(kMaxInstantiationDepth) +
-                             " instantiations deep (a generic instantiating itself without end?)",
-                     55207);  // Slang: generic specialization exceeded maximum depth
-        instances_[key] = nullptr;
-        return nullptr;
-    }
-    StructDecl* s = clone_struct(ast_, g);
-    s->generic_params.clear();
-    s->generic_origin = g;
-    s->generic_args = args;
-    s->name = name;
-    for (FunctionDecl* m : s->methods) m->name = name + "." + m->member_name;
-    auto subst = std::make_unique<Substitution>();
-    for (size_t k = 0; k < args.size(); ++k) {
-        const GenericParam& p = g->generic_params[k];
-        if (p.is_value) subst->values[p.name] = generic_value_constant(ast_, types_, p, args[k].value);
-        else subst->types[p.name] = args[k].type;
-    }
-    substitutions_[s] = std::move(subst);
-    instances_[key] = s;
-    instance_depth_[s] = depth;
-    s->type = types_.structure(s);
-    structs_[name] = s;
-    result_.structs.push_back(s);
-    if (making_representative_) representatives_.insert(s);
-    std::string context = diags_.set_context(
-        (making_representative_ ? "in generic " + g->name + ", checked as " : "in instantiation ") + name);
-    declare_struct(s);
-    declare_members(s);
-    if (attributes_checked_)
-        for (FunctionDecl* m : s->methods)
-            if (m->generic_params.empty()) check_function_attributes(m);
-    diags_.set_context(context);
-    return s;
+    // Struct instances also nest through the fields of the structs being declared.
+    bool too_deep = declaring_structs_.size() > size_t(kMaxInstantiationDepth);
+    return instantiate(g, args, at, too_deep, nullptr, [&](StructDecl* s) {
+        s->type = types_.structure(s);
+        structs_[s->name] = s;
+        result_.structs.push_back(s);
+        std::string context = diags_.set_context(
+            (making_representative_ ? "in generic " + g->name + ", checked as " : "in instantiation ") + s->name);
+        declare_struct(s);
+        declare_members(s);
+        if (attributes_checked_)
+            for (FunctionDecl* m : s->methods)
+                if (m->generic_params.empty()) check_function_attributes(m);
+        diags_.set_context(context);
+    });
 }
 
 }  // namespace sg::lang

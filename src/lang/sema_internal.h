@@ -147,6 +147,15 @@ public:
     /// queued for checking; nullptr (reported) when the arguments do not satisfy `g`.
     FunctionDecl* instantiate_function(FunctionDecl* g, const std::vector<GenericArg>& args, SourceLoc at);
     StructDecl* instantiate_struct(StructDecl* g, const std::vector<GenericArg>& args, SourceLoc at);
+    /// What both share: the instance of generic `g` (a FunctionDecl or a StructDecl) with `args`
+    /// when one was made before (nullptr when that failed). Otherwise, unless it nests more than
+    /// kMaxInstantiationDepth deep or `too_deep` (reported; remembered as failed, nullptr), a copy
+    /// of `g` named after its arguments, registered as that instance with its depth and its
+    /// substitution (`outer`'s, when given, plus `g`'s params → `args`), then given to `finish`
+    /// (void(Decl*): what is particular to the kind) before it is returned.
+    template <class Decl, class Finish>
+    Decl* instantiate(Decl* g, const std::vector<GenericArg>& args, SourceLoc at, bool too_deep,
+                      const Substitution* outer, Finish&& finish);
     /// Arguments written in `<...>` (of a TypeExpr) for `params`; false (reported) when wrong.
     bool explicit_generic_args(TypeExpr* te, const std::vector<GenericParam>& params, const std::string& what,
                                std::vector<GenericArg>& out, bool allow_partial);
@@ -263,7 +272,6 @@ public:
                                          const std::vector<const Type*>& params);
 
 private:
-    friend struct ExprChecker;
     // expression helpers (sema_expr.cpp)
     const Type* check_name(Expr* e);
     const Type* check_unary(Expr* e);

@@ -28,6 +28,13 @@ namespace sg::test {
 using ir::OpKind;
 using ir::Value;
 using lang::Type;
+using lang::IntrinsicId;
+using lang::ScalarKind;
+using lang::TensorAccess;
+
+/// Tensor parameters read only, and read and written.
+constexpr TensorAccess kRead = TensorAccess::Read;
+constexpr TensorAccess kRW = TensorAccess::ReadWrite;
 
 /// A program with its own TypeContext and helpers to declare kernels and functions.
 struct TestProgram {

@@ -13,12 +13,6 @@ namespace sg::test {
 namespace {
 
 using codegen::CodegenOptions;
-using lang::IntrinsicId;
-using lang::ScalarKind;
-using lang::TensorAccess;
-
-constexpr TensorAccess kRead = TensorAccess::Read;
-constexpr TensorAccess kRW = TensorAccess::ReadWrite;
 
 TEST(ParamLayout, OffsetsSizesAndStaticAsserts) {
     TestProgram tp;

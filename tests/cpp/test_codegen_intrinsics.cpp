@@ -9,13 +9,6 @@
 namespace sg::test {
 namespace {
 
-using lang::IntrinsicId;
-using lang::ScalarKind;
-using lang::TensorAccess;
-
-constexpr TensorAccess kRead = TensorAccess::Read;
-constexpr TensorAccess kRW = TensorAccess::ReadWrite;
-
 // Every float-valued intrinsic on float scalars, against <cmath> in double precision.
 TEST(Intrinsics, ScalarValuesMatchReference) {
     TestProgram tp;

@@ -20,24 +20,7 @@
 namespace sg::test {
 namespace {
 
-const char* kModule = R"(
-[Differentiable]
-float quad(float x, float a, float b, float c) { return a * x * x + b * x + c; }
-[Differentiable]
-float lut(int i, IDiffTensor<float, 1> table) { return table[i] * table[i]; }
-[Differentiable]
-double3 lut3(int i, IDiffTensor<double3, 1> table) { return table[i] * 2.0; }
-[Differentiable]
-half luth(int i, IDiffTensor<half, 1> table) { return table[i] * table[i]; }
-[Differentiable]
-float lutsum(int i, IDiffTensor<float, 1> table) {
-    float s = 0.0;
-    for (int k = 0; k < 4; k++) s += table[(i + k) % 256];
-    return s;
-}
-[Differentiable]
-float mscale(float x, float2x2 m) { return (m[0][0] + m[1][1]) * x; }
-[Differentiable]
+const std::string kModule = std::string(kGradientKernels) + R"([Differentiable]
 double dmscale(double x, double2x2 m) { return (m[0][0] + m[1][1]) * x + m[0][1] * x * x; }
 )";
 
@@ -102,9 +85,7 @@ std::pair<std::string, std::string> expect_fixed_cuda(const call::UserModule& m,
 TEST(FixedPoint, DeterministicCudaSumsInFixedPointWhatOrderedTablesCannotTake) {
     call::UserModule m("strategies", kModule);
     const DType f = DType::Float32;
-    auto t = [](std::vector<int64_t> shape, DType dt, bool grad) {
-        return tensor_arg(tensor_info(shape, nullptr, dt, grad, DeviceType::CUDA));
-    };
+    auto t = cuda_tensor_arg;
     // A 1M-entry table (past the ordered tables' shared memory: the call layer picks it per launch)
     // in float, half and double3 (128-bit accumulators).
     Call l = bind(m, "lut", {t({1 << 20}, DType::Int32, false), t({1 << 20}, f, true)}, true, DeviceType::CUDA);
@@ -150,9 +131,7 @@ TEST(FixedPoint, DeterministicCudaSumsInFixedPointWhatOrderedTablesCannotTake) {
 
 TEST(FixedPoint, DeterministicCudaPicksFixedPointForWhatCodegenCannotOrder) {
     call::UserModule m("strategies", kModule);
-    auto t = [](std::vector<int64_t> shape, DType dt, bool grad) {
-        return tensor_arg(tensor_info(shape, nullptr, dt, grad, DeviceType::CUDA));
-    };
+    auto t = cuda_tensor_arg;
     codegen::CodegenOptions base;
     base.call_rank = 1;
     base.deterministic = true;
@@ -170,9 +149,7 @@ TEST(FixedPoint, DeterministicCudaPicksFixedPointForWhatCodegenCannotOrder) {
 
 TEST(FixedPoint, FixedPointScratchHoldsEveryTablesRecordsBelowTheHeader) {
     call::UserModule m("strategies", kModule);
-    auto t = [](std::vector<int64_t> shape, DType dt, bool grad) {
-        return tensor_arg(tensor_info(shape, nullptr, dt, grad, DeviceType::CUDA));
-    };
+    auto t = cuda_tensor_arg;
     struct Case {
         const char* fn;
         std::vector<int64_t> table;

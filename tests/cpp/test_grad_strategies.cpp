@@ -29,29 +29,12 @@ namespace {
 using call::ArgInfo;
 using call::GradStrategy;
 
-const char* kModule = R"(
-[Differentiable]
-float quad(float x, float a, float b, float c) { return a * x * x + b * x + c; }
-[Differentiable]
+const std::string kModule = std::string(kGradientKernels) + R"([Differentiable]
 float3 scale3(float3 p, float3 s) { return p * s * s; }
-[Differentiable]
-float lut(int i, IDiffTensor<float, 1> table) { return table[i] * table[i]; }
 [Differentiable]
 half hquad(half x, half a) { return a * x * x; }
 [Differentiable]
 double dquad(double x, double a) { return a * x * x; }
-[Differentiable]
-double3 lut3(int i, IDiffTensor<double3, 1> table) { return table[i] * 2.0; }
-[Differentiable]
-half luth(int i, IDiffTensor<half, 1> table) { return table[i] * table[i]; }
-[Differentiable]
-float lutsum(int i, IDiffTensor<float, 1> table) {
-    float s = 0.0;
-    for (int k = 0; k < 4; k++) s += table[(i + k) % 256];
-    return s;
-}
-[Differentiable]
-float mscale(float x, float2x2 m) { return (m[0][0] + m[1][1]) * x; }
 [Differentiable]
 float asum(float x, float w[4]) { return x * (w[0] + w[1] * x + w[2] * x * x + w[3]); }
 )";
@@ -226,9 +209,7 @@ std::string expect_backward_cuda(const call::UserModule& m, const Call& c, bool 
 TEST(GradStrategies, GeneratedCudaOfEveryStrategyCompiles) {
     call::UserModule m("strategies", kModule);
     const DType f = DType::Float32;
-    auto t = [](std::vector<int64_t> shape, DType dt, bool grad) {
-        return tensor_arg(tensor_info(shape, nullptr, dt, grad, DeviceType::CUDA));
-    };
+    auto t = cuda_tensor_arg;
     Call q = bind(m, "quad", {t({64, 64}, f, true), t({1}, f, true), t({1, 64}, f, true), t({64, 1}, f, true)}, false,
                   DeviceType::CUDA);
     const std::string fast = expect_backward_cuda(m, q, false);
@@ -295,9 +276,7 @@ std::string expect_deterministic_cuda(const call::UserModule& m, const Call& c) 
 TEST(GradStrategies, DeterministicCudaOrdersCollidingGradients) {
     call::UserModule m("strategies", kModule);
     const DType f = DType::Float32;
-    auto t = [](std::vector<int64_t> shape, DType dt, bool grad) {
-        return tensor_arg(tensor_info(shape, nullptr, dt, grad, DeviceType::CUDA));
-    };
+    auto t = cuda_tensor_arg;
     // Partial broadcasts (1, W) and (H, 1) beside a full one (a reduction) and an elementwise x.
     Call q = bind(m, "quad", {t({64, 64}, f, true), t({1}, f, true), t({1, 64}, f, true), t({64, 1}, f, true)}, true,
                   DeviceType::CUDA);
@@ -338,9 +317,7 @@ TEST(GradStrategies, DeterministicCudaOrdersCollidingGradients) {
 
 TEST(GradStrategies, DeterministicCudaRefusesWhatItCannotOrderClearly) {
     call::UserModule m("strategies", kModule);
-    auto t = [](std::vector<int64_t> shape, DType dt, bool grad) {
-        return tensor_arg(tensor_info(shape, nullptr, dt, grad, DeviceType::CUDA));
-    };
+    auto t = cuda_tensor_arg;
     // A table read inside a loop: an add site that runs more than once per element.
     Call l = bind(m, "lutsum", {t({4096}, DType::Int32, false), t({256}, DType::Float32, true)}, true, DeviceType::CUDA);
     codegen::CodegenOptions options;

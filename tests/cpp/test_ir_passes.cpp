@@ -17,8 +17,6 @@
 namespace sg::test {
 namespace {
 
-using lang::IntrinsicId;
-
 /// Instructions of `fn` (regions included) for which `pred` holds.
 int count_insts(const ir::Block& b, const std::function<bool(const ir::Inst&)>& pred) {
     int n = 0;

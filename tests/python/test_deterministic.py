@@ -12,25 +12,11 @@ import pytest
 import torch
 
 from conftest import TEST_DEVICE
+from gradient_cases import DTYPE_IDS, GRADIENT_KERNELS, LUTS, QUADS, RTOL, bits, close
 
-SOURCE = """
-import slangpy;
-[Differentiable]
-float quad(float x, float a, float b, float c) { return a * x * x + b * x + c; }
-[Differentiable]
-half quad_h(half x, half a, half b, half c) { return a * x * x + b * x + c; }
-[Differentiable]
-double quad_d(double x, double a, double b, double c) { return a * x * x + b * x + c; }
-[Differentiable]
-float3 shade(float3 p, float3 k) { return p * k * k + sin(p * k); }
+SOURCE = GRADIENT_KERNELS + """
 [Differentiable]
 float poly(float x, float w[4]) { return w[0] + w[1] * x + w[2] * x * x + w[3] * x * x * x; }
-[Differentiable]
-float lut(no_diff int i, IDiffTensor<float, 1> table) { return table[i] * table[i]; }
-[Differentiable]
-half lut_h(no_diff int i, IDiffTensor<half, 1> table) { return table[i] * table[i]; }
-[Differentiable]
-double lut_d(no_diff int i, IDiffTensor<double, 1> table) { return table[i] * table[i]; }
 [Differentiable]
 float lerp_lut(float u, IDiffTensor<float, 1> table) {
     float p = u * 255.0;
@@ -58,10 +44,6 @@ float mat_quad(float x, float2x2 m) { return m[0][0] * x * x + m[0][1] * x + m[1
 double mat_quad_d(double x, double2x2 m) { return m[0][0] * x * x + m[0][1] * x + m[1][0] - m[1][1] * x; }
 """
 
-QUADS = {torch.float16: "quad_h", torch.float32: "quad", torch.float64: "quad_d"}
-LUTS = {torch.float16: "lut_h", torch.float32: "lut", torch.float64: "lut_d"}
-RTOL = {torch.float16: 2e-2, torch.float32: 1e-3, torch.float64: 1e-10}  # float: 1M adds in one element
-IDS = ["f16", "f32", "f64"]
 H, W = 256, 300  # several CUDA blocks and warps per gradient element
 RUNS = 10
 
@@ -74,20 +56,6 @@ def m(sg, device):
 @pytest.fixture(scope="module")
 def m_fast(sg, device):
     return sg.Module.load_from_source(device, "deterministic_fast", SOURCE)
-
-
-def bits(t):
-    as_int = {torch.float16: torch.int16, torch.float32: torch.int32, torch.float64: torch.int64}[t.dtype]
-    return t.detach().cpu().contiguous().view(as_int).clone()
-
-
-def close(got, want, rtol):
-    assert got is not None
-    got = got.double().cpu()
-    want = want.double().cpu()
-    scale = want.abs().max().item() + 1e-30
-    err = (got - want).abs().max().item() / scale
-    assert err <= rtol, f"max relative error {err:.3e} > {rtol:.1e}"
 
 
 def run_grads(fn, inputs, grad_out, runs=RUNS):
@@ -128,7 +96,7 @@ PARTIAL = {
 }
 
 
-@pytest.mark.parametrize("dtype", list(QUADS), ids=IDS)
+@pytest.mark.parametrize("dtype", list(QUADS), ids=DTYPE_IDS)
 @pytest.mark.parametrize("pattern", list(PARTIAL))
 def test_partial_broadcasts_are_bitwise_identical_and_exact(m, dtype, pattern):
     gen = torch.Generator().manual_seed(11)
@@ -190,7 +158,7 @@ def table_case(dtype, entries, indices, seed):
 
 # The largest table an ordered CUDA gradient takes is 1408 floats (8 warps a block): the 1M-entry
 # tables are past it, so on CUDA they are summed in fixed point; the CPU orders any size.
-@pytest.mark.parametrize("dtype", list(LUTS), ids=IDS)
+@pytest.mark.parametrize("dtype", list(LUTS), ids=DTYPE_IDS)
 @pytest.mark.parametrize("entries", [1, 32, 256, 1 << 20])
 @pytest.mark.parametrize("indices", ["uniform", "random"])
 def test_tables_are_bitwise_identical_and_exact(m, dtype, entries, indices):

@@ -9,23 +9,9 @@ import pytest
 import torch
 
 from conftest import TEST_DEVICE
+from mul2_kernels import CHAIN10_SOURCE, chain10_torch  # bench/, put on sys.path by conftest.py
 
-SOURCE = """
-import slangpy;
-[Differentiable]
-float chain10(float x)
-{
-    float y = x * 1.5 + 0.25;
-    y = sin(y);
-    y = y * y;
-    y = exp(-y);
-    y = y + x;
-    y = tanh(y);
-    y = y * 0.5 + 1.0;
-    y = sqrt(y);
-    return y * x;
-}
-[Differentiable]
+SOURCE = "\nimport slangpy;" + CHAIN10_SOURCE + """[Differentiable]
 float trig(float x, float k) { return sin(x * k) * cos(x * k) + sqrt(x) / (k + 2.0); }
 [Differentiable]
 float3 shade3(float3 p, float3 light) { float3 q = p * light; return q * q + sin(q) * 0.5; }
@@ -34,18 +20,6 @@ float3 shade3(float3 p, float3 light) { float3 q = p * light; return q * q + sin
 # Relative error (norm-wise) of fast math against float64 torch on the chain: tanh.approx.f32
 # (relative error about 2^-11) dominates.
 FAST_RTOL = 2e-3
-
-
-def chain10_torch(x):
-    y = x * 1.5 + 0.25
-    y = torch.sin(y)
-    y = y * y
-    y = torch.exp(-y)
-    y = y + x
-    y = torch.tanh(y)
-    y = y * 0.5 + 1.0
-    y = torch.sqrt(y)
-    return y * x
 
 
 def trig_torch(x, k):

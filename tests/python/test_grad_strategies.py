@@ -8,49 +8,19 @@ import pytest
 import torch
 
 from conftest import TEST_DEVICE
+from gradient_cases import DTYPE_IDS, GRADIENT_KERNELS, LUTS, QUADS, RTOL, bits, close
 
-SOURCE = """
-import slangpy;
-[Differentiable]
-float quad(float x, float a, float b, float c) { return a * x * x + b * x + c; }
-[Differentiable]
-half quad_h(half x, half a, half b, half c) { return a * x * x + b * x + c; }
-[Differentiable]
-double quad_d(double x, double a, double b, double c) { return a * x * x + b * x + c; }
-[Differentiable]
-float3 shade(float3 p, float3 k) { return p * k * k + sin(p * k); }
-[Differentiable]
-float lut(no_diff int i, IDiffTensor<float, 1> table) { return table[i] * table[i]; }
-[Differentiable]
-half lut_h(no_diff int i, IDiffTensor<half, 1> table) { return table[i] * table[i]; }
-[Differentiable]
-double lut_d(no_diff int i, IDiffTensor<double, 1> table) { return table[i] * table[i]; }
-"""
-
-DTYPES = {torch.float16: "quad_h", torch.float32: "quad", torch.float64: "quad_d"}
-LUTS = {torch.float16: "lut_h", torch.float32: "lut", torch.float64: "lut_d"}
-# Relative tolerance of a gradient that sums many terms, per dtype (float16 results round once).
-RTOL = {torch.float16: 2e-2, torch.float32: 1e-3, torch.float64: 1e-10}
 H, W = 256, 300  # several CPU pool chunks, several CUDA blocks
 
 
 @pytest.fixture(scope="module")
 def m(sg, device):
-    return sg.Module.load_from_source(device, "grad_strategies", SOURCE)
+    return sg.Module.load_from_source(device, "grad_strategies", GRADIENT_KERNELS)
 
 
 @pytest.fixture(scope="module")
 def m_det(sg, device):
-    return sg.Module.load_from_source(device, "grad_strategies_det", SOURCE, options={"deterministic": True})
-
-
-def close(got, want, rtol):
-    assert got is not None
-    got = got.double().cpu()
-    want = want.double().cpu()
-    scale = want.abs().max().item() + 1e-30
-    err = (got - want).abs().max().item() / scale
-    assert err <= rtol, f"max relative error {err:.3e} > {rtol:.1e}"
+    return sg.Module.load_from_source(device, "grad_strategies_det", GRADIENT_KERNELS, options={"deterministic": True})
 
 
 def quad_reference(x, a, b, c, g):
@@ -69,14 +39,14 @@ PATTERNS = {
 }
 
 
-@pytest.mark.parametrize("dtype", list(DTYPES), ids=["f16", "f32", "f64"])
+@pytest.mark.parametrize("dtype", list(QUADS), ids=DTYPE_IDS)
 @pytest.mark.parametrize("pattern", list(PATTERNS))
 def test_broadcast_gradients_match_float64(m, dtype, pattern):
     gen = torch.Generator().manual_seed(1)
     x = (torch.rand(H, W, generator=gen) - 0.5).to(dtype).to(TEST_DEVICE).requires_grad_(True)
     params = [(torch.rand(s, generator=gen) - 0.5).to(dtype).to(TEST_DEVICE).requires_grad_(True) for s in PATTERNS[pattern]]
     g = (torch.rand(H, W, generator=gen) - 0.5).to(dtype).to(TEST_DEVICE)
-    out = getattr(m, DTYPES[dtype])(x, *params)
+    out = getattr(m, QUADS[dtype])(x, *params)
     assert out.shape == (H, W) and out.dtype == dtype
     out.backward(g)
     want = quad_reference(x, *params, g)
@@ -120,7 +90,7 @@ def test_float3_function_with_a_broadcast_vector(m):
     close(p.grad, pd.grad, 1e-5)
 
 
-@pytest.mark.parametrize("dtype", list(LUTS), ids=["f16", "f32", "f64"])
+@pytest.mark.parametrize("dtype", list(LUTS), ids=DTYPE_IDS)
 @pytest.mark.parametrize("entries", [1, 32, 256, 1 << 20])
 @pytest.mark.parametrize("indices", ["uniform", "random"])
 def test_table_gradients_match_float64(m, dtype, entries, indices):
@@ -177,11 +147,6 @@ def test_deterministic_is_part_of_the_call_key(m):
     assert fast != det
     assert m.quad.deterministic().deterministic(False).call_key(x, a, a, a) == fast
     assert "deterministic" in m.quad.deterministic().debug_code(x, a, a, a)
-
-
-def bits(t):
-    as_int = {torch.float16: torch.int16, torch.float32: torch.int32, torch.float64: torch.int64}[t.dtype]
-    return t.detach().cpu().contiguous().view(as_int).clone()
 
 
 def repeated_grads(fn, make_args, runs=10):

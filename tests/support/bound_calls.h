@@ -1,9 +1,11 @@
 // tests/support/bound_calls.h — calls bound for tests of the call layer without torch: tensor
-// descriptions over host buffers (or none, for code generation only) and a bound call.
+// descriptions over host buffers (or none, for code generation only), a bound call, and the
+// differentiable kernels the gradient tests bind (test_grad_strategies.cpp, test_fixed_point.cpp).
 #pragma once
 
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "call/binder.h"
@@ -43,6 +45,11 @@ inline ArgInfo tensor_arg(const TensorInfo& t) {
     return a;
 }
 
+/// A CUDA tensor argument without data: for generating (not running) kernels.
+inline ArgInfo cuda_tensor_arg(std::vector<int64_t> shape, DType dtype, bool requires_grad) {
+    return tensor_arg(tensor_info(std::move(shape), nullptr, dtype, requires_grad, DeviceType::CUDA));
+}
+
 /// One bound call: the arguments, the binding and (CPU) a plan to launch.
 struct Call {
     std::vector<ArgInfo> args;
@@ -63,5 +70,28 @@ inline GradStrategy strategy(const Call& c, int param) {
         if (p.param == param) return p.grad_strategy;
     return GradStrategy::None;
 }
+
+/// Differentiable kernels whose gradients collide in every way the backward kernel handles: an
+/// elementwise x with broadcast parameters (quad), tables read at computed indices in float,
+/// half and double3 (lut, luth, lut3), a table read in a loop (lutsum) and matrix elements
+/// (mscale). The tests append the kernels only they use.
+inline constexpr const char* kGradientKernels = R"(
+[Differentiable]
+float quad(float x, float a, float b, float c) { return a * x * x + b * x + c; }
+[Differentiable]
+float lut(int i, IDiffTensor<float, 1> table) { return table[i] * table[i]; }
+[Differentiable]
+double3 lut3(int i, IDiffTensor<double3, 1> table) { return table[i] * 2.0; }
+[Differentiable]
+half luth(int i, IDiffTensor<half, 1> table) { return table[i] * table[i]; }
+[Differentiable]
+float lutsum(int i, IDiffTensor<float, 1> table) {
+    float s = 0.0;
+    for (int k = 0; k < 4; k++) s += table[(i + k) % 256];
+    return s;
+}
+[Differentiable]
+float mscale(float x, float2x2 m) { return (m[0][0] + m[1][1]) * x; }
+)";
 
 }  // namespace sg::test
