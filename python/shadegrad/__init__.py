@@ -42,6 +42,7 @@ from ._values import (
 
 __all__ = [
     "__version__",
+    "DiffPair",
     "ValueRef",
     "ValueType",
     "call_id",
@@ -175,21 +176,5 @@ def rand_float(min: float = 0.0, max: float = 1.0, seed: int = 0) -> RandFloatAr
 globals().update(_values.VALUE_TYPES)
 __all__ += sorted(_values.VALUE_TYPES)
 
-_core._register_value_kinds(
-    {
-        "value_type": ValueType,
-        "call_id": CallIdArg,
-        "thread_id": ThreadIdArg,
-        "wang_hash": WangHashArg,
-        "rand_float": RandFloatArg,
-        "value_ref": ValueRef,
-        "diff_pair": DiffPair,
-        "ref_to_tensor": _values.ref_to_tensor,
-        "ref_store": _values.ref_store,
-        "numpy_to_tensor": _values.numpy_to_tensor,
-        "numpy_store": _values.numpy_store,
-        "leaf_value": _values.leaf_value,
-        "assemble": _values.assemble,
-    }
-)
+_values.register(_core)
 Function.bwds = property(lambda self: _bwds.BwdsFunction(self), doc="The backward call: fn.bwds(args..., dresult).")

@@ -2,13 +2,15 @@
 # types (float3, int2, float2x2, ...), generators (call_id, thread_id, wang_hash, rand_float),
 # value references (ValueRef, floatRef, intRef), differential pairs (diffPair), and the helpers
 # the core calls for the kinds that need Python: numpy arrays, refs and results returned as
-# Python values. The core recognises these classes (registered in __init__.py) and reads their
-# attributes; nothing here runs for calls whose arguments are torch tensors and Python scalars.
+# Python values. VALUE_KINDS at the end registers them with the core, one row per kind; the core
+# recognises these classes and reads their attributes; nothing here runs for calls whose
+# arguments are torch tensors and Python scalars.
 """Value types, generators, references and diff pairs of the shadegrad call API."""
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 # lang::ScalarKind codes (src/lang/types.h): the core reads `_sg_scalar` as one of these.
 SCALAR_CODES = {"bool": 0, "int": 3, "uint": 7, "float": 10, "double": 11, "half": 9, "int64_t": 4}
@@ -372,3 +374,35 @@ def assemble(leaves):
             d = d.setdefault(k, {})
         d[keys[-1]] = value
     return out
+
+
+# ---------------------------------------------------------------- the rows the core registers
+
+
+class KindRow(NamedTuple):
+    """One Python value kind: its row in the core (src/python/marshal.cpp, kKindRows) by `name`,
+    the class(es) whose instances are of the kind ("module.Class": imported when first seen), and
+    exactly the helpers that row needs, by name."""
+
+    name: str
+    classes: object
+    helpers: dict
+
+
+VALUE_KINDS = (
+    # Results of call dimensionality 0 come back as Python values, struct results as dicts.
+    KindRow("value", ValueType, {"leaf_value": leaf_value, "assemble": assemble}),
+    KindRow("numpy", "numpy.ndarray", {"to_tensor": numpy_to_tensor, "store": numpy_store}),
+    KindRow("value_ref", ValueRef, {"to_tensor": ref_to_tensor, "store": ref_store}),
+    KindRow("call_id", CallIdArg, {}),
+    KindRow("thread_id", ThreadIdArg, {}),
+    KindRow("wang_hash", WangHashArg, {}),
+    KindRow("rand_float", RandFloatArg, {}),
+    KindRow("diff_pair", DiffPair, {}),  # recognised to refuse it outside fn.bwds
+)
+
+
+def register(core) -> None:
+    """Registers every row of VALUE_KINDS with the core (`shadegrad._core`)."""
+    for row in VALUE_KINDS:
+        core._register_value_kind(row.name, row.classes, **row.helpers)

@@ -2,6 +2,7 @@
 #include "call/value_kind.h"
 
 #include <cstring>
+#include <iterator>
 
 #include "call/call_key.h"
 #include "call/element_layout.h"
@@ -431,7 +432,8 @@ ValueNode bind_value(BindContext& c, const BindRequest& r) {
     return node;
 }
 
-const ValueKind kRows[kArgKindCount] = {
+/// Row i is ArgKind i's: a new kind adds its enumerator (arg_info.h) and its row here, in order.
+constexpr ValueKind kRows[] = {
     {ArgKind::None, "none", no_key, no_render, describe_none, bind_none},
     {ArgKind::Tensor, "tensor", key_tensor, render_tensor, describe_tensor, bind_tensor},
     {ArgKind::Float, "float", no_key, no_render, describe_scalar, bind_scalar},
@@ -446,6 +448,16 @@ const ValueKind kRows[kArgKindCount] = {
     {ArgKind::Dict, "dict", key_dict, render_dict, describe_dict, bind_dict},
     {ArgKind::Value, "value", key_value, render_value, describe_value, bind_value},
 };
+
+constexpr bool rows_complete() {
+    for (int i = 0; i < kArgKindCount; ++i) {
+        const ValueKind& row = kRows[i];
+        if (int(row.kind) != i || !row.name || !row.key || !row.render || !row.describe || !row.bind) return false;
+    }
+    return true;
+}
+static_assert(std::size(kRows) == size_t(kArgKindCount), "one row per ArgKind (kArgKindCount in arg_info.h)");
+static_assert(rows_complete(), "row i is ArgKind i's, and names every function");
 
 }  // namespace
 

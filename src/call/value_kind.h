@@ -5,8 +5,20 @@
 // kind, and for composites the children it binds to fields, elements or components).
 //
 // The Python side of each kind (recognising the object, writing back, returning a result of
-// that kind) lives in src/python/marshal.cpp, which follows the same rows. Adding a kind adds a
-// row here and a recogniser there; the binder and the glue read rows, not kinds.
+// that kind) lives in src/python/marshal.cpp, which follows the same rows; the binder and the
+// key read rows, not kinds. A new kind of Python value needs exactly:
+//   1. its ArgKind enumerator (and kArgKindCount) in call/arg_info.h, with the ArgInfo fields
+//      that carry its facts;
+//   2. its ValueKind row here, in call/value_kind.cpp's kRows at the enumerator's position
+//      (key bytes, rendering, description, binding; the file checks the order at compile time);
+//   3. when Python objects of a class are of the kind: its recogniser and KindRow in
+//      src/python/marshal.cpp (kKindRows: name, ArgKind, the helpers it needs);
+//   4. its class and its registration row in python/shadegrad/_values.py (VALUE_KINDS: name,
+//      class, helpers), and a public constructor in python/shadegrad/__init__.py when users
+//      make it through a function (sg.wang_hash(...)).
+// A new origin of an existing kind (numpy arrays and ValueRefs are tensors) is steps 3 and 4
+// only. A new generator also needs its code in the glue (call/glue.cpp, generator_value), its
+// uniforms in call_plan.cpp, and binder.cpp's uses_call_extents when it reads the call extents.
 #pragma once
 
 #include <string>

@@ -2,6 +2,9 @@
 #include "python/marshal.h"
 
 #include <cstring>
+#include <initializer_list>
+#include <iterator>
+#include <string_view>
 
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
@@ -16,27 +19,6 @@ using call::ArgOrigin;
 
 namespace {
 
-/// The registered classes and helpers of shadegrad._values (owned references, kept for the
-/// life of the process).
-struct Kinds {
-    PyObject* value_type = nullptr;
-    PyObject* call_id = nullptr;
-    PyObject* thread_id = nullptr;
-    PyObject* wang_hash = nullptr;
-    PyObject* rand_float = nullptr;
-    PyObject* value_ref = nullptr;
-    PyObject* diff_pair = nullptr;
-    PyObject* ref_to_tensor = nullptr;
-    PyObject* ref_store = nullptr;
-    PyObject* numpy_to_tensor = nullptr;
-    PyObject* numpy_store = nullptr;
-    PyObject* leaf_value = nullptr;
-    PyObject* assemble = nullptr;
-    PyObject* ndarray = nullptr;    ///< numpy.ndarray once numpy is imported
-    PyObject* torch_tensor = nullptr;
-};
-Kinds g_kinds;
-
 /// Composite nesting limit (a list holding itself stops here with an error).
 constexpr int kMaxDepth = 16;
 
@@ -50,6 +32,64 @@ nb::object call_helper(PyObject* fn, nb::handle a, nb::handle b = nb::handle(), 
     if (!r) throw nb::python_error();
     return nb::steal(r);
 }
+
+// ---------------------------------------------------------------- the rows of Python kinds
+
+/// The Python helpers (functions of shadegrad._values) a kind may need, each registered by its
+/// name in kHelperNames.
+enum class Helper : uint8_t {
+    ToTensor,   ///< (object, device type, device index) → a tensor holding the value (numpy: (tensor, copied))
+    Store,      ///< (object, tensor): writes what the kernel wrote back into the object
+    LeafValue,  ///< (tensor, leaf kind): one result leaf as a Python value
+    Assemble,   ///< ([(keys, value)]): the result from its leaves (dicts for structs)
+};
+constexpr const char* kHelperNames[] = {"to_tensor", "store", "leaf_value", "assemble"};
+constexpr size_t kHelperCount = std::size(kHelperNames);
+constexpr unsigned helper_bits(std::initializer_list<Helper> hs) {
+    unsigned bits = 0;
+    for (Helper h : hs) bits |= 1u << unsigned(h);
+    return bits;
+}
+
+/// What Python registered for a row (owned references, kept for the life of the process).
+struct KindRegistration {
+    PyObject* classes = nullptr;  ///< a type or a tuple of types; nullptr until registered (or resolved)
+    std::string lazy_class;       ///< "numpy.ndarray": imported when an object of that type name is first seen
+    PyObject* helpers[kHelperCount] = {};
+    bool registered = false;
+
+    PyObject* helper(Helper h) const { return helpers[size_t(h)]; }
+
+    /// Whether `o` is an instance of the row's classes. A lazily named class is imported only
+    /// once an object whose type has that exact name turns up (numpy is imported only when
+    /// someone passes an array).
+    bool matches(PyObject* o) {
+        if (!classes) {
+            if (lazy_class.empty() || std::strcmp(Py_TYPE(o)->tp_name, lazy_class.c_str()) != 0) return false;
+            size_t dot = lazy_class.rfind('.');
+            nb::module_ module = nb::module_::import_(lazy_class.substr(0, dot).c_str());
+            classes = nb::object(module.attr(lazy_class.substr(dot + 1).c_str())).release().ptr();
+        }
+        return instance_of(o, classes);
+    }
+};
+
+class Describer;
+
+/// One row of the Python side of the marshalling table: a kind of Python object the core knows
+/// by the classes shadegrad._values registers under `name`, and how to describe one.
+struct KindRow {
+    const char* name;
+    call::ArgKind kind;  ///< what its objects are described as (their row in call/value_kind.cpp)
+    unsigned helpers;    ///< the Helpers it needs (helper_bits)
+    /// Describes `o` (an instance of the row's classes) into node `i`.
+    void (*recognise)(Describer& d, PyObject* o, size_t i, call::ArgKind kind, const KindRegistration& r);
+};
+
+/// The kinds Describer recognises itself, without a row: those of the hot path (torch tensors,
+/// Python floats, ints and bools, tried first and inline) and Python's containers and sg.grid.
+constexpr ArgKind kInlineKinds[] = {ArgKind::Tensor, ArgKind::Float, ArgKind::Int, ArgKind::Bool,
+                                    ArgKind::Grid,   ArgKind::List,  ArgKind::Dict};
 
 class Describer {
 public:
@@ -110,33 +150,27 @@ public:
         describe_other(o, i, depth);
     }
 
-private:
-    NB_NOINLINE void describe_other(PyObject* o, size_t i, int depth) {
-        if (depth > kMaxDepth) call::throw_value_error("an argument is nested more than 16 levels deep");
-        if (nb::isinstance<GridArg>(o)) return describe_grid(o, i);
-        if (PyList_Check(o) || PyTuple_Check(o)) return describe_list(o, i, depth);
-        if (PyDict_Check(o)) return describe_dict(o, i, depth);
-        if (instance_of(o, g_kinds.value_type)) return describe_value(o, i);
-        if (is_ndarray(o)) return describe_ndarray(o, i);
-        if (instance_of(o, g_kinds.value_ref)) return describe_ref(o, i);
+    /// The node `i` being described.
+    ArgInfo& arg(size_t i) { return s_.args[i]; }
+    CallScratch& scratch() { return s_; }
+    DeviceType device() const { return device_; }
+    int device_index() const { return device_index_; }
+
+    /// Node `i` becomes `tensor`, made from the Python object it described (a numpy array, a
+    /// ValueRef's value); the call keeps the tensor alive.
+    void describe_tensor_made(size_t i, nb::object tensor, ArgOrigin origin) {
         ArgInfo& a = s_.args[i];
-        if (instance_of(o, g_kinds.call_id)) a.kind = ArgKind::CallId;
-        else if (instance_of(o, g_kinds.thread_id)) a.kind = ArgKind::ThreadId;
-        else if (instance_of(o, g_kinds.wang_hash)) {
-            a.kind = ArgKind::WangHash;
-            a.integer = nb::cast<int64_t>(nb::handle(o).attr("seed"));
-        } else if (instance_of(o, g_kinds.rand_float)) {
-            a.kind = ArgKind::RandFloat;
-            nb::handle h(o);
-            a.number = nb::cast<double>(h.attr("min"));
-            a.number2 = nb::cast<double>(h.attr("max"));
-            a.integer = nb::cast<int64_t>(h.attr("seed"));
-        } else if (instance_of(o, g_kinds.diff_pair)) {
-            call::throw_type_error("a diffPair argument is for backward calls: call fn.bwds(...) with it");
-        } else {
-            a.type_name = Py_TYPE(o)->tp_name;
-        }
+        a.kind = ArgKind::Tensor;
+        a.origin = origin;
+        a.object = tensor.ptr();
+        ops_.describe(tensor.ptr(), a.tensor);
+        s_.keep.push_back(std::move(tensor));
     }
+
+private:
+    /// Grids' subclasses, lists, tuples, dicts, then the registered rows in order; anything
+    /// else is a None-kind node naming its type, for the binder's message.
+    NB_NOINLINE void describe_other(PyObject* o, size_t i, int depth);
 
     /// sg.grid's class (a Python subclass of it is found by describe_other's isinstance).
     static PyTypeObject* grid_type() {
@@ -206,95 +240,225 @@ private:
         }
     }
 
-    void describe_value(PyObject* o, size_t i) {
-        nb::handle h(o);
-        nb::object data = h.attr("_data");
-        int rows = nb::cast<int>(h.attr("_sg_rows"));
-        int cols = nb::cast<int>(h.attr("_sg_cols"));
-        int scalar = nb::cast<int>(h.attr("_sg_scalar"));
-        Py_ssize_t n = PyList_Size(data.ptr());
-        if (n != Py_ssize_t(rows) * (cols ? cols : 1)) call::throw_value_error("a value type's component count is inconsistent");
-        int first = reserve(int(n));
-        {
-            ArgInfo& a = s_.args[i];
-            a.kind = ArgKind::Value;
-            a.scalar = uint8_t(scalar);
-            a.rows = uint8_t(rows);
-            a.cols = uint8_t(cols);
-            a.first_child = first;
-            a.child_count = int(n);
-        }
-        s_.keep.push_back(data);  // the components are borrowed from this list
-        for (Py_ssize_t k = 0; k < n; ++k) describe(PyList_GET_ITEM(data.ptr(), k), size_t(first + k), kMaxDepth);
-    }
-
-    void describe_tensor_made(size_t i, nb::object tensor, ArgOrigin origin) {
-        ArgInfo& a = s_.args[i];
-        PyObject* source = static_cast<PyObject*>(a.object);
-        a.kind = ArgKind::Tensor;
-        a.origin = origin;
-        a.object = tensor.ptr();
-        ops_.describe(tensor.ptr(), a.tensor);
-        (void)source;
-        s_.keep.push_back(std::move(tensor));
-    }
-
-    void describe_ndarray(PyObject* o, size_t i) {
-        nb::tuple made = nb::cast<nb::tuple>(
-            call_helper(g_kinds.numpy_to_tensor, nb::handle(o), nb::int_(int(device_)), nb::int_(device_index_)));
-        bool copied = nb::cast<bool>(made[1]);
-        nb::object t = made[0];
-        PyObject* tp = t.ptr();
-        describe_tensor_made(i, t, ArgOrigin::NumPy);
-        s_.any_numpy = true;
-        // Copies are written back when the kernel writes them (decided after binding).
-        if (copied) s_.writebacks.push_back({int(i), o, tp, true});
-    }
-
-    void describe_ref(PyObject* o, size_t i) {
-        nb::object t = call_helper(g_kinds.ref_to_tensor, nb::handle(o), nb::int_(int(device_)), nb::int_(device_index_));
-        PyObject* tp = t.ptr();
-        describe_tensor_made(i, t, ArgOrigin::Ref);
-        s_.writebacks.push_back({int(i), o, tp, false});
-    }
-
     TorchOps& ops_;
     CallScratch& s_;
     DeviceType device_;
     int device_index_;
 };
 
-PyObject* own(nb::dict& d, const char* name) {
-    if (!d.contains(name)) throw std::runtime_error(std::string("shadegrad: value kind '") + name + "' missing");
-    return nb::object(d[name]).release().ptr();
+// ---------------------------------------------------------------- recognisers, one per row
+
+/// sg.float3(...), sg.float2x2(...): the components (row-major) are the children.
+void recognise_value(Describer& d, PyObject* o, size_t i, ArgKind, const KindRegistration&) {
+    nb::handle h(o);
+    nb::object data = h.attr("_data");
+    int rows = nb::cast<int>(h.attr("_sg_rows"));
+    int cols = nb::cast<int>(h.attr("_sg_cols"));
+    int scalar = nb::cast<int>(h.attr("_sg_scalar"));
+    Py_ssize_t n = PyList_Size(data.ptr());
+    if (n != Py_ssize_t(rows) * (cols ? cols : 1))
+        call::throw_value_error("a value type's component count is inconsistent");
+    int first = d.reserve(int(n));
+    {
+        ArgInfo& a = d.arg(i);
+        a.kind = ArgKind::Value;
+        a.scalar = uint8_t(scalar);
+        a.rows = uint8_t(rows);
+        a.cols = uint8_t(cols);
+        a.first_child = first;
+        a.child_count = int(n);
+    }
+    d.scratch().keep.push_back(data);  // the components are borrowed from this list
+    for (Py_ssize_t k = 0; k < n; ++k) d.describe(PyList_GET_ITEM(data.ptr(), k), size_t(first + k), kMaxDepth);
+}
+
+/// A numpy array: a torch view of it (a copy where torch cannot view it, or for CUDA).
+void recognise_ndarray(Describer& d, PyObject* o, size_t i, ArgKind, const KindRegistration& r) {
+    nb::tuple made = nb::cast<nb::tuple>(
+        call_helper(r.helper(Helper::ToTensor), nb::handle(o), nb::int_(int(d.device())), nb::int_(d.device_index())));
+    bool copied = nb::cast<bool>(made[1]);
+    nb::object t = made[0];
+    PyObject* tp = t.ptr();
+    d.describe_tensor_made(i, t, ArgOrigin::NumPy);
+    d.scratch().any_numpy = true;
+    // Copies are written back when the kernel writes them (decided after binding).
+    if (copied) d.scratch().writebacks.push_back({int(i), o, tp, r.helper(Helper::Store)});
+}
+
+/// A ValueRef: a small tensor holding its value, stored back into `.value` when written.
+void recognise_ref(Describer& d, PyObject* o, size_t i, ArgKind, const KindRegistration& r) {
+    nb::object t =
+        call_helper(r.helper(Helper::ToTensor), nb::handle(o), nb::int_(int(d.device())), nb::int_(d.device_index()));
+    PyObject* tp = t.ptr();
+    d.describe_tensor_made(i, t, ArgOrigin::Ref);
+    d.scratch().writebacks.push_back({int(i), o, tp, r.helper(Helper::Store)});
+}
+
+/// call_id(), thread_id(): the kind says it all.
+void recognise_generator(Describer& d, PyObject*, size_t i, ArgKind kind, const KindRegistration&) {
+    d.arg(i).kind = kind;
+}
+
+void recognise_wang_hash(Describer& d, PyObject* o, size_t i, ArgKind kind, const KindRegistration&) {
+    ArgInfo& a = d.arg(i);
+    a.kind = kind;
+    a.integer = nb::cast<int64_t>(nb::handle(o).attr("seed"));
+}
+
+void recognise_rand_float(Describer& d, PyObject* o, size_t i, ArgKind kind, const KindRegistration&) {
+    ArgInfo& a = d.arg(i);
+    nb::handle h(o);
+    a.kind = kind;
+    a.number = nb::cast<double>(h.attr("min"));
+    a.number2 = nb::cast<double>(h.attr("max"));
+    a.integer = nb::cast<int64_t>(h.attr("seed"));
+}
+
+/// diffPair: recognised only to say where it belongs.
+[[noreturn]] void refuse_diff_pair(Describer&, PyObject*, size_t, ArgKind, const KindRegistration&) {
+    call::throw_type_error("a diffPair argument is for backward calls: call fn.bwds(...) with it");
+}
+
+/// The rows, in the order objects are tried (their classes are disjoint). A new Python-class
+/// kind adds its row here, its recogniser above, and its registration row in
+/// shadegrad/_values.py (VALUE_KINDS).
+constexpr KindRow kKindRows[] = {
+    {"value", ArgKind::Value, helper_bits({Helper::LeafValue, Helper::Assemble}), recognise_value},
+    {"numpy", ArgKind::Tensor, helper_bits({Helper::ToTensor, Helper::Store}), recognise_ndarray},
+    {"value_ref", ArgKind::Tensor, helper_bits({Helper::ToTensor, Helper::Store}), recognise_ref},
+    {"call_id", ArgKind::CallId, 0, recognise_generator},
+    {"thread_id", ArgKind::ThreadId, 0, recognise_generator},
+    {"wang_hash", ArgKind::WangHash, 0, recognise_wang_hash},
+    {"rand_float", ArgKind::RandFloat, 0, recognise_rand_float},
+    {"diff_pair", ArgKind::None, 0, refuse_diff_pair},
+};
+constexpr size_t kKindRowCount = std::size(kKindRows);
+KindRegistration g_registered[kKindRowCount];
+
+/// The row named `name` (a compile error when there is none).
+consteval size_t kind_row(std::string_view name) {
+    for (size_t r = 0; r < kKindRowCount; ++r)
+        if (name == kKindRows[r].name) return r;
+    throw "no value kind row of that name";
+}
+constexpr size_t kValueRow = kind_row("value");
+constexpr size_t kNumPyRow = kind_row("numpy");
+
+void Describer::describe_other(PyObject* o, size_t i, int depth) {
+    if (depth > kMaxDepth) call::throw_value_error("an argument is nested more than 16 levels deep");
+    if (nb::isinstance<GridArg>(o)) return describe_grid(o, i);
+    if (PyList_Check(o) || PyTuple_Check(o)) return describe_list(o, i, depth);
+    if (PyDict_Check(o)) return describe_dict(o, i, depth);
+    for (size_t r = 0; r < kKindRowCount; ++r)
+        if (g_registered[r].matches(o)) return kKindRows[r].recognise(*this, o, i, kKindRows[r].kind, g_registered[r]);
+    s_.args[i].type_name = Py_TYPE(o)->tp_name;
+}
+
+/// The names of the Helpers in `bits`: "to_tensor, store", or "none".
+std::string helper_list(unsigned bits) {
+    std::string s;
+    for (size_t h = 0; h < kHelperCount; ++h)
+        if (bits & (1u << h)) s += (s.empty() ? "" : ", ") + std::string(kHelperNames[h]);
+    return s.empty() ? "none" : s;
+}
+
+/// A registration's classes: a type, a tuple of types, or "module.Class" for a lazily imported one.
+void check_classes(const std::string& name, nb::handle classes) {
+    if (nb::isinstance<nb::str>(classes)) {
+        std::string text = nb::cast<std::string>(classes);
+        size_t dot = text.rfind('.');
+        if (dot == std::string::npos || dot == 0 || dot + 1 == text.size())
+            throw nb::value_error(("shadegrad: value kind '" + name +
+                                   "': a class named by a string must be 'module.Class', got '" + text + "'")
+                                      .c_str());
+        return;
+    }
+    bool ok = PyType_Check(classes.ptr());
+    if (PyTuple_Check(classes.ptr())) {
+        ok = PyTuple_GET_SIZE(classes.ptr()) > 0;
+        for (nb::handle c : nb::borrow<nb::tuple>(classes)) ok &= PyType_Check(c.ptr()) != 0;
+    }
+    if (!ok)
+        throw nb::type_error(("shadegrad: value kind '" + name +
+                              "' needs a class, a tuple of classes or 'module.Class', got " +
+                              std::string(Py_TYPE(classes.ptr())->tp_name))
+                                 .c_str());
 }
 
 }  // namespace
 
-bool is_ndarray(PyObject* o) {
-    if (!g_kinds.ndarray) {
-        // numpy is imported only when someone passes an array: match by name first.
-        if (std::strcmp(Py_TYPE(o)->tp_name, "numpy.ndarray") != 0) return false;
-        g_kinds.ndarray = nb::object(nb::module_::import_("numpy").attr("ndarray")).release().ptr();
+bool is_ndarray(PyObject* o) { return g_registered[kNumPyRow].matches(o); }
+
+void register_value_kind(const std::string& name, nb::handle classes, nb::kwargs helpers) {
+    size_t row = 0;
+    while (row < kKindRowCount && name != kKindRows[row].name) ++row;
+    if (row == kKindRowCount) {
+        std::string known;
+        for (const KindRow& k : kKindRows) known += (known.empty() ? "" : ", ") + std::string(k.name);
+        throw nb::value_error(("shadegrad: no value kind '" + name + "' (the kinds: " + known + ")").c_str());
     }
-    return instance_of(o, g_kinds.ndarray);
+    const KindRow& spec = kKindRows[row];
+    check_classes(name, classes);
+    PyObject* given[kHelperCount] = {};
+    for (auto [key, fn] : helpers) {
+        std::string helper = nb::cast<std::string>(key);
+        size_t h = 0;
+        while (h < kHelperCount && helper != kHelperNames[h]) ++h;
+        if (h == kHelperCount || !(spec.helpers & (1u << h)))
+            throw nb::value_error(("shadegrad: value kind '" + name + "' takes no helper '" + helper +
+                                   "' (its helpers: " + helper_list(spec.helpers) + ")")
+                                      .c_str());
+        if (!PyCallable_Check(fn.ptr()))
+            throw nb::type_error(
+                ("shadegrad: value kind '" + name + "': helper '" + helper + "' is not callable").c_str());
+        given[h] = fn.ptr();
+    }
+    for (size_t h = 0; h < kHelperCount; ++h)
+        if ((spec.helpers & (1u << h)) && !given[h])
+            throw nb::value_error(("shadegrad: value kind '" + name + "' needs the helper '" + kHelperNames[h] +
+                                   "' (its helpers: " + helper_list(spec.helpers) + ")")
+                                      .c_str());
+    // A replaced registration is not released: a call in flight may still hold its helpers.
+    KindRegistration& r = g_registered[row];
+    if (nb::isinstance<nb::str>(classes)) {
+        r.classes = nullptr;
+        r.lazy_class = nb::cast<std::string>(classes);
+    } else {
+        r.classes = nb::borrow(classes).release().ptr();
+        r.lazy_class.clear();
+    }
+    for (size_t h = 0; h < kHelperCount; ++h) r.helpers[h] = given[h] ? nb::borrow(given[h]).release().ptr() : nullptr;
+    r.registered = true;
 }
 
-void register_value_kinds(nb::dict kinds) {
-    g_kinds.value_type = own(kinds, "value_type");
-    g_kinds.call_id = own(kinds, "call_id");
-    g_kinds.thread_id = own(kinds, "thread_id");
-    g_kinds.wang_hash = own(kinds, "wang_hash");
-    g_kinds.rand_float = own(kinds, "rand_float");
-    g_kinds.value_ref = own(kinds, "value_ref");
-    g_kinds.diff_pair = own(kinds, "diff_pair");
-    g_kinds.ref_to_tensor = own(kinds, "ref_to_tensor");
-    g_kinds.ref_store = own(kinds, "ref_store");
-    g_kinds.numpy_to_tensor = own(kinds, "numpy_to_tensor");
-    g_kinds.numpy_store = own(kinds, "numpy_store");
-    g_kinds.leaf_value = own(kinds, "leaf_value");
-    g_kinds.assemble = own(kinds, "assemble");
-    g_kinds.torch_tensor = nb::object(nb::module_::import_("torch").attr("Tensor")).release().ptr();
+nb::dict value_kinds() {
+    nb::list rows;
+    for (size_t row = 0; row < kKindRowCount; ++row) {
+        const KindRow& spec = kKindRows[row];
+        const KindRegistration& r = g_registered[row];
+        nb::dict d;
+        d["name"] = spec.name;
+        d["arg_kind"] = call::arg_kind_name(spec.kind);
+        d["recogniser"] = spec.recognise != nullptr;
+        d["registered"] = r.registered;
+        d["classes"] = r.classes              ? nb::borrow(r.classes)
+                       : r.lazy_class.empty() ? nb::none()
+                                              : nb::object(nb::str(r.lazy_class.c_str()));
+        nb::dict helpers;
+        for (size_t h = 0; h < kHelperCount; ++h)
+            if (spec.helpers & (1u << h))
+                helpers[kHelperNames[h]] = r.helpers[h] ? nb::borrow(r.helpers[h]) : nb::none();
+        d["helpers"] = helpers;
+        rows.append(d);
+    }
+    nb::list inline_kinds, arg_kinds;
+    for (ArgKind k : kInlineKinds) inline_kinds.append(call::arg_kind_name(k));
+    for (int k = 0; k < call::kArgKindCount; ++k) arg_kinds.append(call::arg_kind_name(ArgKind(k)));
+    nb::dict table;
+    table["rows"] = rows;
+    table["inline"] = inline_kinds;
+    table["arg_kinds"] = arg_kinds;
+    return table;
 }
 
 void describe_args(TorchOps& ops, nb::args& args, nb::kwargs& kwargs, CallScratch& s, DeviceType device, int device_index) {
@@ -329,7 +493,7 @@ void write_back(const call::Binding& b, CallScratch& s) {
         bool written = false;
         for (const call::ParamBinding& p : b.params) written |= p.arg == w.arg && p.is_output;
         if (!written) continue;
-        call_helper(w.numpy ? g_kinds.numpy_store : g_kinds.ref_store, nb::handle(w.target), nb::handle(w.tensor));
+        call_helper(w.store, nb::handle(w.target), nb::handle(w.tensor));
     }
 }
 
@@ -341,7 +505,9 @@ ResultMode result_mode_of(nb::handle h) {
         call::throw_type_error("_result= / return_type(): '" + m + "' is not \"torch\" or \"numpy\" (or a tensor, an array, "
                                "torch.Tensor or numpy.ndarray)");
     }
-    if (h.ptr() == g_kinds.torch_tensor) return ResultMode::Torch;
+    static PyObject* torch_tensor = nullptr;  // set under the GIL
+    if (!torch_tensor) torch_tensor = nb::object(nb::module_::import_("torch").attr("Tensor")).release().ptr();
+    if (h.ptr() == torch_tensor) return ResultMode::Torch;
     if (PyType_Check(h.ptr()) && std::strcmp(reinterpret_cast<PyTypeObject*>(h.ptr())->tp_name, "numpy.ndarray") == 0)
         return ResultMode::NumPy;
     call::throw_type_error(std::string("_result= / return_type() cannot take a ") + Py_TYPE(h.ptr())->tp_name);
@@ -359,12 +525,13 @@ nb::object result_to_python(const call::Binding& b, const CallScratch& s, std::v
                 const call::ResultLeaf& leaf = b.result_leaves[k];
                 const lang::Type* t = leaf.type;
                 int kind = t->is_vector() ? 1 : t->is_matrix() ? 2 : t->is_array() ? 3 : 0;
-                nb::object value = call_helper(g_kinds.leaf_value, results[k], nb::int_(kind));
+                nb::object value =
+                    call_helper(g_registered[kValueRow].helper(Helper::LeafValue), results[k], nb::int_(kind));
                 nb::list keys;
                 for (const std::string& key : leaf.keys) keys.append(nb::str(key.c_str()));
                 leaves.append(nb::make_tuple(keys, value));
             }
-            return call_helper(g_kinds.assemble, leaves);
+            return call_helper(g_registered[kValueRow].helper(Helper::Assemble), leaves);
         }
         mode = s.any_numpy && !s.any_torch ? ResultMode::NumPy : ResultMode::Torch;
     }
@@ -377,7 +544,7 @@ nb::object result_to_python(const call::Binding& b, const CallScratch& s, std::v
         leaves.append(nb::make_tuple(keys, value));
     }
     if (results.size() == 1 && b.result_leaves[0].keys.empty()) return nb::borrow(nb::tuple(leaves[0])[1]);
-    return call_helper(g_kinds.assemble, leaves);
+    return call_helper(g_registered[kValueRow].helper(Helper::Assemble), leaves);
 }
 
 }  // namespace sg::py

@@ -4,8 +4,16 @@
 // CUDA), and how results return to Python (values for call dimensionality 0, torch tensors or
 // numpy arrays otherwise, dicts for structs).
 //
-// Torch tensors and Python scalars take an inline fast path that allocates nothing; the other
-// kinds go through Python helpers (shadegrad._values) and may allocate.
+// Torch tensors, Python scalars, grids, lists, tuples and dicts are recognised inline (the
+// first four on every call's hot path, allocating nothing). Every other kind is a row of
+// kKindRows in marshal.cpp, indexed like the registrations Python makes for it: a name, the
+// ArgKind its objects become, the Python helpers it needs (to_tensor, store, leaf_value,
+// assemble) and its recogniser; python/shadegrad/_values.py registers one row per kind
+// (VALUE_KINDS: the row's name, its class or classes, its helpers) through
+// `_core._register_value_kind`, which refuses an unknown name and a missing or unexpected
+// helper. A new Python-class kind is its ArgKind (call/arg_info.h) and ValueKind row
+// (call/value_kind.cpp), its recogniser and KindRow in marshal.cpp, and its class and
+// VALUE_KINDS row in _values.py — see the list in call/value_kind.h.
 #pragma once
 
 #include <nanobind/nanobind.h>
@@ -50,7 +58,7 @@ struct CallScratch {
         int arg;            ///< the argument node
         PyObject* target;   ///< the ValueRef or numpy array (borrowed: the caller holds it)
         PyObject* tensor;   ///< the tensor the kernel wrote (kept alive in `keep`)
-        bool numpy;         ///< numpy array (copied only when `copied`) vs ValueRef
+        PyObject* store;    ///< its kind's `store` helper (registrations live for the process)
     };
     std::vector<WriteBack> writebacks;
     call::CallOutcome outcome;          ///< what call::invoke produced
@@ -65,8 +73,17 @@ struct CallScratch {
     }
 };
 
-/// Registers the Python classes of the value kinds (shadegrad._values) with the core.
-void register_value_kinds(nb::dict kinds);
+/// `_core._register_value_kind(name, classes, **helpers)`: registers the row `name` of the Python
+/// kinds (shadegrad._values.VALUE_KINDS). `classes` is a class, a tuple of classes, or
+/// "module.Class" for a class imported when an object of that type name is first seen; `helpers`
+/// are exactly the Python functions the row needs (to_tensor, store, leaf_value, assemble).
+/// Raises ValueError for an unknown kind, a missing or an unexpected helper, TypeError for
+/// classes or helpers of the wrong type. Registering a row again replaces it.
+void register_value_kind(const std::string& name, nb::handle classes, nb::kwargs helpers);
+
+/// `_core._value_kinds()`: {"rows": one dict per row (name, arg_kind, recogniser, registered,
+/// classes, helpers), "inline": the kinds recognised without a row, "arg_kinds": every ArgKind}.
+nb::dict value_kinds();
 
 /// Describes a call's arguments into `s` (after s.reset()). `device` is the module's.
 void describe_args(TorchOps& ops, nb::args& args, nb::kwargs& kwargs, CallScratch& s, DeviceType device, int device_index);

@@ -325,7 +325,8 @@ NB_MODULE(_core, m) {
         .def_prop_ro("deterministic", [](const Module& m) { return m.options().deterministic; })
         .def_prop_ro("fast_math", [](const Module& m) { return m.options().fast_math; });
 
-    m.def("_register_value_kinds", &register_value_kinds, nb::arg("kinds"));
+    m.def("_register_value_kind", &register_value_kind, nb::arg("name"), nb::arg("classes"), nb::arg("helpers"));
+    m.def("_value_kinds", &value_kinds);
     bind_autograd_handle(m);
 
     m.def("_init_torch", &init_torch, nb::arg("native_path"), nb::arg("fallback"), nb::arg("force_fallback"));
