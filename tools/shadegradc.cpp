@@ -24,7 +24,7 @@
 #include <vector>
 
 #include "driver/driver.h"
-#include "lang/ast_printer.h"
+#include "syntax/ast_printer.h"
 
 namespace {
 

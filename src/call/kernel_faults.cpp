@@ -9,7 +9,7 @@
 #include <mutex>
 
 #include "call/errors.h"
-#include "lang/diagnostics.h"
+#include "syntax/diagnostics.h"
 
 namespace sg::call {
 namespace {

@@ -4,7 +4,7 @@
 #include <set>
 
 #include "call/errors.h"
-#include "lang/module_loader.h"
+#include "syntax/module_loader.h"
 
 namespace sg::call {
 

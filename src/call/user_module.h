@@ -8,10 +8,10 @@
 #include <vector>
 
 #include "lang/analysis.h"
-#include "lang/ast.h"
+#include "syntax/ast.h"
 #include "lang/link_constants.h"
 #include "lang/sema.h"
-#include "lang/source_loader.h"
+#include "syntax/source_loader.h"
 #include "lang/types.h"
 
 namespace sg::call {

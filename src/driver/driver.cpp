@@ -7,8 +7,8 @@
 #include "autodiff/autodiff.h"
 #include "ir/lower.h"
 #include "ir/passes.h"
-#include "lang/module_loader.h"
-#include "lang/parser.h"
+#include "syntax/module_loader.h"
+#include "syntax/parser.h"
 #include "lang/sema.h"
 
 namespace sg::driver {

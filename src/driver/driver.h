@@ -24,10 +24,10 @@
 #include "codegen/codegen.h"
 #include "driver/pipeline.h"
 #include "ir/ir.h"
-#include "lang/ast.h"
-#include "lang/diagnostics.h"
+#include "syntax/ast.h"
+#include "syntax/diagnostics.h"
 #include "lang/link_constants.h"
-#include "lang/source_loader.h"
+#include "syntax/source_loader.h"
 #include "lang/types.h"
 
 namespace sg::driver {

@@ -17,7 +17,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "lang/diagnostics.h"
+#include "syntax/diagnostics.h"
 #include "lang/intrinsics.h"
 #include "lang/types.h"
 

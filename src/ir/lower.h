@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "ir/ir.h"
-#include "lang/ast.h"
+#include "syntax/ast.h"
 
 namespace sg::ir {
 

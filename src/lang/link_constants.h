@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "lang/ast.h"
+#include "syntax/ast.h"
 
 namespace sg::lang {
 

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "lang/ast.h"
+#include "syntax/ast.h"
 #include "lang/intrinsics.h"
 #include "lang/types.h"
 

@@ -6,7 +6,7 @@
 // each missing default as its argument, so lowering, autodiff and codegen see an ordinary call.
 // The Python call layer leaves arguments out the same way, by keyword or position (the glue
 // passes the default's text, VarDecl::default_text).
-#include "lang/ast_clone.h"
+#include "syntax/ast_clone.h"
 #include "lang/sema_internal.h"
 
 namespace sg::lang {

@@ -21,7 +21,7 @@
 // imply a callee's (38029), or that a stand-in's method takes another number of arguments
 // (30438). A generic whose T is an element of a vector, matrix or tensor type (`vector<T, N>`,
 // not modelled by the stand-in) keeps nothing from it.
-#include "lang/ast_clone.h"
+#include "syntax/ast_clone.h"
 #include "lang/sema_internal.h"
 
 namespace sg::lang {

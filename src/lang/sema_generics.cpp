@@ -8,7 +8,7 @@
 #include <functional>
 #include <type_traits>
 
-#include "lang/ast_clone.h"
+#include "syntax/ast_clone.h"
 #include "lang/sema_internal.h"
 
 namespace sg::lang {

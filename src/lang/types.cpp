@@ -1,8 +1,8 @@
 // src/lang/types.cpp — type interning, names and differentiability rules.
 #include "lang/types.h"
 
-#include "lang/ast.h"
-#include "lang/diagnostics.h"
+#include "syntax/ast.h"
+#include "syntax/diagnostics.h"
 
 namespace sg::lang {
 

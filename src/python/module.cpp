@@ -13,7 +13,7 @@
 #include "call/call_key.h"
 #include "call/errors.h"
 #include "call/kernel_faults.h"
-#include "lang/diagnostics.h"
+#include "syntax/diagnostics.h"
 #include "python/compile_support.h"
 #include "python/function.h"
 #include "python/torch_ops.h"

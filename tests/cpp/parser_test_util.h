@@ -7,8 +7,8 @@
 #include <memory>
 #include <string>
 
-#include "lang/ast_printer.h"
-#include "lang/parser.h"
+#include "syntax/ast_printer.h"
+#include "syntax/parser.h"
 
 #ifndef SG_CONFORMANCE_DIR
 #define SG_CONFORMANCE_DIR ""

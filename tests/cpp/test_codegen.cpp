@@ -7,7 +7,7 @@
 
 #include "codegen/emitter.h"
 #include "codegen_harness.h"
-#include "lang/ast.h"
+#include "syntax/ast.h"
 
 namespace sg::test {
 namespace {

@@ -11,7 +11,7 @@
 #include "autodiff/autodiff.h"
 #include "codegen_harness.h"
 #include "ir/lower.h"
-#include "lang/module_loader.h"
+#include "syntax/module_loader.h"
 #include "lang/sema.h"
 
 namespace sg::test {

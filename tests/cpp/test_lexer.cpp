@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "lang/lexer.h"
-#include "lang/parser.h"
+#include "syntax/lexer.h"
+#include "syntax/parser.h"
 
 namespace sg::lang {
 namespace {

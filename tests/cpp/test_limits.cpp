@@ -15,7 +15,7 @@
 
 #include "../support/frontend_pipeline.h"
 #include "../support/source_generator.h"
-#include "lang/parser.h"
+#include "syntax/parser.h"
 
 namespace sg::test {
 namespace {

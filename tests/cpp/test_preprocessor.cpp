@@ -6,10 +6,10 @@
 #include <chrono>
 #include <string>
 
-#include "lang/lexer.h"
-#include "lang/module_loader.h"
-#include "lang/parser.h"
-#include "lang/preprocessor.h"
+#include "syntax/lexer.h"
+#include "syntax/module_loader.h"
+#include "syntax/parser.h"
+#include "syntax/preprocessor.h"
 
 namespace sg::lang {
 namespace {

@@ -8,17 +8,19 @@ from conftest import REPO
 # Each layer and the layers it may include from (itself included).
 ALLOWED = {
     "base": {"base"},
-    "lang": {"base", "lang"},
-    "ir": {"base", "lang", "ir"},
-    "autodiff": {"base", "lang", "ir", "autodiff"},
-    "codegen": {"base", "lang", "ir", "codegen"},
+    # The front end's two rooms: syntax (lexer, preprocessor, parser, AST), then semantics.
+    "syntax": {"base", "syntax"},
+    "lang": {"base", "syntax", "lang"},
+    "ir": {"base", "syntax", "lang", "ir"},
+    "autodiff": {"base", "syntax", "lang", "ir", "autodiff"},
+    "codegen": {"base", "syntax", "lang", "ir", "codegen"},
     # The runtime sees codegen's output only: the kernel ABI headers.
     "runtime": {"base", "codegen", "runtime"},
-    "driver": {"base", "lang", "ir", "autodiff", "codegen", "driver"},
-    "call": {"base", "lang", "ir", "autodiff", "codegen", "runtime", "driver", "call"},
+    "driver": {"base", "syntax", "lang", "ir", "autodiff", "codegen", "driver"},
+    "call": {"base", "syntax", "lang", "ir", "autodiff", "codegen", "runtime", "driver", "call"},
     # The torch bridge shares only the tensor record of the call layer (its C ABI).
     "bridge": {"base", "call", "bridge"},
-    "python": {"base", "lang", "ir", "autodiff", "codegen", "runtime", "driver", "call", "bridge", "python"},
+    "python": {"base", "syntax", "lang", "ir", "autodiff", "codegen", "runtime", "driver", "call", "bridge", "python"},
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([a-z_]+)/([^"]+)"', re.M)
 

@@ -1,4 +1,4 @@
-// src/lang/diagnostics.h — source files, locations and the diagnostic sink of the front end.
+// src/syntax/diagnostics.h — source files, locations and the diagnostic sink of the front end.
 //
 // Every token, AST node and IR instruction carries a SourceLoc. A Diagnostics object collects
 // user errors (mistakes in kernel source, reported as `file:line:col: error: message`, the

@@ -1,5 +1,5 @@
-// src/lang/source_loader.cpp — include-path lookup and the per-loader file cache.
-#include "lang/source_loader.h"
+// src/syntax/source_loader.cpp — include-path lookup and the per-loader file cache.
+#include "syntax/source_loader.h"
 
 #include <filesystem>
 #include <fstream>

@@ -1,10 +1,10 @@
-// src/lang/parser_expr.cpp — expressions, with C's precedence (docs/language.md, tier 1).
+// src/syntax/parser_expr.cpp — expressions, with C's precedence (docs/language.md, tier 1).
 //
 // Loosest to tightest: `,` · assignment (right) · `?:` (right) · `||` · `&&` · `|` · `^` · `&` ·
 // `== !=` · `< > <= >=` · `<< >>` · `+ -` · `* / %` · prefix · postfix. The binary levels are
 // parsed by one precedence-climbing loop driven by binary_precedence(), so long operator
 // chains (`a + b + c + ...`) iterate instead of recursing.
-#include "lang/parser_internal.h"
+#include "syntax/parser_internal.h"
 
 namespace sg::lang::detail {
 

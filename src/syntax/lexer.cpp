@@ -1,5 +1,5 @@
-// src/lang/lexer.cpp — turns kernel source text into tokens, reporting lexical errors.
-#include "lang/lexer.h"
+// src/syntax/lexer.cpp — turns kernel source text into tokens, reporting lexical errors.
+#include "syntax/lexer.h"
 
 #include <charconv>
 #include <cstdio>

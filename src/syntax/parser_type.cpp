@@ -1,11 +1,11 @@
-// src/lang/parser_type.cpp — type expressions and the speculative scans that tell a declaration
+// src/syntax/parser_type.cpp — type expressions and the speculative scans that tell a declaration
 // (`float[5] a;`, `IDiffTensor<float,2> t;`, `Particle p;`) from an expression (`a[i] = 3;`,
 // `x < y;`, `f(x);`).
 //
 // The parser does not interpret type names (sema does): `float3`, `vector<float,3>` and
 // `Particle` are all just TypeExprs. Speculation is done by pure token scans that build nothing
 // and report nothing, so backtracking is simply not advancing the cursor.
-#include "lang/parser_internal.h"
+#include "syntax/parser_internal.h"
 
 namespace sg::lang::detail {
 

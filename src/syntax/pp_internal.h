@@ -1,4 +1,4 @@
-// src/lang/pp_internal.h — the preprocessor's own tokens, macros and expander (preprocessor*.cpp
+// src/syntax/pp_internal.h — the preprocessor's own tokens, macros and expander (preprocessor*.cpp
 // and pp_*.cpp only).
 //
 // Preprocessing tokens are coarser than the lexer's: identifiers, pp-numbers, strings,
@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lang/diagnostics.h"
+#include "syntax/diagnostics.h"
 
 namespace sg::lang::pp {
 

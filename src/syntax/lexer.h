@@ -1,4 +1,4 @@
-// src/lang/lexer.h — tokens of the kernel language and the lexer that produces them.
+// src/syntax/lexer.h — tokens of the kernel language and the lexer that produces them.
 //
 // In: one SourceFile. Out: a vector of Tokens (kind, byte offset, length) ending with exactly
 // one EndOfFile token; comments and whitespace are dropped. Lexical errors (unknown characters,
@@ -16,7 +16,7 @@
 #include <string_view>
 #include <vector>
 
-#include "lang/diagnostics.h"
+#include "syntax/diagnostics.h"
 
 namespace sg::lang {
 

@@ -1,4 +1,4 @@
-// src/lang/module_loader.h — a module and everything it imports, preprocessed and parsed.
+// src/syntax/module_loader.h — a module and everything it imports, preprocessed and parsed.
 //
 // In: the root file of a module (name, text and file-system path; a path of "" resolves against
 // the current folder), the loader that finds files (the root's folder, then the include paths),
@@ -15,8 +15,8 @@
 
 #include <vector>
 
-#include "lang/ast.h"
-#include "lang/source_loader.h"
+#include "syntax/ast.h"
+#include "syntax/source_loader.h"
 
 namespace sg::lang {
 

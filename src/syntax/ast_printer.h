@@ -1,4 +1,4 @@
-// src/lang/ast_printer.h — a readable S-expression dump of the AST (`shadegradc --emit ast`).
+// src/syntax/ast_printer.h — a readable S-expression dump of the AST (`shadegradc --emit ast`).
 //
 // Declarations and statements go one per line, indented by two spaces per level; expressions
 // and types are printed on one line. The format, by example:
@@ -27,7 +27,7 @@
 
 #include <string>
 
-#include "lang/ast.h"
+#include "syntax/ast.h"
 
 namespace sg::lang {
 

@@ -1,9 +1,9 @@
-// src/lang/parser_typedecl.cpp — declarations that name types: typealias, typedef and enum.
+// src/syntax/parser_typedecl.cpp — declarations that name types: typealias, typedef and enum.
 //
 // The words are contextual (plain identifiers to the lexer): `typealias`, `typedef` and `enum`
 // start a declaration only in the shapes checked here, so a kernel may still use them as names
 // inside a function. Every name declared here is recorded, so that `(Name)x` parses as a cast.
-#include "lang/parser_internal.h"
+#include "syntax/parser_internal.h"
 
 namespace sg::lang::detail {
 

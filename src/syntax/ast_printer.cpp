@@ -1,5 +1,5 @@
-// src/lang/ast_printer.cpp — the S-expression AST dump (format documented in ast_printer.h).
-#include "lang/ast_printer.h"
+// src/syntax/ast_printer.cpp — the S-expression AST dump (format documented in ast_printer.h).
+#include "syntax/ast_printer.h"
 
 #include <charconv>
 

@@ -1,5 +1,5 @@
-// src/lang/ast.cpp — small helpers over the AST.
-#include "lang/ast.h"
+// src/syntax/ast.cpp — small helpers over the AST.
+#include "syntax/ast.h"
 
 #include <cstring>
 

@@ -1,4 +1,4 @@
-// src/lang/source_loader.h — finds and reads the files a module includes or imports.
+// src/syntax/source_loader.h — finds and reads the files a module includes or imports.
 //
 // In: a name as written (`#include "defs.h"`, `import util;` → "util.slang") and the file that
 // asks for it. Out: the file's text and the names it is shown and keyed by. Lookup order is

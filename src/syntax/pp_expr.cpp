@@ -1,7 +1,7 @@
-// src/lang/pp_expr.cpp — evaluation of `#if` / `#elif` expressions: C's integer operators on
+// src/syntax/pp_expr.cpp — evaluation of `#if` / `#elif` expressions: C's integer operators on
 // 64-bit values, after macro expansion (`defined` already replaced by 1 or 0).
-#include "lang/lexer.h"
-#include "lang/pp_internal.h"
+#include "syntax/lexer.h"
+#include "syntax/pp_internal.h"
 
 namespace sg::lang::pp {
 

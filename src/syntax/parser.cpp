@@ -1,9 +1,9 @@
-// src/lang/parser.cpp — parse_module: the token cursor, error recovery and top-level declarations.
-#include "lang/parser.h"
+// src/syntax/parser.cpp — parse_module: the token cursor, error recovery and top-level declarations.
+#include "syntax/parser.h"
 
 #include <utility>
 
-#include "lang/parser_internal.h"
+#include "syntax/parser_internal.h"
 
 namespace sg::lang {
 

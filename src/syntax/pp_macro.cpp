@@ -1,9 +1,9 @@
-// src/lang/pp_macro.cpp — the macro table and C's expansion algorithm (hide sets, argument
+// src/syntax/pp_macro.cpp — the macro table and C's expansion algorithm (hide sets, argument
 // pre-expansion, `#` stringizing, `##` pasting, rescanning), with limits instead of hangs.
 #include <algorithm>
 
-#include "lang/pp_internal.h"
-#include "lang/preprocessor.h"
+#include "syntax/pp_internal.h"
+#include "syntax/preprocessor.h"
 
 namespace sg::lang::pp {
 

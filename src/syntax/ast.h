@@ -1,4 +1,4 @@
-// src/lang/ast.h — the abstract syntax tree of the kernel language.
+// src/syntax/ast.h — the abstract syntax tree of the kernel language.
 //
 // The parser builds it (every node with a SourceLoc); semantic analysis (sema.h) fills the
 // annotation fields marked "sema" (types, resolved declarations, implicit conversions); lowering
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "lang/diagnostics.h"
+#include "syntax/diagnostics.h"
 
 namespace sg::lang {
 

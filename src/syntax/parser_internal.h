@@ -1,4 +1,4 @@
-// src/lang/parser_internal.h — the recursive-descent Parser shared by parser*.cpp (private).
+// src/syntax/parser_internal.h — the recursive-descent Parser shared by parser*.cpp (private).
 //
 // The parser is split by concept: parser.cpp (cursor, recovery, top-level declarations),
 // parser_type.cpp (types and the speculative scanners that decide "declaration or
@@ -27,9 +27,9 @@
 #include <string_view>
 #include <vector>
 
-#include "lang/ast.h"
-#include "lang/lexer.h"
-#include "lang/parser.h"
+#include "syntax/ast.h"
+#include "syntax/lexer.h"
+#include "syntax/parser.h"
 
 namespace sg::lang::detail {
 

@@ -1,10 +1,10 @@
-// src/lang/module_loader.cpp — load_modules: import resolution with cycle detection.
-#include "lang/module_loader.h"
+// src/syntax/module_loader.cpp — load_modules: import resolution with cycle detection.
+#include "syntax/module_loader.h"
 
 #include <map>
 
-#include "lang/parser.h"
-#include "lang/preprocessor.h"
+#include "syntax/parser.h"
+#include "syntax/preprocessor.h"
 
 namespace sg::lang {
 

@@ -1,4 +1,4 @@
-// src/lang/preprocessor.h — the C-style preprocessor that runs before the lexer.
+// src/syntax/preprocessor.h — the C-style preprocessor that runs before the lexer.
 //
 // In: one source file (its name, text and file-system path), the loader that finds `#include`d
 // files, and the diagnostic sink. Out: the text the lexer reads — the file itself when it holds
@@ -16,8 +16,8 @@
 // 15101 unknown directive, 15000 unterminated conditional).
 #pragma once
 
-#include "lang/diagnostics.h"
-#include "lang/source_loader.h"
+#include "syntax/diagnostics.h"
+#include "syntax/source_loader.h"
 
 namespace sg::lang {
 

@@ -1,5 +1,5 @@
-// src/lang/parser_stmt.cpp — statements, local declarations and variable declarators.
-#include "lang/parser_internal.h"
+// src/syntax/parser_stmt.cpp — statements, local declarations and variable declarators.
+#include "syntax/parser_internal.h"
 
 namespace sg::lang::detail {
 

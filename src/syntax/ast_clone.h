@@ -1,4 +1,4 @@
-// src/lang/ast_clone.h — deep copies of declarations, for the instantiation of generics.
+// src/syntax/ast_clone.h — deep copies of declarations, for the instantiation of generics.
 //
 // In: a declaration as the parser built it (never one sema has annotated: sema rewrites parts
 // of the trees it checks, e.g. implicit `this` and inferred loop bounds). Out: an independent
@@ -6,7 +6,7 @@
 // concrete generic arguments. Recursion follows the tree, whose depth the parser bounds.
 #pragma once
 
-#include "lang/ast.h"
+#include "syntax/ast.h"
 
 namespace sg::lang {
 

@@ -1,5 +1,5 @@
-// src/lang/diagnostics.cpp — source files, line lookup and diagnostic rendering.
-#include "lang/diagnostics.h"
+// src/syntax/diagnostics.cpp — source files, line lookup and diagnostic rendering.
+#include "syntax/diagnostics.h"
 
 #include <algorithm>
 

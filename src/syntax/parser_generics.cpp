@@ -1,6 +1,6 @@
-// src/lang/parser_generics.cpp — generic parameter lists, `__generic<...>` prefixes, interfaces
+// src/syntax/parser_generics.cpp — generic parameter lists, `__generic<...>` prefixes, interfaces
 // and the members of structs (fields, methods, static members, `__init`).
-#include "lang/parser_internal.h"
+#include "syntax/parser_internal.h"
 
 namespace sg::lang::detail {
 

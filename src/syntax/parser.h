@@ -1,4 +1,4 @@
-// src/lang/parser.h — lexer and recursive-descent parser: source text in, ModuleAst out.
+// src/syntax/parser.h — lexer and recursive-descent parser: source text in, ModuleAst out.
 //
 // The parser recovers from errors (skipping to the next `;` or `}`) so that several errors in
 // one module are all reported. It enforces resource limits (nesting depth, literal size, token
@@ -6,8 +6,8 @@
 // recognise (generics, `switch`, `typedef`, `#include`, ...) are reported as "not supported yet".
 #pragma once
 
-#include "lang/ast.h"
-#include "lang/lexer.h"  // kMaxSourceBytes
+#include "syntax/ast.h"
+#include "syntax/lexer.h"  // kMaxSourceBytes
 
 namespace sg::lang {
 

@@ -1,5 +1,5 @@
-// src/lang/pp_lexer.cpp — splits a source file into preprocessing tokens.
-#include "lang/pp_internal.h"
+// src/syntax/pp_lexer.cpp — splits a source file into preprocessing tokens.
+#include "syntax/pp_internal.h"
 
 namespace sg::lang::pp {
 

@@ -1,12 +1,12 @@
-// src/lang/preprocessor.cpp — preprocess: directives, conditional inclusion, `#include`, and the
+// src/syntax/preprocessor.cpp — preprocess: directives, conditional inclusion, `#include`, and the
 // output text with its origin map.
-#include "lang/preprocessor.h"
+#include "syntax/preprocessor.h"
 
 #include <algorithm>
 #include <set>
 
-#include "lang/lexer.h"
-#include "lang/pp_internal.h"
+#include "syntax/lexer.h"
+#include "syntax/pp_internal.h"
 
 namespace sg::lang {
 

@@ -1,5 +1,5 @@
-// src/lang/ast_clone.cpp — deep copies of declarations (see ast_clone.h).
-#include "lang/ast_clone.h"
+// src/syntax/ast_clone.cpp — deep copies of declarations (see ast_clone.h).
+#include "syntax/ast_clone.h"
 
 namespace sg::lang {
 
