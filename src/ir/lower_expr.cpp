@@ -5,6 +5,23 @@
 
 namespace sg::ir {
 
+namespace {
+
+/// Whether index `i` is a constant that selects a member of `t` (a vector's component, a
+/// matrix's row, an array's element), in `k`: only then is the access folded into a static
+/// extract or insert. A constant out of range stays dynamic, so that the kernel's index check
+/// reports it when the access runs, as it does for a computed index.
+bool static_index(const Type* t, const Value* i, int& k) {
+    if (!i->def || i->def->op != OpKind::ConstInt) return false;
+    const int64_t n = t->is_vector() || t->is_matrix() ? t->rows : t->is_array() ? t->count : 0;
+    const int64_t v = i->def->imm_int;
+    if (v < 0 || v >= n) return false;
+    k = int(v);
+    return true;
+}
+
+}  // namespace
+
 using lang::Op;
 using lang::RefKind;
 using lang::ScalarKind;
@@ -169,7 +186,7 @@ void Lower::assign(Expr* lhs, Value* v) {
         Value* bv = lower_expr(base);
         Value* i = lower_expr(lhs->operands[1]);
         Value* nv = convert(v, lhs->type);
-        if (i->def && i->def->op == OpKind::ConstInt) assign(base, b_.insert(bv, int(i->def->imm_int), nv));
+        if (int k; static_index(bv->type, i, k)) assign(base, b_.insert(bv, k, nv));
         else assign(base, b_.insert_dyn(bv, i, nv));
         return;
     }
@@ -283,7 +300,7 @@ Value* Lower::lower_expr(Expr* e) {
             return b_.tensor_load(bv, index);
         }
         Value* i = lower_expr(e->operands[1]);
-        if (i->def && i->def->op == OpKind::ConstInt) return b_.extract(bv, int(i->def->imm_int));
+        if (int k; static_index(bv->type, i, k)) return b_.extract(bv, k);
         return b_.extract_dyn(bv, i);
     }
     case ExprKind::Member: {

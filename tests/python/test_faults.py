@@ -224,3 +224,25 @@ def test_debug_mode_from_the_environment(tmp_path):
     proc = run_python("import os; os.environ['SHADEGRAD_DEBUG']='1'; import shadegrad as sg; print(sg.debug_mode())")
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.strip() == "True"
+
+
+def test_constant_index_out_of_range_of_a_vector_is_a_fault_not_a_compile_crash(sg, device):
+    # A constant index past a vector's end used to be folded into a static component access,
+    # which the code generator refused with an internal error; it stays a checked access.
+    src = """
+float pick(float x) { float4 v = float4(x, 2, 3, 4); int i = 4; return v[i]; }
+float pick_in_loop(float x)
+{
+    float4 v = float4(x, 20, 30, 40);
+    float s = 0;
+    for (int i = 0; i = 4; i += 2) { s += v[i]; break; }
+    return s;
+}
+"""
+    m = sg.Module.load_from_source(device, "constant_index", src)
+    for fn in (m.pick, m.pick_in_loop):
+        with pytest.raises(RuntimeError, match=r"index 4 out of range of a local array, vector or matrix of 4 elements"):
+            fn(torch.ones(3, device=TEST_DEVICE))
+            if TEST_DEVICE == "cuda":
+                torch.cuda.synchronize()
+                sg.synchronize()
