@@ -81,17 +81,16 @@ std::vector<FunctionInfo> Sema::function_infos() const {
 void Sema::forget_functions_from(size_t first) {
     if (first >= result_.functions.size()) return;
     std::set<const void*> gone(result_.functions.begin() + long(first), result_.functions.end());
-    for (auto it = instances_.begin(); it != instances_.end();) {
-        if (gone.count(it->second) || (it->second == nullptr)) it = instances_.erase(it);
-        else ++it;
-    }
+    instances_.forget_if([&](const void* instance, const std::vector<GenericArg>&) {
+        return instance == nullptr || gone.count(instance) != 0;
+    });
     result_.functions.resize(first);
 }
 
 FunctionDecl* Sema::instantiate_by_name(const std::string& name, const std::vector<GenericArg>& args) {
-    auto it = generic_functions_.find(name);
-    if (it == generic_functions_.end()) {
-        diags_.error({}, functions_.count(name) ? "'" + name + "' is not generic"
+    auto it = module_.generic_functions.find(name);
+    if (it == module_.generic_functions.end()) {
+        diags_.error({}, module_.functions.count(name) ? "'" + name + "' is not generic"
                                                 : "the module has no generic function '" + name + "'");
         return nullptr;
     }

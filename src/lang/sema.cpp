@@ -2,6 +2,7 @@
 #include <functional>
 #include <set>
 
+#include "base/on_exit.h"
 #include "lang/sema_internal.h"
 
 namespace sg::lang {
@@ -13,20 +14,8 @@ SemaResult analyze(const std::vector<ModuleAst*>& modules, AstContext& ast, Type
 }
 
 void Sema::declare_local(VarDecl* v) {
-    auto& scope = scopes_.back();
-    if (scope.count(v->name)) {
+    if (!scopes_.declare(v))
         diags_.error(v->loc, "redefinition of '" + v->name + "'", 30200);  // Slang: conflicting declaration
-        return;
-    }
-    scope[v->name] = v;
-}
-
-VarDecl* Sema::lookup_local(const std::string& name) const {
-    for (auto it = scopes_.rbegin(); it != scopes_.rend(); ++it) {
-        auto f = it->find(name);
-        if (f != it->end()) return f->second;
-    }
-    return nullptr;
 }
 
 SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
@@ -37,22 +26,23 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
             // Imports were resolved by load_modules: their modules are among `modules`.
             if (d->kind == DeclKind::Struct || d->kind == DeclKind::Interface) {
                 StructDecl* s = d->structure;
-                if (structs_.count(s->name) || generic_structs_.count(s->name) || interfaces_.count(s->name) ||
-                    is_builtin_interface(s->name) || resolve_named_type(s->name, s->loc, false))
+                if (module_.structs.count(s->name) || module_.generic_structs.count(s->name) ||
+                    module_.interfaces.count(s->name) || is_builtin_interface(s->name) ||
+                    resolve_named_type(s->name, s->loc, false))
                     diags_.error(s->loc, "redefinition of type '" + s->name + "'");
                 if (s->is_interface) {
-                    interfaces_[s->name] = s;
+                    module_.interfaces[s->name] = s;
                     result_.interfaces.push_back(s);
                 } else if (!s->generic_params.empty()) {
-                    generic_structs_[s->name] = s;
+                    module_.generic_structs[s->name] = s;
                     result_.generic_structs.push_back(s);
                 } else {
                     s->type = types_.structure(s);
-                    structs_[s->name] = s;
+                    module_.structs[s->name] = s;
                     result_.structs.push_back(s);
                 }
             } else if (d->kind == DeclKind::Function && !d->function->generic_params.empty()) {
-                generic_functions_[d->function->name].push_back(d->function);
+                module_.generic_functions[d->function->name].push_back(d->function);
                 result_.generic_functions.push_back(d->function);
             } else if (d->kind == DeclKind::TypeAlias || d->kind == DeclKind::Enum) {
                 declare_type_name(d);
@@ -74,8 +64,8 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
                 if (!g->is_static || !g->is_const)
                     diags_.unsupported(g->loc, "a global variable that is not 'static const'");
                 check_global(g);
-                if (globals_.count(g->name)) diags_.error(g->loc, "redefinition of '" + g->name + "'");
-                globals_[g->name] = g;
+                if (module_.globals.count(g->name)) diags_.error(g->loc, "redefinition of '" + g->name + "'");
+                module_.globals[g->name] = g;
                 result_.globals.push_back(g);
             }
         }
@@ -84,15 +74,15 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     for (StructDecl* s : plain_structs) declare_struct(s);
     for (StructDecl* s : plain_structs) declare_members(s);
     // Every alias and enum is checked, used or not (uses resolve them earlier, on demand).
-    for (auto& [name, alias] : aliases_) resolve_alias(alias);
-    for (auto& [name, e] : enums_) declare_enum(e);
+    for (auto& [name, alias] : module_.aliases) resolve_alias(alias);
+    for (auto& [name, e] : module_.enums) declare_enum(e);
     // Pass 3: function signatures.
     for (ModuleAst* m : modules)
         for (Decl* d : m->decls) {
             if (d->kind != DeclKind::Function || !d->function->generic_params.empty()) continue;
             FunctionDecl* f = d->function;
             declare_signature(f);
-            auto& overloads = functions_[f->name];
+            auto& overloads = module_.functions[f->name];
             for (FunctionDecl* other : overloads) {
                 if (other->params.size() != f->params.size()) continue;
                 bool same = true;
@@ -104,7 +94,7 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
         }
     // Default parameter values (they may call any function), then attributes that name other
     // functions. Instantiations made by a default join the list and are checked in turn.
-    for (size_t i = 0; i < result_.functions.size(); ++i) check_param_defaults(result_.functions[i]);
+    for (size_t i = 0; i < result_.functions.size(); ++i) defaults_.check_declaration(result_.functions[i]);
     for (FunctionDecl* f : result_.functions) check_function_attributes(f);
     attributes_checked_ = true;
     // Pass 4: bodies.
@@ -124,7 +114,7 @@ void Sema::check_bodies(size_t first) {
     for (size_t i = first; i < result_.functions.size(); ++i) {
         FunctionDecl* f = result_.functions[i];
         if (!f->body) {
-            if (f->owner && standin_constraint(f->owner->type)) continue;  // a stand-in's requirement
+            if (f->owner && standins_.constraint_of(f->owner->type)) continue;  // a stand-in's requirement
             diags_.error(f->loc, "function '" + f->name + "' is declared but has no body", 45001);  // Slang: unresolved external symbol
             continue;
         }
@@ -237,6 +227,18 @@ bool always_returns(const Stmt* s) {
 
 }  // namespace
 
+void Sema::check_default_value(FunctionDecl* f, VarDecl* p, Expr* e) {
+    OnExit restore{[this, saved_subst = subst_, saved_struct = resolving_struct_]() {
+        subst_ = saved_subst;
+        resolving_struct_ = saved_struct;
+    }};
+    AtModuleScope module_scope(*this);
+    subst_ = substitution_of(f);
+    resolving_struct_ = nullptr;
+    if (e->kind == ExprKind::InitList) check_init_list(e, p->type);
+    else check_convertible(e, p->type, "default value");
+}
+
 void Sema::check_global(VarDecl* g) {
     g->is_global = true;
     g->type = g->type_expr ? resolve_type(g->type_expr) : nullptr;
@@ -287,7 +289,7 @@ std::string Sema::instance_context(const FunctionDecl* f) const {
                                                                   : nullptr;
     if (!instance) return "";
     const std::string& name = f->generic_origin ? f->name : f->owner->name;
-    if (representatives_.count(instance)) {
+    if (instances_.is_representative(instance)) {
         std::string origin = f->generic_origin ? f->generic_origin->name : f->owner->generic_origin->name;
         return "in generic " + origin + ", checked as " + name;
     }
@@ -298,12 +300,11 @@ void Sema::check_function(FunctionDecl* f) {
     if (f->is_init) prepare_init_body(f);
     current_fn_ = f;
     scopes_.clear();
-    alias_scopes_.clear();
-    push_scope();
+    scopes_.push();
     for (VarDecl* p : f->params) declare_local(p);
     loop_depth_ = 0;
     check_stmt(f->body);
-    pop_scope();
+    scopes_.pop();
     // Falling off the end of a non-void function returns zero here; it is almost always a
     // mistake, so say so (a warning: the function stays usable).
     if (f->result_type && !f->result_type->is_void() && !f->result_type->is_error() && !always_returns(f->body))
@@ -328,9 +329,9 @@ void Sema::check_stmt(Stmt* s) {
     if (!s) return;
     switch (s->kind) {
     case StmtKind::Block:
-        push_scope();
+        scopes_.push();
         for (Stmt* b : s->body) check_stmt(b);
-        pop_scope();
+        scopes_.pop();
         break;
     case StmtKind::Expr: check_expr(s->expr); break;
     case StmtKind::Decl:
@@ -373,7 +374,7 @@ void Sema::check_stmt(Stmt* s) {
         check_unscoped_body(s->else_stmt, "a branch's", "the branch");
         break;
     case StmtKind::For:
-        push_scope();
+        scopes_.push();
         check_stmt(s->init);
         if (s->cond) check_convertible(s->cond, types_.boolean(), "loop condition");
         if (s->step) check_expr(s->step);
@@ -381,7 +382,7 @@ void Sema::check_stmt(Stmt* s) {
         check_stmt(s->then_stmt);
         --loop_depth_;
         check_loop_bound(s);
-        pop_scope();
+        scopes_.pop();
         break;
     case StmtKind::While:
         check_convertible(s->cond, types_.boolean(), "loop condition");

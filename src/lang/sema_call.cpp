@@ -88,14 +88,14 @@ const Type* Sema::check_call(Expr* e) {
             Expr* target = callee->operands[1];
             callee->type = types_.void_type();
             for (size_t k = 1; k < e->operands.size(); ++k) check_expr(e->operands[k]);
-            if (target->kind == ExprKind::Name && generic_functions_.count(target->name) &&
-                (target->type_expr || !functions_.count(target->name))) {
+            if (target->kind == ExprKind::Name && module_.generic_functions.count(target->name) &&
+                (target->type_expr || !module_.functions.count(target->name))) {
                 // `bwd_diff(f<float>)` or `bwd_diff(f)` of a generic: its instantiation.
                 FunctionDecl* inst = derivative_instance(e, target);
                 return inst ? check_derivative_call(e, inst, bwd) : types_.error_type();
             }
-            auto it = target->kind == ExprKind::Name ? functions_.find(target->name) : functions_.end();
-            if (it == functions_.end()) {
+            auto it = target->kind == ExprKind::Name ? module_.functions.find(target->name) : module_.functions.end();
+            if (it == module_.functions.end()) {
                 diags_.error(target->loc, n + " needs the name of a function");
                 return types_.error_type();
             }
@@ -312,8 +312,8 @@ const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& can
         if (best->params[k]->dir != ParamDir::In) require_lvalue(a, "pass to an out/inout parameter", 30047);
         else if (a->kind != ExprKind::InitList) warn_implicit_conversion(a, best->params[k]->type);
     }
-    // Arguments left out take their parameters' defaults (sema_defaults.cpp).
-    for (size_t k = nargs; k < best->params.size(); ++k) e->operands.push_back(default_argument(best, k, false));
+    // Arguments left out take their parameters' defaults (defaults.cpp).
+    for (size_t k = nargs; k < best->params.size(); ++k) e->operands.push_back(defaults_.argument(best, k, false));
     return best->result_type;
 }
 

@@ -69,8 +69,8 @@ const std::vector<FunctionDecl*>* Sema::attribute_functions(const Attribute& a) 
         diags_.error(a.loc, "[" + a.name + "] takes the name of a function");
         return nullptr;
     }
-    auto it = functions_.find(a.args[0]->name);
-    if (it == functions_.end()) {
+    auto it = module_.functions.find(a.args[0]->name);
+    if (it == module_.functions.end()) {
         diags_.error(a.args[0]->loc, "unknown function '" + a.args[0]->name + "' in [" + a.name + "]");
         return nullptr;
     }

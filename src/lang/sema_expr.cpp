@@ -224,11 +224,11 @@ const Type* Sema::check_expr(Expr* e, const Type* expected) {
 const Type* Sema::check_name(Expr* e) {
     if (e->type_expr) {
         // `Poly<3>` names a type; `f<4>` a generic function (only as a callee).
-        if (generic_functions_.count(e->name)) {
+        if (module_.generic_functions.count(e->name)) {
             e->ref = RefKind::Function;
             return types_.void_type();
         }
-        if (functions_.count(e->name)) {
+        if (module_.functions.count(e->name)) {
             // Slang: 39999 expected a generic when using '<...>'
             diags_.error(e->loc, "'" + e->name + "' is not generic: it takes no generic arguments", 39999);
             return types_.error_type();
@@ -257,13 +257,13 @@ const Type* Sema::check_name(Expr* e) {
         if (e->kind == ExprKind::Member) return check_member(e);
         return e->var_ref->type ? e->var_ref->type : types_.error_type();
     }
-    auto g = globals_.find(e->name);
-    if (g != globals_.end()) {
+    auto g = module_.globals.find(e->name);
+    if (g != module_.globals.end()) {
         e->ref = RefKind::Global;
         e->var_ref = g->second;
         return g->second->type ? g->second->type : types_.error_type();
     }
-    if (functions_.count(e->name) || generic_functions_.count(e->name)) {
+    if (module_.functions.count(e->name) || module_.generic_functions.count(e->name)) {
         e->ref = RefKind::Function;
         return types_.void_type();
     }

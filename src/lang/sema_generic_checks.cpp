@@ -27,21 +27,22 @@
 namespace sg::lang {
 
 const Type* Sema::opaque_type(const std::string& name, const std::string& constraint) {
-    const Type*& slot = opaque_types_[name + ":" + constraint];
-    if (!slot) {
+    if (const Type* made = standins_.find(name, constraint)) return made;
+    {
         auto* s = ast_.make<StructDecl>();
         s->name = name;
         if (constraint.empty()) {
             s->type = types_.structure(s);
-            unconstrained_standins_.insert(s->type);
+            standins_.add_unconstrained(name, s->type);
             declare_struct(s);
-        } else if (interfaces_.count(constraint)) {
+        } else if (module_.interfaces.count(constraint)) {
             // A user interface's stand-in conforms to it and has its required methods.
             s->bases.push_back(constraint);
-            std::vector<const StructDecl*> ifaces{interfaces_.at(constraint)};
+            std::vector<const StructDecl*> ifaces{module_.interfaces.at(constraint)};
             for (size_t k = 0; k < ifaces.size() && k < 64; ++k)
                 for (const std::string& b : ifaces[k]->bases)
-                    if (auto it = interfaces_.find(b); it != interfaces_.end()) ifaces.push_back(it->second);
+                    if (auto it = module_.interfaces.find(b); it != module_.interfaces.end())
+                        ifaces.push_back(it->second);
             for (const StructDecl* iface : ifaces)
                 for (const FunctionDecl* r : iface->methods) {
                     if (r->is_init) continue;
@@ -51,8 +52,8 @@ const Type* Sema::opaque_type(const std::string& name, const std::string& constr
                     s->methods.push_back(m);
                 }
             s->type = types_.structure(s);
-            standin_constraints_[s->type] = constraint;
-            slot = s->type;  // before its members: a requirement may name the stand-in again
+            // Before its members: a requirement may name the stand-in again.
+            standins_.add_constrained(name, constraint, s->type);
             declare_struct(s);
             declare_members(s);
         } else {
@@ -60,11 +61,10 @@ const Type* Sema::opaque_type(const std::string& name, const std::string& constr
             if (standin_implies(constraint, "IDifferentiable")) s->bases.push_back("IDifferentiable");
             s->type = types_.structure(s);
             declare_struct(s);
-            standin_constraints_[s->type] = constraint;
+            standins_.add_constrained(name, constraint, s->type);
         }
-        slot = s->type;
+        return s->type;
     }
-    return slot;
 }
 
 bool Sema::standin_args(const std::vector<GenericParam>& params, std::vector<GenericArg>& args,
@@ -86,11 +86,11 @@ bool Sema::standin_args(const std::vector<GenericParam>& params, std::vector<Gen
 
 void Sema::check_with_standins(const std::function<void()>& instantiate, bool constrained) {
     size_t mark = diags_.all().size(), first = result_.functions.size();
-    standin_unmodelled_ = false;
+    standins_.set_unmodelled(false);
     instantiate();
     check_bodies(first);
     std::vector<Diagnostic> found = diags_.take_from(mark);
-    if (standin_unmodelled_) return;  // the representative check stands
+    if (standins_.unmodelled()) return;  // the representative check stands
     for (Diagnostic& d : found)
         if (!constrained || (d.severity == Severity::Error && (d.code == 39999 || d.code == 30019 || d.code == 30027 ||
                                                                d.code == 30438 || d.code == 38029)))
@@ -113,7 +113,7 @@ void Sema::check_generics_against_constraints() {
     const size_t functions = result_.functions.size(), structs = result_.structs.size();
     const size_t derivative_calls = derivative_calls_.size();
     std::set<const Type*> opaque;
-    making_representative_ = true;
+    instances_.set_making_representatives(true);
     for (FunctionDecl* g : result_.generic_functions) {
         std::vector<GenericArg> args;
         bool constrained = false;
@@ -140,7 +140,7 @@ void Sema::check_generics_against_constraints() {
         }
         if (inst) check_generic_methods_against_constraints(inst, constrained, any, opaque);
     }
-    making_representative_ = false;
+    instances_.set_making_representatives(false);
     // Drop what the check made: its instances (and any instance that names a stand-in).
     drop_made_since(functions, structs, opaque);
     derivative_calls_.resize(derivative_calls);
@@ -151,15 +151,15 @@ void Sema::drop_made_since(size_t functions, size_t structs, const std::set<cons
     for (size_t k = functions; k < result_.functions.size(); ++k) dropped.insert(result_.functions[k]);
     for (size_t k = structs; k < result_.structs.size(); ++k) {
         dropped.insert(result_.structs[k]);
-        structs_.erase(result_.structs[k]->name);
+        module_.structs.erase(result_.structs[k]->name);
     }
     result_.functions.resize(functions);
     result_.structs.resize(structs);
-    for (auto it = instances_.begin(); it != instances_.end();) {
-        bool named = dropped.count(it->second) != 0;
-        for (const GenericArg& a : it->first.second) named |= opaque.count(a.type) != 0;
-        it = named ? instances_.erase(it) : std::next(it);
-    }
+    instances_.forget_if([&](const void* instance, const std::vector<GenericArg>& args) {
+        bool named = dropped.count(instance) != 0;
+        for (const GenericArg& a : args) named |= opaque.count(a.type) != 0;
+        return named;
+    });
 }
 
 }  // namespace sg::lang

@@ -44,7 +44,7 @@ int Sema::compare_generic_signatures(const FunctionDecl* r, const Substitution& 
     // The k-th generic parameter of both is the stand-in of r's (or its representative where no
     // stand-in models it); what the comparison instantiates (Box<T>) is dropped afterwards.
     const size_t functions = result_.functions.size(), structs = result_.structs.size();
-    const bool unmodelled = standin_unmodelled_;  // a stand-in check may be in progress
+    const bool unmodelled = standins_.unmodelled();  // a stand-in check may be in progress
     std::vector<GenericArg> types;
     bool comparable = true;
     for (const GenericParam& p : r->generic_params) {
@@ -84,7 +84,7 @@ int Sema::compare_generic_signatures(const FunctionDecl* r, const Substitution& 
     // Only what the comparison made: a stand-in check in progress may hold instances of the same
     // stand-ins.
     drop_made_since(functions, structs, {});
-    standin_unmodelled_ = unmodelled;
+    standins_.set_unmodelled(unmodelled);
     return differs;
 }
 

@@ -36,14 +36,12 @@ bool Sema::is_builtin_interface(const std::string& name) const {
 
 const Substitution* Sema::substitution_of(const FunctionDecl* f) const {
     if (!f) return nullptr;
-    auto it = substitutions_.find(f);
-    if (it != substitutions_.end()) return it->second.get();
+    if (const Substitution* s = instances_.substitution(f)) return s;
     return f->owner ? substitution_of_struct(f->owner) : nullptr;
 }
 
 const Substitution* Sema::substitution_of_struct(const StructDecl* s) const {
-    auto it = substitutions_.find(s);
-    return it != substitutions_.end() ? it->second.get() : nullptr;
+    return instances_.substitution(s);
 }
 
 std::string Sema::instance_name(const std::string& base, const std::vector<GenericArg>& args) const {
@@ -68,7 +66,7 @@ bool Sema::satisfies(const GenericParam& p, const GenericArg& a) const {
     const std::string& c = p.constraint;
     if (t->is_void() || t->is_tensor()) return false;
     if (c.empty()) return true;
-    if (const std::string* have = standin_constraint(t)) return standin_implies(*have, c);
+    if (const std::string* have = standins_.constraint_of(t)) return standin_implies(*have, c);
     bool scalar = t->is_scalar(), vec = t->is_vector(), mat = t->is_matrix();
     ScalarKind k = t->scalar;
     if (c == "IFloat") return (scalar || vec) && is_floating(k);
@@ -119,8 +117,8 @@ bool Sema::explicit_generic_args(TypeExpr* te, const std::vector<GenericParam>& 
                 if (name->type_args.empty() && name->array_dims.empty() && name->member.empty()) {
                     v = generic_value(name->name);
                     if (!v) {
-                        auto g = globals_.find(name->name);
-                        if (g != globals_.end() && g->second->is_const) v = eval_const_int(g->second->init);
+                        auto g = module_.globals.find(name->name);
+                        if (g != module_.globals.end() && g->second->is_const) v = eval_const_int(g->second->init);
                     }
                 }
             }
@@ -302,10 +300,10 @@ void Sema::instantiate_candidates(const std::vector<FunctionDecl*>& generics, Ex
 
 std::vector<FunctionDecl*> Sema::call_candidates(Expr* e, Expr* callee, bool& reported) {
     std::vector<FunctionDecl*> out;
-    auto concrete = functions_.find(callee->name);
-    auto generic = generic_functions_.find(callee->name);
-    if (!callee->type_expr && concrete != functions_.end()) out = concrete->second;
-    if (generic == generic_functions_.end()) {
+    auto concrete = module_.functions.find(callee->name);
+    auto generic = module_.generic_functions.find(callee->name);
+    if (!callee->type_expr && concrete != module_.functions.end()) out = concrete->second;
+    if (generic == module_.generic_functions.end()) {
         if (callee->type_expr) {
             diags_.error(callee->loc, "'" + callee->name + "' is not generic", 39999);
             reported = true;
@@ -318,7 +316,7 @@ std::vector<FunctionDecl*> Sema::call_candidates(Expr* e, Expr* callee, bool& re
     instantiate_candidates(generic->second, e, callee, args, false, out, reported);
     if (out.empty() && !reported) {
         const FunctionDecl* g = generic->second.front();
-        if (generic->second.size() == 1 && (concrete == functions_.end() || callee->type_expr))
+        if (generic->second.size() == 1 && (concrete == module_.functions.end() || callee->type_expr))
             diags_.error(e->loc,
                          "function '" + g->name + "' takes " + argument_count_text(*g) + ", " + std::to_string(nargs) +
                              " given",
@@ -355,9 +353,8 @@ bool Sema::representative_args(const std::vector<GenericParam>& params, std::vec
 }
 
 void Sema::check_uninstantiated_generics() {
-    std::set<const void*> instantiated;
-    for (const auto& entry : instances_) instantiated.insert(entry.first.first);
-    making_representative_ = true;
+    const std::set<const void*> instantiated = instances_.instantiated_generics();
+    instances_.set_making_representatives(true);
     for (FunctionDecl* g : result_.generic_functions) {
         std::vector<GenericArg> args;
         if (instantiated.count(g) || !representative_args(g->generic_params, args)) continue;
@@ -389,11 +386,11 @@ void Sema::check_uninstantiated_generics() {
             instantiate_function(m, args, m->loc);
         }
     }
-    making_representative_ = false;
+    instances_.set_making_representatives(false);
 }
 
 FunctionDecl* Sema::derivative_instance(Expr* call, Expr* target) {
-    const auto& generics = generic_functions_[target->name];
+    const auto& generics = module_.generic_functions[target->name];
     if (generics.size() != 1) {
         diags_.unsupported(target->loc, "bwd_diff/fwd_diff of an overloaded generic function");
         return nullptr;
@@ -463,18 +460,15 @@ StructDecl* clone_decl(AstContext& ast, const StructDecl* g) { return clone_stru
 template <class Decl, class Finish>
 Decl* Sema::instantiate(Decl* g, const std::vector<GenericArg>& args, SourceLoc at, bool too_deep,
                         const Substitution* outer, Finish&& finish) {
-    auto key = std::make_pair(static_cast<const void*>(g), args);
-    auto it = instances_.find(key);
-    if (it != instances_.end()) return static_cast<Decl*>(it->second);
-    const void* within = current_fn_ ? current_fn_ : defaults_of_;  // a default's instantiations nest too
-    auto depth_it = within ? instance_depth_.find(within) : instance_depth_.end();
-    int depth = (depth_it != instance_depth_.end() ? depth_it->second : 0) + 1;
+    if (std::optional<void*> made = instances_.find(g, args)) return static_cast<Decl*>(*made);
+    const void* within = current_fn_ ? current_fn_ : defaults_.expanding_for();  // a default's instantiations nest too
+    int depth = instances_.depth(within) + 1;
     std::string name = instance_name(g->name, args);
     if (depth > kMaxInstantiationDepth || too_deep) {
         diags_.error(at, "instantiating '" + name + "' nests more than " + std::to_string(kMaxInstantiationDepth) +
                              " instantiations deep (a generic instantiating itself without end?)",
                      55207);  // Slang: generic specialization exceeded maximum depth
-        instances_[key] = nullptr;
+        instances_.record_failure(g, args);
         return nullptr;
     }
     Decl* d = clone_decl(ast_, g);
@@ -491,10 +485,7 @@ Decl* Sema::instantiate(Decl* g, const std::vector<GenericArg>& args, SourceLoc 
         if (p.is_value) subst->values[p.name] = generic_value_constant(ast_, types_, p, args[k].value);
         else subst->types[p.name] = args[k].type;
     }
-    substitutions_[d] = std::move(subst);
-    instances_[key] = d;
-    instance_depth_[d] = depth;
-    if (making_representative_) representatives_.insert(d);
+    instances_.record(g, args, d, std::move(subst), depth);
     finish(d);
     return d;
 }
@@ -510,8 +501,9 @@ FunctionDecl* Sema::instantiate_function(FunctionDecl* g, const std::vector<Gene
             const TypeExpr* te = p->type_expr;
             if (!te || !te->type_args.empty() || !te->array_dims.empty() || !te->member.empty()) continue;
             for (const GenericParam& gp : g->generic_params) {
-                auto iface = gp.is_value || gp.name != te->name ? interfaces_.end() : interfaces_.find(gp.constraint);
-                if (iface != interfaces_.end() && !interface_extends(iface->second, "IDifferentiable"))
+                auto iface = gp.is_value || gp.name != te->name ? module_.interfaces.end()
+                                                                : module_.interfaces.find(gp.constraint);
+                if (iface != module_.interfaces.end() && !interface_extends(iface->second, "IDifferentiable"))
                     p->is_no_diff = true;
             }
         }
@@ -527,10 +519,11 @@ StructDecl* Sema::instantiate_struct(StructDecl* g, const std::vector<GenericArg
     bool too_deep = declaring_structs_.size() > size_t(kMaxInstantiationDepth);
     return instantiate(g, args, at, too_deep, nullptr, [&](StructDecl* s) {
         s->type = types_.structure(s);
-        structs_[s->name] = s;
+        module_.structs[s->name] = s;
         result_.structs.push_back(s);
         std::string context = diags_.set_context(
-            (making_representative_ ? "in generic " + g->name + ", checked as " : "in instantiation ") + s->name);
+            (instances_.making_representatives() ? "in generic " + g->name + ", checked as " : "in instantiation ") +
+            s->name);
         declare_struct(s);
         declare_members(s);
         if (attributes_checked_)

@@ -12,10 +12,10 @@ void Sema::declare_interface(StructDecl* s) {
     for (size_t k = 0; k < s->bases.size(); ++k) {
         const std::string& b = s->bases[k];
         SourceLoc at = k < s->base_locs.size() ? s->base_locs[k] : s->loc;
-        auto base = interfaces_.find(b);
-        if (b == s->name || (base != interfaces_.end() && interface_extends(base->second, s->name)))
+        auto base = module_.interfaces.find(b);
+        if (b == s->name || (base != module_.interfaces.end() && interface_extends(base->second, s->name)))
             diags_.error(at, "interface '" + s->name + "' inherits from itself (through '" + b + "')");
-        else if (b != "IDifferentiable" && !interfaces_.count(b))
+        else if (b != "IDifferentiable" && !module_.interfaces.count(b))
             diags_.error(at, is_builtin_interface(b) ? "an interface may inherit from IDifferentiable and user "
                                                        "interfaces only, not '" + b + "'"
                                                      : "unknown interface '" + b + "'");
@@ -35,8 +35,8 @@ bool Sema::interface_extends(const StructDecl* iface, const std::string& base, i
     if (depth > 32) return false;  // a cycle (reported by declare_interface)
     for (const std::string& b : iface->bases) {
         if (b == base) return true;
-        auto it = interfaces_.find(b);
-        if (it != interfaces_.end() && interface_extends(it->second, base, depth + 1)) return true;
+        auto it = module_.interfaces.find(b);
+        if (it != module_.interfaces.end() && interface_extends(it->second, base, depth + 1)) return true;
     }
     return false;
 }
@@ -46,8 +46,8 @@ bool Sema::conforms_to(const Type* t, const std::string& iface) const {
     if (iface == "IDifferentiable") return types_.struct_is_differentiable(t);
     for (const std::string& b : t->decl->bases) {
         if (b == iface) return true;
-        auto it = interfaces_.find(b);
-        if (it != interfaces_.end() && interface_extends(it->second, iface)) return true;
+        auto it = module_.interfaces.find(b);
+        if (it != module_.interfaces.end() && interface_extends(it->second, iface)) return true;
     }
     return false;
 }
@@ -76,7 +76,7 @@ void Sema::check_conformance(StructDecl* s) {
         const std::string& b = s->bases[k];
         SourceLoc at = k < s->base_locs.size() ? s->base_locs[k] : s->loc;
         if (b == "IDifferentiable") continue;
-        if (interfaces_.count(b)) collect_interfaces(interfaces_, b, required, 0);
+        if (module_.interfaces.count(b)) collect_interfaces(module_.interfaces, b, required, 0);
         else if (is_builtin_interface(b)) diags_.unsupported(at, "conforming a struct to built-in interface '" + b + "'");
         else diags_.error(at, "unknown interface '" + b + "'", 30015);
     }

@@ -1,7 +1,14 @@
-// src/lang/sema_internal.h — the Sema class shared by sema.cpp (declarations, statements),
-// sema_expr.cpp (expressions), sema_call.cpp (calls), sema_types.cpp (type resolution,
-// conversions), sema_diff.cpp (custom derivatives, derivative availability) and sema_flow.cpp
-// (errors 41022 and 41031).
+// src/lang/sema_internal.h — the Sema class: the checker that walks declarations, statements and
+// expressions, shared by its files (sema.cpp declarations and statements, sema_expr.cpp
+// expressions, sema_call.cpp calls, sema_types.cpp type resolution, sema_generics.cpp
+// instantiation, sema_diff.cpp and sema_flow.cpp differentiability, and the others named below).
+//
+// The state of each separate concern lives in a collaborator with its own interface, which Sema
+// holds and asks: ModuleScope and Scopes (scopes.h) where names are found, Instances
+// (instances.h) the generic instances made and their substitutions, Standins (standins.h) the
+// stand-ins of type parameters and what each constraint offers, DefaultArguments (defaults.h)
+// the rules of default parameter values and the arguments they give. None of them calls back
+// into Sema except DefaultArguments, through the one callback it is given.
 #pragma once
 
 #include <functional>
@@ -13,7 +20,11 @@
 #include <vector>
 
 #include "lang/analysis.h"
+#include "lang/defaults.h"
+#include "lang/instances.h"
+#include "lang/scopes.h"
 #include "lang/sema.h"
+#include "lang/standins.h"
 
 namespace sg::lang {
 
@@ -22,12 +33,6 @@ namespace sg::lang {
 /// for its callers, but its own body is never differentiated, so the body rules (30510, 30055,
 /// 41022, 41031) do not apply to it.
 bool body_is_differentiated(const FunctionDecl& f);
-
-/// What the generic parameters of an instantiation stand for.
-struct Substitution {
-    std::map<std::string, const Type*> types;
-    std::map<std::string, VarDecl*> values;  ///< a synthesized `static const` per value parameter
-};
 
 /// The synthesized `static const` a value parameter `p` stands for when its argument is `value`.
 VarDecl* generic_value_constant(AstContext& ast, TypeContext& types, const GenericParam& p, int64_t value);
@@ -40,7 +45,9 @@ const char* direction_name(ParamDir d);
 class Sema {
 public:
     Sema(AstContext& ast, TypeContext& types, Diagnostics& diags, bool allow_internal)
-        : ast_(ast), types_(types), diags_(diags), allow_internal_(allow_internal) {}
+        : ast_(ast), types_(types), diags_(diags), allow_internal_(allow_internal),
+          defaults_(ast, types, diags, [this](FunctionDecl* f, VarDecl* p, Expr* e) { check_default_value(f, p, e); }) {
+    }
 
     SemaResult run(const std::vector<ModuleAst*>& modules);
 
@@ -206,14 +213,6 @@ public:
     bool standin_models(const std::string& constraint) const;
     /// A user interface a stand-in can model: no associated types, in it or its bases.
     bool models_user_interface(const std::string& name, int depth = 0) const;
-    /// The constraint of a constrained stand-in, or nullptr for any other type.
-    const std::string* standin_constraint(const Type* t) const;
-    /// Whether `t` is a stand-in, constrained or not.
-    bool is_standin(const Type* t) const;
-    enum class StandinOp { Arithmetic, Compare, Bitwise, Shift, Mutate, AbsClamp, FloatMath, IntegerBits,
-                           FromInt, FromFloat, Copy };
-    /// Whether stand-in `t`'s constraint offers `op` (the table in sema_generic_checks.cpp).
-    bool standin_can(const Type* t, StandinOp op) const;
     /// Whether a stand-in constrained by `have` satisfies constraint `want`.
     bool standin_implies(const std::string& have, const std::string& want) const;
     /// Operators, intrinsics and constructors with a constrained stand-in among their operands
@@ -282,12 +281,9 @@ private:
     const Type* check_index(Expr* e);
     const Type* check_member(Expr* e);
     const Type* check_user_call(Expr* e, const std::vector<FunctionDecl*>& candidates);
-    // ---- default parameter values (sema_defaults.cpp)
-    /// At a signature: defaults trail, belong to `in` parameters, and check in module scope.
-    void check_param_defaults(FunctionDecl* f);
-    /// A checked copy of parameter k's default, the argument of a call that leaves it out
-    /// (`report`: keep its diagnostics; the declaration's check reports them once).
-    Expr* default_argument(FunctionDecl* f, size_t k, bool report);
+    /// Checks `e`, a copy of parameter `p`'s default, as a global constant's initializer is: at
+    /// module scope, with `f`'s generic arguments, converted to p's type (for defaults_).
+    void check_default_value(FunctionDecl* f, VarDecl* p, Expr* e);
     const Type* check_derivative_call(Expr* e, FunctionDecl* target, bool backward);
     /// Whether check_derivative_call(e, target, backward) would accept the call's (checked)
     /// arguments, reporting nothing; `exact`: every `in` argument has the parameter's type.
@@ -313,17 +309,14 @@ private:
     class AtModuleScope {
     public:
         explicit AtModuleScope(Sema& s)
-            : s_(s), scopes_(std::move(s.scopes_)), alias_scopes_(std::move(s.alias_scopes_)), fn_(s.current_fn_),
-              loops_(s.loop_depth_) {
-            s.scopes_.clear();
-            s.alias_scopes_.clear();
+            : s_(s), scopes_(std::move(s.scopes_)), fn_(s.current_fn_), loops_(s.loop_depth_) {
+            s.scopes_ = Scopes();
             s.current_fn_ = nullptr;
             s.loop_depth_ = 0;
-            s.push_scope();
+            s.scopes_.push();
         }
         ~AtModuleScope() {
             s_.scopes_ = std::move(scopes_);
-            s_.alias_scopes_ = std::move(alias_scopes_);
             s_.current_fn_ = fn_;
             s_.loop_depth_ = loops_;
         }
@@ -332,21 +325,13 @@ private:
 
     private:
         Sema& s_;
-        std::vector<std::map<std::string, VarDecl*>> scopes_;
-        std::vector<std::map<std::string, TypeAliasDecl*>> alias_scopes_;
+        Scopes scopes_;
         FunctionDecl* fn_;
         int loops_;
     };
-    void push_scope() {
-        scopes_.emplace_back();
-        alias_scopes_.emplace_back();
-    }
-    void pop_scope() {
-        scopes_.pop_back();
-        alias_scopes_.pop_back();
-    }
+    /// Declares `v` in the innermost scope (30200 when that scope has one of its name).
     void declare_local(VarDecl* v);
-    VarDecl* lookup_local(const std::string& name) const;
+    VarDecl* lookup_local(const std::string& name) const { return scopes_.lookup(name); }
 
     // loops
     void check_loop_bound(Stmt* s);
@@ -356,51 +341,38 @@ private:
     Diagnostics& diags_;
     bool allow_internal_;
 
-    std::map<std::string, StructDecl*> structs_;
-    std::map<std::string, StructDecl*> generic_structs_;
-    std::map<std::string, StructDecl*> interfaces_;
-    std::map<std::string, std::vector<FunctionDecl*>> generic_functions_;
-    std::map<std::pair<const void*, std::vector<GenericArg>>, void*> instances_;  ///< generic → instance
-    std::map<const void*, std::unique_ptr<Substitution>> substitutions_;  ///< instance (fn or struct) → args
-    std::map<const void*, int> instance_depth_;  ///< instance (fn or struct) → how deep it was made
+    // The collaborators: each owns one concern's state behind its own interface.
+    ModuleScope module_;         ///< module-level names (scopes.h)
+    Scopes scopes_;              ///< the locals of the body being checked (scopes.h)
+    Instances instances_;        ///< instances of generics made, with their substitutions (instances.h)
+    Standins standins_;          ///< type parameters' stand-ins and what constraints offer (standins.h)
+    DefaultArguments defaults_;  ///< default parameter values (defaults.h)
+
+    // Where the check is.
     const Substitution* subst_ = nullptr;  ///< of the declaration being resolved or checked
-    bool attributes_checked_ = false;
-    std::set<const void*> representatives_;  ///< instances made only to check a generic once
-    bool making_representative_ = false;
-    std::map<std::string, const Type*> opaque_types_;  ///< a type parameter's stand-in, by name and constraint
-    std::map<const Type*, std::string> standin_constraints_;  ///< constrained stand-in -> its constraint
-    std::set<const Type*> unconstrained_standins_;
-    bool standin_unmodelled_ = false;  ///< a stand-in was used where it is not modelled (vector<T, N>)
+    FunctionDecl* current_fn_ = nullptr;
+    int loop_depth_ = 0;
+    int switch_depth_ = 0;  ///< switch bodies the current statement is in (break leaves the innermost)
+    int expr_depth_ = 0;
+    int const_depth_ = 0;
+    bool attributes_checked_ = false;  ///< later instantiations check their attributes themselves
     bool in_standin_intrinsic_ = false;
     bool allow_empty_array_ = false;  ///< a local variable's type is resolved: `float a[0]` is valid
-    int const_depth_ = 0;
-    const StructDecl* resolving_struct_ = nullptr;  ///< whose field types are being resolved  ///< later instantiations check their attributes themselves
+
+    // Declarations resolved lazily, and the ones in progress (which detect cycles).
+    const StructDecl* resolving_struct_ = nullptr;   ///< whose field types are being resolved
     std::set<const StructDecl*> declared_structs_;   ///< field tables resolved (declare_struct)
     std::set<const StructDecl*> declaring_structs_;  ///< in progress: detects a struct containing itself
-    std::map<std::string, std::vector<FunctionDecl*>> functions_;
-    std::map<std::string, VarDecl*> globals_;
-    std::vector<std::map<std::string, VarDecl*>> scopes_;
-    std::map<std::string, TypeAliasDecl*> aliases_;                   ///< top-level typealias/typedef
-    std::set<const TypeAliasDecl*> resolving_aliases_;                ///< in progress: detects cycles
-    std::set<const VarDecl*> resolving_member_aliases_;               ///< a struct's, in progress
-    std::vector<std::map<std::string, TypeAliasDecl*>> alias_scopes_; ///< local ones, beside scopes_
-    std::map<std::string, EnumDecl*> enums_;
+    std::set<const TypeAliasDecl*> resolving_aliases_;   ///< in progress: detects cycles
+    std::set<const VarDecl*> resolving_member_aliases_;  ///< a struct's, in progress
     std::set<const EnumDecl*> declared_enums_;
     /// While an enum's values are evaluated: the enum and how many of its members have a value.
     struct EnumScope {
         const EnumDecl* decl = nullptr;
         size_t resolved = 0;
     } enum_scope_;
-    int switch_depth_ = 0;  ///< switch bodies the current statement is in (break leaves the innermost)
-    FunctionDecl* current_fn_ = nullptr;
-    int loop_depth_ = 0;
-    int expr_depth_ = 0;
+
     std::vector<std::pair<Expr*, bool>> derivative_calls_;  ///< (bwd_diff/fwd_diff call, backward)
-    std::set<const VarDecl*> expanding_defaults_;  ///< parameters whose default is being checked
-    std::set<const VarDecl*> rejected_defaults_;   ///< defaults their declaration's check rejected
-    const FunctionDecl* defaults_of_ = nullptr;    ///< whose default is being checked (instance depth)
-    static constexpr size_t kMaxDefaultExpansions = 100000;
-    size_t default_expansions_ = 0;                ///< copies of defaults made, against the bound
     SemaResult result_;
 };
 

@@ -47,7 +47,7 @@ void Sema::declare_signature(FunctionDecl* f) {
     }
     // Defaults may call functions and methods declared later: checked once all signatures are
     // (Sema::run), and at once for the instantiations made after that.
-    if (attributes_checked_) check_param_defaults(f);
+    if (attributes_checked_) defaults_.check_declaration(f);
     if (!f->owner || !f->owner->is_interface) result_.functions.push_back(f);
     subst_ = saved;
     resolving_struct_ = saved_struct;
@@ -75,7 +75,7 @@ void Sema::declare_members(StructDecl* s) {
         const StructDecl* saved_struct = resolving_struct_;
         resolving_struct_ = s;  // signatures may use the struct's static constants
         // Before the signature: its defaults may instantiate further (a depth that must grow).
-        if (auto it = instance_depth_.find(s); it != instance_depth_.end()) instance_depth_[m] = it->second;
+        instances_.inherit_depth(s, m);
         declare_signature(m);
         resolving_struct_ = saved_struct;
     }
@@ -109,7 +109,7 @@ std::vector<FunctionDecl*> Sema::find_methods(const StructDecl* s, const std::st
 const Type* Sema::static_base_type(Expr* base) {
     if (base->kind != ExprKind::Name || lookup_local(base->name)) return nullptr;
     if (!base->type_expr) {
-        if (globals_.count(base->name) || (subst_ && subst_->values.count(base->name))) return nullptr;
+        if (module_.globals.count(base->name) || (subst_ && subst_->values.count(base->name))) return nullptr;
         if (current_fn_ && current_fn_->owner && current_fn_->this_param) {
             for (const VarDecl* f : current_fn_->owner->fields)
                 if (f->name == base->name) return nullptr;
@@ -122,7 +122,7 @@ const Type* Sema::static_base_type(Expr* base) {
         te.name = base->name;
     }
     // Only struct names (and type parameters standing for structs) have static members.
-    bool known = structs_.count(te.name) || generic_structs_.count(te.name) ||
+    bool known = module_.structs.count(te.name) || module_.generic_structs.count(te.name) ||
                  (subst_ && subst_->types.count(te.name));
     if (!known) return nullptr;
     const Type* t = resolve_type(&te);

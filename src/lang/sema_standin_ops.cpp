@@ -4,8 +4,8 @@
 // x but not take sin(x), even when every instantiation is a float. The declared check of
 // sema_generic_checks.cpp puts a stand-in struct in T's place; the operators, intrinsics and
 // constructors below accept a stand-in exactly where its constraint gives the operation, and
-// report 39999 (no overload applies) elsewhere. The table was read from slangc 0.43.1 (one
-// program per constraint and operation, tests/lang/generics/constraint_*):
+// report 39999 (no overload applies) elsewhere. The table (standins.cpp) was read from slangc
+// 0.43.1 (one program per constraint and operation, tests/lang/generics/constraint_*):
 //
 //   operation                      IArithmetic IFloat IInteger IComparable ILogical  BF  BI  BA
 //   + - * / % and unary - +             y         y       y                           y   y   y
@@ -31,57 +31,6 @@ namespace sg::lang {
 
 namespace {
 
-using StandinOp = Sema::StandinOp;
-
-struct ConstraintRow {
-    const char* name;
-    std::initializer_list<StandinOp> ops;
-};
-
-const ConstraintRow kRows[] = {
-    {"IArithmetic",
-     {StandinOp::Arithmetic, StandinOp::Compare, StandinOp::FromInt, StandinOp::FromFloat, StandinOp::Copy}},
-    {"IFloat", {StandinOp::Arithmetic, StandinOp::Compare, StandinOp::FromInt, StandinOp::FromFloat, StandinOp::Copy}},
-    {"IInteger",
-     {StandinOp::Arithmetic, StandinOp::Compare, StandinOp::Bitwise, StandinOp::FromInt, StandinOp::Copy}},
-    {"IComparable", {StandinOp::Compare, StandinOp::Copy}},
-    {"ILogical", {StandinOp::Compare, StandinOp::Bitwise, StandinOp::FromInt, StandinOp::FromFloat}},
-    {"__BuiltinFloatingPointType",
-     {StandinOp::Arithmetic, StandinOp::Compare, StandinOp::Mutate, StandinOp::AbsClamp, StandinOp::FloatMath,
-      StandinOp::FromInt, StandinOp::FromFloat, StandinOp::Copy}},
-    {"__BuiltinIntegerType",
-     {StandinOp::Arithmetic, StandinOp::Compare, StandinOp::Bitwise, StandinOp::Shift, StandinOp::Mutate,
-      StandinOp::AbsClamp, StandinOp::IntegerBits, StandinOp::FromInt, StandinOp::Copy}},
-    {"__BuiltinArithmeticType",
-     {StandinOp::Arithmetic, StandinOp::Compare, StandinOp::Mutate, StandinOp::FromInt, StandinOp::FromFloat,
-      StandinOp::Copy}},
-};
-
-const ConstraintRow* row_of(const std::string& constraint) {
-    for (const ConstraintRow& r : kRows)
-        if (constraint == r.name) return &r;
-    return nullptr;
-}
-
-/// The interfaces each modelled constraint extends in Slang's core module (itself included).
-bool implies(const std::string& have, const std::string& want) {
-    if (have == want) return true;
-    static const std::map<std::string, std::set<std::string>> kBases = {
-        {"IArithmetic", {"IComparable"}},
-        {"IFloat", {"IArithmetic", "IComparable", "IDifferentiable"}},
-        {"IInteger", {"IArithmetic", "IComparable", "ILogical"}},
-        {"ILogical", {"IComparable"}},
-        {"__BuiltinFloatingPointType",
-         {"IFloat", "IArithmetic", "IComparable", "IDifferentiable", "__BuiltinArithmeticType", "__BuiltinType",
-          "__BuiltinRealType", "__BuiltinSignedArithmeticType"}},
-        {"__BuiltinIntegerType",
-         {"IInteger", "IArithmetic", "IComparable", "ILogical", "__BuiltinArithmeticType", "__BuiltinType"}},
-        {"__BuiltinArithmeticType", {"IArithmetic", "IComparable", "__BuiltinType"}},
-    };
-    auto it = kBases.find(have);
-    return it != kBases.end() && it->second.count(want) != 0;
-}
-
 std::string arg_types(const std::vector<Expr*>& ops, size_t first) {
     std::string s = "(";
     for (size_t k = first; k < ops.size(); ++k) s += (k > first ? ", " : "") + type_name(ops[k]->type);
@@ -95,51 +44,35 @@ bool is_comparison(Op op) {
 }  // namespace
 
 bool Sema::standin_models(const std::string& constraint) const {
-    return row_of(constraint) != nullptr || models_user_interface(constraint);
+    return Standins::models_builtin(constraint) || models_user_interface(constraint);
 }
 
 bool Sema::models_user_interface(const std::string& name, int depth) const {
-    auto it = interfaces_.find(name);
-    if (it == interfaces_.end() || depth > 32 || !it->second->associated_types.empty()) return false;
+    auto it = module_.interfaces.find(name);
+    if (it == module_.interfaces.end() || depth > 32 || !it->second->associated_types.empty()) return false;
     for (const std::string& b : it->second->bases)
         if (b != "IDifferentiable" && !models_user_interface(b, depth + 1)) return false;
     return true;
 }
 
-const std::string* Sema::standin_constraint(const Type* t) const {
-    auto it = standin_constraints_.find(t);
-    return it == standin_constraints_.end() ? nullptr : &it->second;
-}
-
-bool Sema::is_standin(const Type* t) const { return standin_constraint(t) || unconstrained_standins_.count(t); }
-
-bool Sema::standin_can(const Type* t, StandinOp op) const {
-    const std::string* c = standin_constraint(t);
-    const ConstraintRow* r = c ? row_of(*c) : nullptr;
-    if (!r) return false;
-    for (StandinOp o : r->ops)
-        if (o == op) return true;
-    return false;
-}
-
 bool Sema::standin_implies(const std::string& have, const std::string& want) const {
-    auto iface = interfaces_.find(have);
-    if (iface != interfaces_.end()) return interface_extends(iface->second, want);
-    return implies(have, want);
+    auto iface = module_.interfaces.find(have);
+    if (iface != module_.interfaces.end()) return interface_extends(iface->second, want);
+    return Standins::builtin_implies(have, want);
 }
 
 const Type* Sema::check_standin_unary(Expr* e, const Type* a) {
-    if (!standin_constraint(a)) return nullptr;
+    if (!standins_.constraint_of(a)) return nullptr;
     bool ok = false;
     switch (e->op) {
     case Op::Neg:
-    case Op::Plus: ok = standin_can(a, StandinOp::Arithmetic); break;
-    case Op::BitNot: ok = standin_can(a, StandinOp::Bitwise); break;
+    case Op::Plus: ok = standins_.can(a, StandinOp::Arithmetic); break;
+    case Op::BitNot: ok = standins_.can(a, StandinOp::Bitwise); break;
     case Op::PreInc:
     case Op::PreDec:
     case Op::Inc:
     case Op::Dec:
-        ok = standin_can(a, StandinOp::Mutate);
+        ok = standins_.can(a, StandinOp::Mutate);
         if (ok) require_lvalue(e->operands[0], "increment or decrement");
         break;
     default: break;
@@ -150,13 +83,13 @@ const Type* Sema::check_standin_unary(Expr* e, const Type* a) {
         return types_.error_type();
     }
     diags_.error(e->loc, std::string("no overload of operator '") + op_spelling(e->op) + "' applies to " +
-                             type_name(a) + ": its constraint '" + *standin_constraint(a) + "' does not give it",
+                             type_name(a) + ": its constraint '" + *standins_.constraint_of(a) + "' does not give it",
                  39999);
     return types_.error_type();
 }
 
 const Type* Sema::check_standin_binary(Expr* e, Op op, const Type* a, const Type* b, bool compound) {
-    const Type* s = standin_constraint(a) ? a : standin_constraint(b) ? b : nullptr;
+    const Type* s = standins_.constraint_of(a) ? a : standins_.constraint_of(b) ? b : nullptr;
     if (!s) return nullptr;
     if (op == Op::LogAnd || op == Op::LogOr) {  // slangc: T does not convert to bool (30019)
         diags_.error(e->loc, "cannot convert " + type_name(s) + " to bool (operator '" + op_spelling(op) + "')", 30019);
@@ -167,18 +100,18 @@ const Type* Sema::check_standin_binary(Expr* e, Op op, const Type* a, const Type
     bool ok = false;
     if (same) {
         if (op == Op::Mul || op == Op::Div || op == Op::Rem || op == Op::Add || op == Op::Sub)
-            ok = standin_can(s, StandinOp::Arithmetic);
-        else if (is_comparison(op)) ok = !compound && standin_can(s, StandinOp::Compare);
-        else if (op == Op::BitAnd || op == Op::BitOr || op == Op::BitXor) ok = standin_can(s, StandinOp::Bitwise);
-        else if (shift) ok = standin_can(s, StandinOp::Shift);
-        if (compound) ok = ok && standin_can(s, StandinOp::Mutate);
+            ok = standins_.can(s, StandinOp::Arithmetic);
+        else if (is_comparison(op)) ok = !compound && standins_.can(s, StandinOp::Compare);
+        else if (op == Op::BitAnd || op == Op::BitOr || op == Op::BitXor) ok = standins_.can(s, StandinOp::Bitwise);
+        else if (shift) ok = standins_.can(s, StandinOp::Shift);
+        if (compound) ok = ok && standins_.can(s, StandinOp::Mutate);
     }
     if (ok) return is_comparison(op) ? types_.boolean() : s;
     std::string spelled = op_spelling(op);
     if (compound) spelled += "=";
     diags_.error(e->loc,
                  "no overload of operator '" + spelled + "' applies to " + type_name(a) + " and " + type_name(b) +
-                     (same ? ": constraint '" + *standin_constraint(s) + "' does not give it"
+                     (same ? ": constraint '" + *standins_.constraint_of(s) + "' does not give it"
                            : " (a generic's type parameter converts to nothing, and nothing converts to it)"),
                  39999);
     return types_.error_type();
@@ -188,7 +121,7 @@ const Type* Sema::check_standin_intrinsic(Expr* e, const IntrinsicInfo& info) {
     if (in_standin_intrinsic_) return nullptr;
     const Type* s = nullptr;
     for (size_t k = 1; k < e->operands.size(); ++k)
-        if (standin_constraint(e->operands[k]->type)) s = e->operands[k]->type;
+        if (standins_.constraint_of(e->operands[k]->type)) s = e->operands[k]->type;
     if (!s) return nullptr;
     StandinOp need = StandinOp::FloatMath;
     switch (info.id) {
@@ -202,18 +135,18 @@ const Type* Sema::check_standin_intrinsic(Expr* e, const IntrinsicInfo& info) {
     case IntrinsicId::ReverseBits: need = StandinOp::IntegerBits; break;
     default: break;
     }
-    bool ok = standin_can(s, need);
+    bool ok = standins_.can(s, need);
     for (size_t k = 1; k < e->operands.size(); ++k) ok &= e->operands[k]->type == s;
     if (!ok) {
         diags_.error(e->loc,
                      std::string("no overload of ") + info.name + " applies to " + arg_types(e->operands, 1) +
-                         ": constraint '" + *standin_constraint(s) + "' of " + type_name(s) + " does not give it",
+                         ": constraint '" + *standins_.constraint_of(s) + "' of " + type_name(s) + " does not give it",
                      39999);
         return types_.error_type();
     }
     // The operation exists for every type the constraint admits: its result is that of one of
     // them (float or int) with T in that type's place.
-    const Type* rep = standin_can(s, StandinOp::FloatMath) || !standin_can(s, StandinOp::IntegerBits)
+    const Type* rep = standins_.can(s, StandinOp::FloatMath) || !standins_.can(s, StandinOp::IntegerBits)
                           ? types_.float32()
                           : types_.int32();
     for (size_t k = 1; k < e->operands.size(); ++k) e->operands[k]->type = rep;
@@ -226,10 +159,10 @@ const Type* Sema::check_standin_intrinsic(Expr* e, const IntrinsicInfo& info) {
 
 const Type* Sema::check_standin_construct(Expr* e, const Type* to, const std::vector<Expr*>& args) {
     const Type* from = args.size() == 1 ? args[0]->type : nullptr;
-    if (!standin_constraint(to)) {
+    if (!standins_.constraint_of(to)) {
         if (!to->is_numeric()) return nullptr;  // a struct's __init may take a T
         for (Expr* a : args)
-            if (standin_constraint(a->type)) {
+            if (standins_.constraint_of(a->type)) {
                 diags_.error(e->loc, "cannot convert " + type_name(a->type) + " to " + type_name(to) +
                                          ": a generic's type parameter converts to nothing",
                              30019);
@@ -238,13 +171,13 @@ const Type* Sema::check_standin_construct(Expr* e, const Type* to, const std::ve
         return nullptr;
     }
     bool ok = false;
-    if (from == to) ok = standin_can(to, StandinOp::Copy);
+    if (from == to) ok = standins_.can(to, StandinOp::Copy);
     else if (from && from->is_scalar() && !from->is_enum())
-        ok = standin_can(to, is_floating(from->scalar) ? StandinOp::FromFloat : StandinOp::FromInt);
+        ok = standins_.can(to, is_floating(from->scalar) ? StandinOp::FromFloat : StandinOp::FromInt);
     if (ok) return to;
     diags_.error(e->loc,
                  "no constructor of " + type_name(to) + " takes " + arg_types(e->operands, e->operands.size() - args.size()) +
-                     " (constraint '" + *standin_constraint(to) + "')",
+                     " (constraint '" + *standins_.constraint_of(to) + "')",
                  39999);
     return types_.error_type();
 }

@@ -25,7 +25,7 @@ void Sema::check_switch(Stmt* s) {
         diags_.error(s->cond->loc, "switch condition must be an integer, bool or enum, got " + type_name(sel));
     else if (!sel->is_error() && is_floating(sel->scalar))
         diags_.unsupported(s->cond->loc, "switch on " + type_name(sel));
-    push_scope();
+    scopes_.push();
     ++switch_depth_;
     std::map<int64_t, const Stmt*> values;
     const Stmt* default_label = nullptr;
@@ -69,7 +69,7 @@ void Sema::check_switch(Stmt* s) {
         if (!values.emplace(value, b).second) diags_.error(b->loc, "duplicate cases in switch", kDuplicateCase);
     }
     --switch_depth_;
-    pop_scope();
+    scopes_.pop();
 }
 
 void Sema::check_do_while(Stmt* s) {

@@ -19,20 +19,20 @@ constexpr int kTypeMismatch = 30019;
 }  // namespace
 
 EnumDecl* Sema::lookup_enum(const std::string& name) const {
-    auto it = enums_.find(name);
-    return it == enums_.end() ? nullptr : it->second;
+    auto it = module_.enums.find(name);
+    return it == module_.enums.end() ? nullptr : it->second;
 }
 
 void Sema::declare_type_name(Decl* d) {
     const std::string& name = d->kind == DeclKind::Enum ? d->enumeration->name : d->alias->name;
     SourceLoc where = d->kind == DeclKind::Enum ? d->enumeration->loc : d->alias->loc;
-    if (structs_.count(name) || aliases_.count(name) || enums_.count(name) ||
+    if (module_.structs.count(name) || module_.aliases.count(name) || module_.enums.count(name) ||
         resolve_named_type(name, where, false)) {
         diags_.error(where, "redefinition of type '" + name + "' (conflicting declaration)", kConflictingDeclaration);
         return;
     }
-    if (d->kind == DeclKind::Enum) enums_[name] = d->enumeration;
-    else aliases_[name] = d->alias;
+    if (d->kind == DeclKind::Enum) module_.enums[name] = d->enumeration;
+    else module_.aliases[name] = d->alias;
 }
 
 const Type* Sema::resolve_alias(TypeAliasDecl* a) {
@@ -44,7 +44,7 @@ const Type* Sema::resolve_alias(TypeAliasDecl* a) {
     // A top-level alias names the same type wherever it is used, also inside a generic's
     // instantiation (whose parameters it cannot see); a local one is resolved where it stands.
     const Substitution* saved = subst_;
-    if (aliases_.count(a->name) && aliases_[a->name] == a) subst_ = nullptr;
+    if (module_.aliases.count(a->name) && module_.aliases[a->name] == a) subst_ = nullptr;
     const Type* t = resolve_type(a->type);
     subst_ = saved;
     resolving_aliases_.erase(a);
@@ -56,15 +56,14 @@ const Type* Sema::resolve_alias(TypeAliasDecl* a) {
 }
 
 void Sema::declare_local_alias(TypeAliasDecl* a) {
-    auto& scope = alias_scopes_.back();
-    if (scope.count(a->name) || lookup_local(a->name) || aliases_.count(a->name) || enums_.count(a->name) ||
-        structs_.count(a->name)) {
+    if (scopes_.innermost_has_alias(a->name) || lookup_local(a->name) || module_.aliases.count(a->name) ||
+        module_.enums.count(a->name) || module_.structs.count(a->name)) {
         diags_.error(a->loc, "redefinition of '" + a->name + "' (conflicting declaration)", kConflictingDeclaration);
         return;
     }
     // Resolved now: a local alias names the types in scope where it is written.
     resolve_alias(a);
-    scope[a->name] = a;
+    scopes_.declare_alias(a);
 }
 
 void Sema::declare_enum(EnumDecl* e) {
@@ -127,7 +126,7 @@ std::optional<int64_t> Sema::enum_member_value(const Expr* e) {
 
 const Type* Sema::check_enum_member(Expr* e) {
     Expr* base = e->operands[0];
-    if (base->kind != ExprKind::Name || lookup_local(base->name) || globals_.count(base->name)) return nullptr;
+    if (base->kind != ExprKind::Name || lookup_local(base->name) || module_.globals.count(base->name)) return nullptr;
     const Type* t = resolve_named_type(base->name, base->loc, false);
     if (!t || !t->is_enum()) return nullptr;
     EnumDecl* decl = const_cast<EnumDecl*>(t->enumeration);

@@ -130,25 +130,22 @@ const Type* Sema::resolve_named_type(const std::string& name, SourceLoc loc, boo
         if (rest.size() == 3 && rest[1] == 'x' && rest[0] >= '1' && rest[0] <= '4' && rest[2] >= '1' && rest[2] <= '4')
             return types_.matrix(s.kind, rest[0] - '0', rest[2] - '0');
     }
-    for (auto scope = alias_scopes_.rbegin(); scope != alias_scopes_.rend(); ++scope) {
-        auto a = scope->find(name);
-        if (a != scope->end()) return resolve_alias(a->second);
-    }
-    if (auto a = aliases_.find(name); a != aliases_.end()) return resolve_alias(a->second);
+    if (TypeAliasDecl* a = scopes_.lookup_alias(name)) return resolve_alias(a);
+    if (auto a = module_.aliases.find(name); a != module_.aliases.end()) return resolve_alias(a->second);
     if (EnumDecl* e = lookup_enum(name)) {
         declare_enum(e);
         return e->type;
     }
-    auto it = structs_.find(name);
-    if (it != structs_.end()) return it->second->type;
+    auto it = module_.structs.find(name);
+    if (it != module_.structs.end()) return it->second->type;
     if (!report) return nullptr;
-    if (interfaces_.count(name) || is_builtin_interface(name)) {
+    if (module_.interfaces.count(name) || is_builtin_interface(name)) {
         // Static dispatch only: an interface constrains a generic, it is no type of values.
         diags_.unsupported(loc, "a value of interface type '" + name + "' (dynamic dispatch; use a generic " +
                                     "parameter constrained by it)");
         return types_.error_type();
     }
-    if (generic_structs_.count(name)) {
+    if (module_.generic_structs.count(name)) {
         diags_.error(loc, "generic struct '" + name + "' needs its generic arguments: " + name + "<...>");
         return types_.error_type();
     }
@@ -167,18 +164,20 @@ std::optional<int64_t> Sema::eval_const_int(Expr* e) {
             return const_depth_ < 64 ? eval_global(e->var_ref) : std::nullopt;
         if (lookup_local(e->name)) return std::nullopt;
         if (auto v = generic_value(e->name)) return v;
-        if (const StructDecl* owner = resolving_struct_ ? resolving_struct_ : current_fn_ ? current_fn_->owner : nullptr)
+        if (const StructDecl* owner = resolving_struct_ ? resolving_struct_
+                                      : current_fn_     ? current_fn_->owner
+                                                        : nullptr)
             if (VarDecl* c = find_static_const(owner, e->name); c && c->init) return eval_global(c);
-        auto it = globals_.find(e->name);
-        if (it != globals_.end() && it->second->is_const && it->second->init) return eval_global(it->second);
+        auto it = module_.globals.find(e->name);
+        if (it != module_.globals.end() && it->second->is_const && it->second->init) return eval_global(it->second);
         return enum_member_value(e);  // a bare enumerator inside its own enum's values
     }
     case ExprKind::Member: {
         // `S.N` / `S::N`: a static constant of a struct.
         Expr* base = e->operands[0];
         if (base->kind != ExprKind::Name || lookup_local(base->name)) return std::nullopt;
-        auto it = structs_.find(base->name);
-        if (it == structs_.end()) return enum_member_value(e);  // `Mode.A`
+        auto it = module_.structs.find(base->name);
+        if (it == module_.structs.end()) return enum_member_value(e);  // `Mode.A`
         VarDecl* c = find_static_const(it->second, e->name);
         return c && c->init ? eval_global(c) : std::nullopt;
     }
@@ -238,8 +237,8 @@ const Type* Sema::resolve_type(TypeExpr* te) {
             for (size_t j = 0; j < k; ++j) type_index += !te->arg_is_value[j];
             const std::string& arg = te->type_args[type_index]->name;
             if (auto v = generic_value(arg)) return v;
-            auto it = globals_.find(arg);
-            if (it != globals_.end() && it->second->init) return eval_global(it->second);
+            auto it = module_.globals.find(arg);
+            if (it != module_.globals.end() && it->second->init) return eval_global(it->second);
             return std::nullopt;
         }
         size_t value_index = 0;
@@ -254,7 +253,7 @@ const Type* Sema::resolve_type(TypeExpr* te) {
         is_tensor = true;
         const Type* elem = generic_type(0);
         auto rank = generic_int(1);
-        if (elem && is_standin(elem)) standin_unmodelled_ = true;
+        if (elem && standins_.is_standin(elem)) standins_.set_unmodelled(true);
         if (nargs != 2 || !elem || !rank) {
             diags_.error(te->loc, n + " takes an element type and a rank: " + n + "<float, 2>");
             return te->resolved = types_.error_type();
@@ -287,7 +286,7 @@ const Type* Sema::resolve_type(TypeExpr* te) {
     } else if (n == "vector") {
         const Type* elem = generic_type(0);
         auto count = generic_int(1);
-        if (elem && is_standin(elem)) standin_unmodelled_ = true;
+        if (elem && standins_.is_standin(elem)) standins_.set_unmodelled(true);
         if (nargs != 2 || !elem || !elem->is_scalar() || !count || *count < 1 || *count > 4) {
             diags_.error(te->loc, "vector takes a scalar type and a size 1..4: vector<float, 3>");
             return te->resolved = types_.error_type();
@@ -296,7 +295,7 @@ const Type* Sema::resolve_type(TypeExpr* te) {
     } else if (n == "matrix") {
         const Type* elem = generic_type(0);
         auto r = generic_int(1), c = generic_int(2);
-        if (elem && is_standin(elem)) standin_unmodelled_ = true;
+        if (elem && standins_.is_standin(elem)) standins_.set_unmodelled(true);
         if (nargs != 3 || !elem || !elem->is_scalar() || !r || !c || *r < 2 || *r > 4 || *c < 2 || *c > 4) {
             diags_.error(te->loc, "matrix takes a scalar type and sizes 2..4: matrix<float, 3, 3>");
             return te->resolved = types_.error_type();
@@ -314,8 +313,8 @@ const Type* Sema::resolve_type(TypeExpr* te) {
         }
         base = types_.pair(elem);
     } else if (nargs != 0) {
-        auto g = generic_structs_.find(n);
-        if (g == generic_structs_.end()) {
+        auto g = module_.generic_structs.find(n);
+        if (g == module_.generic_structs.end()) {
             diags_.error(te->loc, "'" + n + "' is not a generic type");
             return te->resolved = types_.error_type();
         }
@@ -396,9 +395,9 @@ void Sema::declare_struct(StructDecl* s) {
     resolving_struct_ = s;  // field types may use the struct's static constants
     bool differentiable = false;
     for (const auto& b : s->bases) {
-        auto iface = interfaces_.find(b);
+        auto iface = module_.interfaces.find(b);
         if (b == "IDifferentiable") differentiable = true;
-        else if (iface != interfaces_.end()) differentiable |= interface_extends(iface->second, "IDifferentiable");
+        else if (iface != module_.interfaces.end()) differentiable |= interface_extends(iface->second, "IDifferentiable");
     }
     std::vector<FieldInfo> fields;
     std::vector<FieldInfo> diff_fields;

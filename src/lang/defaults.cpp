@@ -1,4 +1,4 @@
-// src/lang/sema_defaults.cpp — default parameter values: `float f(float x, float s = 2.0)`.
+// src/lang/defaults.cpp — default parameter values: `float f(float x, float s = 2.0)`.
 //
 // A default is checked once at its declaration, in the scope of the module (it may name global
 // constants, types and functions, not the function's other parameters), and converted to its
@@ -6,8 +6,11 @@
 // each missing default as its argument, so lowering, autodiff and codegen see an ordinary call.
 // The Python call layer leaves arguments out the same way, by keyword or position (the glue
 // passes the default's text, VarDecl::default_text).
+#include "lang/defaults.h"
+
+#include "base/on_exit.h"
 #include "syntax/ast_clone.h"
-#include "lang/sema_internal.h"
+#include "lang/sema.h"
 
 namespace sg::lang {
 
@@ -46,7 +49,10 @@ size_t required_arguments(const FunctionDecl& f) {
     return n;
 }
 
-void Sema::check_param_defaults(FunctionDecl* f) {
+DefaultArguments::DefaultArguments(AstContext& ast, TypeContext& types, Diagnostics& diags, CheckValue check)
+    : ast_(ast), types_(types), diags_(diags), check_(std::move(check)) {}
+
+void DefaultArguments::check_declaration(FunctionDecl* f) {
     const VarDecl* first_default = nullptr;
     for (size_t k = 0; k < f->params.size(); ++k) {
         VarDecl* p = f->params[k];
@@ -92,7 +98,9 @@ void Sema::check_param_defaults(FunctionDecl* f) {
                     if (a->name == n) return true;
                 for (const FunctionDecl* m : s->methods)
                     if (m->member_name == n) return true;
-                return find_static_const(s, n) != nullptr;
+                for (const VarDecl* c : s->static_consts)
+                    if (c->name == n) return true;
+                return false;
             })) {
             reject(hit->loc,
                    field ? "a default value that names field '" + hit->name + "' of '" + s->name + "'"
@@ -101,24 +109,11 @@ void Sema::check_param_defaults(FunctionDecl* f) {
                    true);
             continue;
         }
-        if (!p->type->is_error()) default_argument(f, k, true);  // its errors and warnings, once
+        if (!p->type->is_error()) argument(f, k, true);  // its errors and warnings, once
     }
 }
 
-namespace {
-
-/// Puts the checker's context back however the check of a default ends (CompileError too).
-template <class Restore>
-struct OnExit {
-    Restore restore;
-    ~OnExit() { restore(); }
-};
-template <class Restore>
-OnExit(Restore) -> OnExit<Restore>;
-
-}  // namespace
-
-Expr* Sema::default_argument(FunctionDecl* f, size_t k, bool report) {
+Expr* DefaultArguments::argument(FunctionDecl* f, size_t k, bool report) {
     VarDecl* p = f->params[k];
     Expr* e = clone_expr(ast_, p->default_value);
     if (rejected_defaults_.count(p)) {
@@ -145,19 +140,13 @@ Expr* Sema::default_argument(FunctionDecl* f, size_t k, bool report) {
     }
     const size_t first_diagnostic = diags_.all().size();
     {
-        // Checked as a global constant's initializer is, with the function's generic arguments.
-        OnExit restore{[this, p, saved_subst = subst_, saved_struct = resolving_struct_, saved_of = defaults_of_]() {
-            subst_ = saved_subst;
-            resolving_struct_ = saved_struct;
+        // Puts the context back however the check ends (a CompileError too).
+        OnExit restore{[this, p, saved_of = defaults_of_]() {
             defaults_of_ = saved_of;
             expanding_defaults_.erase(p);
         }};
-        AtModuleScope module_scope(*this);
-        subst_ = substitution_of(f);
-        resolving_struct_ = nullptr;
         defaults_of_ = f;
-        if (e->kind == ExprKind::InitList) check_init_list(e, p->type);
-        else check_convertible(e, p->type, "default value");
+        check_(f, p, e);
     }
     // Each diagnostic once: a call's copy repeats what the declaration's check reports (which
     // may come first or later); only an error (a default that depends on itself, found through
