@@ -302,8 +302,7 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
     for (const ParamBinding& pb : b.params) {
         b.call_rank = std::max(b.call_rank, pb.call_dims);
         b.autograd |= pb.requires_grad;
-        b.uses_call_extents |= pb.arg_kind == ArgKind::ThreadId || pb.arg_kind == ArgKind::WangHash ||
-                               pb.arg_kind == ArgKind::RandFloat;
+        if (const Generator* g = value_kind(pb.arg_kind).generator) b.uses_call_extents |= g->reads_call_extents;
     }
     // fn.map() names absolute call dims: a mapped leaf's view spans the whole call.
     for (ParamBinding& pb : b.params)

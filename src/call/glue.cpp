@@ -6,7 +6,9 @@
 #include <sstream>
 
 #include "call/errors.h"
+#include "call/generators.h"
 #include "call/generic_inference.h"
+#include "call/value_kind.h"
 
 namespace sg::call {
 
@@ -26,19 +28,6 @@ std::string concrete_tensor(const Type* t, bool with_grad, int batch_dims = 0) {
     if (!k.differentiable) return std::string(prefix) + "Tensor<" + elem + ">";
     return std::string(prefix) + (with_grad ? "DiffTensor<" : "PrimalTensor<") + elem + ">";
 }
-
-/// Hash helpers for wang_hash() and rand_float() arguments (Wang's 32-bit integer hash).
-constexpr const char* kHashHelpers = R"(uint __sg_wang_hash(uint seed)
-{
-    seed = (seed ^ 61u) ^ (seed >> 16u);
-    seed = seed * 9u;
-    seed = seed ^ (seed >> 4u);
-    seed = seed * 668265261u;
-    seed = seed ^ (seed >> 15u);
-    return seed;
-}
-float __sg_unit_float(uint h) { return float(h >> 8u) * (1.0f / 16777216.0f); }
-)";
 
 /// Array gradients of up to this many elements are added element by element without a loop in
 /// deterministic CUDA backward kernels (each add site then runs once per thread).
@@ -206,51 +195,15 @@ public:
         return assemble(t, "_g_" + p.ident, parts);
     }
 
-    /// call_id / thread_id / wang_hash / rand_float, computed from the call index.
+    /// A generator's value (call_id, thread_id, wang_hash, rand_float), written by its row.
     std::string generator_value(int i) {
         const ParamBinding& p = b_.params[size_t(i)];
         const Type* t = p.type;
         int n = t->is_scalar() ? 1 : t->is_vector() ? t->rows : int(t->count);
-        std::vector<std::string> parts;
-        std::string name = "_p_" + p.ident;
-        switch (p.arg_kind) {
-        case ArgKind::CallId:
-            // Component k of a vector is call dimension rank-1-k (x fastest); of an array, dimension k.
-            for (int k = 0; k < n; ++k) {
-                int d = t->is_vector() ? b_.call_rank - 1 - k : b_.call_rank - n + k;
-                parts.push_back(d >= 0 && d < b_.call_rank ? cid(d) : "0");
-            }
-            break;
-        case ArgKind::ThreadId:
-            parts.push_back(linear());
-            for (int k = 1; k < n; ++k) parts.push_back("0");
-            break;
-        case ArgKind::WangHash:
-        case ArgKind::RandFloat: {
-            uses_hash = true;
-            std::string seed = uniform(i, name + "_seed", uint_type(), kUniformSeed);
-            std::string h = "__sg_wang_hash(__sg_wang_hash(uint(" + linear() + ")) ^ " + seed + ")";
-            std::vector<std::string> hashes;
-            for (int k = 0; k < n; ++k) {
-                std::string hk = "_h_" + p.ident + "_" + std::to_string(k);
-                body += "    uint " + hk + " = " + (k == 0 ? h : "__sg_wang_hash(" + hashes.back() + " + " + std::to_string(k) + "u)") + ";\n";
-                hashes.push_back(hk);
-            }
-            if (p.arg_kind == ArgKind::WangHash) {
-                parts = hashes;
-                break;
-            }
-            const Type* f = float_type();
-            std::string lo = uniform(i, name + "_min", f, kUniformValue);
-            std::string hi = uniform(i, name + "_max", f, kUniformMax);
-            for (const std::string& hk : hashes) parts.push_back(lo + " + (" + hi + " - " + lo + ") * __sg_unit_float(" + hk + ")");
-            break;
-        }
-        default: SG_INTERNAL_ASSERT(false, "not a generator");
-        }
+        LeafGenerator glue(*this, i);
+        std::vector<std::string> parts = value_kind(p.arg_kind).generator->components(glue, p, n);
         return assemble(t, "_g_" + p.ident, parts);
     }
-
     /// The per-thread value of input leaf `i` (forward, and non-differentiable reads in backward).
     std::string leaf_value(int i) {
         const ParamBinding& p = b_.params[size_t(i)];
@@ -320,15 +273,40 @@ public:
     std::string finish(const std::string& entry, const std::string& comment) const {
         std::string sig;
         for (size_t k = 0; k < decls.size(); ++k) sig += (k ? ",\n    " : "\n    ") + decls[k];
-        return std::string(uses_hash ? kHashHelpers : "") + "// " + comment + "\n[__sg_kernel]\nvoid " + entry + "(" + sig +
+        std::string helpers;
+        for (const char* h : helpers_) helpers += h;
+        return helpers + "// " + comment + "\n[__sg_kernel]\nvoid " + entry + "(" + sig +
                ")\n{\n" + prologue() + body + "}\n";
     }
 
     std::vector<std::string> decls;
     std::string body;
-    bool uses_hash = false;
 
 private:
+    /// The glue's services to the generator of leaf `i` (generators.h).
+    class LeafGenerator final : public GeneratorGlue {
+    public:
+        LeafGenerator(GlueWriter& w, int i) : w_(w), i_(i) {}
+        std::string uniform(const std::string& name, const Type* type, int component) override {
+            return w_.uniform(i_, name, type, component);
+        }
+        std::string call_index(int d) override { return cid(d); }
+        std::string linear_index() override { return w_.linear(); }
+        void statement(const std::string& text) override { w_.body += text; }
+        void helpers(const char* text) override {
+            for (const char* h : w_.helpers_)
+                if (h == text) return;
+            w_.helpers_.push_back(text);
+        }
+        const Type* uint_type() const override { return w_.uint_type(); }
+        const Type* float_type() const override { return w_.float_type(); }
+        int call_rank() const override { return w_.b_.call_rank; }
+
+    private:
+        GlueWriter& w_;
+        int i_;
+    };
+
     const Type* int_type() const { return &types_.i; }
     const Type* uint_type() const { return &types_.u; }
     const Type* float_type() const { return &types_.f; }
@@ -346,6 +324,7 @@ private:
     bool index_64bit_;
     Glue& g_;
     bool linear_declared_ = false;
+    std::vector<const char*> helpers_;  ///< function definitions put before the kernel, each once
 };
 
 bool is_plain(const ParamSlot& s) { return s.value.leaf >= 0; }

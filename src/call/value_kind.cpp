@@ -140,28 +140,9 @@ ValueNode bind_generator(BindContext& c, const BindRequest& r) {
     const Type* t = r.type;
     if (r.dir != lang::ParamDir::In)
         throw_type_error(r.where(c) + " is an out/inout parameter and cannot take " + describe_generator(a));
-    bool ok = false;
-    switch (a.kind) {
-    case ArgKind::CallId:
-    case ArgKind::ThreadId: ok = index_components(t) > 0; break;
-    case ArgKind::WangHash: {
-        const Type* s = t->is_array() ? t->element : t;
-        ok = (s->is_scalar() || s->is_vector()) && s->scalar == ScalarKind::UInt32 && (!t->is_array() || s->is_scalar());
-        break;
-    }
-    case ArgKind::RandFloat: {
-        const Type* s = t->is_array() ? t->element : t;
-        ok = (s->is_scalar() || s->is_vector()) && s->scalar == ScalarKind::Float && (!t->is_array() || s->is_scalar());
-        break;
-    }
-    default: break;
-    }
-    if (!ok) {
-        const char* wants = a.kind == ArgKind::WangHash    ? "uint, uintN or uint[N]"
-                            : a.kind == ArgKind::RandFloat ? "float, floatN or float[N]"
-                                                           : "int, intN or int[N]";
-        throw_type_error(r.where(c) + " cannot take " + describe_generator(a) + " (it binds to " + wants + ")");
-    }
+    const Generator& g = *value_kind(a.kind).generator;
+    if (!g.binds_to(t))
+        throw_type_error(r.where(c) + " cannot take " + describe_generator(a) + " (it binds to " + g.binds_to_text + ")");
     ParamBinding pb;
     pb.kind = BindingKind::Generator;
     pb.call_dims = 0;  // follows the call shape; sets no extent
@@ -440,10 +421,10 @@ constexpr ValueKind kRows[] = {
     {ArgKind::Int, "int", no_key, no_render, describe_scalar, bind_scalar},
     {ArgKind::Bool, "bool", no_key, no_render, describe_scalar, bind_scalar},
     {ArgKind::Grid, "grid", key_grid, render_grid, describe_grid, bind_grid},
-    {ArgKind::CallId, "call_id", no_key, no_render, describe_generator, bind_generator},
-    {ArgKind::ThreadId, "thread_id", no_key, no_render, describe_generator, bind_generator},
-    {ArgKind::WangHash, "wang_hash", no_key, no_render, describe_generator, bind_generator},
-    {ArgKind::RandFloat, "rand_float", no_key, no_render, describe_generator, bind_generator},
+    {ArgKind::CallId, "call_id", no_key, no_render, describe_generator, bind_generator, &kCallIdGenerator},
+    {ArgKind::ThreadId, "thread_id", no_key, no_render, describe_generator, bind_generator, &kThreadIdGenerator},
+    {ArgKind::WangHash, "wang_hash", no_key, no_render, describe_generator, bind_generator, &kWangHashGenerator},
+    {ArgKind::RandFloat, "rand_float", no_key, no_render, describe_generator, bind_generator, &kRandFloatGenerator},
     {ArgKind::List, "list", key_composite, render_composite, describe_list, bind_list},
     {ArgKind::Dict, "dict", key_dict, render_dict, describe_dict, bind_dict},
     {ArgKind::Value, "value", key_value, render_value, describe_value, bind_value},
@@ -453,11 +434,12 @@ constexpr bool rows_complete() {
     for (int i = 0; i < kArgKindCount; ++i) {
         const ValueKind& row = kRows[i];
         if (int(row.kind) != i || !row.name || !row.key || !row.render || !row.describe || !row.bind) return false;
+        if ((row.bind == bind_generator) != (row.generator != nullptr)) return false;
     }
     return true;
 }
 static_assert(std::size(kRows) == size_t(kArgKindCount), "one row per ArgKind (kArgKindCount in arg_info.h)");
-static_assert(rows_complete(), "row i is ArgKind i's, and names every function");
+static_assert(rows_complete(), "row i is ArgKind i's, names every function, and a generator's names its Generator");
 
 }  // namespace
 

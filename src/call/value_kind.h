@@ -17,14 +17,15 @@
 //      class, helpers), and a public constructor in python/shadegrad/__init__.py when users
 //      make it through a function (sg.wang_hash(...)).
 // A new origin of an existing kind (numpy arrays and ValueRefs are tensors) is steps 3 and 4
-// only. A new generator also needs its code in the glue (call/glue.cpp, generator_value), its
-// uniforms in call_plan.cpp, and binder.cpp's uses_call_extents when it reads the call extents.
+// only. A generator's row also names its Generator (call/generators.h: the types it binds to,
+// whether it reads the call's extents, the code of its value).
 #pragma once
 
 #include <string>
 
 #include "call/arg_info.h"
 #include "call/binder.h"
+#include "call/generators.h"
 
 namespace sg::call {
 
@@ -69,6 +70,8 @@ struct ValueKind {
     std::string (*describe)(const ArgInfo& a);
     /// Binds the value; throws CallError naming the function and parameter when it does not fit.
     ValueNode (*bind)(BindContext& c, const BindRequest& r);
+    /// A generator's binding and code; nullptr for every other kind.
+    const Generator* generator = nullptr;
 };
 
 /// The row of kind `k` (every ArgKind has one).
