@@ -1,5 +1,6 @@
 // src/lang/sema_call.cpp — calls: overload resolution, constructors, intrinsics, tensor methods
 // and the autodiff built-ins (bwd_diff, fwd_diff, diffPair, detach).
+#include "lang/overloads.h"
 #include "lang/sema_internal.h"
 
 namespace sg::lang {
@@ -31,37 +32,11 @@ std::string arg_types(const std::vector<Expr*>& ops, size_t first) {
     return s + ")";
 }
 
-/// Conversion cost of passing `from` to `to`: 0 exact, 1 numeric conversion, 2 splat; -1 none.
-int conversion_cost(const Type* from, const Type* to) {
-    if (from == to) return 0;
-    if (!implicitly_convertible(from, to)) return -1;
-    if (from->is_scalar() && !to->is_scalar()) return 2;
-    return 1;
-}
-
-/// Whether a concrete tensor type may be passed where `param` is declared (interfaces accept
-/// every concrete kind of their family with at least their access). In call glue (`glue`), a
-/// concrete differentiable kind also takes its primal-only twin: a DiffTensor argument whose
-/// tensor needs no gradient is bound without one (docs/language.md, "Tensor built-ins").
+/// Whether a parameter of `f` is a StructuredBuffer / RWStructuredBuffer.
 bool has_buffer_param(const FunctionDecl& f) {
     for (const VarDecl* p : f.params)
         if (p->type && p->type->is_tensor() && p->type->tensor.buffer) return true;
     return false;
-}
-
-bool tensor_accepts(const Type* param, const Type* arg, bool glue) {
-    if (!param->is_tensor() || !arg->is_tensor()) return false;
-    if (param == arg) return true;
-    if (param->element != arg->element || param->rank != arg->rank) return false;
-    const TensorKind& p = param->tensor;
-    const TensorKind& a = arg->tensor;
-    if (!p.interface)
-        return glue && p.differentiable && a.differentiable && !a.interface && p.access == a.access && !a.has_grad &&
-               !p.atomic && !a.atomic;
-    if (p.differentiable && !a.differentiable) return false;
-    if (p.access == TensorAccess::Read) return a.access != TensorAccess::Write;
-    if (p.access == TensorAccess::Write) return a.access != TensorAccess::Read;
-    return a.access == TensorAccess::ReadWrite;
 }
 
 }  // namespace
@@ -249,30 +224,10 @@ const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& can
             return types_.error_type();
         }
     }
-    FunctionDecl* best = nullptr;
-    int best_cost = 1 << 30;
-    bool ambiguous = false;
-    for (FunctionDecl* f : candidates) {
-        if (!accepts_argument_count(*f, nargs)) continue;
-        int cost = 0;
-        for (size_t k = 0; k < nargs && cost >= 0; ++k) {
-            Expr* a = e->operands[k + 1];
-            const Type* pt = f->params[k]->type;
-            if (a->kind == ExprKind::InitList) continue;
-            int c = pt->is_tensor() ? (tensor_accepts(pt, a->type, allow_internal_) ? (pt == a->type ? 0 : 1) : -1)
-                                    : conversion_cost(a->type, pt);
-            if (f->params[k]->dir != ParamDir::In && c != 0) c = -1;  // out/inout need the exact type
-            cost = c < 0 ? -1 : cost + c;
-        }
-        if (cost < 0) continue;
-        // At equal cost a concrete function is preferred to an instantiation of a generic.
-        cost = cost * 2 + (f->generic_origin ? 1 : 0);
-        if (cost < best_cost) {
-            best = f, best_cost = cost, ambiguous = false;
-        } else if (cost == best_cost) {
-            ambiguous = true;
-        }
-    }
+    const OverloadChoice choice = choose_overload(
+        candidates, std::vector<Expr*>(e->operands.begin() + 1, e->operands.end()), allow_internal_);
+    FunctionDecl* best = choice.best;
+    const bool ambiguous = choice.ambiguous;
     const std::string& name = candidates.front()->name;
     if (!best) {
         bool arity_match = false;

@@ -8,7 +8,8 @@
 // (instances.h) the generic instances made and their substitutions, Standins (standins.h) the
 // stand-ins of type parameters and what each constraint offers, DefaultArguments (defaults.h)
 // the rules of default parameter values and the arguments they give. None of them calls back
-// into Sema except DefaultArguments, through the one callback it is given.
+// into Sema except DefaultArguments, through the one callback it is given. Overload resolution
+// (overloads.h) ranks a call's candidates by conversion cost; Sema finds them and reports.
 #pragma once
 
 #include <functional>
