@@ -30,7 +30,7 @@ struct ThreadScratch {
     /// (plan_for: not cached), kept until the thread's next such call.
     std::shared_ptr<CallPlan> uncached;
 };
-thread_local ThreadScratch t;
+thread_local ThreadScratch t_scratch;
 
 /// CPU launches of at least this many threads unlock the host while the thread pool runs.
 constexpr int64_t kUnlockHostThreads = 1 << 16;
@@ -79,7 +79,7 @@ void launch_with_autograd(Host& host, const std::shared_ptr<CallPlan>& plan, con
     ctx->plan = plan;
     ctx->args.assign(a.args, a.args + a.total);
     std::memcpy(ctx->call_shape, call_shape, sizeof(ctx->call_shape));
-    ctx->results.assign(t.results.begin(), t.results.begin() + long(n_results));
+    ctx->results.assign(data.result, data.result + n_results);
     ctx->stream = stream;
     ctx->zeros = device_zeros(host, b.device, b.device_index, stream, b.function);
     std::vector<void*> inputs, outputs;
@@ -170,8 +170,12 @@ void Modifiers::set(CallModifiers call) {
     if (call_.fast_math) key_bytes_.push_back('F');
 }
 
-const std::shared_ptr<CallPlan>& plan_for(Host& host, FunctionState& fn, const Modifiers& mods, const CallArgs& a,
-                                          bool grad_mode) {
+namespace {
+
+/// plan_for with the thread's scratch `t` looked up by the caller (each lookup of a thread-local
+/// in a shared library is a call: an entry makes one).
+const std::shared_ptr<CallPlan>& plan_in(ThreadScratch& t, Host& host, FunctionState& fn, const Modifiers& mods,
+                                         const CallArgs& a, bool grad_mode) {
     const uint32_t options = call_options(a.args, a.total);
     build_key(t.key, fn, mods, a, grad_mode, options);
     auto it = fn.plans.find(t.key);
@@ -202,10 +206,18 @@ const std::shared_ptr<CallPlan>& plan_for(Host& host, FunctionState& fn, const M
     return t.uncached;
 }
 
+}  // namespace
+
+const std::shared_ptr<CallPlan>& plan_for(Host& host, FunctionState& fn, const Modifiers& mods, const CallArgs& a,
+                                          bool grad_mode) {
+    return plan_in(t_scratch, host, fn, mods, a, grad_mode);
+}
+
 void invoke(Host& host, FunctionState& fn, const Modifiers& mods, const CallArgs& a, bool grad_mode,
             CallOutcome& out) {
     out.clear();
-    const std::shared_ptr<CallPlan>& plan = plan_for(host, fn, mods, a, grad_mode);
+    ThreadScratch& t = t_scratch;
+    const std::shared_ptr<CallPlan>& plan = plan_in(t, host, fn, mods, a, grad_mode);
     out.plan = plan.get();
     if (&plan == &t.uncached) [[unlikely]]
         out.uncached = plan;  // the caller reads its binding after a nested call may replace it

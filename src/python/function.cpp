@@ -76,9 +76,8 @@ bool Function::returns_value() const {
     return !(fn->return_type && fn->return_type->name == "void" && fn->return_type->array_dims.empty());
 }
 
-bool Function::describe(nb::args& args, nb::kwargs& kwargs) {
+bool Function::describe(CallScratch& s, nb::args& args, nb::kwargs& kwargs) {
     TorchOps& ops = torch_ops();
-    CallScratch& s = t_scratch;
     s.reset();
     if (mods_.bound_this.is_valid()) [[unlikely]] {
         // fn.bind(this): `this` is the first positional argument.
@@ -89,7 +88,7 @@ bool Function::describe(nb::args& args, nb::kwargs& kwargs) {
         Modifiers m = mods_;
         m.bound_this = nb::object();
         Function unbound(state_, device_, std::move(m));
-        return unbound.describe(with_this, kwargs);
+        return unbound.describe(s, with_this, kwargs);
     }
     if (mods_.set_values.is_valid() && !mods_.set_values.is_none()) [[unlikely]] {
         // fn.set(): values for the parameters this call does not pass.
@@ -115,8 +114,7 @@ bool Function::describe(nb::args& args, nb::kwargs& kwargs) {
     return ops.grad_enabled();
 }
 
-call::CallArgs Function::described() {
-    const CallScratch& s = t_scratch;
+call::CallArgs Function::described(const CallScratch& s) {
     call::CallArgs a;
     a.args = s.args.data();
     a.count = s.count;
@@ -130,23 +128,25 @@ call::CallArgs Function::described() {
 namespace {
 /// Drops the Python objects a call made (the scratch is thread-local and outlives the interpreter).
 struct ScratchRelease {
+    CallScratch& s;
     ~ScratchRelease() {
-        if (!t_scratch.keep.empty()) t_scratch.keep.clear();
-        t_scratch.writebacks.clear();
-        t_scratch.outcome.clear();
+        if (!s.keep.empty()) s.keep.clear();
+        s.writebacks.clear();
+        s.outcome.clear();
     }
 };
 }  // namespace
 
 nb::object Function::call(nb::args args, nb::kwargs kwargs) {
-    ScratchRelease release;
-    const bool grad_mode = describe(args, kwargs);
-    call::invoke(torch_host(), *state_, mods_.kernel, described(), grad_mode, t_scratch.outcome);
-    return finish(t_scratch.outcome);
+    CallScratch& s = t_scratch;
+    ScratchRelease release{s};
+    const bool grad_mode = describe(s, args, kwargs);
+    call::invoke(torch_host(), *state_, mods_.kernel, described(s), grad_mode, s.outcome);
+    return finish(s);
 }
 
-nb::object Function::finish(call::CallOutcome& out) {
-    CallScratch& s = t_scratch;
+nb::object Function::finish(CallScratch& s) {
+    call::CallOutcome& out = s.outcome;
     const call::Binding& b = out.plan->binding();
     const size_t n_results = b.result_leaves.size();
     ResultMode mode = mods_.return_mode;
@@ -176,14 +176,14 @@ nb::object Function::finish(call::CallOutcome& out) {
 }
 
 nb::object Function::backward(nb::tuple args, nb::dict kwargs, nb::list result_grads, nb::list written_grads) {
-    ScratchRelease release;
+    CallScratch& s = t_scratch;
+    ScratchRelease release{s};
     nb::args a = nb::borrow<nb::args>(args);
     nb::kwargs kw = nb::borrow<nb::kwargs>(kwargs);
-    (void)describe(a, kw);
-    CallScratch& s = t_scratch;
+    (void)describe(s, a, kw);
     TorchOps& ops = torch_ops();
     // The result gradients in the results' dtypes (the binding of this call says which).
-    const call::Binding& b = call::plan_for(torch_host(), *state_, mods_.kernel, described(), true)->binding();
+    const call::Binding& b = call::plan_for(torch_host(), *state_, mods_.kernel, described(s), true)->binding();
     std::vector<nb::object> converted;
     std::vector<TensorInfo> results(result_grads.size());
     for (size_t k = 0; k < result_grads.size(); ++k) {
@@ -212,7 +212,7 @@ nb::object Function::backward(nb::tuple args, nb::dict kwargs, nb::list result_g
             if (s.args[i].kind == call::ArgKind::Tensor && s.args[i].object == pair[0].ptr()) by_node[i] = &written[k];
     }
     call::BackwardOutcome out;
-    call::invoke_backward(torch_host(), *state_, mods_.kernel, described(), results.data(), results.size(),
+    call::invoke_backward(torch_host(), *state_, mods_.kernel, described(s), results.data(), results.size(),
                           by_node.data(), out);
     if (!out.differentiated) return nb::none();
     nb::list grads;
@@ -223,15 +223,17 @@ nb::object Function::backward(nb::tuple args, nb::dict kwargs, nb::list result_g
 }
 
 std::string Function::call_key(nb::args args, nb::kwargs kwargs) {
-    ScratchRelease release;
-    const bool grad_mode = describe(args, kwargs);
-    return call::render_key(*state_, mods_.kernel, described(), grad_mode);
+    CallScratch& s = t_scratch;
+    ScratchRelease release{s};
+    const bool grad_mode = describe(s, args, kwargs);
+    return call::render_key(*state_, mods_.kernel, described(s), grad_mode);
 }
 
 std::string Function::debug_code(nb::args args, nb::kwargs kwargs) {
-    ScratchRelease release;
-    const bool grad_mode = describe(args, kwargs);
-    return call::debug_code(torch_host(), *state_, mods_.kernel, described(), grad_mode);
+    CallScratch& s = t_scratch;
+    ScratchRelease release{s};
+    const bool grad_mode = describe(s, args, kwargs);
+    return call::debug_code(torch_host(), *state_, mods_.kernel, described(s), grad_mode);
 }
 
 // ---------------------------------------------------------------- modifiers

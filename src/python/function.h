@@ -108,12 +108,14 @@ private:
     /// The declaration parameter_names(), parameters() and returns_value() describe: the first
     /// candidate (overloads of one name normally share their parameter names and directions).
     const lang::FunctionDecl* representative() const;
-    /// Describes the arguments into the thread's scratch; returns whether grad mode is on.
-    bool describe(nb::args& args, nb::kwargs& kwargs);
-    /// The thread's described arguments as the call layer takes them.
-    static call::CallArgs described();
-    /// The Python result of the call just made into `out`.
-    nb::object finish(call::CallOutcome& out);
+    /// Describes the arguments into `s`, the thread's scratch; returns whether grad mode is on.
+    /// (The scratch is thread-local: each entry looks it up once and passes it on, since every
+    /// lookup of a thread-local in a shared library is a call.)
+    bool describe(CallScratch& s, nb::args& args, nb::kwargs& kwargs);
+    /// The described arguments in `s` as the call layer takes them.
+    static call::CallArgs described(const CallScratch& s);
+    /// The Python result of the call just made into `s.outcome`.
+    nb::object finish(CallScratch& s);
     /// A copy of this function object with other modifiers.
     Function* with(Modifiers m) const { return new Function(state_, device_, std::move(m)); }
 
