@@ -11,6 +11,7 @@ import torch as _torch  # the bridge needs torch loaded first
 
 from . import _bwds, _compile, _core, _torch_fallback, _values
 from ._version import __version__
+from ._warnings import NotDifferentiableWarning
 from ._core import (
     CompileError,
     Device,
@@ -59,6 +60,7 @@ __all__ = [
     "DeviceType",
     "Function",
     "Module",
+    "NotDifferentiableWarning",
     "check_faults",
     "create_device",
     "create_torch_device",

@@ -121,6 +121,10 @@ struct Binding {
     int result_arg = -1;                ///< the `_result=` tensor's node in the argument array, or -1
     int result_call_dims = 0;           ///< ...and the call dims it spans (it shapes the call too)
     bool autograd = false;              ///< grad mode on and some differentiable input requires grad
+    /// Grad mode on, the function is not [Differentiable], and this parameter, which it would
+    /// differentiate if it were, got a tensor that requires grad (empty otherwise): the call warns
+    /// once per function (Host::warn_not_differentiable).
+    std::string undifferentiated_param;
     bool uses_call_extents = false;     ///< the glue reads the call shape (thread_id and hashes)
     /// Deterministic mode (module option or fn.deterministic()): gradients are bitwise the same
     /// on every run: fixed-order reductions and no float atomics whose order can vary.
