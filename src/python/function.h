@@ -91,6 +91,9 @@ public:
     /// The parameters that have a default value, by name, with its source text.
     std::map<std::string, std::string> parameter_defaults() const;
     bool returns_value() const;
+    /// repr(fn): "<shadegrad Function [Differentiable] float f(float x) on cpu>"; overloads are
+    /// counted ("f(...), 3 overloads").
+    std::string repr() const;
     const Device& device() const { return device_; }
     const std::shared_ptr<call::UserModule>& user_module() const { return state_->module; }
     /// Whether this object carries modifiers (map, set, return_type); torch.compile support

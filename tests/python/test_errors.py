@@ -125,7 +125,10 @@ def test_rank_mismatch_for_tensor_parameter(sg, m):
 
 
 def test_tensor_on_another_device(sg):
-    cuda_module = sg.Module.load_from_source(sg.create_torch_device(type=sg.DeviceType.cuda), "errs", MUL2)
+    # Unchecked: the binder's device check runs before anything needs CUDA (create_device refuses a
+    # CUDA device on a machine without one, test_help_and_devices.py).
+    cuda = sg._core.create_device(sg.DeviceType.cuda, 0, [], "create_device", False)
+    cuda_module = sg.Module.load_from_source(cuda, "errs", MUL2)
     with pytest.raises(ValueError, match=r"add\(\): parameter 'x' of type float got a tensor on cpu, but the module's device is cuda"):
         cuda_module.add(torch.ones(3), torch.ones(3))
 
