@@ -336,8 +336,8 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
                               shape_text(leaf.elem_shape.data(), e) + " (the result is " + lang::type_name(leaf.type) +
                               "), got shape " + shape_text(t.shape, t.ndim));
         if (t.dtype != dtype_of(leaf.scalar))
-            throw_type_error(function + "(): _result= needs a " + std::string(dtype_name(dtype_of(leaf.scalar))) +
-                             " tensor, got " + dtype_name(t.dtype));
+            throw_type_error(function + "(): _result= needs " + with_article(dtype_name(dtype_of(leaf.scalar))) +
+                             " tensor, got " + with_article(dtype_name(t.dtype)) + " tensor");
         if (t.device_type != device) throw_value_error(function + "(): _result= is on another device than the module");
         b.result_arg = result_arg;
         b.result_call_dims = t.ndim - e;

@@ -305,8 +305,8 @@ void invoke_backward(Host& host, FunctionState& fn, const Modifiers& mods, const
         }
         const TensorInfo& g = result_grads[k];
         if (g.dtype != view.dtype || g.device_type != b.device)
-            throw_type_error(b.function + "(): the gradient of the result must be a " + dtype_name(view.dtype) +
-                             " tensor on the call's device, got " + dtype_name(g.dtype));
+            throw_type_error(b.function + "(): the gradient of the result must be " + with_article(dtype_name(view.dtype)) +
+                             " tensor on the call's device, got " + with_article(dtype_name(g.dtype)) + " tensor");
         if (g.ndim > view.ndim)
             throw_value_error(b.function + "(): the gradient of the result has " + std::to_string(g.ndim) +
                               " dimensions, the result " + std::to_string(view.ndim));

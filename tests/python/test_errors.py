@@ -115,7 +115,7 @@ def test_shapes_that_do_not_broadcast(sg, m):
 def test_dtype_mismatch(sg, m):
     with pytest.raises(TypeError, match=r"add\(\): parameter 'x' of type float needs a float32 tensor, got a float64 tensor"):
         m.add(torch.ones(3, dtype=torch.float64), torch.ones(3))
-    with pytest.raises(TypeError, match=r"mul2\(\): parameter 'a' of type IDiffTensor<float, 2> needs a float32 tensor, got a int32 tensor"):
+    with pytest.raises(TypeError, match=r"mul2\(\): parameter 'a' of type IDiffTensor<float, 2> needs a float32 tensor, got an int32 tensor"):
         m.mul2(sg.grid((2, 2)), torch.ones(2, 2, dtype=torch.int32), torch.ones(2, 2))
 
 
