@@ -19,7 +19,7 @@ The public API, in the order a program meets it:
     Function                             m.f: call it; fn.map / set / bwds / debug_code ...
     grid, call_id, thread_id, wang_hash, rand_float   generated arguments
     floatRef, intRef, diffPair, floatDiffPair          out values and backward pairs
-    CompileError, NotDifferentiableWarning             what goes wrong, and what is said
+    CompileError, CompileWarning, NotDifferentiableWarning   what goes wrong, what is said
     synchronize, check_faults, set_debug_mode, cuda_status, torch_bridge_status
     float3, int2, float4x4, ...          value types of the kernel language (classes below)
 
@@ -35,7 +35,7 @@ import torch as _torch  # the bridge needs torch loaded first
 
 from . import _bwds, _compile, _core, _torch_fallback, _values
 from ._version import __version__
-from ._warnings import NotDifferentiableWarning
+from ._warnings import CompileWarning, NotDifferentiableWarning
 from ._core import (
     CompileError,
     Device,
@@ -80,6 +80,7 @@ __all__ = [
     "wang_hash",
     "Struct",
     "CompileError",
+    "CompileWarning",
     "Device",
     "DeviceType",
     "Function",

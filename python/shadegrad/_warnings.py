@@ -1,6 +1,14 @@
 """shadegrad's warning classes (filter them with the warnings module)."""
 
 
+class CompileWarning(UserWarning):
+    """A module compiled, with warnings: the ones slangc gives for the same source, each with its
+    location, the source line and a caret, and Slang's number (30081 for an implicit conversion
+    that loses information, such as ``int3 v = float3(...)``). Silence them with
+    ``warnings.filterwarnings("ignore", category=shadegrad.CompileWarning)``.
+    """
+
+
 class NotDifferentiableWarning(UserWarning):
     """A function without ``[Differentiable]`` was called with a tensor that requires grad.
 

@@ -149,6 +149,8 @@ public:
     std::vector<std::string> function_names() const { return module_->function_names(); }
     std::vector<std::string> struct_names() const { return module_->struct_names(); }
     const std::string& name() const { return module_->name(); }
+    /// The warnings of the load, rendered (file:line:col, the line, a caret); "" when none.
+    std::string load_warnings() const { return module_->warnings(); }
     Device device() const { return device_; }
     const ModuleOptions& options() const { return options_; }
 

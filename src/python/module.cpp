@@ -84,6 +84,14 @@ NB_NOINLINE void raise_compile_error(const lang::CompileError& e) {
 /// through __getattr__'s error path only, as before.
 nb::object with_functions(Module* module) {
     nb::object self = nb::cast(module, nb::rv_policy::take_ownership);
+    // slangc's warnings (implicit conversions that lose information, ...) reach the user as a
+    // shadegrad.CompileWarning, as they would on slangc's output.
+    if (std::string warnings = module->load_warnings(); !warnings.empty()) {
+        nb::object category = nb::module_::import_("shadegrad._warnings").attr("CompileWarning");
+        std::string text = "module '" + module->name() + "' compiled with warnings:\n" + warnings;
+        while (!text.empty() && text.back() == '\n') text.pop_back();
+        if (PyErr_WarnEx(category.ptr(), text.c_str(), 1) != 0) throw nb::python_error();
+    }
     nb::handle type = nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(self.ptr())));
     for (const std::string& name : module->function_names())
         if (!nb::hasattr(type, name.c_str())) nb::setattr(self, name.c_str(), module->function(name));

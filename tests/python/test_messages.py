@@ -47,3 +47,23 @@ def test_a_misspelled_dict_key_is_named_with_the_missing_field(sg, m):
     with pytest.raises(TypeError, match=r"without field 'mass' of struct Particle$"):
         m.weight({"pos": sg.float3(1, 2, 3)})
     assert m.weight({"pos": sg.float3(1, 2, 3), "mass": 2.0}) == 2.0
+
+
+def test_compile_warnings_reach_python(sg, cpu_device):
+    source = (
+        "int3 trunc3(float3 a) { int3 v = float3(a.x, 2.5, 1.0); return v; }\n"
+        "float3 positive(float x) { return x > 0.0; }\n"
+    )
+    with pytest.warns(sg.CompileWarning) as caught:
+        m = sg.Module.load_from_source(cpu_device, "lossy", source)
+    assert len(caught) == 1
+    text = str(caught[0].message)
+    assert text.startswith("module 'lossy' compiled with warnings:\n")
+    assert "lossy.slang:1:34: warning 30081: implicit conversion from 'float3' to 'int3' is not recommended" in text
+    assert "lossy.slang:2:37: warning 30081: implicit conversion from 'bool' to 'float3' is not recommended" in text
+    assert m.trunc3(sg.float3(3.5, 0, 0)) == sg.int3(3, 2, 1)
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", sg.CompileWarning)
+        sg.Module.load_from_source(cpu_device, "clean", "float twice(float x) { return 2.0 * x; }")
