@@ -98,6 +98,29 @@ def test_compiled_training_step_matches_eager_inductor(sg, m):
     assert_close(eager_and_compiled(step, compiled, ((6, 5), 0)))
 
 
+def test_compiled_loss_in_an_optimizer_loop_matches_eager(sg, m):
+    # What docs/getting_started.md says works: the loss compiled with fullgraph=True, the
+    # optimizer's zero_grad/step and backward() outside it (inside, torch itself refuses).
+    loss_fn = training_step(sg, m)
+    compiled = torch.compile(loss_fn, fullgraph=True, backend="aot_eager")
+    gen = torch.Generator().manual_seed(3)
+    x0, w0, target = (torch.rand(4, 6, generator=gen) for _ in range(3))
+    finals = []
+    for fn in (loss_fn, compiled):
+        x = x0.clone().requires_grad_(True)
+        w = w0.clone().requires_grad_(True)
+        opt = torch.optim.Adam([x, w], lr=0.05)
+        for _ in range(4):
+            opt.zero_grad()
+            loss = fn(x, w, target)
+            loss.backward()
+            opt.step()
+        finals.append((loss.detach(), x.detach(), w.detach()))
+    for a, b in zip(*finals):
+        torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
+    assert not torch.equal(finals[1][1], x0)  # the optimizer moved it
+
+
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
 def test_dynamic_shapes_compile_once(sg, m, backend):
     step = training_step(sg, m)
