@@ -235,8 +235,7 @@ std::vector<int> match_arguments(const lang::FunctionDecl* fn, const std::string
     return arg_of;
 }
 
-/// The parameter takes part in differentiation when its function is [Differentiable].
-static bool would_differentiate(const UserModule& module, const lang::VarDecl& param) {
+bool param_would_differentiate(const UserModule& module, const lang::VarDecl& param) {
     return !param.is_no_diff && (lang::param_is_differentiable(module.types(), param) ||
                                  (param.type->is_tensor() && param.type->tensor.differentiable));
 }
@@ -265,7 +264,7 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
         slot.type = param->type;
         slot.dir = param->dir;
         // Differentiable tensors carry their gradient in a buffer; other values in pairs.
-        slot.differentiable = fn->is_differentiable && would_differentiate(module, *param);
+        slot.differentiable = fn->is_differentiable && param_would_differentiate(module, *param);
         slot.read_type = param->type;
         if (arg_of[p] < 0) {
             // Left out: the kernel passes the parameter's default (glue.cpp).
@@ -398,7 +397,7 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
         for (const ParamBinding& pb : b.params)
             if (pb.arg_kind == ArgKind::Tensor && args[pb.arg].tensor.requires_grad &&
                 (!pb.is_output || pb.dir == lang::ParamDir::InOut) &&
-                would_differentiate(module, *fn->params[size_t(pb.param)])) {
+                param_would_differentiate(module, *fn->params[size_t(pb.param)])) {
                 b.undifferentiated_param = pb.name;
                 break;
             }

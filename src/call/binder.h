@@ -160,6 +160,11 @@ bool element_shape(const lang::Type* t, std::vector<int64_t>& shape, lang::Scala
 
 /// The argument of each of `fn`'s parameters: positional ones first, then keywords by name
 /// (indices into the call's arguments). Throws a TypeError for a missing, unknown or doubled one.
+/// Whether `param` takes part in differentiation when its function is [Differentiable]: not
+/// no_diff, and of a differentiable type (float, a vector, an IDifferentiable struct, a
+/// differentiable tensor type, ...).
+bool param_would_differentiate(const UserModule& module, const lang::VarDecl& param);
+
 std::vector<int> match_arguments(const lang::FunctionDecl* fn, const std::string& function, size_t positional,
                                  const std::vector<std::string>& keyword_names);
 
