@@ -28,8 +28,10 @@
 
 namespace {
 
-/// Prints the usage: to stdout with status 0 when asked for (--help), else to stderr with status 2.
-int usage(bool asked = false) {
+/// Prints the usage: to stdout with status 0 when asked for (--help), else to stderr with status 2
+/// after the line saying what was wrong.
+int usage(bool asked = false, const std::string& problem = "") {
+    if (!problem.empty()) std::fprintf(stderr, "shadegradc: %s\n", problem.c_str());
     std::fprintf(asked ? stdout : stderr,
                  "usage: shadegradc FILE [--entry FN] [--emit ast|ir|cpp|cuda] [--no-derivatives] [-o OUT]\n"
                  "       shadegradc --print-passes\n"
@@ -50,21 +52,25 @@ int main(int argc, char** argv) {
     bool derivatives = true, print_passes = false;
     for (int i = 1; i < argc; ++i) {
         std::string a = argv[i];
-        if (a == "--entry" && i + 1 < argc) entry = argv[++i];
-        else if (a == "--emit" && i + 1 < argc) emit = argv[++i];
-        else if (a == "-o" && i + 1 < argc) out_path = argv[++i];
+        const bool takes_value = a == "--entry" || a == "--emit" || a == "-o";
+        if (takes_value && i + 1 >= argc) return usage(false, "option " + a + " needs a value");
+        if (a == "--entry") entry = argv[++i];
+        else if (a == "--emit") emit = argv[++i];
+        else if (a == "-o") out_path = argv[++i];
         else if (a == "--no-derivatives") derivatives = false;
         else if (a == "--print-passes") print_passes = true;
         else if (a == "-h" || a == "--help") return usage(true);
-        else if (!a.empty() && a[0] == '-') return usage();
+        else if (!a.empty() && a[0] == '-') return usage(false, "unknown option '" + a + "'");
         else if (file.empty()) file = a;
-        else return usage();
+        else return usage(false, "one input file only, got '" + file + "' and '" + a + "'");
     }
     if (print_passes) {
         for (const std::string& name : sg::driver::pipeline().names()) std::printf("%s\n", name.c_str());
         return 0;
     }
-    if (file.empty() || (emit != "ast" && emit != "ir" && emit != "cpp" && emit != "cuda")) return usage();
+    if (file.empty()) return usage(false, "no input file");
+    if (emit != "ast" && emit != "ir" && emit != "cpp" && emit != "cuda")
+        return usage(false, "--emit takes ast, ir, cpp or cuda, got '" + emit + "'");
     std::ifstream in(file, std::ios::binary);
     if (!in) {
         std::fprintf(stderr, "shadegradc: cannot read '%s'\n", file.c_str());

@@ -1,6 +1,30 @@
 # python/shadegrad/__init__.py — the public names of shadegrad (SlangPy-compatible for the
 # common case: `import shadegrad as spy`).
-"""shadegrad: differentiable kernels in a Slang-compatible language, called on torch tensors."""
+"""shadegrad: differentiable kernels in a Slang-compatible language, called on torch tensors.
+
+Write a function in the kernel language, load it into a Module, call it on torch tensors like a
+Python function: the call is vectorized over the tensors' shapes, runs on the CPU or a CUDA GPU,
+and takes part in torch autograd with a backward kernel shadegrad's compiler derives.
+
+    import torch, shadegrad as sg
+    device = sg.create_torch_device(type=sg.DeviceType.cpu)      # or DeviceType.cuda
+    m = sg.Module.load_from_source(device, "example",
+                                   "[Differentiable] float sq(float x) { return x * x; }")
+    x = torch.tensor([1.0, 2.0], requires_grad=True)
+    m.sq(x).sum().backward()                                     # x.grad == 2 * x
+
+The public API, in the order a program meets it:
+    create_torch_device, create_device   a Device (DeviceType.cpu / .cuda) to load modules on
+    Module                               Module.load_from_source / load_from_file: kernels
+    Function                             m.f: call it; fn.map / set / bwds / debug_code ...
+    grid, call_id, thread_id, wang_hash, rand_float   generated arguments
+    floatRef, intRef, diffPair, floatDiffPair          out values and backward pairs
+    CompileError, CompileWarning, NotDifferentiableWarning   what goes wrong, what is said
+    synchronize, check_faults, set_debug_mode, cuda_status, torch_bridge_status
+    float3, int2, float4x4, ...          value types of the kernel language (classes below)
+
+Guides: docs/getting_started.md, docs/calling.md, docs/autograd.md, docs/language.md.
+"""
 
 from __future__ import annotations
 
@@ -11,6 +35,7 @@ import torch as _torch  # the bridge needs torch loaded first
 
 from . import _bwds, _compile, _core, _torch_fallback, _values
 from ._version import __version__
+from ._warnings import CompileWarning, NotDifferentiableWarning
 from ._core import (
     CompileError,
     Device,
@@ -55,10 +80,12 @@ __all__ = [
     "wang_hash",
     "Struct",
     "CompileError",
+    "CompileWarning",
     "Device",
     "DeviceType",
     "Function",
     "Module",
+    "NotDifferentiableWarning",
     "check_faults",
     "create_device",
     "create_torch_device",
@@ -100,25 +127,54 @@ def _device(caller: str, type, index: int, include_paths, options: dict) -> Devi
     for name in options:
         raise TypeError(f"{caller}() got an unknown option '{name}'")
     paths = [os.fspath(p) for p in (include_paths or [])]
-    return _core.create_device(type, index, paths)
+    return _core.create_device(type, index, paths, caller)
 
 
 def create_device(type: DeviceType = DeviceType.cpu, index: int = 0, include_paths=None, **options) -> Device:
-    """A device for modules to run on (CPU or CUDA). Modules loaded on it find their imports and
-    includes beside the importing file, then in `include_paths`, in order."""
+    """A device for modules to run on: the CPU or a CUDA GPU (the same as create_torch_device).
+
+    Args:
+        type: DeviceType.cpu (the default) or DeviceType.cuda.
+        index: the CUDA device index (ignored for the CPU).
+        include_paths: folders where modules loaded on it find their imports and includes, after
+            the folder of the importing file, in order.
+
+    Returns: a Device, to pass to Module.load_from_source / load_from_file.
+
+    Raises:
+        RuntimeError: for DeviceType.cuda when CUDA kernels cannot run in this process (a
+            CPU-only build of torch, no NVIDIA driver, no NVRTC, no such device index); the
+            message gives each reason and its fix.
+        TypeError: for an unknown keyword option.
+
+    Example: ``device = sg.create_device(sg.DeviceType.cuda, index=0)``
+    """
     return _device("create_device", type, index, include_paths, options)
 
 
 def create_torch_device(type: DeviceType = DeviceType.cpu, index: int = 0, include_paths=None, **options) -> Device:
-    """A device that shares torch's context and streams (SlangPy's name for it)."""
+    """A device whose kernels share torch's CUDA context and current streams (SlangPy's name).
+
+    Arguments, result and errors as for create_device: shadegrad devices always work with
+    torch's context and streams, so the two are the same.
+
+    Example: ``device = sg.create_torch_device(type=sg.DeviceType.cpu)``
+    """
     return _device("create_torch_device", type, index, include_paths, options)
 
 
 def grid(shape, stride=None, offset=None) -> GridArg:
     """The call index as an argument: binds to int/int2/int3/... or int[N] parameters.
 
-    `shape` is the call shape the grid defines (dimension order: the last is the fastest); a
-    parameter gets `offset + index * stride` per dimension (a vector's .x is the last dimension).
+    Args:
+        shape: the call shape the grid defines (an int or a tuple of 1 to 8 extents; the last
+            dimension is the fastest).
+        stride, offset: per dimension (or one int for all): a parameter gets
+            `offset + index * stride` (a vector's .x is the last dimension).
+
+    Raises: ValueError for a negative extent or a stride/offset of another rank.
+
+    Example: ``m.mul2(sg.grid((64, 64)), a, b)`` calls mul2 once per pixel with pix = (x, y).
     """
     if isinstance(shape, int):
         shape = (shape,)

@@ -284,10 +284,29 @@ def _call_backward(function_id, layout, tensors, ints, floats, grad, needs):
 # ---------------------------------------------------------------------------- autograd formula
 
 
+def _takes_grad(function_id, layout, n_tensors) -> list:
+    """Per tensor argument, whether the call differentiates its parameter: a tensor given to a
+    no_diff or read-only tensor parameter gets no gradient (None), as in eager mode. Overloaded
+    and generic functions leave it to the call's binding (every tensor that requires grad)."""
+    fn = _function(function_id)
+    flags = fn._differentiated_parameters
+    if flags is None or "." in fn.name:  # methods: `this` may come first
+        return [True] * n_tensors
+    names = fn.parameter_names
+    out = []
+    for position, (name, kind, *_) in enumerate(_parse(layout)):
+        if kind != "t":
+            continue
+        index = names.index(name) if name in names else (position if name is None else -1)
+        out.append(flags[index] if 0 <= index < len(flags) else True)
+    return out
+
+
 def _setup_context(ctx, inputs, output):
     function_id, layout, tensors, ints, floats = inputs
     ctx.function_id, ctx.layout, ctx.ints, ctx.floats = function_id, layout, ints, floats
-    ctx.needs = [i for i, t in enumerate(tensors) if t.requires_grad]
+    takes = _takes_grad(function_id, layout, len(tensors))
+    ctx.needs = [i for i, t in enumerate(tensors) if t.requires_grad and takes[i]]
     ctx.save_for_backward(*tensors)
 
 

@@ -181,11 +181,12 @@ class _Call:
     """What forward needs for one call; dropped after forward so the node does not keep the
     outputs alive (outputs -> grad_fn -> ctx -> outputs would be a reference cycle)."""
 
-    __slots__ = ("handle", "n_inputs", "outputs", "dirty", "overwritten")
+    __slots__ = ("handle", "n_inputs", "takes_grad", "outputs", "dirty", "overwritten")
 
-    def __init__(self, handle, n_inputs, outputs, dirty, overwritten):
+    def __init__(self, handle, n_inputs, takes_grad, outputs, dirty, overwritten):
         self.handle = handle
         self.n_inputs = n_inputs
+        self.takes_grad = takes_grad
         self.outputs = outputs
         self.dirty = dirty
         self.overwritten = overwritten
@@ -203,6 +204,7 @@ class ShadegradFunction(torch.autograd.Function):
         # The handle is the node's from here on; it is released when the node dies.
         ctx.handle = call.handle
         ctx.n_inputs = call.n_inputs
+        ctx.takes_grad = call.takes_grad
         ctx.set_materialize_grads(False)  # None grad outputs reach the handle as None
         outputs, dirty, overwritten = call.outputs, call.dirty, call.overwritten
         call.outputs = call.dirty = call.overwritten = None
@@ -218,7 +220,9 @@ class ShadegradFunction(torch.autograd.Function):
     @staticmethod
     def backward(ctx, *grad_outputs):
         n_inputs = ctx.n_inputs
-        needs = ctx.needs_input_grad[1 : 1 + n_inputs]
+        # An input the call does not differentiate (no_diff, read-only) gets None: no buffer,
+        # and its .grad stays None (the native bridge gives it no edge at all).
+        needs = [n and t for n, t in zip(ctx.needs_input_grad[1 : 1 + n_inputs], ctx.takes_grad)]
         n_results = len(ctx.needs_input_grad)
         if not any(needs):
             return (None,) * n_results
@@ -244,7 +248,7 @@ class ShadegradFunction(torch.autograd.Function):
         return (None, *grad_inputs) + (None,) * (n_results - 1 - n_inputs)
 
 
-def apply_autograd(inputs, outputs, dirty, handle) -> tuple:
+def apply_autograd(inputs, outputs, dirty, handle, takes_grad=None) -> tuple:
     """Runs `handle.forward()` inside ShadegradFunction; returns the outputs (the same objects),
     which then carry the node as grad_fn.
 
@@ -254,6 +258,8 @@ def apply_autograd(inputs, outputs, dirty, handle) -> tuple:
     bumped), 0 for a fresh result. handle.backward(saved_inputs, grad_outputs, grad_inputs) runs the backward
     kernel: grad_outputs entries may be None (treat as zero), grad_inputs holds a zero-filled
     contiguous tensor per input whose gradient is needed, None otherwise, to be accumulated into.
+    takes_grad: per input, False when the call does not differentiate it (a no_diff or read-only
+    parameter): it is saved, but gets no gradient (None); None means every input takes one.
     """
     inputs = list(inputs)
     outputs = list(outputs)
@@ -292,7 +298,10 @@ def apply_autograd(inputs, outputs, dirty, handle) -> tuple:
                     "in-place operation)"
                 )
 
-    call = _Call(handle, len(inputs), outputs, dirty_outputs, overwritten)
+    takes_grad = [True] * len(inputs) if takes_grad is None else [bool(x) for x in takes_grad]
+    if len(takes_grad) != len(inputs):
+        raise ValueError("shadegrad: one takes_grad flag per input is required")
+    call = _Call(handle, len(inputs), takes_grad, outputs, dirty_outputs, overwritten)
     results = ShadegradFunction.apply(call, *tensors)
     if not isinstance(results, tuple):
         results = (results,)

@@ -26,8 +26,28 @@ def _coerce(scalar: str, v):
     return float(v)
 
 
-class ValueType:
-    """A vector or matrix value (sg.float3(1, 2, 3), sg.float2x2(...)): components row-major."""
+class _ValueTypeMeta(type):
+    """help() documents the methods all value types share once, on ValueType: dir() of a generated
+    class (sg.float3, ...) lists only its own names. dir() of a value is unchanged."""
+
+    def __dir__(cls):
+        if "_sg_generated" in cls.__dict__:
+            return sorted(set(cls.__dict__) - {"_sg_generated"})
+        return super().__dir__()
+
+
+class ValueType(metaclass=_ValueTypeMeta):
+    """A vector or matrix value of the kernel language: sg.float3(1, 2, 3), sg.int2(...),
+    sg.float2x2(...), one class per type (float, int, uint, bool, double, half; 2 to 4
+    components; matrices of float, double, half from 2x2 to 4x4).
+
+    Constructed from components, row-major (nested lists, other value types and numpy arrays
+    are flattened): ``sg.float2x2(1, 2, 3, 4)``, ``sg.float3([1, 2], 3)``. A vector's components
+    are .x .y .z .w, and both kinds index (``v[0]``; a matrix's ``m[1]`` is its row as a
+    vector), iterate, compare with ``==``, and convert with to_list() and to_numpy(). A value
+    type passed to a call binds to a parameter of that type; a call returns one for such a
+    result.
+    """
 
     __slots__ = ("_data",)
     _sg_scalar_name = "float"
@@ -142,7 +162,8 @@ def _flatten(v):
 def _make_type(scalar: str, rows: int, cols: int = 0):
     name = f"{scalar}{rows}" + (f"x{cols}" if cols else "")
     attrs = {"__slots__": (), "_sg_scalar_name": scalar, "_sg_scalar": SCALAR_CODES[scalar], "_sg_rows": rows,
-             "_sg_cols": cols, "__doc__": f"The kernel language's {name} as a Python value."}
+             "_sg_cols": cols, "_sg_generated": True,
+             "__doc__": f"The kernel language's {name} as a Python value (see ValueType)."}
     return type(name, (ValueType,), attrs)
 
 
@@ -216,10 +237,16 @@ class ValueRef:
 
 
 def floatRef(value: float = 0.0) -> ValueRef:
+    """A float ValueRef for an `out` / `inout float` parameter of a call without tensors.
+
+    Example: ``r = sg.floatRef(); m.split(2.0, r, sg.floatRef())`` leaves the result in
+    ``r.value``.
+    """
     return ValueRef(float(value), "float")
 
 
 def intRef(value: int = 0) -> ValueRef:
+    """An int ValueRef for an `out` / `inout int` parameter (see floatRef)."""
     return ValueRef(int(value), "int")
 
 
@@ -245,10 +272,19 @@ class DiffPair:
 
 
 def diffPair(p=None, d=None, needs_grad: bool = True) -> DiffPair:
+    """A DiffPair for a backward call (fn.bwds): `p` the primal value, `d` the derivative.
+
+    An `in` parameter takes ``diffPair(p)`` and receives its gradient in ``.grad``; an `out`
+    parameter takes ``diffPair(d=incoming_gradient)``; an `inout` one ``diffPair(p, d)``.
+    `needs_grad=False` asks for no gradient.
+
+    Example: ``x = sg.diffPair(3.0); m.sq.bwds(x, 1.0)`` leaves d(x*x)/dx = 6.0 in ``x.grad``.
+    """
     return DiffPair(p, d, needs_grad)
 
 
 def floatDiffPair(p: float = 0.0, d: float = 1.0, needs_grad: bool = True) -> DiffPair:
+    """A float DiffPair (see diffPair); the derivative defaults to 1."""
     return DiffPair(float(p), float(d), needs_grad, "float")
 
 

@@ -17,7 +17,7 @@ extern "C" {
 
 typedef struct _object PyObject;
 
-#define SG_BRIDGE_API_VERSION 2
+#define SG_BRIDGE_API_VERSION 3
 
 /// Called by the bridge's autograd node during backward. `grad_outputs[i]` is the incoming
 /// gradient of output i (data == nullptr when torch passes none: treat as zero);
@@ -49,6 +49,11 @@ struct SgAutogradSpec {
     void* ctx;                  ///< passed to forward/backward; owned by the node afterwards
     SgBackwardFn backward;
     SgReleaseFn release;
+    /// Per input (n_inputs): 1 when the input takes a gradient, 0 when the call does not
+    /// differentiate it (a no_diff or read-only parameter): it is saved like the others but
+    /// gets no edge in the graph, so torch allocates no gradient for it and leaves its .grad
+    /// None. nullptr: every input takes one. Since API version 3.
+    const uint8_t* input_takes_grad;
 };
 
 struct SgBridgeApi {

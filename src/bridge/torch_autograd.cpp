@@ -505,8 +505,13 @@ void run_autograd(const SgAutogradSpec& spec, CtxOwner& owner) {
         owner.release = nullptr;
         torch::autograd::edge_list edges;
         edges.reserve(static_cast<std::size_t>(n_tensors));
-        for (const at::Tensor* t : tensors) {
-            edges.push_back(torch::autograd::impl::gradient_edge(*t));
+        for (int i = 0; i < n_tensors; ++i) {
+            // An input the call does not differentiate gets an invalid edge: the engine then
+            // neither asks this node for its gradient nor accumulates one (its .grad stays None).
+            const bool takes_grad = i >= spec.n_inputs || spec.input_takes_grad == nullptr ||
+                                    spec.input_takes_grad[i] != 0;
+            edges.push_back(takes_grad ? torch::autograd::impl::gradient_edge(*tensors[static_cast<std::size_t>(i)])
+                                       : Edge());
         }
         node->set_next_edges(std::move(edges));
     }

@@ -60,7 +60,9 @@ struct ArgInfo {
     TensorInfo tensor{};    ///< Tensor; Grid uses shape/ndim, and strides for its stride
     int64_t offset[kMaxTensorRank] = {};  ///< Grid: the offset per dimension
     void* object = nullptr; ///< the Python object (borrowed) for tensors
-    const char* type_name = nullptr;  ///< Python type name of an unsupported argument (None kind)
+    /// Python type name of an unsupported argument (None kind); for a Tensor on a device other
+    /// than the CPU and CUDA, that device's type ("meta", "mps"; nullptr when unknown).
+    const char* type_name = nullptr;
 };
 
 }  // namespace sg::call

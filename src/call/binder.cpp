@@ -235,6 +235,11 @@ std::vector<int> match_arguments(const lang::FunctionDecl* fn, const std::string
     return arg_of;
 }
 
+bool param_would_differentiate(const UserModule& module, const lang::VarDecl& param) {
+    return !param.is_no_diff && (lang::param_is_differentiable(module.types(), param) ||
+                                 (param.type->is_tensor() && param.type->tensor.differentiable));
+}
+
 Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const ArgInfo* args, size_t positional,
                          const std::vector<std::string>& keyword_names, bool grad_mode, DeviceType device,
                          const CallModifiers& modifiers, int result_arg) {
@@ -259,9 +264,7 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
         slot.type = param->type;
         slot.dir = param->dir;
         // Differentiable tensors carry their gradient in a buffer; other values in pairs.
-        slot.differentiable = fn->is_differentiable && !param->is_no_diff &&
-                              (lang::param_is_differentiable(module.types(), *param) ||
-                               (param->type->is_tensor() && param->type->tensor.differentiable));
+        slot.differentiable = fn->is_differentiable && param_would_differentiate(module, *param);
         slot.read_type = param->type;
         if (arg_of[p] < 0) {
             // Left out: the kernel passes the parameter's default (glue.cpp).
@@ -331,8 +334,8 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
                               shape_text(leaf.elem_shape.data(), e) + " (the result is " + lang::type_name(leaf.type) +
                               "), got shape " + shape_text(t.shape, t.ndim));
         if (t.dtype != dtype_of(leaf.scalar))
-            throw_type_error(function + "(): _result= needs a " + std::string(dtype_name(dtype_of(leaf.scalar))) +
-                             " tensor, got " + dtype_name(t.dtype));
+            throw_type_error(function + "(): _result= needs " + with_article(dtype_name(dtype_of(leaf.scalar))) +
+                             " tensor, got " + with_article(dtype_name(t.dtype)) + " tensor");
         if (t.device_type != device) throw_value_error(function + "(): _result= is on another device than the module");
         b.result_arg = result_arg;
         b.result_call_dims = t.ndim - e;
@@ -387,6 +390,16 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
     b.deterministic = modifiers.deterministic;
     b.fast_math = modifiers.fast_math;
     b.autograd = b.autograd && fn->is_differentiable;
+    if (grad_mode && !fn->is_differentiable)
+        // A tensor that requires grad reaches a parameter [Differentiable] would differentiate:
+        // the call warns once per function (invoke.cpp), decided here once per plan.
+        for (const ParamBinding& pb : b.params)
+            if (pb.arg_kind == ArgKind::Tensor && args[pb.arg].tensor.requires_grad &&
+                (!pb.is_output || pb.dir == lang::ParamDir::InOut) &&
+                param_would_differentiate(module, *fn->params[size_t(pb.param)])) {
+                b.undifferentiated_param = pb.name;
+                break;
+            }
     if (b.autograd)
         for (const ParamBinding& pb : b.params)
             if (pb.kind == BindingKind::WholeTensor && pb.differentiable &&

@@ -121,6 +121,10 @@ struct Binding {
     int result_arg = -1;                ///< the `_result=` tensor's node in the argument array, or -1
     int result_call_dims = 0;           ///< ...and the call dims it spans (it shapes the call too)
     bool autograd = false;              ///< grad mode on and some differentiable input requires grad
+    /// Grad mode on, the function is not [Differentiable], and this parameter, which it would
+    /// differentiate if it were, got a tensor that requires grad (empty otherwise): the call warns
+    /// once per function (Host::warn_not_differentiable).
+    std::string undifferentiated_param;
     bool uses_call_extents = false;     ///< the glue reads the call shape (thread_id and hashes)
     /// Deterministic mode (module option or fn.deterministic()): gradients are bitwise the same
     /// on every run: fixed-order reductions and no float atomics whose order can vary.
@@ -156,6 +160,11 @@ bool element_shape(const lang::Type* t, std::vector<int64_t>& shape, lang::Scala
 
 /// The argument of each of `fn`'s parameters: positional ones first, then keywords by name
 /// (indices into the call's arguments). Throws a TypeError for a missing, unknown or doubled one.
+/// Whether `param` takes part in differentiation when its function is [Differentiable]: not
+/// no_diff, and of a differentiable type (float, a vector, an IDifferentiable struct, a
+/// differentiable tensor type, ...).
+bool param_would_differentiate(const UserModule& module, const lang::VarDecl& param);
+
 std::vector<int> match_arguments(const lang::FunctionDecl* fn, const std::string& function, size_t positional,
                                  const std::vector<std::string>& keyword_names);
 

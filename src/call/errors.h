@@ -19,4 +19,11 @@ public:
 [[noreturn]] void throw_type_error(const std::string& message);
 [[noreturn]] void throw_value_error(const std::string& message);
 
+/// `word` with its indefinite article, as messages spell type names: "an int64", "an int2",
+/// "a float32", "a uint8" (a 'u' type name is read "you-int").
+inline std::string with_article(const std::string& word) {
+    const bool vowel = !word.empty() && (word[0] == 'a' || word[0] == 'e' || word[0] == 'i' || word[0] == 'o');
+    return (vowel ? "an " : "a ") + word;
+}
+
 }  // namespace sg::call

@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -32,6 +33,10 @@ struct AutogradSpec {
     /// Per output: 0 a fresh result, 1 a user tensor written in place, 2 a leaf that requires
     /// grad written whole (it becomes a fresh output of the node); bridge_abi.h.
     const uint8_t* output_is_input_dirty = nullptr;
+    /// Per input: 1 when the call differentiates it, 0 when it takes no gradient (a `no_diff` or
+    /// read-only tensor parameter: saved for the backward kernel, but its gradient stays None
+    /// and no buffer is allocated for it). nullptr: every input takes one.
+    const uint8_t* input_takes_grad = nullptr;
     AutogradForwardFn forward = nullptr;
     AutogradBackwardFn backward = nullptr;
     AutogradReleaseFn release = nullptr;
@@ -61,6 +66,10 @@ public:
     /// hands back new output objects in their place, `replaced` receives them (owned references,
     /// in the order of spec.outputs); otherwise it stays empty. Throws on failure.
     virtual void attach_autograd(const AutogradSpec& spec, std::vector<void*>& replaced) = 0;
+    /// Tells the user that a call of a function without [Differentiable] got a tensor that
+    /// requires grad (the call layer says it once per function). Python: a
+    /// shadegrad.NotDifferentiableWarning; throws when the warnings filter turns it into an error.
+    virtual void warn_not_differentiable(const std::string& message) {}
     /// Lets the host's other threads run during a long launch that touches no host object
     /// (Python: releases the GIL); relock() takes it back with what unlock() returned.
     virtual void* unlock() { return nullptr; }

@@ -84,6 +84,7 @@ void launch_with_autograd(Host& host, const std::shared_ptr<CallPlan>& plan, con
     ctx->zeros = device_zeros(host, b.device, b.device_index, stream, b.function);
     std::vector<void*> inputs, outputs;
     std::vector<uint8_t> dirty;
+    std::vector<uint8_t> takes_grad;  // per input: a no_diff / read-only one gets no gradient
     std::vector<HostRef> old_values;  // inout tensors' values before the call (kept by the node)
     for (size_t k = 0; k < n_results; ++k) {
         outputs.push_back(result_given ? a.args[size_t(a.result_index)].object : out.results[k].get());
@@ -106,6 +107,7 @@ void launch_with_autograd(Host& host, const std::shared_ptr<CallPlan>& plan, con
         } else {
             inputs.push_back(arg.object);
         }
+        takes_grad.push_back(p.requires_grad ? 1 : 0);
         ctx->input_bindings.push_back(int(i));
     }
     launch::pack(plan->forward(), plan->forward_glue(), b, data, ctx->forward_block);
@@ -115,6 +117,7 @@ void launch_with_autograd(Host& host, const std::shared_ptr<CallPlan>& plan, con
     spec.outputs = outputs.data();
     spec.n_outputs = int(outputs.size());
     spec.output_is_input_dirty = dirty.data();
+    spec.input_takes_grad = takes_grad.data();
     spec.forward = autograd_forward;
     spec.backward = autograd_backward;
     spec.release = autograd_release;
@@ -129,6 +132,19 @@ void launch_with_autograd(Host& host, const std::shared_ptr<CallPlan>& plan, con
         out.results = std::move(refs);
     }
     out.autograd = true;
+}
+
+/// The once-per-function warning for a call of a function without [Differentiable] that got a
+/// tensor that requires grad in a parameter the attribute would differentiate.
+[[gnu::noinline]] void warn_not_differentiable(Host& host, FunctionState& fn, const Binding& b) {
+    host.warn_not_differentiable(
+        b.function + "() is not [Differentiable], so its result carries no gradient, but parameter '" +
+        b.undifferentiated_param +
+        "' got a tensor that requires grad; add [Differentiable] before the function's declaration to "
+        "differentiate it (or pass a tensor that does not require grad, e.g. x.detach()). Said once per "
+        "function; silence it with warnings.filterwarnings('ignore', "
+        "category=shadegrad.NotDifferentiableWarning)");
+    fn.warned_not_differentiable = true;  // not when the warnings filter made it an error
 }
 
 }  // namespace
@@ -222,6 +238,8 @@ void invoke(Host& host, FunctionState& fn, const Modifiers& mods, const CallArgs
     if (&plan == &t.uncached) [[unlikely]]
         out.uncached = plan;  // the caller reads its binding after a nested call may replace it
     const Binding& b = plan->binding();
+    if (!b.undifferentiated_param.empty() && !fn.warned_not_differentiable) [[unlikely]]
+        warn_not_differentiable(host, fn, b);
     int64_t call_shape[16];
     compute_call_shape(b, a.args, call_shape);
     int64_t total = 1;
@@ -299,8 +317,8 @@ void invoke_backward(Host& host, FunctionState& fn, const Modifiers& mods, const
         }
         const TensorInfo& g = result_grads[k];
         if (g.dtype != view.dtype || g.device_type != b.device)
-            throw_type_error(b.function + "(): the gradient of the result must be a " + dtype_name(view.dtype) +
-                             " tensor on the call's device, got " + dtype_name(g.dtype));
+            throw_type_error(b.function + "(): the gradient of the result must be " + with_article(dtype_name(view.dtype)) +
+                             " tensor on the call's device, got " + with_article(dtype_name(g.dtype)) + " tensor");
         if (g.ndim > view.ndim)
             throw_value_error(b.function + "(): the gradient of the result has " + std::to_string(g.ndim) +
                               " dimensions, the result " + std::to_string(view.ndim));

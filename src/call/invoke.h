@@ -35,6 +35,8 @@ struct FunctionState {
     uint32_t id = 0;           ///< unique per state: the first bytes of its keys
     std::string link_key;      ///< module->link_key(): appended to every call key
     std::unordered_map<CallKey, std::shared_ptr<CallPlan>, CallKeyHash> plans;
+    /// The missing-[Differentiable] warning was given (once per function: Binding::undifferentiated_param).
+    bool warned_not_differentiable = false;
 
     /// A new state (a fresh id and an empty plan cache).
     static std::shared_ptr<FunctionState> make(std::shared_ptr<UserModule> module, Callee callee, DeviceType device,

@@ -1,6 +1,7 @@
 // src/call/value_kind.cpp — the rows of the marshalling table (see value_kind.h).
 #include "call/value_kind.h"
 
+#include <algorithm>
 #include <cstring>
 #include <iterator>
 
@@ -176,7 +177,7 @@ void render_tensor(const std::string& s, size_t& pos, std::string& out) {
 
 std::string describe_tensor(const ArgInfo& a) {
     const char* what = a.origin == ArgOrigin::NumPy ? " array of shape " : a.origin == ArgOrigin::Ref ? " ValueRef of shape " : " tensor of shape ";
-    return std::string("a ") + dtype_name(a.tensor.dtype) + what + shape_text(a.tensor.shape, a.tensor.ndim) +
+    return with_article(dtype_name(a.tensor.dtype)) + what + shape_text(a.tensor.shape, a.tensor.ndim) +
            (a.tensor.device_type == DeviceType::CUDA ? " on cuda:" + std::to_string(a.tensor.device_index) : " on cpu");
 }
 
@@ -185,6 +186,10 @@ ValueNode bind_tensor(BindContext& c, const BindRequest& r) {
     const TensorInfo& ti = a.tensor;
     const Type* t = r.type;
     std::string where = r.where(c);
+    if (ti.device_type == DeviceType::Other) [[unlikely]]
+        throw_value_error(where + " got a tensor on " + (a.type_name ? std::string(a.type_name) : "a device") +
+                          ", which shadegrad cannot run on (it runs kernels on cpu and cuda tensors); the module's "
+                          "device is " + device_name(c.device));
     if (ti.device_type != c.device && a.origin != ArgOrigin::Ref)
         throw_value_error(where + " got a tensor on " + device_name(ti.device_type) + ", but the module's device is " +
                           device_name(c.device));
@@ -212,7 +217,8 @@ ValueNode bind_tensor(BindContext& c, const BindRequest& r) {
         throw_type_error(where + " cannot be read from a tensor");
     }
     if (dtype_of(scalar) != ti.dtype)
-        throw_type_error(where + " needs a " + dtype_name(dtype_of(scalar)) + " tensor, got " + describe_tensor(a));
+        throw_type_error(where + " needs " + with_article(dtype_name(dtype_of(scalar))) + " tensor, got " +
+                         describe_tensor(a));
     ParamBinding pb;
     int e = int(elem.size());
     if (t->is_tensor()) {
@@ -334,6 +340,26 @@ std::string describe_dict(const ArgInfo& a) {
     return "a Python dict of " + std::to_string(a.child_count) + " field" + (a.child_count == 1 ? "" : "s");
 }
 
+/// For a dict that lacks a field: its keys the struct does not have (a misspelling, most often)
+/// and the struct's fields, as the end of the message ("" when every key is a field).
+std::string unknown_keys_text(const BindContext& c, const ArgInfo& a, const std::vector<lang::FieldInfo>& fields,
+                              const std::string& struct_name) {
+    std::string unknown;
+    int count = 0;
+    for (int i = 0; i < a.child_count; ++i) {
+        const ArgInfo& child = c.args[a.first_child + i];
+        const std::string key(child.name, child.name_size);
+        if (std::none_of(fields.begin(), fields.end(), [&](const lang::FieldInfo& f) { return f.name == key; })) {
+            unknown += (count++ ? ", '" : "'") + key + "'";
+        }
+    }
+    if (!count) return "";
+    std::string names;
+    for (size_t k = 0; k < fields.size(); ++k) names += (k ? ", " : "") + fields[k].name;
+    return std::string(", and with key") + (count == 1 ? " " : "s ") + unknown + ", which struct " + struct_name +
+           " does not have (its fields: " + names + ")";
+}
+
 ValueNode bind_dict(BindContext& c, const BindRequest& r) {
     const ArgInfo& a = c.args[r.arg];
     const Type* t = r.type;
@@ -352,8 +378,9 @@ ValueNode bind_dict(BindContext& c, const BindRequest& r) {
             const ArgInfo& child = c.args[a.first_child + i];
             if (child.name_size == f.name.size() && std::memcmp(child.name, f.name.data(), f.name.size()) == 0) found = i;
         }
-        if (found < 0)
-            throw_type_error(r.where(c) + " got a dict without field '" + f.name + "' of struct " + struct_name);
+        if (found < 0) [[unlikely]]
+            throw_type_error(r.where(c) + " got a dict without field '" + f.name + "' of struct " + struct_name +
+                             unknown_keys_text(c, a, fields, struct_name));
         used[size_t(found)] = true;
         node.children.push_back(c.bind_child(a.first_child + found, f.type, "." + f.name, r.name + "." + f.name,
                                              r.differentiable && !f.no_diff));
@@ -383,8 +410,8 @@ void render_value(const std::string& s, size_t& pos, std::string& out) {
 }
 
 std::string describe_value(const ArgInfo& a) {
-    return std::string("a ") + lang::scalar_name(ScalarKind(a.scalar)) + std::to_string(a.rows) +
-           (a.cols ? "x" + std::to_string(a.cols) : "");
+    return with_article(lang::scalar_name(ScalarKind(a.scalar)) + std::to_string(a.rows) +
+                        (a.cols ? "x" + std::to_string(a.cols) : ""));
 }
 
 /// Whether components of kind `from` may fill a parameter of kind `to` (float → float/half/double,

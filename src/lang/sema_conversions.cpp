@@ -6,7 +6,8 @@
 // type, from an integer to half, or to a narrower integer warns. Integer constants are exempt
 // when the target is an integer, float or double type, and for half when they lie in
 // [-2048, 2048] (the integers half holds exactly, as slangc decides). Float constants are not
-// exempt (`half h = 1.0;` warns). The conversion is located at the converted expression.
+// exempt (`half h = 1.0;` warns). The conversion is located at the converted expression; a scalar
+// splat into a vector names the vector type.
 #include "lang/sema_internal.h"
 
 namespace sg::lang {
@@ -30,8 +31,9 @@ void Sema::warn_implicit_conversion(Expr* e, const Type* to) {
             if (to->scalar != ScalarKind::Half || (*v >= -2048 && *v <= 2048)) return;
         }
     }
-    // A scalar converted into a vector (splat) converts to the vector's element type.
-    const Type* target = from->is_scalar() ? types_.scalar(to->scalar) : types_.with_scalar(from, to->scalar);
+    // A scalar made into a vector or matrix (a splat) names that type, as slangc does ("from
+    // 'bool' to 'vector<float,3>'" for `float3 f(bool b) { return b; }`).
+    const Type* target = from->is_scalar() ? to : types_.with_scalar(from, to->scalar);
     diags_.warning(e->loc,
                    "implicit conversion from '" + type_name(from) + "' to '" + type_name(target) +
                        "' is not recommended",

@@ -91,6 +91,13 @@ public:
     /// The parameters that have a default value, by name, with its source text.
     std::map<std::string, std::string> parameter_defaults() const;
     bool returns_value() const;
+    /// Per parameter, whether a call differentiates it (the function is [Differentiable], the
+    /// parameter is not no_diff and of a differentiable type); None for overloaded or generic
+    /// functions, where the binding of a call decides. torch.compile support reads it.
+    nb::object differentiated_parameters() const;
+    /// repr(fn): "<shadegrad Function [Differentiable] float f(float x) on cpu>"; overloads are
+    /// counted ("f(...), 3 overloads").
+    std::string repr() const;
     const Device& device() const { return device_; }
     const std::shared_ptr<call::UserModule>& user_module() const { return state_->module; }
     /// Whether this object carries modifiers (map, set, return_type); torch.compile support
@@ -148,6 +155,8 @@ public:
     std::vector<std::string> function_names() const { return module_->function_names(); }
     std::vector<std::string> struct_names() const { return module_->struct_names(); }
     const std::string& name() const { return module_->name(); }
+    /// The warnings of the load, rendered (file:line:col, the line, a caret); "" when none.
+    std::string load_warnings() const { return module_->warnings(); }
     Device device() const { return device_; }
     const ModuleOptions& options() const { return options_; }
 

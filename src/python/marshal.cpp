@@ -4,6 +4,8 @@
 #include <cstring>
 #include <initializer_list>
 #include <iterator>
+#include <set>
+#include <string>
 #include <string_view>
 
 #include <nanobind/stl/string.h>
@@ -76,6 +78,18 @@ struct KindRegistration {
 
 class Describer;
 
+/// The device type of a tensor on neither the CPU nor CUDA ("meta", "mps"), for the binder's
+/// message (ArgInfo::type_name); interned for the process, so the pointer stays valid.
+NB_NOINLINE const char* other_device_type(PyObject* tensor) {
+    static auto* names = new std::set<std::string>();  // never destroyed: borrowed by messages
+    try {
+        std::string type = nb::cast<std::string>(nb::str(nb::handle(tensor).attr("device").attr("type")));
+        return names->insert(type).first->c_str();
+    } catch (const nb::python_error&) {
+        return nullptr;  // the message then says "a device"
+    }
+}
+
 /// One row of the Python side of the marshalling table: a kind of Python object the core knows
 /// by the classes shadegrad._values registers under `name`, and how to describe one.
 struct KindRow {
@@ -144,6 +158,8 @@ public:
         if (ops_.is_tensor(o)) [[likely]] {
             a.kind = ArgKind::Tensor;
             ops_.describe(o, a.tensor);
+            if (a.tensor.device_type == DeviceType::Other) [[unlikely]]
+                a.type_name = other_device_type(o);
             s_.any_torch = true;
             return;
         }
@@ -164,6 +180,8 @@ public:
         a.origin = origin;
         a.object = tensor.ptr();
         ops_.describe(tensor.ptr(), a.tensor);
+        if (a.tensor.device_type == DeviceType::Other) [[unlikely]]
+            a.type_name = other_device_type(tensor.ptr());
         s_.keep.push_back(std::move(tensor));
     }
 
@@ -510,7 +528,7 @@ ResultMode result_mode_of(nb::handle h) {
     if (h.ptr() == torch_tensor) return ResultMode::Torch;
     if (PyType_Check(h.ptr()) && std::strcmp(reinterpret_cast<PyTypeObject*>(h.ptr())->tp_name, "numpy.ndarray") == 0)
         return ResultMode::NumPy;
-    call::throw_type_error(std::string("_result= / return_type() cannot take a ") + Py_TYPE(h.ptr())->tp_name);
+    call::throw_type_error("_result= / return_type() cannot take " + call::with_article(Py_TYPE(h.ptr())->tp_name));
 }
 
 nb::object result_to_python(const call::Binding& b, const CallScratch& s, std::vector<nb::object>& results,

@@ -15,6 +15,8 @@
 #include "call/kernel_faults.h"
 #include "syntax/diagnostics.h"
 #include "python/compile_support.h"
+#include "python/device_check.h"
+#include "python/docstrings.h"
 #include "python/function.h"
 #include "python/torch_ops.h"
 #include "runtime/cpu_module.h"
@@ -82,10 +84,34 @@ NB_NOINLINE void raise_compile_error(const lang::CompileError& e) {
 /// through __getattr__'s error path only, as before.
 nb::object with_functions(Module* module) {
     nb::object self = nb::cast(module, nb::rv_policy::take_ownership);
+    // slangc's warnings (implicit conversions that lose information, ...) reach the user as a
+    // shadegrad.CompileWarning, as they would on slangc's output.
+    if (std::string warnings = module->load_warnings(); !warnings.empty()) {
+        nb::object category = nb::module_::import_("shadegrad._warnings").attr("CompileWarning");
+        std::string text = "module '" + module->name() + "' compiled with warnings:\n" + warnings;
+        while (!text.empty() && text.back() == '\n') text.pop_back();
+        if (PyErr_WarnEx(category.ptr(), text.c_str(), 1) != 0) throw nb::python_error();
+    }
     nb::handle type = nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(self.ptr())));
     for (const std::string& name : module->function_names())
         if (!nb::hasattr(type, name.c_str())) nb::setattr(self, name.c_str(), module->function(name));
     return self;
+}
+
+/// repr(module): "<shadegrad Module 'name' on cpu: functions f, g; structs S>" (at most eight
+/// names of each kind, then a count).
+std::string module_repr(const Module& m) {
+    auto names = [](const char* what, const std::vector<std::string>& v) {
+        std::string s = std::string(what) + " ";
+        if (v.empty()) return s + "none";
+        for (size_t k = 0; k < v.size() && k < 8; ++k) s += (k ? ", " : "") + v[k];
+        if (v.size() > 8) s += ", ... (" + std::to_string(v.size()) + " in all)";
+        return s;
+    };
+    const Device& d = m.device();
+    std::string where = d.type == DeviceType::CUDA ? "cuda:" + std::to_string(d.index) : "cpu";
+    return "<shadegrad Module '" + m.name() + "' on " + where + ": " + names("functions", m.function_names()) + "; " +
+           names("structs", m.struct_names()) + ">";
 }
 
 /// A struct of module `self` as a Python object that knows its module (for m.Struct.method).
@@ -131,33 +157,48 @@ NB_MODULE(_core, m) {
         }
     });
 
-    nb::enum_<DeviceType>(m, "DeviceType")
-        .value("cpu", DeviceType::CPU)
-        .value("cuda", DeviceType::CUDA);
+    nb::enum_<DeviceType>(m, "DeviceType", doc::kDeviceType)
+        .value("cpu", DeviceType::CPU, "The CPU: generated C++ compiled by the host compiler.")
+        .value("cuda", DeviceType::CUDA, "An NVIDIA GPU: generated CUDA compiled by NVRTC.");
 
-    nb::class_<Device>(m, "Device")
+    nb::class_<Device>(m, "Device", doc::kDevice)
         .def(nb::init<>())
-        .def_prop_ro("type", [](const Device& d) { return d.type; })
-        .def_prop_ro("index", [](const Device& d) { return d.index; })
-        .def_prop_ro("include_paths", [](const Device& d) { return d.include_paths; })
+        .def_prop_ro("type", [](const Device& d) { return d.type; }, "The DeviceType.")
+        .def_prop_ro("index", [](const Device& d) { return d.index; }, "The CUDA device index (-1 for the CPU).")
+        .def_prop_ro("include_paths", [](const Device& d) { return d.include_paths; },
+                     "Folders searched for imports and includes (after the importing file's folder).")
         .def("__repr__", [](const Device& d) {
-            return std::string("Device(type=") + (d.type == DeviceType::CUDA ? "cuda" : "cpu") + ")";
+            std::string s = d.type == DeviceType::CUDA ? "Device(type=cuda, index=" + std::to_string(d.index)
+                                                       : std::string("Device(type=cpu");
+            if (!d.include_paths.empty()) {
+                s += ", include_paths=[";
+                for (size_t k = 0; k < d.include_paths.size(); ++k)
+                    s += (k ? ", '" : "'") + d.include_paths[k] + "'";
+                s += "]";
+            }
+            return s + ")";
         });
 
     m.def(
         "create_device",
-        [](DeviceType type, int index, std::vector<std::string> include_paths) {
+        [](DeviceType type, int index, std::vector<std::string> include_paths, const std::string& caller,
+           bool check) {
+            if (type == DeviceType::CUDA && check) {
+                const std::string problems = cuda_device_problems(caller, index);
+                if (!problems.empty()) throw std::runtime_error(problems);
+            }
             Device d;
             d.type = type;
             d.index = type == DeviceType::CPU ? -1 : index;
             d.include_paths = std::move(include_paths);
             return d;
         },
-        nb::arg("type") = DeviceType::CPU, nb::arg("index") = 0, nb::arg("include_paths") = std::vector<std::string>());
+        nb::arg("type") = DeviceType::CPU, nb::arg("index") = 0, nb::arg("include_paths") = std::vector<std::string>(),
+        nb::arg("caller") = "create_device", nb::arg("check") = true, doc::kCreateDevice);
 
     // dynamic_attr: sg.grid keeps the extents as a Python tuple in the instance dict too, where
     // torch.compile's tracer can read them (python/shadegrad/_compile.py).
-    nb::class_<GridArg>(m, "GridArg", nb::dynamic_attr())
+    nb::class_<GridArg>(m, "GridArg", nb::dynamic_attr(), doc::kGridArg)
         .def(nb::init<std::vector<int64_t>, std::vector<int64_t>, std::vector<int64_t>>(), nb::arg("shape"),
              nb::arg("stride") = std::vector<int64_t>{}, nb::arg("offset") = std::vector<int64_t>{})
         .def_ro("shape", &GridArg::shape)
@@ -177,35 +218,44 @@ NB_MODULE(_core, m) {
 
     // __call__ is the tp_call slot (Function::call, as _call), not a method: torch.compile support
     // puts a traceable stand-in in the class dict that calls never use (compile_support.h).
-    auto function_class = nb::class_<Function>(m, "Function", nb::type_slots(function_type_slots()));
+    auto function_class =
+        nb::class_<Function>(m, "Function", nb::type_slots(function_type_slots()), doc::kFunction);
     function_class.def("_call", &Function::call)
-        .def("call", &Function::call)
+        .def("call", &Function::call, nb::sig(doc::kCallSig), doc::kCall)
         .def("_backward", &Function::backward, nb::arg("args"), nb::arg("kwargs"), nb::arg("result_grads"),
              nb::arg("written_grads"))
-        .def("debug_code", &Function::debug_code)
-        .def("call_key", &Function::call_key)
-        .def("map", &Function::map, nb::rv_policy::take_ownership)
-        .def("set", &Function::set, nb::arg("values"), nb::rv_policy::take_ownership)
-        .def("bind", &Function::bind, nb::arg("this"), nb::rv_policy::take_ownership)
-        .def("return_type", &Function::return_type, nb::arg("type"), nb::rv_policy::take_ownership)
-        .def("constants", &Function::constants, nb::arg("values"), nb::rv_policy::take_ownership)
-        .def("deterministic", &Function::deterministic, nb::arg("enabled") = true, nb::rv_policy::take_ownership)
-        .def("fast_math", &Function::fast_math, nb::arg("enabled") = true, nb::rv_policy::take_ownership)
-        .def_prop_ro("plan_count", &Function::plan_count)
-        .def_prop_ro("name", &Function::name)
-        .def_prop_ro("parameter_names", &Function::parameter_names)
-        .def_prop_ro("parameters", &Function::parameters)
-        .def_prop_ro("parameter_defaults", &Function::parameter_defaults)
-        .def_prop_ro("returns_value", &Function::returns_value)
-        .def_prop_ro("device", [](const Function& f) { return f.device(); })
+        .def("debug_code", &Function::debug_code, nb::sig(doc::kDebugCodeSig), doc::kDebugCode)
+        .def("call_key", &Function::call_key, nb::sig(doc::kKeyOfCallSig), doc::kKeyOfCall)
+        .def("map", &Function::map, nb::rv_policy::take_ownership, nb::sig(doc::kMapSig), doc::kMap)
+        .def("set", &Function::set, nb::arg("values"), nb::rv_policy::take_ownership, nb::sig(doc::kSetSig), doc::kSet)
+        .def("bind", &Function::bind, nb::arg("this"), nb::rv_policy::take_ownership, nb::sig(doc::kBindSig),
+             doc::kBind)
+        .def("return_type", &Function::return_type, nb::arg("type"), nb::rv_policy::take_ownership,
+             nb::sig(doc::kReturnTypeSig), doc::kReturnType)
+        .def("constants", &Function::constants, nb::arg("values"), nb::rv_policy::take_ownership,
+             nb::sig(doc::kConstantsSig), doc::kConstants)
+        .def("deterministic", &Function::deterministic, nb::arg("enabled") = true, nb::rv_policy::take_ownership,
+             nb::sig(doc::kDeterministicSig), doc::kDeterministic)
+        .def("fast_math", &Function::fast_math, nb::arg("enabled") = true, nb::rv_policy::take_ownership,
+             nb::sig(doc::kFastMathSig), doc::kFastMath)
+        .def_prop_ro("plan_count", &Function::plan_count, "Cached call plans (shared with the modifiers' functions).")
+        .def_prop_ro("name", &Function::name, "The function's name (\"f\", \"S.method\", \"f<3>\").")
+        .def_prop_ro("parameter_names", &Function::parameter_names, "The parameters' names, in order.")
+        .def_prop_ro("parameters", &Function::parameters,
+                     "(name, \"in\" | \"out\" | \"inout\", type name) per parameter, in order.")
+        .def_prop_ro("parameter_defaults", &Function::parameter_defaults,
+                     "{name: default value's source text} for the parameters that have one.")
+        .def_prop_ro("returns_value", &Function::returns_value, "False for a void function.")
+        .def_prop_ro("_differentiated_parameters", &Function::differentiated_parameters)
+        .def_prop_ro("device", [](const Function& f) { return f.device(); }, "The module's Device.")
         .def_prop_ro("device_type", [](const Function& f) { return int(f.device().type); })
         .def_prop_ro("device_index", [](const Function& f) { return f.device().index; })
-        .def("__repr__", [](const Function& f) { return "<shadegrad function " + f.name() + ">"; });
+        .def("__repr__", &Function::repr);
     nb::object call_method = function_class.attr("__dict__")["_call"];
     set_function_call_method(call_method);
     bind_compile_support(m);
 
-    nb::class_<StructInfo>(m, "Struct")
+    nb::class_<StructInfo>(m, "Struct", doc::kStruct)
         .def_ro("name", &StructInfo::name)
         .def_prop_ro("fields",
                      [](const StructInfo& s) {
@@ -223,7 +273,12 @@ NB_MODULE(_core, m) {
                      throw nb::attribute_error(("struct '" + s.name + "' has no method '" + name + "'").c_str());
                  return fn;
              })
-        .def("__repr__", [](const StructInfo& s) { return "<shadegrad struct " + s.name + ">"; });
+        .def("__repr__", [](const StructInfo& s) {
+            std::string r = "<shadegrad struct " + s.name + " {";
+            for (size_t k = 0; k < s.fields.size(); ++k)
+                r += (k ? "; " : " ") + s.fields[k].second + " " + s.fields[k].first + (k + 1 == s.fields.size() ? "; " : "");
+            return r + "}>";
+        });
 
     auto module_options = [](nb::handle options) {
         ModuleOptions o;
@@ -252,7 +307,7 @@ NB_MODULE(_core, m) {
         return out;
     };
 
-    nb::class_<Module>(m, "Module", nb::dynamic_attr())
+    nb::class_<Module>(m, "Module", nb::dynamic_attr(), doc::kModule)
         .def_static(
             "load_from_source",
             [module_options, linked_exports](Device device, const std::string& name, const std::string& source,
@@ -260,7 +315,7 @@ NB_MODULE(_core, m) {
                 return with_functions(new Module(device, name, source, module_options(options), "", linked_exports(link)));
             },
             nb::arg("device"), nb::arg("name"), nb::arg("source"), nb::arg("options") = nb::none(),
-            nb::arg("link") = nb::none())
+            nb::arg("link") = nb::none(), nb::sig(doc::kLoadFromSourceSig), doc::kLoadFromSource)
         .def_static(
             "load_from_file",
             [module_options, linked_exports](Device device, const std::string& path, nb::handle options, nb::handle link) {
@@ -272,7 +327,8 @@ NB_MODULE(_core, m) {
                 std::fclose(f);
                 return with_functions(new Module(device, path, text, module_options(options), path, linked_exports(link)));
             },
-            nb::arg("device"), nb::arg("path"), nb::arg("options") = nb::none(), nb::arg("link") = nb::none())
+            nb::arg("device"), nb::arg("path"), nb::arg("options") = nb::none(), nb::arg("link") = nb::none(),
+            nb::sig(doc::kLoadFromFileSig), doc::kLoadFromFile)
         // The first lookup of a function caches it in the instance dict, so later `m.fn` lookups
         // never reach __getattr__.
         .def("__getattr__",
@@ -292,21 +348,21 @@ NB_MODULE(_core, m) {
                  if (std::shared_ptr<StructInfo> s = mod.find_struct(name)) return struct_of(self, s);
                  throw nb::key_error(("module '" + mod.name() + "' has no function or struct '" + name + "'").c_str());
              })
-        .def("find_function", &Module::find_function, nb::arg("name"))
+        .def("find_function", &Module::find_function, nb::arg("name"), nb::sig(doc::kFindFunctionSig), doc::kFindFunction)
         .def("require_function",
              [](Module& mod, const std::string& name) {
                  nb::object fn = mod.find_function(name);
                  if (fn.is_none()) throw nb::value_error(("module '" + mod.name() + "' has no function '" + name + "'").c_str());
                  return fn;
              },
-             nb::arg("name"))
+             nb::arg("name"), nb::sig(doc::kRequireFunctionSig), doc::kRequireFunction)
         .def(
             "find_struct",
             [](nb::handle self, const std::string& name) -> nb::object {
                 std::shared_ptr<StructInfo> s = nb::cast<Module&>(self).find_struct(name);
                 return s ? struct_of(self, s) : nb::none();
             },
-            nb::arg("name"))
+            nb::arg("name"), nb::sig(doc::kFindStructSig), doc::kFindStruct)
         .def(
             "require_struct",
             [](nb::handle self, const std::string& name) {
@@ -315,12 +371,14 @@ NB_MODULE(_core, m) {
                 if (!s) throw nb::value_error(("module '" + mod.name() + "' has no struct '" + name + "'").c_str());
                 return struct_of(self, s);
             },
-            nb::arg("name"))
-        .def("find_function_in_struct", &Module::find_function_in_struct, nb::arg("struct_name"), nb::arg("name"))
-        .def("function_names", &Module::function_names)
-        .def("struct_names", &Module::struct_names)
-        .def_prop_ro("name", &Module::name)
-        .def_prop_ro("device", &Module::device)
+            nb::arg("name"), nb::sig(doc::kRequireStructSig), doc::kRequireStruct)
+        .def("find_function_in_struct", &Module::find_function_in_struct, nb::arg("struct_name"), nb::arg("name"),
+             nb::sig(doc::kFindFunctionInStructSig), doc::kFindFunctionInStruct)
+        .def("function_names", &Module::function_names, doc::kFunctionNames)
+        .def("struct_names", &Module::struct_names, doc::kStructNames)
+        .def_prop_ro("name", &Module::name, "The module's name (as given to load_from_source, or the file's path).")
+        .def_prop_ro("device", &Module::device, "The Device its kernels run on.")
+        .def("__repr__", &module_repr)
         .def_prop_ro("strict_broadcasting", [](const Module& m) { return m.options().strict_broadcasting; })
         .def_prop_ro("deterministic", [](const Module& m) { return m.options().deterministic; })
         .def_prop_ro("fast_math", [](const Module& m) { return m.options().fast_math; });
@@ -330,7 +388,7 @@ NB_MODULE(_core, m) {
     bind_autograd_handle(m);
 
     m.def("_init_torch", &init_torch, nb::arg("native_path"), nb::arg("fallback"), nb::arg("force_fallback"));
-    m.def("torch_bridge_status", &torch_bridge_status);
+    m.def("torch_bridge_status", &torch_bridge_status, doc::kTorchBridgeStatus);
     m.def("_bridge_refusal_reason", &bridge_refusal_reason);
     m.def("_describe_native", &describe_native);
     m.def("_describe_fallback", &describe_fallback);
@@ -355,7 +413,7 @@ NB_MODULE(_core, m) {
     m.def("set_debug_mode", &call::set_debug_mode, nb::arg("on"),
           "Debug mode (also SHADEGRAD_DEBUG=1): every CUDA launch waits for its kernel, so that a fault\n"
           "raises at the call that made it.");
-    m.def("debug_mode", &call::debug_mode);
+    m.def("debug_mode", &call::debug_mode, doc::kDebugMode);
     m.def("cuda_status", []() {
         nb::dict d;
         d["driver"] = runtime::cuda_driver_status();
@@ -363,5 +421,5 @@ NB_MODULE(_core, m) {
         d["available"] = runtime::cuda_available();
         d["device_count"] = runtime::cuda_device_count();
         return d;
-    });
+    }, doc::kCudaStatus);
 }

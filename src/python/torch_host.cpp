@@ -44,9 +44,16 @@ public:
         s.backward = spec.backward;
         s.release = spec.release;
         s.ctx = spec.ctx;
+        s.input_takes_grad = spec.input_takes_grad;
         nb::object outs = torch_ops().apply_autograd(s);
         if (outs.is_none()) return;
         for (nb::handle o : nb::tuple(outs)) replaced.push_back(nb::borrow(o).release().ptr());
+    }
+    void warn_not_differentiable(const std::string& message) override {
+        // Kept for the process (never released: no destructor runs after the interpreter ends).
+        static PyObject* category =
+            nb::object(nb::module_::import_("shadegrad._warnings").attr("NotDifferentiableWarning")).release().ptr();
+        if (PyErr_WarnEx(category, message.c_str(), 1) != 0) throw nb::python_error();
     }
     void* unlock() override { return PyEval_SaveThread(); }
     void relock(void* state) override { PyEval_RestoreThread(static_cast<PyThreadState*>(state)); }

@@ -114,15 +114,18 @@ public:
         return reinterpret_cast<void*>(nb::cast<uintptr_t>(current_stream_(int(device), device_index)));
     }
     nb::object apply_autograd(const SgAutogradSpec& spec) override {
-        nb::list inputs, outputs, dirty;
-        for (int i = 0; i < spec.n_inputs; ++i) inputs.append(nb::handle(spec.inputs[i]));
+        nb::list inputs, outputs, dirty, takes_grad;
+        for (int i = 0; i < spec.n_inputs; ++i) {
+            inputs.append(nb::handle(spec.inputs[i]));
+            takes_grad.append(nb::bool_(!spec.input_takes_grad || spec.input_takes_grad[i]));
+        }
         for (int i = 0; i < spec.n_outputs; ++i) {
             outputs.append(nb::handle(spec.outputs[i]));
             dirty.append(int(spec.output_is_input_dirty[i]));
         }
         auto* handle = new AutogradHandle{spec};
         nb::object h = nb::cast(handle, nb::rv_policy::take_ownership);
-        return apply_autograd_(inputs, outputs, dirty, h);
+        return apply_autograd_(inputs, outputs, dirty, h, takes_grad);
     }
     const char* name() const override { return "fallback"; }
 

@@ -58,8 +58,25 @@ Token Parser::advance() {
 }
 
 Token Parser::expect(TokenKind k) {
-    if (!at(k)) fail_expected(std::string("'") + token_kind_spelling(k) + "'");
+    if (!at(k)) [[unlikely]] {
+        if (k == TokenKind::Semicolon) fail_missing_semicolon();
+        fail_expected(std::string("'") + token_kind_spelling(k) + "'");
+    }
     return advance();
+}
+
+/// A missing ';' is reported where slangc reports it, at the token that follows; when that token
+/// is on a later line, a note points at the end of the statement that lacks it.
+void Parser::fail_missing_semicolon() {
+    if (pos_ == 0 || int64_t(tok().offset) == last_error_offset_) return;
+    const Token& previous = tokens_[pos_ - 1];
+    const uint32_t end = previous.offset + previous.length;
+    if (end > tok().offset || std::string_view(file_->text).substr(end, tok().offset - end).find('\n') ==
+                                  std::string_view::npos)
+        return;
+    error(loc(), "expected ';', found " + describe(tok()));
+    diags_.note({file_, end}, "the ';' is missing at the end of this line");
+    throw SyntaxError{};
 }
 
 /// Closes a generic argument list. `>>` closes two nested lists (`DifferentialPair<vector<float,

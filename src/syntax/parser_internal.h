@@ -89,6 +89,7 @@ public:
     void error(SourceLoc where, std::string message);
     void unsupported(SourceLoc where, std::string_view construct);
     [[noreturn]] void fail_expected(std::string_view what);
+    void fail_missing_semicolon();  ///< throws, with a note, when the ';' belongs on an earlier line
     [[noreturn]] void fail(SourceLoc where, std::string message);
     std::string describe(const Token& t) const;
     void synchronize();

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include "call/errors.h"
@@ -27,6 +28,8 @@ public:
     int clones = 0;
     std::vector<call::AutogradSpec> nodes;  ///< its arrays are valid only during the attach
     std::vector<std::vector<void*>> node_outputs;
+    std::vector<std::vector<uint8_t>> node_takes_grad;  ///< per node, per input (spec.input_takes_grad)
+    std::vector<std::string> warnings;                 ///< warn_not_differentiable messages
     std::map<void*, TensorInfo> infos;
 
     ~MemoryHost() override {
@@ -73,12 +76,15 @@ public:
         }
         nodes.push_back(spec);
         node_outputs.emplace_back(spec.outputs, spec.outputs + spec.n_outputs);
+        node_takes_grad.emplace_back(spec.input_takes_grad, spec.input_takes_grad + spec.n_inputs);
     }
+    void warn_not_differentiable(const std::string& message) override { warnings.push_back(message); }
 };
 
 constexpr const char* kSource = R"(
 [Differentiable]
 float mul(float a, float b) { return a * b * 2.0; }
+float plain(float a, no_diff float b) { return a + b; }
 )";
 
 struct Fixture {
@@ -88,9 +94,9 @@ struct Fixture {
     std::vector<float> a{1, 2, 3, 4}, b{5, 6, 7, 8};
     std::vector<std::string> keywords;
 
-    Fixture() {
+    explicit Fixture(const char* function = "mul") {
         call::Callee callee;
-        EXPECT_TRUE(call::parse_callee(*module, "mul", callee));
+        EXPECT_TRUE(call::parse_callee(*module, function, callee));
         fn = call::FunctionState::make(module, callee, DeviceType::CPU, -1, {});
     }
     std::vector<ArgInfo> args(bool grad_a, bool grad_b) {
@@ -146,6 +152,8 @@ TEST(Invoke, AutogradNodeAndBackwardEntryAgree) {
     ASSERT_EQ(node.n_inputs, 2);   // both tensors are read
     ASSERT_EQ(node.n_outputs, 1);  // the result
     EXPECT_EQ(f.host.node_outputs[0][0], out.results[0].get());
+    // `b` is read (saved) but takes no gradient: the host gives it no edge and no buffer.
+    EXPECT_EQ(f.host.node_takes_grad[0], (std::vector<uint8_t>{1, 0}));
 
     // The node's backward: the gradient of the result is 1, 2, 3, 4; only `a` asks for one.
     std::vector<float> grad_result{1, 2, 3, 4}, grad_a(4, -1.0f);
@@ -167,6 +175,27 @@ TEST(Invoke, AutogradNodeAndBackwardEntryAgree) {
     const float* g = data_of(f.host, back.grads[0].second.get());
     for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(g[i], grad_a[size_t(i)]);
     EXPECT_EQ(f.fn->plans.size(), 1u);  // the forward's plan serves its backward
+}
+
+TEST(Invoke, AFunctionWithoutDifferentiableWarnsOncePerFunction) {
+    Fixture f("plain");
+    f.host.grad = true;
+    call::CallOutcome out;
+    std::vector<ArgInfo> no_grad = f.args(false, true);  // only the no_diff parameter requires grad
+    call::invoke(f.host, *f.fn, {}, f.call_args(no_grad), true, out);
+    std::vector<ArgInfo> grad_off = f.args(true, false);
+    call::invoke(f.host, *f.fn, {}, f.call_args(grad_off), false, out);  // grad mode off
+    EXPECT_TRUE(f.host.warnings.empty());
+    std::vector<ArgInfo> args = f.args(true, false);
+    for (int k = 0; k < 3; ++k) {
+        call::invoke(f.host, *f.fn, {}, f.call_args(args), true, out);
+        EXPECT_FALSE(out.autograd);
+        EXPECT_FLOAT_EQ(data_of(f.host, out.results[0].get())[1], 8.0f);
+    }
+    ASSERT_EQ(f.host.warnings.size(), 1u);
+    EXPECT_NE(f.host.warnings[0].find("plain() is not [Differentiable]"), std::string::npos) << f.host.warnings[0];
+    EXPECT_NE(f.host.warnings[0].find("parameter 'a'"), std::string::npos) << f.host.warnings[0];
+    EXPECT_EQ(f.fn->plans.size(), 3u);  // the decision is the plan's: calls after the first look nothing up
 }
 
 TEST(Invoke, BackwardEntryBroadcastsTheResultGradient) {

@@ -69,6 +69,21 @@ TEST(ParserErrors, MissingSemicolonNamesTheTokenFound) {
                          "1:18: error: expected an index, found ']'"));
 }
 
+TEST(ParserErrors, MissingSemicolonAtTheEndOfALineGetsANoteThere) {
+    // The error stays at the next token, as slangc reports it (tests/lang/errors/
+    // syntax_missing_semicolon.slang); the note points at where the ';' belongs.
+    Parsed p("float f(float x)\n{\n    float y = x * 2.0\n    return y;\n}\n");
+    EXPECT_EQ(p.errors(),
+              "m.slang:4:5: error: expected ';', found 'return'\n"
+              "        return y;\n"
+              "        ^\n"
+              "m.slang:3:22: note: the ';' is missing at the end of this line\n"
+              "        float y = x * 2.0\n"
+              "                         ^\n");
+    // On one line, the token found is where the ';' belongs: no note.
+    EXPECT_FALSE(contains(errors_of("void f() { x = 1 return x; }"), "note:"));
+}
+
 TEST(ParserErrors, SeveralErrorsInOneFileAreAllReported) {
     Parsed p("float f(float x) { return x +; }\n"
              "float g(float x) { float y = ; return y; }\n"

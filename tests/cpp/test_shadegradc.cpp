@@ -106,10 +106,18 @@ TEST_F(Shadegradc, ReportsEveryErrorWithLocationAndCaret) {
 
 TEST_F(Shadegradc, UsageErrorsExitWithTwo) {
     const fs::path src = write("k.slang", "float f() { return 1.0; }\n");
-    for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
-             {}, {src.string(), "--emit", "ptx"}, {src.string(), "--bogus"}, {src.string(), src.string()}}) {
+    // Each says what was wrong before the usage text.
+    const std::vector<std::pair<std::vector<std::string>, std::string>> cases{
+        {{}, "shadegradc: no input file\n"},
+        {{src.string(), "--emit", "ptx"}, "shadegradc: --emit takes ast, ir, cpp or cuda, got 'ptx'\n"},
+        {{src.string(), "--bogus"}, "shadegradc: unknown option '--bogus'\n"},
+        {{src.string(), src.string()}, "shadegradc: one input file only, got '" + src.string() + "' and '" + src.string() + "'\n"},
+        {{src.string(), "--entry"}, "shadegradc: option --entry needs a value\n"},
+    };
+    for (const auto& [args, problem] : cases) {
         runtime::ProcessResult r = run(args);
         EXPECT_EQ(r.exit_code, 2) << r.output;
+        EXPECT_EQ(r.output.rfind(problem, 0), 0u) << r.output;
         EXPECT_NE(r.output.find("usage: shadegradc FILE"), std::string::npos) << r.output;
     }
     runtime::ProcessResult unreadable = run({(dir_ / "absent.slang").string()});

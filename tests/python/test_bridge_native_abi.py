@@ -103,6 +103,7 @@ class AutogradSpec(ctypes.Structure):
         ("ctx", ctypes.c_void_p),
         ("backward", BACKWARD_FN),
         ("release", RELEASE_FN),
+        ("input_takes_grad", ctypes.POINTER(ctypes.c_uint8)),
     ]
 
 
@@ -148,7 +149,7 @@ _py_decref = ctypes.pythonapi.Py_DecRef
 _py_decref.argtypes = [ctypes.c_void_p]
 _py_decref.restype = None
 
-SG_BRIDGE_API_VERSION = 2
+SG_BRIDGE_API_VERSION = 3
 ERR_SIZE = 1024
 
 

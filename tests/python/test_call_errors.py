@@ -68,7 +68,7 @@ def test_value_type_of_the_wrong_shape_or_kind(sg, m):
         m.len3(sg.float2(1, 2))
     with pytest.raises(TypeError, match=r"len3\(\): parameter 'v' of type float3 cannot take a bool3"):
         m.len3(sg.bool3(True, True, False))
-    with pytest.raises(TypeError, match=r"twice\(\): parameter 'i' of type int cannot take a int2"):
+    with pytest.raises(TypeError, match=r"twice\(\): parameter 'i' of type int cannot take an int2"):
         m.twice(sg.int2(1, 2))
 
 
@@ -102,13 +102,13 @@ def test_result_argument_mistakes(m):
     x = torch.ones(4, device=TEST_DEVICE)
     with pytest.raises(ValueError, match=r"sq\(\): _result= of shape \(3,\) does not match the call shape \(4,\)"):
         m.sq(x, _result=torch.zeros(3, device=TEST_DEVICE))
-    with pytest.raises(TypeError, match=r"sq\(\): _result= needs a float32 tensor, got float64"):
+    with pytest.raises(TypeError, match=r"sq\(\): _result= needs a float32 tensor, got a float64 tensor"):
         m.sq(x, _result=torch.zeros(4, dtype=torch.float64, device=TEST_DEVICE))
     with pytest.raises(ValueError, match=r"v3\(\): _result= needs a tensor whose last dims are \(3,\) \(the result is float3\), got shape \(4, 2\)"):
         m.v3(x, _result=torch.zeros(4, 2, device=TEST_DEVICE))
     with pytest.raises(TypeError, match=r"makep\(\): _result= cannot take a struct"):
         m.makep(x, _result=torch.zeros(4, device=TEST_DEVICE))
-    with pytest.raises(TypeError, match=r"_result= / return_type\(\) cannot take a int"):
+    with pytest.raises(TypeError, match=r"_result= / return_type\(\) cannot take an int"):
         m.sq(x, _result=3)
 
 

@@ -207,8 +207,8 @@ def test_no_fit_names_dtype_and_generic_reasons(ov):
     with pytest.raises(TypeError) as e:
         ov.mix(t([1], torch.int32))
     msg = str(e.value)
-    assert msg.startswith("mix(): no overload fits the arguments (a int32 tensor of shape (1,)")
-    assert "\n  float mix(float x): parameter 'x' of type float needs a float32 tensor, got a int32 tensor" in msg
+    assert msg.startswith("mix(): no overload fits the arguments (an int32 tensor of shape (1,)")
+    assert "\n  float mix(float x): parameter 'x' of type float needs a float32 tensor, got an int32 tensor" in msg
     assert "\n  float mix<T : IFloat>(T x): type argument int does not conform to 'IFloat'" in msg
 
 

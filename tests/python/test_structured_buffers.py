@@ -181,7 +181,7 @@ def test_dtype_mismatch_names_the_parameter(m):
         match=r"read_s\(\): parameter 'b' of type StructuredBuffer<float> needs a float32 tensor, got a float64 tensor",
     ):
         m.read_s(idx([0]), t([1.0, 2.0], dtype=torch.float64))
-    with pytest.raises(TypeError, match=r"parameter 'b' of type StructuredBuffer<int> needs a int32 tensor"):
+    with pytest.raises(TypeError, match=r"parameter 'b' of type StructuredBuffer<int> needs an int32 tensor"):
         m.read_i(idx([0]), t([1.0]))
 
 

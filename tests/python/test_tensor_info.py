@@ -68,13 +68,13 @@ def test_refused_bridge_falls_back_with_reason():
     active, reason = proc.stdout.strip().splitlines()
     assert active == "fallback"
     if native_bridge_available():
-        assert reason == "native bridge reports api_version 99, the core needs 2"
+        assert reason == "native bridge reports api_version 99, the core needs 3"
 
 
 def test_refusal_reasons(sg):
-    assert sg._core._bridge_refusal_reason(2, 176) == ""
-    assert sg._core._bridge_refusal_reason(1, 176) == "native bridge reports api_version 1, the core needs 2"
-    assert sg._core._bridge_refusal_reason(2, 168) == (
+    assert sg._core._bridge_refusal_reason(3, 176) == ""
+    assert sg._core._bridge_refusal_reason(1, 176) == "native bridge reports api_version 1, the core needs 3"
+    assert sg._core._bridge_refusal_reason(3, 168) == (
         "native bridge reports sizeof(TensorInfo) = 168, the core's is 176"
     )
 

@@ -98,6 +98,46 @@ def test_compiled_training_step_matches_eager_inductor(sg, m):
     assert_close(eager_and_compiled(step, compiled, ((6, 5), 0)))
 
 
+def test_compiled_loss_in_an_optimizer_loop_matches_eager(sg, m):
+    # What docs/getting_started.md says works: the loss compiled with fullgraph=True, the
+    # optimizer's zero_grad/step and backward() outside it (inside, torch itself refuses).
+    loss_fn = training_step(sg, m)
+    compiled = torch.compile(loss_fn, fullgraph=True, backend="aot_eager")
+    gen = torch.Generator().manual_seed(3)
+    x0, w0, target = (torch.rand(4, 6, generator=gen) for _ in range(3))
+    finals = []
+    for fn in (loss_fn, compiled):
+        x = x0.clone().requires_grad_(True)
+        w = w0.clone().requires_grad_(True)
+        opt = torch.optim.Adam([x, w], lr=0.05)
+        for _ in range(4):
+            opt.zero_grad()
+            loss = fn(x, w, target)
+            loss.backward()
+            opt.step()
+        finals.append((loss.detach(), x.detach(), w.detach()))
+    for a, b in zip(*finals):
+        torch.testing.assert_close(b, a, rtol=1e-5, atol=1e-6)
+    assert not torch.equal(finals[1][1], x0)  # the optimizer moved it
+
+
+def test_no_diff_and_read_only_tensors_get_none_under_compile(sg, cpu_device):
+    # As in eager mode (test_no_gradient.py): no gradient, and no zero-filled one, for them.
+    nd = sg.Module.load_from_source(
+        cpu_device,
+        "compiled_no_diff",
+        "import slangpy;\n[Differentiable]\n"
+        "float mixc(float x, no_diff float s, ITensor<float, 1> t) { return x * s + x * t[0]; }",
+    )
+    compiled = torch.compile(lambda x, s, t: nd.mixc(x, s, t=t).sum(), fullgraph=True, backend="aot_eager")
+    x = torch.tensor([1.0, 2.0, 3.0], requires_grad=True)
+    s = torch.tensor([0.5, -1.0, 2.0], requires_grad=True)
+    t = torch.tensor([1.5, 7.0], requires_grad=True)
+    compiled(x, s, t).backward()
+    assert s.grad is None and t.grad is None
+    torch.testing.assert_close(x.grad, s.detach() + 1.5)
+
+
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
 def test_dynamic_shapes_compile_once(sg, m, backend):
     step = training_step(sg, m)
