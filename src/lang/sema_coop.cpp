@@ -166,7 +166,7 @@ const Type* Sema::check_view_method(Expr* e, const Type* view, const std::string
         e->builtin = &kViewDims;
         return types_.uint32();
     }
-    diags_.error(e->loc, type_name(view) + " has no member '" + method + "'", 30027);
+    diags_.error(e->operands[0]->loc, type_name(view) + " has no member '" + method + "'", 30027);
     return types_.error_type();
 }
 
@@ -200,11 +200,12 @@ const Type* Sema::check_coop_call(Expr* e) {
     const Expr* root = dest;
     bool element = false;
     while (root->kind == ExprKind::Index && !root->operands[0]->type->is_tensor()) root = root->operands[0];
-    if (root->kind == ExprKind::Index && root->operands[0]->type->is_tensor()) element = true;
+    if (root->kind == ExprKind::Index && root->operands[0]->type->is_tensor())
+        element = root == dest && root->operands[0]->type->tensor.view;
     else if (root->kind == ExprKind::Name && root->var_ref && root->var_ref->is_groupshared) element = true;
     if (!element) {
         diags_.unsupported(dest->loc, std::string(b->name) + " on anything but a groupshared variable, its array "
-                                                             "elements or a TensorView or RWStructuredBuffer element");
+                                                             "elements or a TensorView element");
         return types_.error_type();
     }
     if (!is_atomic_scalar(dest->type, op)) {
