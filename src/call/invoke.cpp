@@ -8,6 +8,8 @@
 #include <cstring>
 
 #include "call/autograd_node.h"
+#include "call/compile_kernel.h"
+#include "call/coop_launch.h"
 #include "call/call_options.h"
 #include "call/errors.h"
 #include "call/graph_capture.h"
@@ -145,6 +147,7 @@ std::shared_ptr<FunctionState> FunctionState::make(std::shared_ptr<UserModule> m
     fn->module_options = module_options;
     fn->id = g_next_function_id++;
     fn->link_key = fn->module->link_key();
+    fn->cooperative = is_cooperative(*fn->module, fn->callee);
     return fn;
 }
 
@@ -172,6 +175,11 @@ void Modifiers::set(CallModifiers call) {
 
 const std::shared_ptr<CallPlan>& plan_for(Host& host, FunctionState& fn, const Modifiers& mods, const CallArgs& a,
                                           bool grad_mode) {
+    if (fn.cooperative) [[unlikely]]
+        throw_type_error(fn.name + "() is a [CUDAKernel] function: it runs once per thread of a launch, not per "
+                                   "element of its arguments; launch it with " + fn.name +
+                         "(args..., _thread_count=N), or with shadegrad.slangtorch (" + fn.name +
+                         "(args...).launchRaw(blockSize=..., gridSize=...))");
     const uint32_t options = call_options(a.args, a.total);
     build_key(t.key, fn, mods, a, grad_mode, options);
     auto it = fn.plans.find(t.key);

@@ -21,6 +21,8 @@
 
 namespace sg::call {
 
+struct CompiledKernel;
+
 /// What every function object of one kernel function shares: the module, what its calls
 /// resolve, the module's options and the plan cache.
 struct FunctionState {
@@ -35,6 +37,10 @@ struct FunctionState {
     uint32_t id = 0;           ///< unique per state: the first bytes of its keys
     std::string link_key;      ///< module->link_key(): appended to every call key
     std::unordered_map<CallKey, std::shared_ptr<CallPlan>, CallKeyHash> plans;
+    /// A [CUDAKernel] function (coop_launch.h): it is launched, never called element-wise.
+    bool cooperative = false;
+    /// Its kernel per device (CPU: -1, CUDA: the device index), compiled on the first launch.
+    std::unordered_map<int, std::shared_ptr<const CompiledKernel>> coop_kernels;
 
     /// A new state (a fresh id and an empty plan cache).
     static std::shared_ptr<FunctionState> make(std::shared_ptr<UserModule> module, Callee callee, DeviceType device,

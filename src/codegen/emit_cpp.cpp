@@ -279,7 +279,7 @@ bool has_group_sync(const ir::Block& block) {
 }
 
 /// The entry point of a cooperative kernel. The header's shape is (block x, y, z, grid x, y,
-/// z) and its total the number of blocks. CUDA: the launch has that block and grid shape and
+/// z, a 1-D thread count or 0) and its total the number of blocks. CUDA: the launch has that block and grid shape and
 /// every thread runs the kernel once. CPU: the entry runs blocks [begin, end) (prelude_coop.inc:
 /// a block's threads one after another, or as fibers when the kernel has a barrier at which they
 /// meet).
@@ -287,6 +287,9 @@ std::string cooperative_entry(const GeneratedKernel& out, const ir::Function& ke
                               const std::string& params, const std::string& thread) {
     if (target == DeviceType::CUDA)
         return "SG_EXPORT __global__ void " + out.entry + "(const __grid_constant__ sg_user::" + params + " params) {\n" +
+               "    // a 1-D thread count (header shape[6], 0: none): the threads past it do not run\n" +
+               "    if (params.header.shape[6] > 0 && blockIdx.x * (int64_t)blockDim.x + threadIdx.x >= "
+               "params.header.shape[6]) return;\n" +
                "    sg_user::" + thread + "(params, 0, 0);\n}\n";
     const std::string body = "sg_body_" + out.entry;
     return "static void " + body + "(const void* params) {\n" +

@@ -139,10 +139,48 @@ struct ScratchRelease {
 }  // namespace
 
 nb::object Function::call(nb::args args, nb::kwargs kwargs) {
+    if (state_->cooperative && kwargs.contains("_thread_count")) [[unlikely]] {
+        // SlangPy's launch of a [CUDAKernel] function: module.kernel(args..., _thread_count=N).
+        nb::dict rest;
+        for (auto [k, v] : kwargs)
+            if (nb::cast<std::string>(k) != "_thread_count") rest[k] = v;
+        nb::object n = kwargs["_thread_count"];
+        if (!PyLong_Check(n.ptr()))
+            call::throw_type_error(state_->name + "(): _thread_count must be an int, got " +
+                                   std::string(Py_TYPE(n.ptr())->tp_name));
+        launch(nb::tuple(args), rest, nb::tuple(), nb::tuple(), nb::cast<int64_t>(n));
+        return nb::none();
+    }
     ScratchRelease release;
     const bool grad_mode = describe(args, kwargs);
     call::invoke(torch_host(), *state_, mods_.kernel, described(), grad_mode, t_scratch.outcome);
     return finish(t_scratch.outcome);
+}
+
+void Function::launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb::tuple grid, int64_t thread_count) {
+    ScratchRelease release;
+    call::LaunchShape shape;
+    if (thread_count != 0) {
+        shape = call::thread_count_shape(*state_, thread_count);
+    } else {
+        auto read = [&](nb::tuple t, int64_t* out, const char* what) {
+            if (t.size() < 1 || t.size() > 3)
+                call::throw_value_error(state_->name + "(): " + what + " takes 1 to 3 numbers (x, y, z), got " +
+                                        std::to_string(t.size()));
+            for (size_t d = 0; d < t.size(); ++d) {
+                if (!PyLong_Check(t[d].ptr()))
+                    call::throw_type_error(state_->name + "(): " + what + " takes ints, got " +
+                                           std::string(Py_TYPE(t[d].ptr())->tp_name));
+                out[d] = nb::cast<int64_t>(t[d]);
+            }
+        };
+        read(block, shape.block, "blockSize");
+        read(grid, shape.grid, "gridSize");
+    }
+    nb::args a = nb::borrow<nb::args>(args);
+    nb::kwargs kw = nb::borrow<nb::kwargs>(kwargs);
+    (void)describe(a, kw);
+    call::launch_cooperative(torch_host(), *state_, described(), shape);
 }
 
 nb::object Function::finish(call::CallOutcome& out) {
@@ -359,8 +397,10 @@ Function* Function::constants(nb::dict values) const {
 
 namespace {
 
-call::ModuleSetup module_setup(const Device& device, std::string path, std::vector<lang::LinkConstants> linked) {
+call::ModuleSetup module_setup(const Device& device, std::string path, std::vector<lang::LinkConstants> linked,
+                               const ModuleOptions& options) {
     call::ModuleSetup setup;
+    setup.defines = options.defines;
     setup.path = std::move(path);
     setup.include_paths = device.include_paths;
     setup.linked = std::move(linked);
@@ -373,7 +413,7 @@ Module::Module(Device device, std::string name, std::string source, ModuleOption
                std::vector<lang::LinkConstants> linked)
     : device_(device), options_(options),
       module_(std::make_shared<call::UserModule>(std::move(name), std::move(source),
-                                                 module_setup(device, std::move(path), std::move(linked)))) {}
+                                                 module_setup(device, std::move(path), std::move(linked), options))) {}
 
 nb::object Module::find_function(const std::string& name) {
     auto it = functions_.find(name);

@@ -66,8 +66,9 @@ struct CoopKernel {
             header.shape[d] = block[size_t(d)];
             header.shape[3 + d] = grid[size_t(d)];
         }
+        header.shape[6] = 0;  // no 1-D thread count
         header.total = grid[0] * grid[1] * grid[2];
-        header.rank = 6;
+        header.rank = 7;
         std::memcpy(params.data(), &header, sizeof header);
         for (size_t k = 0; k < args.size() && k < layout.fields.size(); ++k) {
             const codegen::ParamField& f = layout.fields[k];
