@@ -48,8 +48,9 @@ bool Lower::shared_path(Expr* e, Value*& view, std::vector<Value*>& index) {
     const int k = owner_.shared_index(root->var_ref);
     index.clear();
     for (auto it = subscripts.rbegin(); it != subscripts.rend(); ++it) index.push_back(lower_expr(*it));
-    b_.set_loc(e->loc);
+    b_.set_loc(root->loc);  // the variable's name: where a misuse is reported
     view = b_.shared_view(k, owner_.program_types_shared(k));
+    b_.set_loc(e->loc);
     return true;
 }
 

@@ -185,3 +185,22 @@ void apply(TensorView<float> x)
     assert m5 is not m
     m5.apply(x).launchRaw(blockSize=(3, 1, 1), gridSize=(1, 1, 1))
     assert x.cpu().tolist() == [15.0, 30.0, 45.0]
+
+
+def test_cooperative_constructs_in_a_function_called_per_element_are_located_errors():
+    m = sg.Module.load_from_source(sg.create_device(), "per_element", """
+groupshared float s[4];
+float uses_shared(float x) { s[0] = x; return s[0]; }
+float uses_id(float x) { return x + cudaThreadIdx().x; }
+float calls_barrier(float x) { GroupMemoryBarrierWithGroupSync(); return x; }
+float uses_view(TensorView<float> v, int i) { return v[i]; }
+""")
+    x = torch.ones(3, device=TEST_DEVICE)
+    with pytest.raises(sg.CompileError, match=r"per_element.slang:3:30: error: groupshared variable 's' is only available in a \[CUDAKernel\]"):
+        m.uses_shared(x)
+    with pytest.raises(sg.CompileError, match=r"per_element.slang:4:37: error: cudaThreadIdx\(\) is only available"):
+        m.uses_id(x)
+    with pytest.raises(sg.CompileError, match=r"per_element.slang:5:32: error: a barrier is only available"):
+        m.calls_barrier(x)
+    with pytest.raises(TypeError, match=r"uses_view\(\): parameter 'v' is a TensorView<float>: TensorView parameters belong to \[CUDAKernel\]"):
+        m.uses_view(x, 1)
