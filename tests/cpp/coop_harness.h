@@ -99,6 +99,10 @@ struct CoopKernel {
         r.block_size = params.size();
         r.total = header.total;
         r.sequential = sequential;
+        for (int d = 0; d < 3; ++d) {
+            r.coop_block[d] = block[size_t(d)];
+            r.coop_grid[d] = grid[size_t(d)];
+        }
         return runtime::backend(DeviceType::CPU).launch(r).record;
     }
 };

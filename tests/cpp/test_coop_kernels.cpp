@@ -226,27 +226,27 @@ void atomics(TensorView<int> total, TensorView<uint> bits, TensorView<float> fsu
 }
 )", "atomics");
     for (bool sequential : {true, false}) {
-        std::vector<int> total = {0, -1, 0, 0, 0}, firsts(8, 0);
+        std::vector<int> total = {0, -1, 0, 0, 0}, firsts(32, 0);
         std::vector<uint32_t> bits = {0, 0, 0xffffffffu, 1234567u, 0};
         std::vector<float> fsum = {0};
-        EXPECT_EQ(k->launch({96, 1, 1}, {4, 1, 1},
+        EXPECT_EQ(k->launch({96, 1, 1}, {16, 1, 1},
                             {CoopArg::view(total, {5}), CoopArg::view(bits, {5}), CoopArg::view(fsum, {1}),
-                             CoopArg::view(firsts, {8})},
+                             CoopArg::view(firsts, {32})},
                             sequential)
                       .code,
                   0u);
-        const int n = 96 * 4;
+        const int n = 96 * 16;
         EXPECT_EQ(total[0], n * (n - 1) / 2);
         EXPECT_EQ(total[1], n - 1);
         EXPECT_EQ(total[2], -(n - 1));
         EXPECT_GE(total[3], 1);
         EXPECT_EQ(total[4], 1);
         EXPECT_EQ(bits[0], 0xffffffffu);
-        EXPECT_EQ(bits[1], 0u);  // each bit flipped 12 times
+        EXPECT_EQ(bits[1], 0u);  // each bit flipped 48 times
         EXPECT_EQ(bits[2], 0xffff0000u);
         EXPECT_EQ(bits[4], 1u);
         EXPECT_EQ(fsum[0], float(n) * 0.5f);
-        for (int b = 0; b < 4; ++b) {
+        for (int b = 0; b < 16; ++b) {
             EXPECT_EQ(firsts[size_t(b * 2)], 96) << b;
             EXPECT_EQ(firsts[size_t(b * 2 + 1)], b * 96 - 50) << b;
         }
