@@ -5,7 +5,7 @@
 // A TensorView is a tensor type with TensorKind::view: its rank is known only at the launch, so
 // any number of indices is accepted here and the generated code checks the count against the
 // bound tensor's (a fault, as an out-of-range index is).
-#include <deque>
+#include <map>
 
 #include "lang/coop.h"
 #include "lang/sema_internal.h"
@@ -40,22 +40,25 @@ bool is_atomic_scalar(const Type* t, AtomicOp op) {
 }  // namespace
 
 const Builtin* find_coop_builtin(const std::string& name) {
-    // One Builtin per name, made on first use (the name tells lowering which one it is).
-    static std::deque<Builtin> made;
-    static std::map<std::string, const Builtin*> table;
+    // One Builtin per name (the name tells lowering which one it is), made once for the process
+    // (a function-local static: thread-safe, as compilations may run on several threads).
+    static const std::map<std::string, Builtin> table = [] {
+        std::map<std::string, Builtin> t;
+        for (int k = 0; k < 4; ++k) {
+            const char* n = coop_id_name(CoopId(k));
+            t.emplace(n, Builtin{BuiltinKind::CoopId, IntrinsicId::Count, n});
+        }
+        for (const char* n : {"GroupMemoryBarrier", "GroupMemoryBarrierWithGroupSync", "DeviceMemoryBarrier",
+                              "DeviceMemoryBarrierWithGroupSync", "AllMemoryBarrier", "AllMemoryBarrierWithGroupSync"})
+            t.emplace(n, Builtin{BuiltinKind::Barrier, IntrinsicId::Count, find_barrier(n)->name});
+        for (int k = 0; k < 8; ++k) {
+            const char* n = atomic_name(AtomicOp(k));
+            t.emplace(n, Builtin{BuiltinKind::Interlocked, IntrinsicId::Count, n});
+        }
+        return t;
+    }();
     auto it = table.find(name);
-    if (it != table.end()) return it->second;
-    CoopId id;
-    AtomicOp op;
-    BuiltinKind kind;
-    if (find_coop_id(name, id)) kind = BuiltinKind::CoopId;
-    else if (const BarrierInfo* b = find_barrier(name)) kind = BuiltinKind::Barrier, (void)b;
-    else if (find_atomic(name, op)) kind = BuiltinKind::Interlocked;
-    else return nullptr;
-    made.push_back(Builtin{kind, IntrinsicId::Count, nullptr});
-    auto [at, inserted] = table.emplace(name, &made.back());
-    made.back().name = at->first.c_str();
-    return &made.back();
+    return it == table.end() ? nullptr : &it->second;
 }
 
 // view_type = "TensorView" "<" type ">"

@@ -139,16 +139,13 @@ struct ScratchRelease {
 }  // namespace
 
 nb::object Function::call(nb::args args, nb::kwargs kwargs) {
-    if (state_->cooperative && kwargs.contains("_thread_count")) [[unlikely]] {
-        // SlangPy's launch of a [CUDAKernel] function: module.kernel(args..., _thread_count=N).
+    if (kwargs.size() != 0 && kwargs.contains("_thread_count")) [[unlikely]] {
+        // SlangPy's launch of a [CUDAKernel] function: module.kernel(args..., _thread_count=N)
+        // (of any other function: the launch says that it is not one).
         nb::dict rest;
         for (auto [k, v] : kwargs)
             if (nb::cast<std::string>(k) != "_thread_count") rest[k] = v;
-        nb::object n = kwargs["_thread_count"];
-        if (!PyLong_Check(n.ptr()))
-            call::throw_type_error(state_->name + "(): _thread_count must be an int, got " +
-                                   std::string(Py_TYPE(n.ptr())->tp_name));
-        launch(nb::tuple(args), rest, nb::tuple(), nb::tuple(), nb::cast<int64_t>(n));
+        launch(nb::tuple(args), rest, nb::tuple(), nb::tuple(), kwargs["_thread_count"]);
         return nb::none();
     }
     ScratchRelease release;
@@ -157,11 +154,14 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
     return finish(t_scratch.outcome);
 }
 
-void Function::launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb::tuple grid, int64_t thread_count) {
+void Function::launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb::tuple grid, nb::object thread_count) {
     ScratchRelease release;
     call::LaunchShape shape;
-    if (thread_count != 0) {
-        shape = call::thread_count_shape(*state_, thread_count);
+    if (!thread_count.is_none()) {
+        if (!PyLong_Check(thread_count.ptr()) || PyBool_Check(thread_count.ptr()))
+            call::throw_type_error(state_->name + "(): _thread_count must be an int, got " +
+                                   std::string(Py_TYPE(thread_count.ptr())->tp_name));
+        shape = call::thread_count_shape(*state_, nb::cast<int64_t>(thread_count));
     } else {
         auto read = [&](nb::tuple t, int64_t* out, const char* what) {
             if (t.size() < 1 || t.size() > 3)

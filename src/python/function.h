@@ -63,9 +63,9 @@ public:
     /// argument takes part in differentiation.
     nb::object backward(nb::tuple args, nb::dict kwargs, nb::list result_grads, nb::list written_grads);
     /// Launches a [CUDAKernel] function (call/coop_launch.h) with an explicit block and grid
-    /// shape (each 1 to 3 numbers); `thread_count` > 0: SlangPy's 1-D `_thread_count`, which
+    /// shape (each 1 to 3 numbers); `thread_count` not None: SlangPy's 1-D `_thread_count`, which
     /// chooses the shape itself.
-    void launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb::tuple grid, int64_t thread_count);
+    void launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb::tuple grid, nb::object thread_count);
     /// Whether this is a [CUDAKernel] function.
     bool cooperative() const { return state_->cooperative; }
     /// The generated code of the kernels this call would run (glue, target source, IR).

@@ -184,7 +184,7 @@ NB_MODULE(_core, m) {
              nb::arg("written_grads"))
         .def("debug_code", &Function::debug_code)
         .def("_launch", &Function::launch, nb::arg("args"), nb::arg("kwargs"), nb::arg("block"), nb::arg("grid"),
-             nb::arg("thread_count") = 0)
+             nb::arg("thread_count") = nb::none())
         .def_prop_ro("cooperative", &Function::cooperative)
         .def("call_key", &Function::call_key)
         .def("map", &Function::map, nb::rv_policy::take_ownership)

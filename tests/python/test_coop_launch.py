@@ -204,3 +204,13 @@ float uses_view(TensorView<float> v, int i) { return v[i]; }
         m.calls_barrier(x)
     with pytest.raises(TypeError, match=r"uses_view\(\): parameter 'v' is a TensorView<float>: TensorView parameters belong to \[CUDAKernel\]"):
         m.uses_view(x, 1)
+
+
+def test_thread_count_on_a_vectorized_function_is_an_error():
+    m = sg.Module.load_from_source(sg.create_device(), "coop_tc_err", REDUCE.replace("BLOCK", "64").replace("SCALE", "1"))
+    with pytest.raises(TypeError, match=r"plain\(\) is not a \[CUDAKernel\] function"):
+        m.plain(torch.ones(3, device=TEST_DEVICE), _thread_count=3)
+    with pytest.raises(TypeError, match=r"count\(\): _thread_count must be an int"):
+        m.count(torch.zeros(1, dtype=torch.int32), torch.zeros(1, dtype=torch.int32), _thread_count=2.0)
+    with pytest.raises(ValueError, match=r"count\(\): _thread_count must be a positive number of threads"):
+        m.count(torch.zeros(1, dtype=torch.int32), torch.zeros(1, dtype=torch.int32), _thread_count=0)
