@@ -47,10 +47,23 @@ std::string Emitter::coop_element_pointer(const Inst& inst, size_t index_end) {
              "), sg_ix" + n + ", sg_dx" + n + ", " + std::to_string(k) + ", " + fault_location(inst) + ");");
         return p;
     }
-    // A TensorView: components of a vector element lie inner[0] apart; the pointer is the first.
     auto param = tensor_params_.find(tensor);
     const std::string param_index = param == tensor_params_.end() ? "-1" : std::to_string(param->second);
     const std::string t = ref(tensor);
+    if (!tt->tensor.view) {
+        // A tensor or RWStructuredBuffer parameter (Interlocked on its element): a scalar element
+        // at its strides (in scalar elements), each index checked.
+        if (k == 0) {
+            line(elem + "* " + p + " = (" + elem + "*)" + t + ".data;");
+            return p;
+        }
+        line("const int64_t sg_ix" + n + "[" + std::to_string(k) + "] = {" + indices + "};");
+        line(elem + "* " + p + " = (" + elem + "*)sg_strided_ptr(sg_faults, " + t + ".data, (int64_t)sizeof(" + elem +
+             "), " + t + ".shape, " + t + ".strides, sg_ix" + n + ", " + std::to_string(k) + ", " + param_index + ", " +
+             fault_location(inst) + ");");
+        return p;
+    }
+    // A TensorView: components of a vector element lie inner[0] apart; the pointer is the first.
     line("const int64_t sg_ix" + n + "[" + std::to_string(k > 0 ? k : 1) + "] = {" + (k > 0 ? indices : "0") + "};");
     line("int64_t sg_off" + n + " = 0;");
     line("const bool sg_ok" + n + " = sg_view_offset(sg_faults, " + t + ", sg_ix" + n + ", " + std::to_string(k) +

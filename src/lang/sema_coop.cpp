@@ -203,12 +203,16 @@ const Type* Sema::check_coop_call(Expr* e) {
     const Expr* root = dest;
     bool element = false;
     while (root->kind == ExprKind::Index && !root->operands[0]->type->is_tensor()) root = root->operands[0];
-    if (root->kind == ExprKind::Index && root->operands[0]->type->is_tensor())
-        element = root == dest && root->operands[0]->type->tensor.view;
+    if (root->kind == ExprKind::Index && root->operands[0]->type->is_tensor()) {
+        // A TensorView's, or a writable tensor's or RWStructuredBuffer's, whole element.
+        const TensorKind& k = root->operands[0]->type->tensor;
+        element = root == dest && (k.view || k.access != TensorAccess::Read);
+    }
     else if (root->kind == ExprKind::Name && root->var_ref && root->var_ref->is_groupshared) element = true;
     if (!element) {
         diags_.unsupported(dest->loc, std::string(b->name) + " on anything but a groupshared variable, its array "
-                                                             "elements or a TensorView element");
+                                                             "elements or an element of a TensorView, a writable "
+                                                             "tensor or an RWStructuredBuffer");
         return types_.error_type();
     }
     if (!is_atomic_scalar(dest->type, op)) {

@@ -166,6 +166,37 @@ void shapes(TensorView<float> out)
     }
 }
 
+TEST(CoopKernels, TiledTransposeThroughATwoDimensionalGroupsharedTile) {
+    auto k = build_coop(R"(
+groupshared float tile[8][9];            // padded, as on the GPU
+groupshared float2x2 mats[4];
+[CUDAKernel]
+void transpose(TensorView<float> a, TensorView<float> t, TensorView<float> m)
+{
+    uint2 local = cudaThreadIdx().xy;
+    uint2 base = cudaBlockIdx().xy * 8;
+    uint2 p = base + local;
+    if (p.x < a.size(0) && p.y < a.size(1)) tile[local.y][local.x] = a[p.x, p.y];
+    if (local.y == 0 && local.x < 4) mats[local.x] = float2x2(local.x, 1, 2, 3);
+    GroupMemoryBarrierWithGroupSync();
+    uint2 q = uint2(base.y, base.x) + local;  // the transposed block
+    if (q.x < a.size(1) && q.y < a.size(0)) t[q.x, q.y] = tile[local.x][local.y];
+    if (local.x == 0 && local.y == 0 && cudaBlockIdx().x == 0 && cudaBlockIdx().y == 0)
+        for (int i = 0; i < 4; i++) m[i] = mul(mats[i], float2(1, 10)).x;   // i + 10
+}
+)", "transpose");
+    const int64_t rows = 13, cols = 10;
+    std::vector<float> a(size_t(rows * cols)), t(size_t(rows * cols), -1.f), m(4, 0.f);
+    for (size_t i = 0; i < a.size(); ++i) a[i] = float(i);
+    EXPECT_EQ(k->launch({8, 8, 1}, {2, 2, 1}, {CoopArg::view(a, {rows, cols}), CoopArg::view(t, {cols, rows}),
+                                              CoopArg::view(m, {4})})
+                  .code,
+              0u);
+    for (int64_t r = 0; r < rows; ++r)
+        for (int64_t c = 0; c < cols; ++c) EXPECT_EQ(t[size_t(c * rows + r)], a[size_t(r * cols + c)]) << r << "," << c;
+    EXPECT_EQ(m, (std::vector<float>{10, 11, 12, 13}));
+}
+
 TEST(CoopKernels, TensorViewMethodsAndVectorElements) {
     auto k = build_coop(R"(
 [CUDAKernel]

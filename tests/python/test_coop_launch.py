@@ -214,3 +214,23 @@ def test_thread_count_on_a_vectorized_function_is_an_error():
         m.count(torch.zeros(1, dtype=torch.int32), torch.zeros(1, dtype=torch.int32), _thread_count=2.0)
     with pytest.raises(ValueError, match=r"count\(\): _thread_count must be a positive number of threads"):
         m.count(torch.zeros(1, dtype=torch.int32), torch.zeros(1, dtype=torch.int32), _thread_count=0)
+
+
+def test_interlocked_on_buffer_and_tensor_elements_in_functions_called_per_element():
+    m = sg.Module.load_from_source(sg.create_device(), "hist", """
+import slangpy;
+void to_buffer(int v, RWStructuredBuffer<int> hist) { InterlockedAdd(hist[v], 1); }
+void to_tensor(int v, RWTensor<int, 2> hist) { int old; InterlockedMax(hist[v, 0], v * 3, old); InterlockedAdd(hist[v, 1], old + 1); }
+""")
+    values = torch.randint(0, 6, (500,), dtype=torch.int32, device=TEST_DEVICE)
+    hist = torch.zeros(6, dtype=torch.int32, device=TEST_DEVICE)
+    m.to_buffer(values, hist)
+    assert torch.equal(hist.cpu(), torch.bincount(values.cpu().long(), minlength=6).int())
+    h2 = torch.zeros(6, 2, dtype=torch.int32, device=TEST_DEVICE)
+    m.to_tensor(values, h2)
+    counts = torch.bincount(values.cpu().long(), minlength=6)
+    # column 0: the max of v * 3 over its hits; column 1: the first hit saw 0 (+1), the others v*3 (+1)
+    want0 = torch.where(counts > 0, torch.arange(6) * 3, torch.zeros(6, dtype=torch.long))
+    want1 = torch.where(counts > 0, 1 + (counts - 1) * (torch.arange(6) * 3 + 1), torch.zeros(6, dtype=torch.long))
+    assert h2.cpu()[:, 0].tolist() == want0.tolist()
+    assert h2.cpu()[:, 1].tolist() == want1.tolist()
