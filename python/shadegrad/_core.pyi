@@ -72,6 +72,12 @@ class Function:
     def call(self, /, *args: Any, **kwargs: Any) -> Any:
         """The same as calling the function."""
     def debug_code(self, *args: Any, **kwargs: Any) -> str: ...
+    def _launch(self, args: tuple, kwargs: dict, block: tuple, grid: tuple, thread_count: Optional[int] = None) -> None:
+        """Launches a [CUDAKernel] function with `block` threads per block and `grid` blocks
+        (each 1 to 3 ints), or with `thread_count` threads in 1-D (SlangPy's _thread_count)."""
+    @property
+    def cooperative(self) -> bool:
+        """Whether this is a [CUDAKernel] function (launched, not called per element)."""
     def call_key(self, *args: Any, **kwargs: Any) -> str: ...
     def map(self, *args: Any, **kwargs: Any) -> Function:
         """A function object whose arguments map to the given call dimensions, or are read as the

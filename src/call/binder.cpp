@@ -259,6 +259,10 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
     binder.device = device;
     for (size_t p = 0; p < nparams; ++p) {
         lang::VarDecl* param = fn->params[p];
+        if (param->type->is_tensor() && param->type->tensor.view) [[unlikely]]
+            throw_type_error(function + "(): parameter '" + param->name + "' is a " + lang::type_name(param->type) +
+                             ": TensorView parameters belong to [CUDAKernel] functions, which are launched (a "
+                             "function called per element takes Tensor<T, N>, RWTensor<T, N> or StructuredBuffer<T>)");
         ParamSlot slot;
         slot.name = param->name;
         slot.type = param->type;

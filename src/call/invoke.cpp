@@ -8,6 +8,8 @@
 #include <cstring>
 
 #include "call/autograd_node.h"
+#include "call/compile_kernel.h"
+#include "call/coop_launch.h"
 #include "call/call_options.h"
 #include "call/errors.h"
 #include "call/graph_capture.h"
@@ -161,6 +163,7 @@ std::shared_ptr<FunctionState> FunctionState::make(std::shared_ptr<UserModule> m
     fn->module_options = module_options;
     fn->id = g_next_function_id++;
     fn->link_key = fn->module->link_key();
+    fn->cooperative = is_cooperative(*fn->module, fn->callee);
     return fn;
 }
 
@@ -205,6 +208,11 @@ const std::shared_ptr<CallPlan>& plan_in(ThreadScratch& t, Host& host, FunctionS
         append_extent_key(t.key, checks, a.args);
         it = fn.plans.find(t.key);
     }
+    if (fn.cooperative) [[unlikely]]  // never cached: every call of one comes here
+        throw_type_error(fn.name + "() is a [CUDAKernel] function: it runs once per thread of a launch, not per "
+                                   "element of its arguments; launch it with " + fn.name +
+                         "(args..., _thread_count=N), or with shadegrad.slangtorch (" + fn.name +
+                         "(args...).launchRaw(blockSize=..., gridSize=...))");
     CallModifiers modifiers = mods.call();
     modifiers.strict_broadcasting |= fn.module_options.strict_broadcasting;
     modifiers.deterministic |= fn.module_options.deterministic;

@@ -21,6 +21,8 @@
 
 namespace sg::call {
 
+struct CompiledKernel;
+
 /// What every function object of one kernel function shares: the module, what its calls
 /// resolve, the module's options and the plan cache.
 struct FunctionState {
@@ -37,6 +39,10 @@ struct FunctionState {
     std::unordered_map<CallKey, std::shared_ptr<CallPlan>, CallKeyHash> plans;
     /// The missing-[Differentiable] warning was given (once per function: Binding::undifferentiated_param).
     bool warned_not_differentiable = false;
+    /// A [CUDAKernel] function (coop_launch.h): it is launched, never called element-wise.
+    bool cooperative = false;
+    /// Its kernel per device (CPU: -1, CUDA: the device index), compiled on the first launch.
+    std::unordered_map<int, std::shared_ptr<const CompiledKernel>> coop_kernels;
 
     /// A new state (a fresh id and an empty plan cache).
     static std::shared_ptr<FunctionState> make(std::shared_ptr<UserModule> module, Callee callee, DeviceType device,

@@ -25,7 +25,15 @@ lang::LinkConstants effective_constants(const ModuleSetup& setup) {
 
 UserModule::UserModule(std::string name, std::string source, ModuleSetup setup)
     : name_(std::move(name)), source_(std::move(source)), setup_(std::move(setup)) {
-    loader_ = setup_.loader ? setup_.loader : std::make_shared<lang::SourceLoader>(setup_.include_paths);
+    if (!setup_.loader) {
+        auto loader = std::make_shared<lang::SourceLoader>(setup_.include_paths);
+        std::string defines;
+        for (const auto& [name, value] : setup_.defines) defines += "#define " + name + " " + value + "\n";
+        loader->set_predefined(std::move(defines));
+        loader_ = std::move(loader);
+    } else {
+        loader_ = setup_.loader;
+    }
     constants_ = effective_constants(setup_);
     modules_ = parse_into(sources_, ast_, diags_, /*require_values=*/false);
     diags_.throw_if_errors();

@@ -24,6 +24,8 @@ struct ModuleSetup {
     /// module's value wins).
     std::vector<lang::LinkConstants> linked;
     lang::LinkConstants overrides;              ///< `fn.constants({...})`: win over everything
+    /// Macros defined before the source is read (slangtorch's `defines={...}`): NAME, VALUE.
+    std::vector<std::pair<std::string, std::string>> defines;
     /// The loader (and its file cache) to share; nullptr makes one from include_paths.
     std::shared_ptr<lang::SourceLoader> loader;
 };

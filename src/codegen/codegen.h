@@ -36,6 +36,8 @@ inline size_t reduce_scratch_bytes(int reduced_slots, int64_t blocks) {
 struct TensorFieldLayout {
     size_t data = 0, shape = 0, strides = 0, inner = 0;
     size_t grad_data = 0, grad_strides = 0, grad_inner = 0;  ///< valid when has_grad
+    /// A TensorView (TensorKind::view): laid out as a rank-8 view, then the bound rank (int64).
+    size_t view_rank = 0;
 };
 
 struct ParamField {

@@ -52,7 +52,8 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
 
     // The parameter block as a C++ struct, pinned to compute_param_layout by static_asserts:
     // a drift between the two fails compilation instead of reading the wrong bytes.
-    std::string code = "// The parameter block (codegen.h: ParamLayout).\nstruct " + params + " {\n";
+    std::string code = shared_storage();  // emit_coop.cpp
+    code += "// The parameter block (codegen.h: ParamLayout).\nstruct " + params + " {\n";
     code += "    sg_call_header header;  // fields start at offset 96\n";
     std::vector<std::string> fields;
     std::set<std::string> taken;
@@ -266,6 +267,41 @@ int choose_elements_per_thread(const ir::Function& kernel, DeviceType target, co
     return size >= 0 && size <= kSmallKernelInsts ? kSmallKernelElements : 1;
 }
 
+/// Whether `block` (or a function it calls) has a barrier at which the block's threads meet.
+bool has_group_sync(const ir::Block& block) {
+    for (const auto& inst : block.insts) {
+        if (inst->op == ir::OpKind::Barrier && (inst->imm_int & 1)) return true;
+        if (inst->op == ir::OpKind::Call && inst->callee->body && has_group_sync(*inst->callee->body)) return true;
+        for (const auto& region : inst->regions)
+            if (has_group_sync(*region)) return true;
+    }
+    return false;
+}
+
+/// The entry point of a cooperative kernel. The header's shape is (block x, y, z, grid x, y,
+/// z, a 1-D thread count or 0) and its total the number of blocks. CUDA: the launch has that block and grid shape and
+/// every thread runs the kernel once. CPU: the entry runs blocks [begin, end) (prelude_coop.inc:
+/// a block's threads one after another, or as fibers when the kernel has a barrier at which they
+/// meet).
+std::string cooperative_entry(const GeneratedKernel& out, const ir::Function& kernel, DeviceType target,
+                              const std::string& params, const std::string& thread) {
+    if (target == DeviceType::CUDA)
+        return "SG_EXPORT __global__ void " + out.entry + "(const __grid_constant__ sg_user::" + params + " params) {\n" +
+               "    // a 1-D thread count (header shape[6], 0: none): the threads past it do not run\n" +
+               "    if (params.header.shape[6] > 0 && blockIdx.x * (int64_t)blockDim.x + threadIdx.x >= "
+               "params.header.shape[6]) return;\n" +
+               "    sg_user::" + thread + "(params, 0, 0);\n}\n";
+    const std::string body = "sg_body_" + out.entry;
+    return "static void " + body + "(const void* params) {\n" +
+           "    sg_user::" + thread + "(*static_cast<const sg_user::" + params + "*>(params), 0, 0);\n}\n" +
+           "SG_EXPORT void " + out.entry + "(const void* params, int64_t begin, int64_t end) {\n" +
+           "    const sg_user::" + params + "& P = *static_cast<const sg_user::" + params + "*>(params);\n" +
+           "    if (end > P.header.total) end = P.header.total;\n" +
+           "    if (begin >= end) return;\n" +
+           "    sg_coop_run(P.header.shape, begin, end, " + (has_group_sync(*kernel.body) ? "true" : "false") + ", " +
+           body + ", params);\n}\n";
+}
+
 /// What the entry points of a kernel with ordered gradient tables are made of.
 struct OrderedEntry {
     GeneratedKernel& out;
@@ -448,10 +484,17 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
     if (options.fixed_params == 0) options.fixed_phase = CodegenOptions::FixedPhase::Accumulate;
     const bool scan = options.fixed_phase == CodegenOptions::FixedPhase::Scan;
     if (scan) options.reduced_params = options.privatized_params = options.ordered_params = 0;
-    out.elements_per_thread = choose_elements_per_thread(kernel, target, options);
+    if (kernel.cooperative) {
+        // One invocation per thread of an explicit launch: nothing of the call machinery applies.
+        options.reduced_params = options.privatized_params = options.ordered_params = options.fixed_params = 0;
+        options.call_shaped_params = 0;
+        options.elements_per_thread = 1;
+        options.fixed_phase = CodegenOptions::FixedPhase::Accumulate;
+    }
+    out.elements_per_thread = kernel.cooperative ? 1 : choose_elements_per_thread(kernel, target, options);
     Emitter emitter(program, target, options);
     // The plain multi-element entry below issues its elements' loads first (emit_prefetch.cpp).
-    const bool plain_cuda = target == DeviceType::CUDA && options.reduced_params == 0 && options.privatized_params == 0 &&
+    const bool plain_cuda = !kernel.cooperative && target == DeviceType::CUDA && options.reduced_params == 0 && options.privatized_params == 0 &&
                             options.ordered_params == 0;
     if (plain_cuda && out.elements_per_thread > 1) emitter.enable_prefetch();
     // The plain four-element entry also takes vector accesses where a launch allows (emit_dense.cpp).
@@ -507,7 +550,9 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
     const std::string decompose = options.call_rank >= 0 && options.call_rank <= 8
                                       ? "sg_call_index_fixed<" + std::to_string(options.call_rank) + ">"
                                       : std::string("sg_call_index");
-    if (target == DeviceType::CUDA && !emitter.ordered_params().empty()) {
+    if (kernel.cooperative) {
+        entry = cooperative_entry(out, kernel, target, params, thread);
+    } else if (target == DeviceType::CUDA && !emitter.ordered_params().empty()) {
         OrderedEntry o{out, emitter.ordered_params(), params, thread, idx, decompose, acc_decls, acc_args, acc_flush, slots};
         entry = ordered_entries(o);
     } else if (target == DeviceType::CPU) {
@@ -584,7 +629,8 @@ std::string generate_functions(const ir::Program& program, DeviceType target) {
     source += device_prelude();
     source += std::string("\n// ==== functions ") + names + " - generated by shadegrad for " +
               (target == DeviceType::CUDA ? "CUDA" : "CPU") + " ====\n";
-    source += "namespace sg_user {\n\n" + emitter.namespace_contents() + "}  // namespace sg_user\n";
+    source += "namespace sg_user {\n\n" + emitter.shared_storage() + emitter.namespace_contents() +
+              "}  // namespace sg_user\n";
     return source;
 }
 

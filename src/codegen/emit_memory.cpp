@@ -30,6 +30,10 @@ const char* prelude_function(OpKind op) {
 void Emitter::emit_tensor(const Inst& inst) {
     const Value* tensor = inst.operands[0];
     const Type* tt = tensor->type;
+    if (tt->tensor.view || tt->tensor.shared) {  // cooperative kernels: emit_coop.cpp
+        emit_coop(inst);
+        return;
+    }
     const std::string t = ref(tensor);
     if (inst.op == OpKind::TensorShape) {
         define(inst.result(), "(uint)" + t + ".shape[" + std::to_string(inst.imm_int) + "]");

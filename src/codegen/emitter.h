@@ -176,6 +176,15 @@ public:
     void emit_local(const Inst& inst);
     void emit_call_index(const Inst& inst);
     void emit_trap(const Inst& inst);
+    /// Cooperative kernels (emit_coop.cpp): ids, barriers, groupshared storage, TensorView
+    /// access and queries, Interlocked atomics.
+    void emit_coop(const Inst& inst);
+    /// The definitions of the groupshared storage of the program (namespace scope).
+    std::string shared_storage();
+    /// The address of a shared element or a view element (a `T*`, null after a fault): emits
+    /// the index computation and returns the pointer's name.
+    std::string coop_element_pointer(const Inst& inst, size_t index_end);
+    int coop_temps_ = 0;
     // emit_dense.cpp
     /// Whether `inst` accesses a call-shaped kernel parameter of the call's rank at the call index.
     bool dense_access(const Inst& inst) const;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "codegen/codegen.h"
+#include "lang/coop.h"
 
 namespace sg::codegen {
 
@@ -71,6 +72,7 @@ struct LayoutContext {
         case TypeKind::Array: return size(t->element) * size_t(t->count);
         case TypeKind::Tensor:
             SG_INTERNAL_ASSERT(!t->tensor.interface, "layout of an unspecialized tensor interface type");
+            if (t->tensor.view) return view_size(lang::kMaxViewRank) + 8;  // sg_view: then the rank
             return view_size(t->rank) + (t->tensor.has_grad ? grad_view_size(t->rank) : 0);
         case TypeKind::Struct:
         case TypeKind::DiffPair: {
@@ -97,12 +99,13 @@ ParamLayout layout_with(const ir::Function& kernel, const LayoutContext& ctx) {
         field.offset = offset;
         field.size = ctx.size(p.type);
         if (p.type->is_tensor()) {
-            const size_t d = size_t(p.type->rank);
+            const size_t d = size_t(p.type->tensor.view ? lang::kMaxViewRank : p.type->rank);
             TensorFieldLayout& t = field.tensor;
             t.data = offset;
             t.shape = offset + 8;
             t.strides = t.shape + 8 * d;
             t.inner = t.strides + 8 * d;
+            if (p.type->tensor.view) t.view_rank = t.inner + 16;
             if (p.type->tensor.has_grad) {
                 t.grad_data = t.inner + 16;
                 t.grad_strides = t.grad_data + 8;

@@ -3,12 +3,14 @@
 
 #include <algorithm>
 #include <chrono>
+#include <set>
 
 #include "autodiff/autodiff.h"
 #include "ir/lower.h"
 #include "ir/passes.h"
 #include "syntax/module_loader.h"
 #include "syntax/parser.h"
+#include "lang/coop.h"
 #include "lang/sema.h"
 
 namespace sg::driver {
@@ -111,6 +113,40 @@ void verify_all(const ir::Program& program, const char* after, bool stubs_pendin
         if (!(stubs_pending && fn->body->insts.empty())) ir::verify_function(*fn, after);
 }
 
+/// A kernel that is not a [CUDAKernel] function runs once per call element, with no block to
+/// share memory with or to meet at a barrier: the first cooperative construct it (or a function
+/// it still calls) uses is a located error.
+const ir::Inst* first_cooperative_inst(const ir::Block& block, std::set<const ir::Function*>& seen) {
+    for (const auto& inst : block.insts) {
+        switch (inst->op) {
+        case ir::OpKind::CoopId:
+        case ir::OpKind::Barrier:
+        case ir::OpKind::SharedView: return inst.get();
+        case ir::OpKind::Call:
+            if (inst->callee->body && seen.insert(inst->callee).second)
+                if (const ir::Inst* found = first_cooperative_inst(*inst->callee->body, seen)) return found;
+            break;
+        default: break;
+        }
+        for (const auto& region : inst->regions)
+            if (const ir::Inst* found = first_cooperative_inst(*region, seen)) return found;
+    }
+    return nullptr;
+}
+
+void check_not_cooperative(const ir::Program& program, const ir::Function& kernel, lang::Diagnostics& diags) {
+    if (kernel.cooperative) return;
+    std::set<const ir::Function*> seen;
+    const ir::Inst* inst = first_cooperative_inst(*kernel.body, seen);
+    if (!inst) return;
+    std::string what;
+    if (inst->op == ir::OpKind::CoopId) what = std::string(lang::coop_id_name(lang::CoopId(inst->imm_int))) + "()";
+    else if (inst->op == ir::OpKind::Barrier) what = "a barrier";
+    else what = "groupshared variable '" + program.shared.at(size_t(inst->imm_int)).name + "'";
+    diags.error(inst->loc, what + " is only available in a [CUDAKernel] function (and the functions it calls), which "
+                                  "runs once per thread of a launch; this function is called per element");
+}
+
 }  // namespace
 
 void compile(const Workspace& ws, const Input& input, const Options& options, Result& result) {
@@ -151,8 +187,13 @@ void compile(const Workspace& ws, const Input& input, const Options& options, Re
         hooks.verify = options.verify;
         result.pipeline = &pipeline();
         // A kernel is the only function its generated code needs (its callees are inlined).
-        if (options.scope == Scope::Kernel) result.pipeline->run(*result.entries.front(), hooks);
-        else result.pipeline->run(result.program, hooks);
+        if (options.scope == Scope::Kernel) {
+            result.pipeline->run(*result.entries.front(), hooks);
+            check_not_cooperative(result.program, *result.entries.front(), ws.diags);
+            ws.diags.throw_if_errors();
+        } else {
+            result.pipeline->run(result.program, hooks);
+        }
         if (options.emit_ir)
             result.ir_text = options.scope == Scope::Kernel ? ir::print_function(*result.entries.front())
                                                             : ir::print_program(result.program);

@@ -244,7 +244,9 @@ std::vector<Value*> Builder::call(Function* callee, const std::vector<Value*>& a
 
 void Builder::check_tensor_index(Value* t, const std::vector<Value*>& index, const char* what) {
     IR_ASSERT(t->type->is_tensor(), std::string(what) + " of non-tensor");
-    IR_ASSERT(int(index.size()) == t->type->rank, std::string(what) + ": index count != rank");
+    // A TensorView's rank is known at the launch: the generated code checks the count.
+    IR_ASSERT(t->type->tensor.view ? int(index.size()) <= lang::kMaxViewRank : int(index.size()) == t->type->rank,
+              std::string(what) + ": index count != rank");
     for (Value* i : index)
         IR_ASSERT(i->type->is_scalar() && lang::is_integer(i->type->scalar), std::string(what) + ": index type");
 }
@@ -391,6 +393,59 @@ void Builder::trap(int64_t code, Value* index, Value* extent) {
                            lang::is_integer(extent->type->scalar),
                        "trap operands must be integer scalars");
     make(OpKind::Trap, {index, extent}, {})->imm_int = code;
+}
+
+}  // namespace sg::ir
+
+namespace sg::ir {
+
+// ---- cooperative kernels
+
+Value* Builder::coop_id(lang::CoopId id) {
+    Inst* i = make(OpKind::CoopId, {}, {types_.vector(lang::ScalarKind::UInt32, 3)});
+    i->imm_int = int64_t(id);
+    return i->result();
+}
+
+void Builder::barrier(bool sync, bool device) {
+    Inst* i = make(OpKind::Barrier, {}, {});
+    i->imm_int = (sync ? 1 : 0) | (device ? 2 : 0);
+}
+
+Value* Builder::shared_view(int index, const Type* view_type) {
+    IR_ASSERT(view_type->is_tensor() && view_type->tensor.shared, "shared_view type");
+    Inst* i = make(OpKind::SharedView, {}, {view_type});
+    i->imm_int = index;
+    return i->result();
+}
+
+Value* Builder::tensor_atomic(lang::AtomicOp op, Value* t, const std::vector<Value*>& index, Value* compare,
+                              Value* value) {
+    check_tensor_index(t, index, "tensor_atomic");
+    IR_ASSERT(value->type == t->type->element && t->type->element->is_scalar(), "tensor_atomic value type");
+    IR_ASSERT((op == lang::AtomicOp::CompareExchange) == (compare != nullptr), "tensor_atomic compare operand");
+    std::vector<Value*> ops = concat(t, index);
+    if (compare) {
+        IR_ASSERT(compare->type == value->type, "tensor_atomic compare type");
+        ops.push_back(compare);
+    }
+    ops.push_back(value);
+    Inst* i = make(OpKind::TensorAtomic, ops, {value->type});
+    i->imm_int = int64_t(op);
+    return i->result();
+}
+
+Value* Builder::view_query(int op, Value* view, Value* dim) {
+    IR_ASSERT(view->type->is_tensor() && view->type->tensor.view, "view_query of a non-view");
+    IR_ASSERT((op == 2) == (dim == nullptr), "view_query dimension operand");
+    std::vector<Value*> ops{view};
+    if (dim) {
+        IR_ASSERT(dim->type->is_scalar() && lang::is_integer(dim->type->scalar), "view_query dimension type");
+        ops.push_back(dim);
+    }
+    Inst* i = make(OpKind::ViewQuery, ops, {types_.uint32()});
+    i->imm_int = op;
+    return i->result();
 }
 
 }  // namespace sg::ir

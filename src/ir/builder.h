@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/ir.h"
+#include "lang/coop.h"
 
 namespace sg::ir {
 
@@ -71,6 +72,14 @@ public:
     Value* tensor_slice(Value* t, const std::vector<Value*>& index, const Type* type);
     /// This thread's call index in dimension `dim`, as int (or int64_t for 64-bit calls).
     Value* call_index(int dim, const Type* type = nullptr);
+    // ---- cooperative kernels
+    Value* coop_id(lang::CoopId id);
+    void barrier(bool sync, bool device);
+    Value* shared_view(int index, const Type* view_type);
+    /// (t, index..., [compare,] value): the element's previous value.
+    Value* tensor_atomic(lang::AtomicOp op, Value* t, const std::vector<Value*>& index, Value* compare, Value* value);
+    /// op 0: size(dim), 1: stride(dim), 2: dims() (dim nullptr).
+    Value* view_query(int op, Value* view, Value* dim);
 
     // ---- local storage (tapes)
     Value* local_alloc(const Type* element, int64_t count);

@@ -24,6 +24,8 @@ bool has_side_effects(OpKind op) {
     case OpKind::Yield:
     case OpKind::Return:
     case OpKind::Trap:
+    case OpKind::Barrier:       // orders memory between the threads of a block
+    case OpKind::TensorAtomic:  // writes its element
     case OpKind::Call:  // conservatively: callees may store to tensors
         return true;
     default: return false;

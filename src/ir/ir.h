@@ -100,6 +100,10 @@ struct Function {
     bool differentiable = false;
     bool return_no_diff = false;
     bool is_kernel = false;              ///< a kernel entry (glue): params form the parameter block
+    /// A [CUDAKernel] function lowered as a kernel: it runs once per thread of an explicit
+    /// launch (CallHeader: block and grid shape), its threads share groupshared memory and meet
+    /// at barriers. is_kernel is set too.
+    bool cooperative = false;
     Function* custom_backward = nullptr; ///< [BackwardDerivative]: reverse mode calls it
     Function* custom_forward = nullptr;  ///< [ForwardDerivative]: forward mode calls it
     /// Calls of a function with a custom derivative stay calls (never inlined): autodiff replaces
@@ -114,9 +118,19 @@ struct Function {
     int entry_param_index(size_t param) const;
 };
 
+/// A `groupshared` variable: one copy per block of a cooperative kernel. Its storage is a shared
+/// tensor (SharedView) with one index per array dimension of the declared type.
+struct SharedVar {
+    std::string name;
+    const Type* element = nullptr;    ///< the declared type without its array dimensions
+    std::vector<int64_t> dims;        ///< the array dimensions, outermost first (empty: a scalar)
+    const Type* view_type = nullptr;  ///< the shared tensor type of its SharedView
+};
+
 /// A compiled program: functions plus the type context they use.
 struct Program {
     lang::TypeContext* types = nullptr;
+    std::vector<SharedVar> shared;  ///< groupshared variables the functions use (SharedView imm_int)
     std::vector<std::unique_ptr<Function>> functions;
 
     /// The first function named `name`, or nullptr. Constant time: lowering asks once per

@@ -121,7 +121,8 @@ Function* Lowering::instantiate(lang::FunctionDecl* decl, const std::vector<cons
     fn->return_type = decl->result_type;
     fn->differentiable = decl->is_differentiable;
     fn->return_no_diff = decl->return_no_diff;
-    fn->is_kernel = decl->is_glue_entry;
+    fn->cooperative = lang::find_attribute(decl->attrs, "CUDAKernel") != nullptr;
+    fn->is_kernel = decl->is_glue_entry || fn->cooperative;
     fn->body = std::make_unique<Block>();
     if (!decl->result_type->is_void()) fn->result_types.push_back(decl->result_type);
     for (size_t k = 0; k < decl->params.size(); ++k) {

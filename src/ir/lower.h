@@ -45,6 +45,10 @@ public:
     /// The derivative stub of `primal` (created once per primal and kind).
     Function* derivative(Function* primal, DerivativeKind kind);
     const std::vector<DerivativeRequest>& derivative_requests() const { return requests_; }
+    /// The index in Program::shared of groupshared variable `g` (registered on first use).
+    int shared_index(const lang::VarDecl* g);
+    /// The type of the SharedView of Program::shared[k].
+    const Type* program_types_shared(int k) const { return program_.shared.at(size_t(k)).view_type; }
 
     class FunctionLowering;  ///< per-function state (lower_internal.h)
 
@@ -54,6 +58,7 @@ private:
     std::map<std::pair<lang::FunctionDecl*, std::vector<const Type*>>, Function*> instances_;
     std::map<std::pair<Function*, DerivativeKind>, Function*> derivatives_;
     std::vector<DerivativeRequest> requests_;
+    std::map<const lang::VarDecl*, int> shared_;
 };
 
 }  // namespace sg::ir

@@ -58,6 +58,12 @@ Value* Lower::lower_call(Expr* e) {
         else b_.tensor_atomic_add(t, index, v);
         return nullptr;
     }
+    case BuiltinKind::CoopId:
+    case BuiltinKind::Barrier:
+    case BuiltinKind::Interlocked:
+    case BuiltinKind::ViewSize:
+    case BuiltinKind::ViewStride:
+    case BuiltinKind::ViewDims: return lower_coop_call(e);
     case BuiltinKind::BufferDimensions: {
         // count = the view's extent; stride = the element's size in bytes (its flattened
         // components, each of its scalar's size: the layout the buffer is bound with).

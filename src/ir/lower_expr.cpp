@@ -137,6 +137,12 @@ Value* Lower::lower_binary(Expr* e) {
 void Lower::assign(Expr* lhs, Value* v) {
     switch (lhs->kind) {
     case ExprKind::Name:
+        if (Value* view; lhs->var_ref && lhs->var_ref->is_groupshared) {
+            std::vector<Value*> index;
+            shared_path(lhs, view, index);
+            store_shared(view, index, lhs->type, convert(v, lhs->type));
+            return;
+        }
         SG_INTERNAL_ASSERT(lhs->var_ref && !lhs->var_ref->is_global, "assignment to a non-local");
         env_[lhs->var_ref] = convert(v, lhs->var_ref->type);
         return;
@@ -174,6 +180,13 @@ void Lower::assign(Expr* lhs, Value* v) {
     }
     case ExprKind::Index: {
         Expr* base = lhs->operands[0];
+        std::vector<Value*> index_scratch;
+        if (Value* view; lhs->type && shared_path(lhs, view, index_scratch)) {
+            std::vector<Value*> index = std::move(index_scratch);
+            b_.set_loc(lhs->loc);
+            store_shared(view, index, lhs->type, convert(v, lhs->type));
+            return;
+        }
         if (base->type->is_tensor()) {
             Value* t = lower_expr(base);
             std::vector<Value*> index;
@@ -205,6 +218,16 @@ Value* Lower::lower_tensor_access(Expr* at, Value* tensor, const std::vector<Exp
     }
     int rank = tensor->type->rank;
     std::vector<Value*>& index = *out_index;
+    if (tensor->type->tensor.view) {
+        // A TensorView's indices in order; a vector's components in order too (.x is dimension 0).
+        for (Value* v : values) {
+            if (!v->type->is_vector()) index.push_back(v);
+            else
+                for (int d = 0; d < v->type->rows; ++d) index.push_back(b_.extract(v, d));
+        }
+        b_.set_loc(at->loc);
+        return nullptr;
+    }
     switch (lang::tensor_index_form(types)) {
     case lang::TensorIndexForm::Scalars: index = values; break;
     case lang::TensorIndexForm::Array:
@@ -228,6 +251,11 @@ Value* Lower::lower_expr(Expr* e) {
     case ExprKind::FloatLit: return b_.const_float(e->type, e->float_value);
     case ExprKind::BoolLit: return b_.const_bool(e->int_value != 0);
     case ExprKind::Name: {
+        if (Value* view; e->var_ref && e->var_ref->is_groupshared) {
+            std::vector<Value*> index;
+            shared_path(e, view, index);
+            return load_shared(view, index, e->type);
+        }
         if (e->ref == RefKind::Global) return lower_global(e->var_ref);
         auto it = env_.find(e->var_ref);
         SG_INTERNAL_ASSERT(it != env_.end(), "variable '" + e->name + "' has no value in lowering");
@@ -292,6 +320,12 @@ Value* Lower::lower_expr(Expr* e) {
     case ExprKind::TypeCtor: return lower_call(e);
     case ExprKind::Index: {
         Expr* base = e->operands[0];
+        std::vector<Value*> index_scratch;
+        if (Value* view; shared_path(e, view, index_scratch)) {
+            std::vector<Value*> index = std::move(index_scratch);
+            b_.set_loc(e->loc);
+            return load_shared(view, index, e->type);
+        }
         Value* bv = lower_expr(base);
         if (bv->type->is_tensor()) {
             std::vector<Value*> index;

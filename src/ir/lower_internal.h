@@ -76,6 +76,17 @@ public:
     Value* binary_op(lang::Op op, Value* a, Value* b, const Type* operand_type, lang::SourceLoc loc);
     Value* lower_global(const VarDecl* g);
 
+    // ---- cooperative kernels (lower_coop.cpp)
+    /// When `e` is a groupshared variable or an element (or sub-array) of one: its storage and
+    /// the indices `e` applies to it; false otherwise.
+    bool shared_path(Expr* e, Value*& view, std::vector<Value*>& index);
+    /// Reads / writes `t`-typed data at `index` of a shared view (a whole sub-array when fewer
+    /// indices than dimensions are given).
+    Value* load_shared(Value* view, std::vector<Value*> index, const Type* t);
+    void store_shared(Value* view, std::vector<Value*> index, const Type* t, Value* v);
+    /// A CoopId, Barrier, Interlocked, ViewSize, ViewStride or ViewDims call.
+    Value* lower_coop_call(Expr* e);
+
     Lowering& owner_;
     lang::FunctionDecl* decl_;
     Function& fn_;

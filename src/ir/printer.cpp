@@ -43,6 +43,11 @@ void print_inst(Text& os, const Inst& inst, int indent) {
     case OpKind::Insert:
     case OpKind::TensorShape:
     case OpKind::CallIndex:
+    case OpKind::CoopId:
+    case OpKind::Barrier:
+    case OpKind::SharedView:
+    case OpKind::TensorAtomic:
+    case OpKind::ViewQuery:
     case OpKind::LocalAlloc:
     case OpKind::Trap: os << " #" << inst.imm_int; break;
     case OpKind::Loop: if (inst.imm_int) os << " max_iters=" << inst.imm_int; break;

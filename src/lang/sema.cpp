@@ -61,6 +61,13 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
         for (Decl* d : m->decls) {
             if (d->kind != DeclKind::GlobalVar) continue;
             for (VarDecl* g : d->globals) {
+                if (g->is_groupshared) {
+                    check_groupshared(g);  // sema_coop.cpp
+                    if (module_.globals.count(g->name)) diags_.error(g->loc, "redefinition of '" + g->name + "'");
+                    module_.globals[g->name] = g;
+                    result_.globals.push_back(g);
+                    continue;
+                }
                 if (!g->is_static || !g->is_const)
                     diags_.unsupported(g->loc, "a global variable that is not 'static const'");
                 check_global(g);
@@ -271,6 +278,8 @@ void Sema::check_function_attributes(FunctionDecl* f) {
             static const std::set<std::string> known = {
                 "Differentiable", "BackwardDifferentiable", "__sg_kernel", "ForceInline",      "noinline",
                 "mutating",       "NoDiffThis",             "PreferRecompute", "PreferCheckpoint"};
+            if (a.name == "CUDAKernel") check_kernel_signature(f);  // sema_coop.cpp
+            if (a.name == "CUDAKernel" || a.name == "AutoPyBindCUDA") continue;
             if (!known.count(a.name)) diags_.warning(a.loc, "unknown attribute [" + a.name + "] ignored");
             continue;
         }

@@ -36,6 +36,13 @@ enum class BuiltinKind : uint8_t {
     CallIndex,      ///< `__sg_call_index(d)` (glue only)
     TensorSlice,    ///< `__sg_slice(t, i0, ...)`: t's view at leading indices (glue only)
     BufferDimensions,  ///< `buf.GetDimensions(out count, out stride)`
+    // cooperative kernels (lang/coop.h names them; `name` says which)
+    CoopId,         ///< `cudaThreadIdx()` ...: a uint3
+    Barrier,        ///< `GroupMemoryBarrierWithGroupSync()` ...
+    Interlocked,    ///< `InterlockedAdd(dest, value[, out original])` ...
+    ViewSize,       ///< `view.size(d)`
+    ViewStride,     ///< `view.stride(d)`
+    ViewDims,       ///< `view.dims()`
 };
 
 struct Builtin {

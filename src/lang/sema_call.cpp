@@ -105,6 +105,7 @@ const Type* Sema::check_call(Expr* e) {
         for (size_t k = 1; k < e->operands.size(); ++k)
             if (e->operands[k]->kind == ExprKind::InitList) check_expr(e->operands[k]);
         if (bt->is_tensor() && bt->tensor.buffer) return check_buffer_method(e, bt, callee->name);
+        if (bt->is_tensor() && bt->tensor.view) return check_view_method(e, bt, callee->name);
         if (bt->is_tensor()) return check_tensor_method(e, base, callee->name);
         if (bt->is_pair() && (callee->name == "getPrimal" || callee->name == "getDifferential")) {
             if (e->operands.size() != 1) diags_.error(e->loc, callee->name + " takes no arguments");
@@ -160,6 +161,9 @@ const Type* Sema::check_call(Expr* e) {
         size_t nargs = e->operands.size() - 1;
         switch (b->kind) {
         case BuiltinKind::Intrinsic: return check_intrinsic(e, intrinsic_info(b->intrinsic));
+        case BuiltinKind::CoopId:
+        case BuiltinKind::Barrier:
+        case BuiltinKind::Interlocked: return check_coop_call(e);
         case BuiltinKind::DiffPair: {
             if (nargs < 1 || nargs > 2) {
                 diags_.error(e->loc, "diffPair takes a primal value and optionally a derivative");

@@ -39,7 +39,7 @@ const Builtin* find_builtin(const std::string& name, bool allow_internal) {
     if (allow_internal && name == "__sg_call_index") return &kCallIndex;
     if (allow_internal && name == "__sg_call_index64") return &kCallIndex64;
     if (allow_internal && name == "__sg_slice") return &kTensorSlice;
-    return nullptr;
+    return find_coop_builtin(name);
 }
 
 std::string describe_args(const std::vector<Expr*>& args, size_t first) {
@@ -261,6 +261,7 @@ const Type* Sema::check_name(Expr* e) {
     if (g != module_.globals.end()) {
         e->ref = RefKind::Global;
         e->var_ref = g->second;
+        e->is_lvalue = g->second->is_groupshared;  // one copy per block, which its threads write
         return g->second->type ? g->second->type : types_.error_type();
     }
     if (module_.functions.count(e->name) || module_.generic_functions.count(e->name)) {
@@ -421,6 +422,7 @@ const Type* Sema::check_index(Expr* e) {
     for (Expr* i : index) check_expr(i);
     if (bt->is_error()) return bt;
     if (bt->is_tensor() && bt->tensor.buffer) return check_buffer_index(e, bt);
+    if (bt->is_tensor() && bt->tensor.view) return check_view_index(e, bt, index);
     if (bt->is_tensor()) return check_tensor_index(e, bt, index);
     if (index.size() != 1) {
         diags_.error(e->loc, "only tensors take several indices; " + type_name(bt) + " takes one");

@@ -43,6 +43,9 @@ VarDecl* generic_value_constant(AstContext& ast, TypeContext& types, const Gener
 bool direction_meets(ParamDir required, ParamDir given);
 const char* direction_name(ParamDir d);
 
+/// The cooperative-kernel built-in `name` calls (ids, barriers, Interlocked*), or nullptr.
+const Builtin* find_coop_builtin(const std::string& name);
+
 class Sema {
 public:
     Sema(AstContext& ast, TypeContext& types, Diagnostics& diags, bool allow_internal)
@@ -293,6 +296,15 @@ private:
     const Type* check_intrinsic(Expr* e, const IntrinsicInfo& info);
     const Type* check_tensor_method(Expr* e, Expr* tensor, const std::string& method);
     const Type* check_tensor_index(Expr* at, const Type* tensor, const std::vector<Expr*>& index);
+    // ---- cooperative kernels (sema_coop.cpp)
+    const Type* resolve_view_type(TypeExpr* te);
+    const Type* check_view_index(Expr* at, const Type* view, const std::vector<Expr*>& index);
+    const Type* check_view_method(Expr* e, const Type* view, const std::string& method);
+    /// A call of a CoopId, Barrier or Interlocked built-in (e->builtin is set).
+    const Type* check_coop_call(Expr* e);
+    void check_groupshared(VarDecl* g);
+    /// [CUDAKernel]: a void result, parameters a launch can bind.
+    void check_kernel_signature(FunctionDecl* f);
     // ---- StructuredBuffer / RWStructuredBuffer (sema_buffers.cpp)
     const Type* resolve_buffer_type(TypeExpr* te);
     /// `buf[i]` (and `buf.Load(i)`: `at` is the call): operand 1 is the index.

@@ -41,7 +41,7 @@ const char* scalar_name(ScalarKind k) {
 
 bool TensorKind::operator<(const TensorKind& o) const {
     auto key = [](const TensorKind& k) {
-        return (k.buffer << 6) | (int(k.access) << 4) | (k.differentiable << 3) | (k.interface << 2) | (k.has_grad << 1) |
+        return (k.shared << 8) | (k.view << 7) | (k.buffer << 6) | (int(k.access) << 4) | (k.differentiable << 3) | (k.interface << 2) | (k.has_grad << 1) |
                k.atomic;
     };
     return key(*this) < key(o);
@@ -70,7 +70,8 @@ static std::string type_key(const Type& t) {
                     std::to_string(t.rows) + ":" + std::to_string(t.cols) + ":" + std::to_string(t.count) +
                     ":" + std::to_string(t.rank) + ":" + std::to_string(int(t.tensor.access)) +
                     std::to_string(t.tensor.differentiable) + std::to_string(t.tensor.interface) +
-                    std::to_string(t.tensor.has_grad) + std::to_string(t.tensor.atomic) + std::to_string(t.tensor.buffer) + ":" +
+                    std::to_string(t.tensor.has_grad) + std::to_string(t.tensor.atomic) + std::to_string(t.tensor.buffer) +
+                    std::to_string(t.tensor.view) + std::to_string(t.tensor.shared) + ":" +
                     std::to_string(reinterpret_cast<uintptr_t>(t.element)) + ":" +
                     std::to_string(reinterpret_cast<uintptr_t>(t.decl)) + ":" +
                     std::to_string(reinterpret_cast<uintptr_t>(t.enumeration));
@@ -265,6 +266,8 @@ std::string type_name(const Type* t) {
     case TypeKind::DiffPair: return "DifferentialPair<" + type_name(t->element) + ">";
     case TypeKind::Tensor: {
         const TensorKind& k = t->tensor;
+        if (k.view) return "TensorView<" + type_name(t->element) + ">";
+        if (k.shared) return "groupshared " + type_name(t->element) + "[" + std::to_string(t->rank) + "-D]";
         if (k.buffer)
             return std::string(k.access == TensorAccess::Read ? "" : "RW") + "StructuredBuffer<" + type_name(t->element) + ">";
         std::string base;

@@ -42,6 +42,12 @@ struct TensorKind {
     /// StructuredBuffer<T> / RWStructuredBuffer<T>: a rank-1 view with `buf[i]` and
     /// GetDimensions, whose element may also be an array or a struct (tensor_layout.h).
     bool buffer = false;
+    /// slangtorch's TensorView<T> (cooperative kernels): a strided view whose rank is known only
+    /// at launch (Type::rank is 0); indexed with any number of indices, `size(d)`, `dims()`.
+    bool view = false;
+    /// A `groupshared` variable's storage (IR only, never written by users): rank = the
+    /// variable's array dimensions, element = what remains; one copy per block.
+    bool shared = false;
     bool operator<(const TensorKind& o) const;
     bool operator==(const TensorKind& o) const = default;
 };

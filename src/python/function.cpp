@@ -163,11 +163,50 @@ struct ScratchRelease {
 }  // namespace
 
 nb::object Function::call(nb::args args, nb::kwargs kwargs) {
+    if (kwargs.size() != 0 && kwargs.contains("_thread_count")) [[unlikely]] {
+        // SlangPy's launch of a [CUDAKernel] function: module.kernel(args..., _thread_count=N)
+        // (of any other function: the launch says that it is not one).
+        nb::dict rest;
+        for (auto [k, v] : kwargs)
+            if (nb::cast<std::string>(k) != "_thread_count") rest[k] = v;
+        launch(nb::tuple(args), rest, nb::tuple(), nb::tuple(), kwargs["_thread_count"]);
+        return nb::none();
+    }
     CallScratch& s = t_scratch;
     ScratchRelease release{s};
     const bool grad_mode = describe(s, args, kwargs);
     call::invoke(torch_host(), *state_, mods_.kernel, described(s), grad_mode, s.outcome);
     return finish(s);
+}
+
+void Function::launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb::tuple grid, nb::object thread_count) {
+    CallScratch& s = t_scratch;
+    ScratchRelease release{s};
+    call::LaunchShape shape;
+    if (!thread_count.is_none()) {
+        if (!PyLong_Check(thread_count.ptr()) || PyBool_Check(thread_count.ptr()))
+            call::throw_type_error(state_->name + "(): _thread_count must be an int, got " +
+                                   std::string(Py_TYPE(thread_count.ptr())->tp_name));
+        shape = call::thread_count_shape(*state_, nb::cast<int64_t>(thread_count));
+    } else {
+        auto read = [&](nb::tuple t, int64_t* out, const char* what) {
+            if (t.size() < 1 || t.size() > 3)
+                call::throw_value_error(state_->name + "(): " + what + " takes 1 to 3 numbers (x, y, z), got " +
+                                        std::to_string(t.size()));
+            for (size_t d = 0; d < t.size(); ++d) {
+                if (!PyLong_Check(t[d].ptr()))
+                    call::throw_type_error(state_->name + "(): " + what + " takes ints, got " +
+                                           std::string(Py_TYPE(t[d].ptr())->tp_name));
+                out[d] = nb::cast<int64_t>(t[d]);
+            }
+        };
+        read(block, shape.block, "blockSize");
+        read(grid, shape.grid, "gridSize");
+    }
+    nb::args a = nb::borrow<nb::args>(args);
+    nb::kwargs kw = nb::borrow<nb::kwargs>(kwargs);
+    (void)describe(s, a, kw);
+    call::launch_cooperative(torch_host(), *state_, described(s), shape);
 }
 
 nb::object Function::finish(CallScratch& s) {
@@ -386,8 +425,10 @@ Function* Function::constants(nb::dict values) const {
 
 namespace {
 
-call::ModuleSetup module_setup(const Device& device, std::string path, std::vector<lang::LinkConstants> linked) {
+call::ModuleSetup module_setup(const Device& device, std::string path, std::vector<lang::LinkConstants> linked,
+                               const ModuleOptions& options) {
     call::ModuleSetup setup;
+    setup.defines = options.defines;
     setup.path = std::move(path);
     setup.include_paths = device.include_paths;
     setup.linked = std::move(linked);
@@ -400,7 +441,7 @@ Module::Module(Device device, std::string name, std::string source, ModuleOption
                std::vector<lang::LinkConstants> linked)
     : device_(device), options_(options),
       module_(std::make_shared<call::UserModule>(std::move(name), std::move(source),
-                                                 module_setup(device, std::move(path), std::move(linked)))) {}
+                                                 module_setup(device, std::move(path), std::move(linked), options))) {}
 
 nb::object Module::find_function(const std::string& name) {
     auto it = functions_.find(name);

@@ -14,6 +14,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "call/coop_launch.h"
 #include "call/invoke.h"
 #include "call/resolve.h"
 #include "call/user_module.h"
@@ -34,6 +35,8 @@ struct ModuleOptions {
     bool strict_broadcasting = false;
     bool deterministic = false;  ///< every function's gradients bitwise the same run to run
     bool fast_math = false;      ///< approximate float intrinsics on CUDA (codegen::CodegenOptions)
+    /// Preprocessor macros defined before the source (options={"defines": {...}}).
+    std::vector<std::pair<std::string, std::string>> defines;
 };
 
 /// A function object's modifiers: the kernel-changing ones (in the call key, call/invoke.h) and
@@ -59,6 +62,12 @@ public:
     /// tensors the call writes. Returns [(argument tensor, its gradient)], or None when no
     /// argument takes part in differentiation.
     nb::object backward(nb::tuple args, nb::dict kwargs, nb::list result_grads, nb::list written_grads);
+    /// Launches a [CUDAKernel] function (call/coop_launch.h) with an explicit block and grid
+    /// shape (each 1 to 3 numbers); `thread_count` not None: SlangPy's 1-D `_thread_count`, which
+    /// chooses the shape itself.
+    void launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb::tuple grid, nb::object thread_count);
+    /// Whether this is a [CUDAKernel] function.
+    bool cooperative() const { return state_->cooperative; }
     /// The generated code of the kernels this call would run (glue, target source, IR).
     std::string debug_code(nb::args args, nb::kwargs kwargs);
     /// The readable rendering of this call's key.

@@ -225,6 +225,9 @@ NB_MODULE(_core, m) {
         .def("_backward", &Function::backward, nb::arg("args"), nb::arg("kwargs"), nb::arg("result_grads"),
              nb::arg("written_grads"))
         .def("debug_code", &Function::debug_code, nb::sig(doc::kDebugCodeSig), doc::kDebugCode)
+        .def("_launch", &Function::launch, nb::arg("args"), nb::arg("kwargs"), nb::arg("block"), nb::arg("grid"),
+             nb::arg("thread_count") = nb::none())
+        .def_prop_ro("cooperative", &Function::cooperative, "Whether it is a [CUDAKernel] function (launched, not called per element).")
         .def("call_key", &Function::call_key, nb::sig(doc::kKeyOfCallSig), doc::kKeyOfCall)
         .def("map", &Function::map, nb::rv_policy::take_ownership, nb::sig(doc::kMapSig), doc::kMap)
         .def("set", &Function::set, nb::arg("values"), nb::rv_policy::take_ownership, nb::sig(doc::kSetSig), doc::kSet)
@@ -288,9 +291,20 @@ NB_MODULE(_core, m) {
             if (key == "strict_broadcasting") o.strict_broadcasting = nb::cast<bool>(v);
             else if (key == "deterministic") o.deterministic = nb::cast<bool>(v);
             else if (key == "fast_math") o.fast_math = nb::cast<bool>(v);
-            else
+            else if (key == "defines") {
+                if (!nb::isinstance<nb::dict>(v)) throw nb::type_error("module option 'defines' takes a dict");
+                for (auto [name, value] : nb::cast<nb::dict>(v)) {
+                    const std::string n = nb::cast<std::string>(nb::str(name));
+                    const std::string text = nb::cast<std::string>(nb::str(value));
+                    bool ok = !n.empty() && !(n[0] >= '0' && n[0] <= '9');
+                    for (char c : n) ok &= c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+                    if (!ok || text.find('\n') != std::string::npos)
+                        throw nb::value_error(("defines: '" + n + "' is not a macro name with a one-line value").c_str());
+                    o.defines.emplace_back(n, text);
+                }
+            } else
                 throw nb::value_error(("unknown module option '" + key +
-                                       "' (known: strict_broadcasting, deterministic, fast_math)").c_str());
+                                       "' (known: strict_broadcasting, deterministic, fast_math, defines)").c_str());
         }
         return o;
     };

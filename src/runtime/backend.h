@@ -89,6 +89,10 @@ struct LaunchRequest {
     bool sequential = false;
     /// Debug mode: wait for the launch and report its own fault (not inside a graph capture).
     bool wait = false;
+    /// A cooperative kernel ([CUDAKernel]): its block and grid shape (x, y, z); `total` is the
+    /// number of blocks. Zeros: an ordinary call kernel.
+    int64_t coop_block[3] = {0, 0, 0};
+    int64_t coop_grid[3] = {0, 0, 0};
 };
 
 /// Where a fault a launch reports comes from (LaunchResult::origin).

@@ -42,6 +42,7 @@ public:
         header.fault = &fault;
         std::memcpy(r.block, &header, sizeof(header));
         if (r.sequential) entry(r.block, 0, r.total);
+        else if (r.coop_block[0] > 0) cpu_launch_items(entry, r.block, r.total, 1);  // a block per item
         else cpu_launch(entry, r.block, r.total);
         if (fault.code != 0) [[unlikely]]
             result.origin = FaultOrigin::Synchronous;

@@ -54,6 +54,9 @@ std::shared_ptr<CpuModule> load_cpu_module(const std::string& source, const CpuC
 /// Safe to call from several threads (launches take turns) and from inside a kernel (runs
 /// inline). Details and tuning constants: thread_pool.h.
 void cpu_launch(CpuKernelFn fn, const void* params, int64_t n) noexcept;
+/// The same for work items that are large each (the blocks of a cooperative kernel): chunks of
+/// at least `min_chunk` items rather than thread_pool.h's kCpuMinChunkItems.
+void cpu_launch_items(CpuKernelFn fn, const void* params, int64_t n, int64_t min_chunk) noexcept;
 
 /// Clears the in-memory module cache (tests). Modules already handed out stay loaded; the next
 /// load of their source comes from the disk cache.

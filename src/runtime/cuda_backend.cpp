@@ -155,11 +155,14 @@ public:
         header.site = r.site;
         header.fault = record.device;
         std::memcpy(r.block, &header, sizeof(header));
+        const bool cooperative = r.coop_block[0] > 0;
         int64_t threads = ceil_div(r.total, r.elements_per_thread);
         if (r.grid_blocks > 0)  // ordered tables: a bounded grid, grid-stride over the call
             threads = std::min(threads, r.grid_blocks * k.main().block_size);
         // Fixed-point tables: the scan variant records every entry's exponent and count first.
-        if (r.scan) {
+        if (cooperative)  // its own block and grid shape
+            cuda_launch_shaped(k.main(), r.block, r.block_size, r.coop_grid, r.coop_block, r.stream);
+        if (r.scan && !cooperative) {
             codegen::CallHeader h = header;
             h.site = r.scan_site;
             std::memcpy(r.block, &h, sizeof(h));
@@ -167,13 +170,13 @@ public:
             cuda_launch(scan.main(), r.block, r.block_size, ceil_div(r.total, r.scan_elements_per_thread), r.stream);
             std::memcpy(r.block, &header, sizeof(header));
         }
-        cuda_launch(k.main(), r.block, r.block_size, threads, r.stream);
-        if (const CudaFunction* final_entry = k.final_entry()) {
+        if (!cooperative) cuda_launch(k.main(), r.block, r.block_size, threads, r.stream);
+        if (const CudaFunction* final_entry = cooperative ? nullptr : k.final_entry()) {
             // The blocks' partials of each ordered table, added in block order: 32 elements a block.
             const int64_t blocks = ceil_div(r.final_extent, 32);
             cuda_launch(*final_entry, r.block, r.block_size, blocks * final_entry->block_size, r.stream);
         }
-        if (const CudaFunction* fixed_entry = k.fixed_entry()) {
+        if (const CudaFunction* fixed_entry = cooperative ? nullptr : k.fixed_entry()) {
             // The fixed-point tables' sums into the gradients: one thread per entry (grid-stride).
             if (r.fixed_extent > 0)
                 cuda_launch(*fixed_entry, r.block, r.block_size, std::min<int64_t>(r.fixed_extent, 1 << 22), r.stream);

@@ -64,6 +64,33 @@ CuResult launch_raw(const CudaFunction& function, void* params, int64_t blocks, 
 
 }  // namespace
 
+void cuda_launch_shaped(const CudaFunction& function, const void* params, size_t params_size, const int64_t grid[3],
+                        const int64_t block[3], void* stream) {
+    if (!function.driver || !function.handle || !params ||
+        (function.param_size != 0 && params_size != function.param_size)) [[unlikely]]
+        throw_invalid_launch(function, params_size, 0, params);
+    const CudaDriver& d = *function.driver;
+    CuContext current = nullptr;
+    check_cuda(d.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+    const bool push = current != function.context;
+    if (push) check_cuda(d.cuCtxPushCurrent(function.context), "cuCtxPushCurrent");
+    void* arguments[1] = {const_cast<void*>(params)};
+    const CuResult result =
+        d.cuLaunchKernel(function.handle, unsigned(grid[0]), unsigned(grid[1]), unsigned(grid[2]), unsigned(block[0]),
+                         unsigned(block[1]), unsigned(block[2]), 0, static_cast<CuStream>(stream), arguments, nullptr);
+    if (push) {
+        CuContext popped = nullptr;
+        const CuResult pop = d.cuCtxPopCurrent(&popped);
+        if (result == kCudaSuccess) check_cuda(pop, "cuCtxPopCurrent");
+    }
+    if (result != kCudaSuccess) [[unlikely]]
+        throw BackendError("cuLaunchKernel of '" + function.name + "' on device " + std::to_string(function.device) +
+                           " (grid " + std::to_string(grid[0]) + "x" + std::to_string(grid[1]) + "x" +
+                           std::to_string(grid[2]) + ", block " + std::to_string(block[0]) + "x" +
+                           std::to_string(block[1]) + "x" + std::to_string(block[2]) + ") failed: " +
+                           cuda_error_text(result));
+}
+
 void cuda_zero_async(const CudaFunction& function, void* data, size_t bytes, void* stream) {
     if (bytes == 0) return;
     if (!function.driver || !function.context) throw_invalid_launch(function, 0, 0, nullptr);

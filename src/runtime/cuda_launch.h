@@ -42,6 +42,12 @@ struct CudaFunction {
 void cuda_launch(const CudaFunction& function, const void* params, size_t params_size,
                  int64_t total_threads, void* stream);
 
+/// Enqueues `function` with an explicit grid and block shape (a cooperative kernel), as
+/// cuda_launch does otherwise. Throws BackendError when the driver refuses (a block of more
+/// than 1024 threads, too much shared memory, ...).
+void cuda_launch_shaped(const CudaFunction& function, const void* params, size_t params_size, const int64_t grid[3],
+                        const int64_t block[3], void* stream);
+
 /// Enqueues zero-filling `bytes` bytes at device address `data` on `stream`, in the context of
 /// `function` (the device the memory lives on). 32-bit stores when address and size allow.
 /// Throws BackendError when the driver refuses.

@@ -176,11 +176,11 @@ inline Pool* get_pool() noexcept {
     return pool ? pool : create_pool();
 }
 
-[[gnu::noinline]] void launch_on_pool(Pool& pool, CpuKernelFn fn, const void* params,
-                                      int64_t n) noexcept {
+[[gnu::noinline]] void launch_on_pool(Pool& pool, CpuKernelFn fn, const void* params, int64_t n,
+                                      int64_t min_chunk = kCpuMinChunkItems) noexcept {
     std::lock_guard<std::mutex> lock(pool.launch_mutex);
     const int64_t max_chunks = int64_t(pool.thread_count) * kCpuChunksPerThread;
-    const int64_t wanted_chunks = std::min(n / kCpuMinChunkItems, max_chunks);
+    const int64_t wanted_chunks = std::max<int64_t>(1, std::min(n / min_chunk, max_chunks));
     const int64_t chunk_size = (n + wanted_chunks - 1) / wanted_chunks;
     const uint32_t count = static_cast<uint32_t>((n + chunk_size - 1) / chunk_size);  // none empty
 
@@ -226,6 +226,22 @@ void cpu_launch(CpuKernelFn fn, const void* params, int64_t n) noexcept {
         return;
     }
     launch_on_pool(*pool, fn, params, n);
+}
+
+void cpu_launch_items(CpuKernelFn fn, const void* params, int64_t n, int64_t min_chunk) noexcept {
+    if (n <= 0) [[unlikely]]
+        return;
+    if (min_chunk < 1) min_chunk = 1;
+    if (n < 2 * min_chunk || t_inside_launch) {
+        fn(params, 0, n);
+        return;
+    }
+    Pool* pool = get_pool();
+    if (!pool || pool->thread_count == 1) [[unlikely]] {
+        fn(params, 0, n);
+        return;
+    }
+    launch_on_pool(*pool, fn, params, n, min_chunk);
 }
 
 int cpu_thread_count() noexcept {

@@ -179,6 +179,7 @@ struct VarDecl {
     bool is_global = false;
     bool is_extern = false;         ///< `extern static const`: its value comes at link time
     bool is_export = false;         ///< `export static const`: fills other modules' externs
+    bool is_groupshared = false;    ///< `groupshared` global: one copy per block of a cooperative kernel
 
     const Type* type = nullptr;     ///< sema
     int index = -1;                 ///< sema: parameter index or field index

@@ -37,7 +37,7 @@ constexpr UnsupportedKeyword kUnsupportedDeclKeywords[] = {
 /// Modifiers that Slang accepts on declarations but that this subset does not model; they are
 /// reported and otherwise ignored so that the rest of the declaration is still checked.
 constexpr std::string_view kUnsupportedModifiers[] = {
-    "public", "private", "internal", "inline", "uniform", "groupshared",
+    "public", "private", "internal", "inline", "uniform",
 };
 
 }  // namespace
@@ -327,6 +327,12 @@ Modifiers Parser::parse_modifiers() {
                 advance();
                 continue;
             }
+            if (word == "groupshared") {  // cooperative kernels: only a global may be (the caller checks)
+                if (m.groupshared.valid()) error(where, "duplicate modifier 'groupshared'");
+                m.groupshared = where;
+                advance();
+                continue;
+            }
             bool known = false;
             for (std::string_view u : kUnsupportedModifiers) known |= u == word;
             if (!known) return m;
@@ -388,6 +394,7 @@ Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> a
         fn->return_type = type;
         fn->return_no_diff = mods.is_no_diff;
         if (mods.is_const) error(mods.first, "'const' is not allowed on a function");
+        if (mods.groupshared.valid()) error(mods.groupshared, "'groupshared' is not allowed on a function");
         // `static` on a free function has no meaning in this subset (no linkage): accepted.
         d->function = fn;
         parse_function_rest(fn);
@@ -403,6 +410,7 @@ Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> a
     proto.is_no_diff = mods.is_no_diff;
     proto.is_extern = mods.is_extern;
     proto.is_export = mods.is_export;
+    proto.is_groupshared = mods.groupshared.valid();
     parse_declarators(type, proto, d->globals);
     expect(TokenKind::Semicolon);
     return d;
@@ -434,6 +442,7 @@ VarDecl* Parser::parse_param() {
     Modifiers mods = parse_modifiers();
     reject_link_modifiers(mods);
     if (mods.is_static) error(mods.first, "'static' is not allowed on a parameter");
+    if (mods.groupshared.valid()) error(mods.groupshared, "'groupshared' is not allowed on a parameter");
     TypeExpr* type = parse_type();
     VarDecl proto;
     proto.is_param = true;

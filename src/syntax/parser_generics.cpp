@@ -178,6 +178,7 @@ void Parser::parse_struct_member(StructDecl* s) {
     reject_link_modifiers(mods);
     if (mods.is_in || mods.is_out || mods.is_inout)
         error(mods.first, "parameter direction modifiers are not allowed on struct members");
+    if (mods.groupshared.valid()) error(mods.groupshared, "'groupshared' is not allowed on a struct member");
     TypeExpr* type = parse_type();
     if (at_word("operator")) {
         unsupported(loc(), "operator overloading");

@@ -54,6 +54,7 @@ struct Modifiers {
     SourceLoc link;   ///< where `extern` or `export` was written (invalid when neither)
     bool is_extern = false;
     bool is_export = false;
+    SourceLoc groupshared;  ///< where `groupshared` was written (invalid when absent)
 };
 
 inline bool is_reserved_word(TokenKind k);

@@ -322,8 +322,14 @@ void Preprocessor::include(const SourceFile* file, const std::vector<Token>& lin
 }  // namespace
 
 const SourceFile* preprocess(const SourceFile* file, SourceManager& sources, SourceLoader& loader, Diagnostics& diags) {
-    if (file->text.find('#') == std::string::npos || file->text.size() > kMaxSourceBytes) return file;
+    const bool predefined = !loader.predefined().empty();
+    if ((!predefined && file->text.find('#') == std::string::npos) || file->text.size() > kMaxSourceBytes) return file;
     Preprocessor pre(sources, loader, diags);
+    if (predefined) {  // the loader's macros (defines={...}): directives only, so no output
+        const SourceFile* defines = sources.add("<defines>", loader.predefined());
+        pre.set_key(defines, "<defines>");
+        pre.run_file(defines, 0);
+    }
     pre.set_key(file, file->path.empty() ? "<memory>/" + file->name : file->path);
     pre.run_file(file, 0);
     SourceFile* out = sources.add(file->name, pre.output().take_text());

@@ -41,6 +41,11 @@ public:
     /// touched at all then (the fuzzer: random input must not read random files).
     void use_virtual_files(std::map<std::string, std::string> files);
 
+    /// Text preprocessed before every root file this loader serves (`#define NAME VALUE` lines:
+    /// slangtorch's `defines={...}`); its macros are defined in every file, it emits nothing.
+    void set_predefined(std::string text) { predefined_ = std::move(text); }
+    const std::string& predefined() const { return predefined_; }
+
     /// Largest file read (a larger one reads as missing, and the caller says so).
     static constexpr size_t kMaxFileBytes = 2u << 20;
 
@@ -49,6 +54,7 @@ private:
     mutable std::mutex mutex_;
     std::map<std::string, std::unique_ptr<std::string>> texts_;  ///< key → content
     bool virtual_only_ = false;
+    std::string predefined_;
 };
 
 }  // namespace sg::lang

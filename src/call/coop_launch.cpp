@@ -1,0 +1,221 @@
+// src/call/coop_launch.cpp — the launch of a [CUDAKernel] function: arguments checked against
+// its parameters (TensorView: a tensor of the element's dtype on the launch's device, at most
+// 8-D after a vector element's trailing dimension; scalars and vectors: numbers), the kernel
+// compiled once per device, the parameter block packed (codegen.h: ParamLayout; a TensorView
+// field is a rank-8 view and its rank), and one launch through the device's backend.
+#include "call/coop_launch.h"
+
+#include <cstring>
+
+#include "call/compile_kernel.h"
+#include "call/errors.h"
+#include "call/kernel_faults.h"
+#include "call/resolve.h"
+#include "call/value_kind.h"
+#include "lang/coop.h"
+#include "lang/half_float.h"
+
+namespace sg::call {
+
+namespace {
+
+const lang::FunctionDecl* kernel_decl(const UserModule& module, const Callee& callee) {
+    for (const lang::FunctionDecl* f : candidate_declarations(module, callee))
+        if (lang::find_attribute(f->attrs, "CUDAKernel")) return f;
+    return nullptr;
+}
+
+/// Writes number `a` as a value of scalar kind `k` at `out`.
+void write_scalar(uint8_t* out, lang::ScalarKind k, const ArgInfo& a) {
+    const bool integral = a.kind == ArgKind::Int;
+    const double d = a.kind == ArgKind::Bool ? a.number : integral ? double(a.integer) : a.number;
+    const int64_t i = integral ? a.integer : int64_t(d);
+    auto put = [&](auto v) { std::memcpy(out, &v, sizeof v); };
+    switch (k) {
+    case lang::ScalarKind::Bool: put(uint8_t(d != 0)); break;
+    case lang::ScalarKind::Int8: put(int8_t(i)); break;
+    case lang::ScalarKind::Int16: put(int16_t(i)); break;
+    case lang::ScalarKind::Int32: put(int32_t(i)); break;
+    case lang::ScalarKind::Int64: put(int64_t(i)); break;
+    case lang::ScalarKind::UInt8: put(uint8_t(i)); break;
+    case lang::ScalarKind::UInt16: put(uint16_t(i)); break;
+    case lang::ScalarKind::UInt32: put(uint32_t(i)); break;
+    case lang::ScalarKind::UInt64: put(uint64_t(i)); break;
+    case lang::ScalarKind::Half: put(lang::half_bits_from_double(d)); break;
+    case lang::ScalarKind::Float: put(float(d)); break;
+    case lang::ScalarKind::Double: put(d); break;
+    }
+}
+
+bool is_number(const ArgInfo& a) { return a.kind == ArgKind::Int || a.kind == ArgKind::Float || a.kind == ArgKind::Bool; }
+
+/// The kernel of `fn` for a device, compiled on first use.
+const CompiledKernel& kernel_for(FunctionState& fn, const lang::FunctionDecl& decl, DeviceType device, int index) {
+    const int slot = device == DeviceType::CUDA ? (index < 0 ? 0 : index) : -1;
+    auto it = fn.coop_kernels.find(slot);
+    if (it != fn.coop_kernels.end()) return *it->second;
+    Glue glue;  // no glue: the [CUDAKernel] function is the kernel
+    glue.entry = decl.name;
+    auto k = std::make_shared<CompiledKernel>(compile_kernel(*fn.module, glue, codegen::CodegenOptions{}, device, index));
+    LaunchSite site;
+    site.function = fn.name;
+    const std::string& file = fn.module->name();
+    site.file = file.find('.') == std::string::npos ? file + ".slang" : file;
+    for (const lang::VarDecl* p : decl.params) site.params.push_back("parameter '" + p->name + "'");
+    k->site = register_launch_site(std::move(site));
+    return *fn.coop_kernels.emplace(slot, std::move(k)).first->second;
+}
+
+}  // namespace
+
+bool is_cooperative(const UserModule& module, const Callee& callee) { return kernel_decl(module, callee) != nullptr; }
+
+LaunchShape thread_count_shape(const FunctionState& fn, int64_t threads) {
+    if (threads <= 0)
+        throw_value_error(fn.name + "(): _thread_count must be a positive number of threads, got " +
+                          std::to_string(threads));
+    LaunchShape s;
+    s.block[0] = threads < 256 ? threads : 256;
+    s.grid[0] = (threads + s.block[0] - 1) / s.block[0];
+    s.thread_count = threads;
+    return s;
+}
+
+void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape) {
+    const lang::FunctionDecl* decl = kernel_decl(*fn.module, fn.callee);
+    if (!decl)
+        throw_type_error(fn.name + "() is not a [CUDAKernel] function: call it with its arguments (it runs once per "
+                                   "element of the call), or mark it [CUDAKernel] to launch it");
+    const std::string& name = fn.name;
+    for (int d = 0; d < 3; ++d)
+        if (shape.block[d] < 1 || shape.grid[d] < 1)
+            throw_value_error(name + "(): blockSize and gridSize must be positive in every dimension, got blockSize=(" +
+                              std::to_string(shape.block[0]) + ", " + std::to_string(shape.block[1]) + ", " +
+                              std::to_string(shape.block[2]) + ") gridSize=(" + std::to_string(shape.grid[0]) + ", " +
+                              std::to_string(shape.grid[1]) + ", " + std::to_string(shape.grid[2]) + ")");
+    const int64_t threads_per_block = shape.block[0] * shape.block[1] * shape.block[2];
+    if (threads_per_block > 1024)
+        throw_value_error(name + "(): a block has at most 1024 threads, got " + std::to_string(threads_per_block));
+
+    // The argument of each parameter: by position, then by name.
+    const size_t n = decl->params.size();
+    std::vector<const ArgInfo*> bound(n, nullptr);
+    if (a.positional > n)
+        throw_type_error(name + "() takes " + std::to_string(n) + " arguments, got " + std::to_string(a.positional));
+    for (size_t k = 0; k < a.positional; ++k) bound[k] = &a.args[k];
+    for (size_t k = a.positional; k < a.count; ++k) {
+        const std::string& key = (*a.keywords)[k - a.positional];
+        size_t p = 0;
+        while (p < n && decl->params[p]->name != key) ++p;
+        if (p == n) throw_type_error(name + "(): no parameter named '" + key + "'");
+        if (bound[p]) throw_type_error(name + "(): parameter '" + key + "' is given twice");
+        bound[p] = &a.args[k];
+    }
+    DeviceType device = DeviceType::CPU;
+    int device_index = -1;
+    bool have_device = false;
+    for (size_t p = 0; p < n; ++p) {
+        const lang::VarDecl* param = decl->params[p];
+        if (!bound[p]) throw_type_error(name + "(): parameter '" + param->name + "' has no argument");
+        const ArgInfo& arg = *bound[p];
+        const std::string what = name + "(): parameter '" + param->name + "' (" + lang::type_name(param->type) + ")";
+        if (param->type->is_tensor()) {
+            if (arg.kind != ArgKind::Tensor)
+                throw_type_error(what + " takes a tensor, got " + arg_kind_name(arg.kind));
+            const lang::Type* e = param->type->element;
+            const DType want = dtype_of(e->scalar);
+            if (arg.tensor.dtype != want)
+                throw_type_error(what + " takes a " + dtype_name(want) + " tensor, got " + dtype_name(arg.tensor.dtype));
+            const int components = e->is_vector() ? e->rows : 1;
+            const int rank = arg.tensor.ndim - (components > 1 ? 1 : 0);
+            if (components > 1 && (arg.tensor.ndim == 0 || arg.tensor.shape[arg.tensor.ndim - 1] != components))
+                throw_value_error(what + " takes a tensor whose last dimension holds the " + std::to_string(components) +
+                                  " components of an element");
+            if (rank > lang::kMaxViewRank || rank < 0)
+                throw_value_error(what + " takes a tensor of at most " + std::to_string(lang::kMaxViewRank) +
+                                  " dimensions (besides a vector element's), got " + std::to_string(arg.tensor.ndim));
+            if (arg.tensor.device_type != DeviceType::CPU && arg.tensor.device_type != DeviceType::CUDA)
+                throw_value_error(what + ": tensors on this device are not supported");
+            if (!have_device) {
+                device = arg.tensor.device_type;
+                device_index = arg.tensor.device_index;
+                have_device = true;
+            } else if (device != arg.tensor.device_type || device_index != arg.tensor.device_index) {
+                throw_value_error(what + " is on another device than the earlier tensor arguments");
+            }
+            continue;
+        }
+        const lang::Type* t = param->type;
+        if (t->is_scalar() && !is_number(arg))
+            throw_type_error(what + " takes a number, got " + arg_kind_name(arg.kind));
+        if (t->is_vector() && !(arg.kind == ArgKind::Value && arg.child_count == t->rows) &&
+            !(arg.kind == ArgKind::List && arg.child_count == t->rows))
+            throw_type_error(what + " takes a " + lang::type_name(t) + " value (" + std::to_string(t->rows) +
+                             " numbers), got " + arg_kind_name(arg.kind));
+        if (!t->is_scalar() && !t->is_vector())
+            throw_type_error(what + ": only TensorView, scalar and vector parameters can be launched with yet");
+    }
+    if (!have_device) {
+        device = fn.device;
+        device_index = fn.device_index;
+    }
+
+    const CompiledKernel& k = kernel_for(fn, *decl, device, device_index);
+    const codegen::ParamLayout& layout = k.generated.layout;
+    std::vector<uint8_t> block(layout.size, 0);
+    codegen::CallHeader header{};
+    for (int64_t& d : header.shape) d = 1;
+    for (int d = 0; d < 3; ++d) {
+        header.shape[d] = shape.block[d];
+        header.shape[3 + d] = shape.grid[d];
+    }
+    header.shape[6] = shape.thread_count;
+    header.total = shape.grid[0] * shape.grid[1] * shape.grid[2];
+    header.rank = 7;
+    std::memcpy(block.data(), &header, sizeof header);
+    for (size_t p = 0; p < n; ++p) {
+        const codegen::ParamField& f = layout.fields[p];
+        const ArgInfo& arg = *bound[p];
+        if (!f.type->is_tensor()) {
+            if (f.type->is_scalar()) write_scalar(block.data() + f.offset, f.type->scalar, arg);
+            else
+                for (int c = 0; c < f.type->rows; ++c)
+                    write_scalar(block.data() + f.offset + size_t(c) * size_t(lang::scalar_bits(f.type->scalar) / 8),
+                                 f.type->scalar, a.args[size_t(arg.first_child + c)]);
+            continue;
+        }
+        const TensorInfo& t = arg.tensor;
+        const bool vector = f.type->element->is_vector();
+        const int rank = t.ndim - (vector ? 1 : 0);
+        int64_t extents[8] = {}, strides[8] = {};
+        for (int d = 0; d < rank; ++d) {
+            extents[d] = t.shape[d];
+            strides[d] = t.strides[d];
+        }
+        const int64_t inner[2] = {vector ? t.strides[t.ndim - 1] : 1, 0};
+        const int64_t view_rank = rank;
+        std::memcpy(block.data() + f.tensor.data, &t.data, sizeof(void*));
+        std::memcpy(block.data() + f.tensor.shape, extents, sizeof extents);
+        std::memcpy(block.data() + f.tensor.strides, strides, sizeof strides);
+        std::memcpy(block.data() + f.tensor.inner, inner, sizeof inner);
+        std::memcpy(block.data() + f.tensor.view_rank, &view_rank, sizeof view_rank);
+    }
+    const runtime::Backend& backend = runtime::backend(device);
+    runtime::LaunchRequest r;
+    r.kernel = k.loaded.get();
+    r.block = block.data();
+    r.block_size = block.size();
+    r.total = header.total;
+    r.stream = host.current_stream(device, device_index);
+    r.site = k.site;
+    r.wait = debug_mode();
+    for (int d = 0; d < 3; ++d) {
+        r.coop_block[d] = shape.block[d];
+        r.coop_grid[d] = shape.grid[d];
+    }
+    const runtime::LaunchResult result = backend.launch(r);
+    if (result.origin != runtime::FaultOrigin::None) [[unlikely]]
+        raise_launch_fault(result, backend);
+}
+
+}  // namespace sg::call

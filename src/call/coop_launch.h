@@ -1,0 +1,40 @@
+// src/call/coop_launch.h — launching a cooperative kernel: a [CUDAKernel] function run once per
+// thread of an explicit launch (block and grid shape, up to 3-D), with TensorView parameters
+// bound to whole tensors and scalar parameters to numbers.
+//
+// In: the function's state (its module and name), the described arguments (a tensor per
+// TensorView parameter, a number, bool or sg value per scalar or vector parameter, by position
+// or by name) and the launch shape. Out: the kernel enqueued on the host's current stream (CUDA)
+// or run on the thread pool (CPU), a block per work item; a fault it records is raised as for
+// other calls (kernel_faults.h). Every argument error names the function and the parameter.
+// The kernel does not depend on the arguments (a TensorView's rank and strides are read at run
+// time), so each function compiles it once per device (FunctionState::coop_kernels).
+#pragma once
+
+#include <cstdint>
+
+#include "call/host.h"
+#include "call/invoke.h"
+
+namespace sg::call {
+
+struct LaunchShape {
+    int64_t block[3] = {1, 1, 1};
+    int64_t grid[3] = {1, 1, 1};
+    /// SlangPy's `_thread_count=N` (1-D): threads whose global x index is N or more do not run
+    /// (0: every thread of the grid runs).
+    int64_t thread_count = 0;
+};
+
+/// Whether the function a state names is a [CUDAKernel] function (of its first declaration).
+bool is_cooperative(const UserModule& module, const Callee& callee);
+
+/// Launches `fn` (a [CUDAKernel] function) over `a` with `shape`. Throws CallError (TypeError /
+/// ValueError naming the function and parameter) for a wrong argument or shape, and the
+/// RuntimeError of a fault the launch recorded.
+void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape);
+
+/// SlangPy's 1-D form: `shape` for `threads` threads (blocks of up to 256 threads in x).
+LaunchShape thread_count_shape(const FunctionState& fn, int64_t threads);
+
+}  // namespace sg::call

@@ -1,0 +1,123 @@
+// src/codegen/emit_coop.cpp — code of the cooperative-kernel instructions: thread and block
+// ids, barriers, groupshared storage (one byte array per variable, at namespace scope: CUDA
+// __shared__, CPU thread_local since a block's threads share one OS thread), TensorView element
+// access and queries, and Interlocked atomics. Every TensorView and groupshared index is
+// checked (a fault names the parameter, dimension, index and extent, as tensor faults do): a
+// faulting access reads zero and writes nothing.
+#include "codegen/emitter.h"
+#include "lang/coop.h"
+
+namespace sg::codegen::detail {
+
+std::string Emitter::shared_storage() {
+    std::string out;
+    for (size_t k = 0; k < program_.shared.size(); ++k) {
+        const ir::SharedVar& v = program_.shared[k];
+        int64_t count = 1;
+        for (int64_t d : v.dims) count *= d;
+        out += "// groupshared " + lang::type_name(v.element) + " " + v.name;
+        for (int64_t d : v.dims) out += "[" + std::to_string(d) + "]";
+        out += "\nSG_GROUPSHARED(sg_gs_" + std::to_string(k) + ", sizeof(" + type(v.element) + ") * " +
+               std::to_string(count > 0 ? count : 1) + ");\n";
+    }
+    return out;
+}
+
+std::string Emitter::coop_element_pointer(const Inst& inst, size_t index_end) {
+    const Value* tensor = inst.operands[0];
+    const Type* tt = tensor->type;
+    const std::string elem = type(tt->element);
+    const std::string n = std::to_string(coop_temps_++);
+    const size_t k = index_end - 1;  // indices: operands [1, index_end)
+    const std::string p = "sg_p" + n;
+    std::string indices;
+    for (size_t j = 1; j < index_end; ++j) indices += (j > 1 ? ", " : "") + std::string("(int64_t)") + ref(inst.operands[j]);
+    if (tt->tensor.shared) {
+        const ir::SharedVar& v = program_.shared.at(size_t(tensor->def->imm_int));
+        const std::string base = "(void*)sg_gs_" + std::to_string(tensor->def->imm_int);
+        if (k == 0) {
+            line(elem + "* " + p + " = (" + elem + "*)" + base + ";");
+            return p;
+        }
+        std::string dims;
+        for (size_t j = 0; j < v.dims.size(); ++j) dims += (j ? ", " : "") + std::to_string(v.dims[j]);
+        line("const int64_t sg_ix" + n + "[" + std::to_string(k) + "] = {" + indices + "};");
+        line("const int64_t sg_dx" + n + "[" + std::to_string(k) + "] = {" + dims + "};");
+        line(elem + "* " + p + " = (" + elem + "*)sg_shared_ptr(sg_faults, " + base + ", (int64_t)sizeof(" + elem +
+             "), sg_ix" + n + ", sg_dx" + n + ", " + std::to_string(k) + ", " + fault_location(inst) + ");");
+        return p;
+    }
+    auto param = tensor_params_.find(tensor);
+    const std::string param_index = param == tensor_params_.end() ? "-1" : std::to_string(param->second);
+    const std::string t = ref(tensor);
+    if (!tt->tensor.view) {
+        // A tensor or RWStructuredBuffer parameter (Interlocked on its element): a scalar element
+        // at its strides (in scalar elements), each index checked.
+        if (k == 0) {
+            line(elem + "* " + p + " = (" + elem + "*)" + t + ".data;");
+            return p;
+        }
+        line("const int64_t sg_ix" + n + "[" + std::to_string(k) + "] = {" + indices + "};");
+        line(elem + "* " + p + " = (" + elem + "*)sg_strided_ptr(sg_faults, " + t + ".data, (int64_t)sizeof(" + elem +
+             "), " + t + ".shape, " + t + ".strides, sg_ix" + n + ", " + std::to_string(k) + ", " + param_index + ", " +
+             fault_location(inst) + ");");
+        return p;
+    }
+    // A TensorView: components of a vector element lie inner[0] apart; the pointer is the first.
+    line("const int64_t sg_ix" + n + "[" + std::to_string(k > 0 ? k : 1) + "] = {" + (k > 0 ? indices : "0") + "};");
+    line("int64_t sg_off" + n + " = 0;");
+    line("const bool sg_ok" + n + " = sg_view_offset(sg_faults, " + t + ", sg_ix" + n + ", " + std::to_string(k) +
+         ", sg_off" + n + ", " + param_index + ", " + fault_location(inst) + ");");
+    const std::string scalar = lang::scalar_name(tt->element->scalar);
+    (void)scalar;
+    line(elem + "* " + p + " = sg_ok" + n + " ? (" + elem + "*)((typename sg_stride_unit<" + elem + ">::type*)" + t +
+         ".data + sg_off" + n + ") : (" + elem + "*)0;");
+    return p;
+}
+
+void Emitter::emit_coop(const Inst& inst) {
+    const Value* r = inst.result();
+    switch (inst.op) {
+    case OpKind::CoopId: define(r, "sg_coop_id(" + std::to_string(inst.imm_int) + ")"); return;
+    case OpKind::Barrier: line("sg_coop_barrier(" + std::to_string(inst.imm_int) + ");"); return;
+    case OpKind::SharedView: return;  // its accesses name the storage (coop_element_pointer)
+    case OpKind::ViewQuery: {
+        const std::string dim = inst.operands.size() > 1 ? "(int64_t)" + ref(inst.operands[1]) : "0";
+        define(r, "sg_view_query(" + ref(inst.operands[0]) + ", " + std::to_string(inst.imm_int) + ", " + dim + ")");
+        return;
+    }
+    case OpKind::TensorLoad: {
+        const Type* tt = inst.operands[0]->type;
+        const std::string p = coop_element_pointer(inst, inst.operands.size());
+        if (tt->tensor.shared) define(r, "(" + p + " ? *" + p + " : " + type(r->type) + "{})");
+        else
+            define(r, "(" + p + " ? sg_element<" + type(r->type) + ">::load((const void*)" + p + ", 0, " +
+                          ref(inst.operands[0]) + ".inner) : " + type(r->type) + "{})");
+        return;
+    }
+    case OpKind::TensorStore: {
+        const Type* tt = inst.operands[0]->type;
+        const std::string p = coop_element_pointer(inst, inst.operands.size() - 1);
+        const std::string v = ref(inst.operands.back());
+        if (tt->tensor.shared) line("if (" + p + ") *" + p + " = " + v + ";");
+        else
+            line("if (" + p + ") sg_element<" + type(tt->element) + ">::store((void*)" + p + ", 0, " +
+                 ref(inst.operands[0]) + ".inner, " + v + ");");
+        return;
+    }
+    case OpKind::TensorAtomic: {
+        const auto op = lang::AtomicOp(inst.imm_int);
+        const bool cas = op == lang::AtomicOp::CompareExchange;
+        const size_t values = cas ? 2 : 1;
+        const std::string p = coop_element_pointer(inst, inst.operands.size() - values);
+        const std::string v = ref(inst.operands.back());
+        if (cas) define(r, "sg_atomic_cas(" + p + ", " + ref(inst.operands[inst.operands.size() - 2]) + ", " + v + ")");
+        else define(r, "sg_atomic<" + std::to_string(inst.imm_int) + ">(" + p + ", " + v + ")");
+        return;
+    }
+    default: break;
+    }
+    SG_INTERNAL_ASSERT(false, std::string("codegen: unexpected cooperative op ") + ir::op_name(inst.op));
+}
+
+}  // namespace sg::codegen::detail

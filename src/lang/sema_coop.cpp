@@ -1,0 +1,274 @@
+// src/lang/sema_coop.cpp — checks of cooperative kernels: TensorView<T> (its type, `v[...]`,
+// load/store/size/stride/dims), the thread and block ids, barriers, Interlocked atomics,
+// `groupshared` globals and the signature of a [CUDAKernel] function.
+//
+// A TensorView is a tensor type with TensorKind::view: its rank is known only at the launch, so
+// any number of indices is accepted here and the generated code checks the count against the
+// bound tensor's (a fault, as an out-of-range index is).
+#include <map>
+
+#include "lang/coop.h"
+#include "lang/sema_internal.h"
+
+namespace sg::lang {
+
+namespace {
+
+const Builtin kViewLoad{BuiltinKind::TensorLoad, IntrinsicId::Count, "load"};
+const Builtin kViewStore{BuiltinKind::TensorStore, IntrinsicId::Count, "store"};
+const Builtin kViewSize{BuiltinKind::ViewSize, IntrinsicId::Count, "size"};
+const Builtin kViewStride{BuiltinKind::ViewStride, IntrinsicId::Count, "stride"};
+const Builtin kViewDims{BuiltinKind::ViewDims, IntrinsicId::Count, "dims"};
+
+/// Whether `t` may be a TensorView element: a scalar other than bool, or a vector of one.
+bool is_view_element(const Type* t) {
+    return (t->is_scalar() || t->is_vector()) && t->scalar != ScalarKind::Bool;
+}
+
+bool is_atomic_scalar(const Type* t, AtomicOp op) {
+    if (!t->is_scalar()) return false;
+    switch (t->scalar) {
+    case ScalarKind::Int32:
+    case ScalarKind::UInt32:
+    case ScalarKind::Int64:
+    case ScalarKind::UInt64: return true;
+    case ScalarKind::Float: return op == AtomicOp::Add || op == AtomicOp::Exchange;  // as Slang on CUDA
+    default: return false;
+    }
+}
+
+}  // namespace
+
+const Builtin* find_coop_builtin(const std::string& name) {
+    // One Builtin per name (the name tells lowering which one it is), made once for the process
+    // (a function-local static: thread-safe, as compilations may run on several threads).
+    static const std::map<std::string, Builtin> table = [] {
+        std::map<std::string, Builtin> t;
+        for (int k = 0; k < 4; ++k) {
+            const char* n = coop_id_name(CoopId(k));
+            t.emplace(n, Builtin{BuiltinKind::CoopId, IntrinsicId::Count, n});
+        }
+        for (const char* n : {"GroupMemoryBarrier", "GroupMemoryBarrierWithGroupSync", "DeviceMemoryBarrier",
+                              "DeviceMemoryBarrierWithGroupSync", "AllMemoryBarrier", "AllMemoryBarrierWithGroupSync"})
+            t.emplace(n, Builtin{BuiltinKind::Barrier, IntrinsicId::Count, find_barrier(n)->name});
+        for (int k = 0; k < 8; ++k) {
+            const char* n = atomic_name(AtomicOp(k));
+            t.emplace(n, Builtin{BuiltinKind::Interlocked, IntrinsicId::Count, n});
+        }
+        return t;
+    }();
+    auto it = table.find(name);
+    return it == table.end() ? nullptr : &it->second;
+}
+
+// view_type = "TensorView" "<" type ">"
+const Type* Sema::resolve_view_type(TypeExpr* te) {
+    if (te->arg_is_value.empty()) {
+        diags_.error(te->loc, "generic type 'TensorView' used without an element type: TensorView<float>", 30408);
+        return types_.error_type();
+    }
+    if (te->arg_is_value.size() != 1 || te->arg_is_value[0]) {
+        diags_.error(te->loc, "TensorView takes one element type: TensorView<float>", 30060);
+        return types_.error_type();
+    }
+    const Type* elem = resolve_type(te->type_args[0]);
+    if (elem->is_error()) return elem;
+    if (!is_view_element(elem)) {
+        diags_.unsupported(te->loc, "TensorView of " + type_name(elem));
+        return types_.error_type();
+    }
+    TensorKind kind;
+    kind.access = TensorAccess::ReadWrite;
+    kind.view = true;
+    return types_.tensor(elem, 0, kind);
+}
+
+// view[i], view[i, j], view[uint2(i, j)] (.x is dimension 0)
+const Type* Sema::check_view_index(Expr* at, const Type* view, const std::vector<Expr*>& index) {
+    if (index.empty()) {
+        diags_.error(at->loc, type_name(view) + " needs at least one index");
+        return types_.error_type();
+    }
+    size_t count = 0;
+    for (size_t k = 0; k < index.size(); ++k) {
+        Expr* i = index[k];
+        if (i->type->is_error()) return i->type;
+        if (i->type->is_scalar() && is_floating(i->type->scalar)) {
+            // As in Slang, a float index converts to uint, with warning 30081.
+            warn_implicit_conversion(i, types_.uint32());
+            Expr* cast = ast_.make<Expr>();
+            cast->kind = ExprKind::Cast;
+            cast->loc = i->loc;
+            cast->operands = {i};
+            cast->type = types_.uint32();
+            for (Expr*& o : at->operands)
+                if (o == i) o = cast;
+            i = cast;
+        }
+        const bool vector_index = i->type->is_vector() && is_integer(i->type->scalar) && index.size() == 1;
+        if (!is_integer_scalar(i->type) && !vector_index) {
+            diags_.error(i->loc, type_name(view) + " index must be an integer or an integer vector, got " +
+                                     type_name(i->type), 30019);
+            return types_.error_type();
+        }
+        count += vector_index ? size_t(i->type->rows) : 1;
+    }
+    if (count > size_t(kMaxViewRank)) {
+        diags_.error(at->loc, type_name(view) + " takes at most " + std::to_string(kMaxViewRank) + " indices, got " +
+                                  std::to_string(count));
+        return types_.error_type();
+    }
+    at->is_lvalue = true;
+    return view->element;
+}
+
+const Type* Sema::check_view_method(Expr* e, const Type* view, const std::string& method) {
+    std::vector<Expr*> args(e->operands.begin() + 1, e->operands.end());
+    for (Expr* a : args)
+        if (a->type && a->type->is_error()) return a->type;
+    auto one_dim = [&](const Builtin* b) -> const Type* {
+        if (args.size() != 1 || !is_integer_scalar(args[0]->type)) {
+            diags_.error(e->loc, method + " takes one integer dimension", 39999);
+            return types_.error_type();
+        }
+        e->builtin = b;
+        return types_.uint32();
+    };
+    if (method == "load") {
+        const Type* t = check_view_index(e, view, args);
+        e->is_lvalue = false;
+        if (!t->is_error()) e->builtin = &kViewLoad;
+        return t;
+    }
+    if (method == "store") {
+        if (args.size() < 2) {
+            diags_.error(e->loc, "store takes the indices and a value", 39999);
+            return types_.error_type();
+        }
+        std::vector<Expr*> index(args.begin(), args.end() - 1);
+        const Type* t = check_view_index(e, view, index);
+        e->is_lvalue = false;
+        if (t->is_error()) return t;
+        Expr* value = e->operands.back();
+        if (!implicitly_convertible(value->type, view->element)) {
+            diags_.error(value->loc, "cannot convert " + type_name(value->type) + " to " + type_name(view->element) +
+                                         " in store", 30019);
+            return types_.error_type();
+        }
+        warn_implicit_conversion(value, view->element);
+        e->builtin = &kViewStore;
+        return types_.void_type();
+    }
+    if (method == "size") return one_dim(&kViewSize);
+    if (method == "stride") return one_dim(&kViewStride);
+    if (method == "dims") {
+        if (!args.empty()) {
+            diags_.error(e->loc, "dims takes no arguments", 39999);
+            return types_.error_type();
+        }
+        e->builtin = &kViewDims;
+        return types_.uint32();
+    }
+    diags_.error(e->operands[0]->loc, type_name(view) + " has no member '" + method + "'", 30027);
+    return types_.error_type();
+}
+
+const Type* Sema::check_coop_call(Expr* e) {
+    const Builtin* b = e->builtin;
+    std::vector<Expr*> args(e->operands.begin() + 1, e->operands.end());
+    if (b->kind == BuiltinKind::CoopId || b->kind == BuiltinKind::Barrier) {
+        if (!args.empty()) {
+            diags_.error(e->loc, std::string(b->name) + " takes no arguments", 39999);
+            return types_.error_type();
+        }
+        return b->kind == BuiltinKind::CoopId ? types_.vector(ScalarKind::UInt32, 3) : types_.void_type();
+    }
+    AtomicOp op;
+    find_atomic(b->name, op);
+    const size_t values = op == AtomicOp::CompareExchange ? 2 : 1;  // (compare, value) or (value)
+    if (args.size() != 1 + values && args.size() != 2 + values) {
+        diags_.error(e->loc, std::string(b->name) + " takes " +
+                                 (values == 2 ? "(dest, compare, value, out original)"
+                                              : "(dest, value) or (dest, value, out original)"),
+                     39999);
+        return types_.error_type();
+    }
+    Expr* dest = args[0];
+    if (!dest->is_lvalue) {
+        diags_.error(dest->loc, std::string(b->name) + ": argument must be l-value", 30047);
+        return types_.error_type();
+    }
+    // The destination is one element of shared memory: a groupshared variable (or an element of
+    // one) or an element of a TensorView / RWStructuredBuffer.
+    const Expr* root = dest;
+    bool element = false;
+    while (root->kind == ExprKind::Index && !root->operands[0]->type->is_tensor()) root = root->operands[0];
+    if (root->kind == ExprKind::Index && root->operands[0]->type->is_tensor()) {
+        // A TensorView's, or a writable tensor's or RWStructuredBuffer's, whole element.
+        const TensorKind& k = root->operands[0]->type->tensor;
+        element = root == dest && (k.view || k.access != TensorAccess::Read);
+    }
+    else if (root->kind == ExprKind::Name && root->var_ref && root->var_ref->is_groupshared) element = true;
+    if (!element) {
+        diags_.unsupported(dest->loc, std::string(b->name) + " on anything but a groupshared variable, its array "
+                                                             "elements or an element of a TensorView, a writable "
+                                                             "tensor or an RWStructuredBuffer");
+        return types_.error_type();
+    }
+    if (!is_atomic_scalar(dest->type, op)) {
+        diags_.error(dest->loc, std::string(b->name) + " takes an int, uint, int64_t or uint64_t destination" +
+                                    (op == AtomicOp::Add || op == AtomicOp::Exchange ? std::string(" (or float)") : "") +
+                                    ", got " + type_name(dest->type), 39999);
+        return types_.error_type();
+    }
+    for (size_t k = 1; k <= values; ++k) {
+        if (!implicitly_convertible(args[k]->type, dest->type)) {
+            diags_.error(args[k]->loc, "cannot convert " + type_name(args[k]->type) + " to " + type_name(dest->type) +
+                                           " in " + b->name, 30019);
+            return types_.error_type();
+        }
+        warn_implicit_conversion(args[k], dest->type);
+    }
+    if (args.size() == 2 + values) {
+        Expr* out = args.back();
+        require_lvalue(out, "pass to an out parameter", 30047);
+        if (out->is_lvalue && out->type != dest->type && !implicitly_convertible(dest->type, out->type))
+            diags_.error(out->loc, "the original value is a " + type_name(dest->type) + ", not a " + type_name(out->type),
+                         39999);
+    }
+    return types_.void_type();
+}
+
+void Sema::check_groupshared(VarDecl* g) {
+    g->is_global = true;
+    g->type = g->type_expr ? resolve_type(g->type_expr) : types_.error_type();
+    if (!g->type_expr) diags_.error(g->loc, "a groupshared variable needs a type", 39999);
+    if (g->init) diags_.error(g->loc, "'" + g->name + "' cannot have an initializer because it is groupshared", 30623);
+    if (g->is_const || g->is_static) diags_.unsupported(g->loc, "'static' or 'const' groupshared variable");
+    const Type* t = g->type;
+    while (t->is_array()) t = t->element;
+    if (!t->is_error() && !t->is_scalar() && !t->is_vector() && !t->is_matrix() && !t->is_struct()) {
+        diags_.unsupported(g->loc, "a groupshared variable of type " + type_name(g->type));
+        g->type = types_.error_type();
+    }
+}
+
+void Sema::check_kernel_signature(FunctionDecl* f) {
+    if (f->result_type && !f->result_type->is_void() && !f->result_type->is_error())
+        diags_.error(f->loc, "CUDA kernel return type error: a [CUDAKernel] function returns void", 31213);
+    if (!f->generic_params.empty()) diags_.unsupported(f->loc, "a generic [CUDAKernel] function");
+    for (VarDecl* p : f->params) {
+        if (!p->type || p->type->is_error()) continue;
+        if (p->dir != ParamDir::In) {
+            diags_.unsupported(p->loc, "an out or inout parameter of a [CUDAKernel] function");
+            continue;
+        }
+        const Type* t = p->type;
+        const bool plain = t->is_scalar() || t->is_vector() || t->is_matrix();
+        if (!(t->is_tensor() && t->tensor.view) && !plain)
+            diags_.unsupported(p->loc, "a [CUDAKernel] parameter of type " + type_name(t) +
+                                           " (kernels take TensorView<T>, scalars, vectors and matrices)");
+    }
+}
+
+}  // namespace sg::lang
