@@ -110,6 +110,8 @@ Function* Lowering::instantiate(lang::FunctionDecl* decl) {
 }
 
 Function* Lowering::instantiate(lang::FunctionDecl* decl, const std::vector<const Type*>& param_types) {
+    if (decl->derivative_of)  // `fwd_diff(f)` as a function (a higher-order derivative): f's stub
+        return derivative(instantiate(decl->derivative_of), DerivativeKind::Forward);
     auto key = std::make_pair(decl, param_types);
     auto it = instances_.find(key);
     if (it != instances_.end()) return it->second;

@@ -88,6 +88,10 @@ const Type* Sema::check_call(Expr* e) {
             Expr* target = callee->operands[1];
             callee->type = types_.void_type();
             for (size_t k = 1; k < e->operands.size(); ++k) check_expr(e->operands[k]);
+            if (target->kind == ExprKind::Call) {  // fwd_diff(fwd_diff(f)): sema_higher_order.cpp
+                FunctionDecl* d = derivative_function(callee, target);
+                return d ? check_derivative_call(e, d, bwd) : types_.error_type();
+            }
             if (target->kind == ExprKind::Name && generic_functions_.count(target->name) &&
                 (target->type_expr || !functions_.count(target->name))) {
                 // `bwd_diff(f<float>)` or `bwd_diff(f)` of a generic: its instantiation.
@@ -348,7 +352,8 @@ const Type* Sema::check_derivative_call(Expr* e, FunctionDecl* f, bool backward)
         if (!ok) {
             std::string pname = sig[k].source_param >= 0 ? f->params[size_t(sig[k].source_param)]->name : "dResult";
             diags_.error(a->loc, "argument for '" + pname + "' of " + (backward ? "bwd_diff(" : "fwd_diff(") + f->name +
-                                     ") must be " + type_name(want) + ", got " + type_name(a->type));
+                                     ") must be " + type_name(want) + ", got " + type_name(a->type),
+                         30019);  // Slang: type mismatch
             continue;
         }
         if (sig[k].dir != ParamDir::In) require_lvalue(a, "pass to an inout parameter");

@@ -411,7 +411,7 @@ Flow DerivativeFlow::call(const Expr* e) {
         for (const Flow& a : args) f |= a;
         return f;
     };
-    if (e->diff_target) {  // bwd_diff(f)(...) / fwd_diff(f)(...): derivatives of a higher order are out of scope
+    if (e->diff_target) {  // bwd_diff(f)(...) / fwd_diff(f)(...): its result is a new value (pairs carry no flow)
         eval_args(false);
         return {};
     }

@@ -350,6 +350,9 @@ private:
 
     // loops
     void check_loop_bound(Stmt* s);
+    // ---- derivatives of derivatives (sema_higher_order.cpp)
+    FunctionDecl* derivative_function(Expr* outer, Expr* target);
+    Expr* int_literal(SourceLoc loc, int64_t value);
 
     AstContext& ast_;
     TypeContext& types_;
@@ -396,6 +399,7 @@ private:
     int loop_depth_ = 0;
     int expr_depth_ = 0;
     std::vector<std::pair<Expr*, bool>> derivative_calls_;  ///< (bwd_diff/fwd_diff call, backward)
+    std::map<FunctionDecl*, FunctionDecl*> derivative_functions_;  ///< f → the stand-in for fwd_diff(f)
     std::set<const VarDecl*> expanding_defaults_;  ///< parameters whose default is being checked
     std::set<const VarDecl*> rejected_defaults_;   ///< defaults their declaration's check rejected
     const FunctionDecl* defaults_of_ = nullptr;    ///< whose default is being checked (instance depth)

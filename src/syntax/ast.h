@@ -220,6 +220,9 @@ struct FunctionDecl {
     FunctionDecl* custom_backward = nullptr;      ///< [BackwardDerivative(fn)]
     FunctionDecl* custom_forward = nullptr;       ///< [ForwardDerivative(fn)]
     bool is_glue_entry = false;                   ///< the generated kernel entry (glue only)
+    /// sema: the bodiless stand-in for `fwd_diff(f)` when a derivative operator is applied to
+    /// it (a higher-order derivative); lowering makes it f's forward derivative stub.
+    FunctionDecl* derivative_of = nullptr;
 
     // ---- members and generics (parser, except where marked sema)
     std::vector<GenericParam> generic_params;     ///< `f<T : IFloat, let N : int>`: a generic function
