@@ -98,6 +98,7 @@ struct Function {
     const Type* return_type = nullptr;   ///< the source-level return type (void allowed)
     std::vector<const Type*> result_types;
     bool differentiable = false;
+    bool forward_only = false;           ///< [ForwardDifferentiable]: no backward derivative
     bool return_no_diff = false;
     bool is_kernel = false;              ///< a kernel entry (glue): params form the parameter block
     Function* custom_backward = nullptr; ///< [BackwardDerivative]: reverse mode calls it

@@ -122,6 +122,7 @@ Function* Lowering::instantiate(lang::FunctionDecl* decl, const std::vector<cons
     fn->loc = decl->loc;
     fn->return_type = decl->result_type;
     fn->differentiable = decl->is_differentiable;
+    fn->forward_only = lang::differentiates_forward_only(*decl);
     fn->return_no_diff = decl->return_no_diff;
     fn->is_kernel = decl->is_glue_entry;
     fn->body = std::make_unique<Block>();

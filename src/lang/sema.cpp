@@ -268,7 +268,7 @@ void Sema::check_function_attributes(FunctionDecl* f) {
             // [PreferRecompute] / [PreferCheckpoint] are hints about what the reverse pass
             // stores; it recomputes or stores by its own rules.
             static const std::set<std::string> known = {
-                "Differentiable", "BackwardDifferentiable", "__sg_kernel", "ForceInline",      "noinline",
+                "Differentiable", "BackwardDifferentiable", "ForwardDifferentiable", "__sg_kernel", "ForceInline", "noinline",
                 "mutating",       "NoDiffThis",             "PreferRecompute", "PreferCheckpoint"};
             if (!known.count(a.name)) diags_.warning(a.loc, "unknown attribute [" + a.name + "] ignored");
             continue;

@@ -332,6 +332,15 @@ const Type* Sema::check_derivative_call(Expr* e, FunctionDecl* f, bool backward)
             30027);  // Slang: E30027 (member not found: the derivative of f does not exist)
         return types_.error_type();
     }
+    if (backward && f->custom_forward == nullptr && differentiates_forward_only(*f)) {
+        // [ForwardDifferentiable]: Slang's 30027 (its backward derivative does not exist). A
+        // [ForwardDerivative] alone is reported with the availability check (sema_diff.cpp).
+        diags_.error(e->operands[0]->loc, "bwd_diff of '" + f->name +
+                                              "', which is [ForwardDifferentiable] (forward only); make it "
+                                              "[Differentiable] to differentiate it backward",
+                     30027);
+        return types_.error_type();
+    }
     std::vector<DerivedParam> sig = backward ? backward_signature(types_, *f) : forward_signature(types_, *f);
     size_t nargs = e->operands.size() - 1;
     if (nargs != sig.size()) {

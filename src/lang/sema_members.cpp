@@ -13,8 +13,9 @@ void Sema::declare_signature(FunctionDecl* f) {
     // A method's signature may use its struct's static constants and type aliases (also when a
     // call elsewhere instantiates a generic method).
     if (f->owner && !f->owner->is_interface) resolving_struct_ = f->owner;
-    f->is_differentiable =
-        find_attribute(f->attrs, "Differentiable") || find_attribute(f->attrs, "BackwardDifferentiable");
+    f->is_differentiable = find_attribute(f->attrs, "Differentiable") ||
+                           find_attribute(f->attrs, "BackwardDifferentiable") ||
+                           find_attribute(f->attrs, "ForwardDifferentiable");
     f->is_glue_entry = allow_internal_ && find_attribute(f->attrs, "__sg_kernel");
     f->is_mutating = find_attribute(f->attrs, "mutating") != nullptr;
     if (f->owner && !f->owner->is_interface) {

@@ -216,7 +216,7 @@ struct FunctionDecl {
 
     // ---- sema annotations
     const Type* result_type = nullptr;
-    bool is_differentiable = false;               ///< [Differentiable] / [BackwardDifferentiable]
+    bool is_differentiable = false;               ///< [Differentiable] / [BackwardDifferentiable] / [ForwardDifferentiable]
     FunctionDecl* custom_backward = nullptr;      ///< [BackwardDerivative(fn)]
     FunctionDecl* custom_forward = nullptr;       ///< [ForwardDerivative(fn)]
     bool is_glue_entry = false;                   ///< the generated kernel entry (glue only)
