@@ -350,6 +350,8 @@ private:
 
     // loops
     void check_loop_bound(Stmt* s);
+    // ---- a struct's own `typedef S Differential;` (sema_differential_alias.cpp)
+    bool declares_own_differential(StructDecl* s);
     // ---- derivatives of derivatives (sema_higher_order.cpp)
     FunctionDecl* derivative_function(Expr* outer, Expr* target);
     Expr* int_literal(SourceLoc loc, int64_t value);

@@ -107,9 +107,21 @@ void Parser::parse_bases(StructDecl* s) {
     } while (match(TokenKind::Comma));
 }
 
+/// A member type alias (`typealias N = T;` / `typedef T N;`), its `;` included.
+void Parser::add_member_alias(StructDecl* s, const Token& name, TypeExpr* type) {
+    auto* v = ctx_.make<VarDecl>();
+    v->loc = loc(name);
+    v->name = std::string(text(name));
+    v->type_expr = type;
+    v->is_static = true;
+    s->type_aliases.push_back(v);
+    expect(TokenKind::Semicolon);
+}
+
 // struct_member = ";" | attributes? member
 // member = "__init" "(" params ")" block
 //        | "associatedtype" ident (":" ident)? ";"            (interfaces)
+//        | "typealias" ident "=" type ";" | "typedef" type ident ";"   (member type aliases)
 //        | modifiers type ident generic_params? "(" params ")" (";" | block)   (a method)
 //        | modifiers type declarators ";"                      (fields; `static const` members)
 // Tier-3 members (`property`, `__subscript`, operators, nested types) are reported and skipped.
@@ -151,18 +163,17 @@ void Parser::parse_struct_member(StructDecl* s) {
     if (at_word("typealias") && !s->is_interface && kind(1) == TokenKind::Identifier &&
         kind(2) == TokenKind::Assign) {
         // `typealias T = float;` inside a struct: satisfies an associated type.
-        SourceLoc where = loc();
         advance();
         Token name = advance();
         advance();  // '='
-        auto* v = ctx_.make<VarDecl>();
-        v->loc = loc(name);
-        v->name = std::string(text(name));
-        v->type_expr = parse_type();
-        v->is_static = true;
-        (void)where;
-        s->type_aliases.push_back(v);
-        expect(TokenKind::Semicolon);
+        add_member_alias(s, name, parse_type());
+        return;
+    }
+    if (at_word("typedef") && !s->is_interface) {
+        // `typedef MyVec Differential;`: the same member alias, C-style.
+        advance();
+        TypeExpr* type = parse_type();
+        add_member_alias(s, expect(TokenKind::Identifier), type);
         return;
     }
     if (report_unsupported_declaration(nullptr)) {

@@ -119,6 +119,7 @@ public:
     Decl* parse_import();
     Decl* parse_struct(SourceLoc first);
     void parse_struct_member(StructDecl* s);
+    void add_member_alias(StructDecl* s, const Token& name, TypeExpr* type);
     void parse_struct_body(StructDecl* s);
     Decl* parse_function_or_global(SourceLoc first, std::vector<Attribute> attrs);
     void parse_function_rest(FunctionDecl* fn);
