@@ -14,6 +14,7 @@ SemaResult analyze(const std::vector<ModuleAst*>& modules, AstContext& ast, Type
 }
 
 void Sema::declare_local(VarDecl* v) {
+    if (v->name.empty()) return;  // an unnamed parameter: nothing can name it
     auto& scope = scopes_.back();
     if (scope.count(v->name)) {
         diags_.error(v->loc, "redefinition of '" + v->name + "'", 30200);  // Slang: conflicting declaration

@@ -15,6 +15,11 @@ const Builtin kTensorAdd{BuiltinKind::TensorAdd, IntrinsicId::Count, "add"};
 /// "1 argument", "2 arguments".
 std::string arguments(size_t n) { return std::to_string(n) + (n == 1 ? " argument" : " arguments"); }
 
+/// "parameter 'x'", or "parameter 2" for an unnamed one (`float f(float, float x)`).
+std::string param_label(const VarDecl& p, size_t index) {
+    return p.name.empty() ? "parameter " + std::to_string(index + 1) : "parameter '" + p.name + "'";
+}
+
 }  // namespace
 
 std::string argument_count_text(const FunctionDecl& f, size_t self) {
@@ -297,7 +302,7 @@ const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& can
                     (p->dir == ParamDir::In && !p->type->is_tensor() && implicitly_convertible(a->type, p->type)) ||
                     (p->type->is_tensor() && tensor_accepts(p->type, a->type, allow_internal_)))
                     continue;
-                diags_.error(a->loc, "argument for parameter '" + p->name + "' of '" + name + "' must be " +
+                diags_.error(a->loc, "argument for " + param_label(*p, k) + " of '" + name + "' must be " +
                                          type_name(p->type) + ", got " + type_name(a->type),
                              30019);
                 break;
@@ -359,8 +364,12 @@ const Type* Sema::check_derivative_call(Expr* e, FunctionDecl* f, bool backward)
                   : sig[k].dir == ParamDir::In ? implicitly_convertible(a->type, want)
                                                : a->type == want;
         if (!ok) {
-            std::string pname = sig[k].source_param >= 0 ? f->params[size_t(sig[k].source_param)]->name : "dResult";
-            diags_.error(a->loc, "argument for '" + pname + "' of " + (backward ? "bwd_diff(" : "fwd_diff(") + f->name +
+            std::string pname = "'dResult'";
+            if (sig[k].source_param >= 0) {
+                const VarDecl& p = *f->params[size_t(sig[k].source_param)];
+                pname = p.name.empty() ? param_label(p, size_t(sig[k].source_param)) : "'" + p.name + "'";
+            }
+            diags_.error(a->loc, "argument for " + pname + " of " + (backward ? "bwd_diff(" : "fwd_diff(") + f->name +
                                      ") must be " + type_name(want) + ", got " + type_name(a->type),
                          30019);  // Slang: type mismatch
             continue;

@@ -391,14 +391,14 @@ Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> a
     return d;
 }
 
-// function_rest = "(" ("void" | param ("," param)*)? ")" where_clause? (";" | block)
+// function_rest = "(" ("void" | param ("," param)* ","?)? ")" where_clause? (";" | block)
 void Parser::parse_function_rest(FunctionDecl* fn) {
     NameScope scope(*this);  // the parameters' names
     expect(TokenKind::LParen);
     if (at_word("void") && kind(1) == TokenKind::RParen) advance();  // C-style `f(void)`
     if (!at(TokenKind::RParen)) {
         do fn->params.push_back(parse_param());
-        while (match(TokenKind::Comma));
+        while (match(TokenKind::Comma) && !at(TokenKind::RParen));  // a trailing comma, as in Slang
     }
     expect(TokenKind::RParen);
     reject_where_clause();
@@ -412,7 +412,8 @@ void Parser::parse_function_rest(FunctionDecl* fn) {
     fn->body = parse_block();
 }
 
-// param = modifiers type (ident | reserved_word) ("[" expr "]")* (":" ident)? ("=" assign)?
+// param = modifiers type ((ident | reserved_word) ("[" expr "]")*)? (":" ident)? ("=" assign)?
+// A parameter without a name (`float f(float, float b)`) takes its argument and is never read.
 VarDecl* Parser::parse_param() {
     Modifiers mods = parse_modifiers();
     reject_link_modifiers(mods);
@@ -425,6 +426,12 @@ VarDecl* Parser::parse_param() {
     // `in out` spelled as two words means `inout`, as in HLSL.
     if (mods.is_inout || (mods.is_in && mods.is_out)) proto.dir = ParamDir::InOut;
     else if (mods.is_out) proto.dir = ParamDir::Out;
+    if (at(TokenKind::Comma) || at(TokenKind::RParen)) {
+        auto* v = ctx_.make<VarDecl>(proto);
+        v->loc = type->loc;
+        v->type_expr = type;
+        return v;
+    }
     if (!at_variable_name()) fail_expected("a parameter name");
     Token name = advance();
     declare_name(name);
