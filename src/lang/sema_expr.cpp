@@ -111,6 +111,7 @@ void Sema::check_init_list(Expr* e, const Type* target) {
         break;
     case TypeKind::Struct: {
         const auto& fields = types_.fields(target);
+        if (target->decl) check_init_list_visibility(e, target);
         if (e->operands.size() > fields.size())
             diags_.error(e->loc, "too many elements in initializer list for struct " + type_name(target), 30523);
         for (size_t k = 0; k < e->operands.size() && k < fields.size(); ++k)
@@ -503,6 +504,7 @@ const Type* Sema::check_member(Expr* e) {
         // `S.N` / `S::N`: the node becomes a reference to the static constant.
         if (st->is_error()) return st;
         if (VarDecl* c = find_static_const(st->decl, n)) {
+            check_member_access(e->loc, st->decl, c->visibility, n);
             e->kind = ExprKind::Name;
             e->operands.clear();
             e->ref = RefKind::Global;
@@ -518,6 +520,8 @@ const Type* Sema::check_member(Expr* e) {
         const auto& fields = types_.fields(bt);
         for (size_t k = 0; k < fields.size(); ++k)
             if (fields[k].name == n) {
+                if (k < bt->decl->fields.size())
+                    check_member_access(e->loc, bt->decl, bt->decl->fields[k]->visibility, n);
                 e->ref = RefKind::Field;
                 e->field_index = int(k);
                 e->is_lvalue = base->is_lvalue;
@@ -528,6 +532,7 @@ const Type* Sema::check_member(Expr* e) {
             return types_.error_type();
         }
         if (VarDecl* c = find_static_const(bt->decl, n)) {
+            check_member_access(e->loc, bt->decl, c->visibility, n);
             e->kind = ExprKind::Name;
             e->operands.clear();
             e->ref = RefKind::Global;

@@ -350,6 +350,10 @@ private:
 
     // loops
     void check_loop_bound(Stmt* s);
+    // ---- public / internal / private (sema_visibility.cpp)
+    void check_member_visibility(const StructDecl* s);
+    void check_member_access(SourceLoc loc, const StructDecl* owner, Visibility v, const std::string& member);
+    void check_init_list_visibility(const Expr* list, const Type* struct_type);
     // ---- a struct's own `typedef S Differential;` (sema_differential_alias.cpp)
     bool declares_own_differential(StructDecl* s);
     // ---- derivatives of derivatives (sema_higher_order.cpp)

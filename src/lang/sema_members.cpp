@@ -250,7 +250,9 @@ const Type* Sema::check_member_call(Expr* e) {
         // a member path is all a struct value can be here, or the call result is evaluated for
         // nothing).
         e->operands[0] = name;
-        return check_user_call(e, methods);
+        const Type* t = check_user_call(e, methods);
+        if (e->callee) check_member_access(callee->loc, bt->decl, e->callee->visibility, callee->name);
+        return t;
     }
     std::vector<FunctionDecl*> instance;
     for (FunctionDecl* m : methods)
@@ -269,6 +271,7 @@ const Type* Sema::check_member_call(Expr* e) {
     e->operands[0] = name;
     e->operands.insert(e->operands.begin() + 1, base);
     const Type* t = check_user_call(e, instance);
+    if (e->callee) check_member_access(callee->loc, bt->decl, e->callee->visibility, callee->name);
     if (e->callee && e->callee->is_mutating && !base->is_lvalue && !base->type->is_error())
         diags_.error(base->loc,
                      "cannot call [mutating] '" + e->callee->member_name + "' on a value that cannot be assigned" +

@@ -391,6 +391,7 @@ void Sema::declare_struct(StructDecl* s) {
     // struct type is declared before its container, so whether it is differentiable, and its
     // Differential, is known here.
     if (declared_structs_.count(s) || !declaring_structs_.insert(s).second) return;
+    if (!s->generic_origin) check_member_visibility(s);
     const Substitution* saved_subst = subst_;
     const StructDecl* saved_struct = resolving_struct_;
     subst_ = substitution_of_struct(s);

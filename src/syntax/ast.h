@@ -21,6 +21,9 @@ struct Stmt;
 struct FunctionDecl;
 struct StructDecl;
 struct VarDecl;
+
+/// `public` / `internal` / `private` as written (Default: none, which Slang takes as internal).
+enum class Visibility : uint8_t { Default, Public, Internal, Private };
 struct Builtin;
 struct TypeAliasDecl;
 struct EnumDecl;
@@ -179,6 +182,7 @@ struct VarDecl {
     bool is_global = false;
     bool is_extern = false;         ///< `extern static const`: its value comes at link time
     bool is_export = false;         ///< `export static const`: fills other modules' externs
+    Visibility visibility = Visibility::Default;  ///< struct members (also accepted elsewhere)
 
     const Type* type = nullptr;     ///< sema
     int index = -1;                 ///< sema: parameter index or field index
@@ -220,6 +224,7 @@ struct FunctionDecl {
     FunctionDecl* custom_backward = nullptr;      ///< [BackwardDerivative(fn)]
     FunctionDecl* custom_forward = nullptr;       ///< [ForwardDerivative(fn)]
     bool is_glue_entry = false;                   ///< the generated kernel entry (glue only)
+    Visibility visibility = Visibility::Default;
     /// sema: the bodiless stand-in for `fwd_diff(f)` when a derivative operator is applied to
     /// it (a higher-order derivative); lowering makes it f's forward derivative stub.
     FunctionDecl* derivative_of = nullptr;
@@ -240,6 +245,7 @@ struct FunctionDecl {
 struct StructDecl {
     SourceLoc loc;
     std::string name;                ///< a generic struct's instantiation: "Poly<3>" (sema)
+    Visibility visibility = Visibility::Default;
     std::vector<std::string> bases;  ///< `: IDifferentiable, IActivation`
     std::vector<SourceLoc> base_locs;
     std::vector<VarDecl*> fields;

@@ -37,7 +37,9 @@ constexpr UnsupportedKeyword kUnsupportedDeclKeywords[] = {
 /// Modifiers that Slang accepts on declarations but that this subset does not model; they are
 /// reported and otherwise ignored so that the rest of the declaration is still checked.
 constexpr std::string_view kUnsupportedModifiers[] = {
-    "public", "private", "internal", "inline", "uniform", "groupshared",
+    "inline",
+    "uniform",
+    "groupshared",
 };
 
 }  // namespace
@@ -185,10 +187,18 @@ void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
         parse_generic_params(generic_prefix);
         parse_attributes(attrs);
     }
+    // `public struct S`, `internal float f()`: a top-level declaration's visibility.
+    Modifiers vis;
+    while (parse_visibility(vis)) {
+    }
+    if (vis.visibility == Visibility::Private)  // Slang: 30603
+        diags_.error(vis.visibility_loc, "'private' applies to struct members, not to a top-level declaration", 30603);
     if (at_word("interface") && kind(1) == TokenKind::Identifier) {
         if (!attrs.empty()) error(attrs[0].loc, "attributes on an interface are not supported yet");
         if (!generic_prefix.empty()) unsupported(generic_prefix[0].loc, "generic interface declaration");
-        out.push_back(parse_interface(first));
+        Decl* d = parse_interface(first);
+        if (d->structure) d->structure->visibility = vis.visibility;
+        out.push_back(d);
         return;
     }
     if (at_type_alias() || at_word("enum")) {
@@ -207,6 +217,7 @@ void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
     if (at(TokenKind::KwStruct)) {
         if (!attrs.empty()) error(attrs[0].loc, "attributes on a struct are not supported yet");
         Decl* d = parse_struct(first);
+        if (d->structure) d->structure->visibility = vis.visibility;
         if (d->structure && !generic_prefix.empty()) {
             if (!d->structure->generic_params.empty()) error(d->loc, "a struct with two generic parameter lists");
             d->structure->generic_params = std::move(generic_prefix);
@@ -217,7 +228,7 @@ void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
     if (!at(TokenKind::Identifier) && !at(TokenKind::KwStatic) && !at(TokenKind::KwConst) &&
         !at(TokenKind::KwNoDiff))
         fail_expected("a declaration");
-    Decl* d = parse_function_or_global(first, std::move(attrs));
+    Decl* d = parse_function_or_global(first, std::move(attrs), vis);
     if (!generic_prefix.empty()) {
         if (d->kind != DeclKind::Function) {
             error(first, "'__generic' must precede a function or struct declaration");
@@ -300,6 +311,7 @@ Modifiers Parser::parse_modifiers() {
         case TokenKind::KwOut: flag = &m.is_out; break;
         case TokenKind::KwInOut: flag = &m.is_inout; break;
         case TokenKind::Identifier: {
+            if (parse_visibility(m)) continue;
             std::string_view word = text(tok());
             if (word == "extern" || word == "export") {  // link-time constants: checked by the caller
                 bool& f = word == "extern" ? m.is_extern : m.is_export;
@@ -326,6 +338,28 @@ Modifiers Parser::parse_modifiers() {
     }
 }
 
+// visibility = "public" | "internal" | "private"
+// One per declaration: a second is Slang's 31202 (duplicate modifier), as is a conflicting one.
+bool Parser::parse_visibility(Modifiers& m) {
+    if (!at(TokenKind::Identifier)) return false;
+    std::string_view word = text(tok());
+    Visibility v = word == "public"     ? Visibility::Public
+                   : word == "internal" ? Visibility::Internal
+                   : word == "private"  ? Visibility::Private
+                                        : Visibility::Default;
+    if (v == Visibility::Default) return false;
+    SourceLoc where = loc();
+    if (m.visibility != Visibility::Default) {
+        last_error_offset_ = where.offset;
+        diags_.error(where, "duplicate modifier '" + std::string(word) + "': a declaration has one visibility", 31202);
+    } else {
+        m.visibility = v;
+        m.visibility_loc = where;
+    }
+    advance();
+    return true;
+}
+
 // struct_decl = "struct" ident generic_params? bases "{" struct_member* "}" ";"?
 // The body is a recovery point of its own: a bad member is skipped, the other fields are kept.
 Decl* Parser::parse_struct(SourceLoc first) {
@@ -347,8 +381,12 @@ Decl* Parser::parse_struct(SourceLoc first) {
 //                    | modifiers type reserved_word declarators-rest ";"      (a global named `in`)
 // Both start with `type ident`; the token after the name decides. Which modifiers a global
 // needs (`static const`) is checked by sema, which reports every missing one at once.
-Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> attrs) {
+Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> attrs, const Modifiers& vis) {
     Modifiers mods = parse_modifiers();
+    if (vis.visibility != Visibility::Default && mods.visibility != Visibility::Default)
+        diags_.error(mods.visibility_loc, "duplicate modifier: a declaration has one visibility", 31202);
+    else if (mods.visibility == Visibility::Private)  // after `static`: still top level
+        diags_.error(mods.visibility_loc, "'private' applies to struct members, not to a top-level declaration", 30603);
     if (mods.is_in || mods.is_out || mods.is_inout)
         error(mods.first, "parameter direction modifiers are only allowed on parameters");
     TypeExpr* type = parse_type();

@@ -129,6 +129,9 @@ void Parser::parse_struct_member(StructDecl* s) {
     if (match(TokenKind::Semicolon)) return;
     std::vector<Attribute> attrs;
     parse_attributes(attrs);  // `[mutating]`, `[Differentiable]`, ... precede member functions
+    Modifiers lead;           // `public __init(...)`, `private float x;`
+    while (parse_visibility(lead)) {
+    }
     if (at_word("__init")) {
         auto* fn = ctx_.make<FunctionDecl>();
         fn->loc = loc();
@@ -137,6 +140,7 @@ void Parser::parse_struct_member(StructDecl* s) {
         fn->name = s->name + ".__init";
         fn->is_init = true;
         fn->owner = s;
+        fn->visibility = lead.visibility;
         fn->attrs = std::move(attrs);
         auto* ret = ctx_.make<TypeExpr>();
         ret->loc = fn->loc;
@@ -189,6 +193,10 @@ void Parser::parse_struct_member(StructDecl* s) {
     reject_link_modifiers(mods);
     if (mods.is_in || mods.is_out || mods.is_inout)
         error(mods.first, "parameter direction modifiers are not allowed on struct members");
+    if (lead.visibility != Visibility::Default && mods.visibility != Visibility::Default)
+        diags_.error(mods.visibility_loc, "duplicate modifier: a declaration has one visibility", 31202);
+    else if (mods.visibility == Visibility::Default)
+        mods.visibility = lead.visibility;
     TypeExpr* type = parse_type();
     if (at_word("operator")) {
         unsupported(loc(), "operator overloading");
@@ -202,6 +210,7 @@ void Parser::parse_struct_member(StructDecl* s) {
         fn->member_name = std::string(text(name));
         fn->name = s->name + "." + fn->member_name;
         fn->owner = s;
+        fn->visibility = mods.visibility;
         fn->is_static = mods.is_static;
         fn->attrs = std::move(attrs);
         fn->return_type = type;
@@ -222,6 +231,7 @@ void Parser::parse_struct_member(StructDecl* s) {
     VarDecl proto;
     proto.is_no_diff = mods.is_no_diff;
     proto.is_const = mods.is_const;
+    proto.visibility = mods.visibility;
     if (mods.is_static) {
         if (!mods.is_const) {
             unsupported(mods.first, "a static struct member that is not 'static const'");
