@@ -592,6 +592,8 @@ const Type* Sema::check_member(Expr* e) {
         diags_.error(e->loc, "invalid swizzle '" + n + "' on " + type_name(bt), 30027);  // Slang: member not found
         return types_.error_type();
     }
+    if (bt->is_matrix())  // `m._12`, `m._m01` (sema_matrix_elements.cpp)
+        if (const Type* t = check_matrix_element(e, bt)) return t;
     diags_.error(e->loc, type_name(bt) + " has no member '" + n + "'");
     return types_.error_type();
 }

@@ -350,6 +350,8 @@ private:
 
     // loops
     void check_loop_bound(Stmt* s);
+    // ---- `m._12`, `m._m01` (sema_matrix_elements.cpp)
+    const Type* check_matrix_element(Expr* e, const Type* matrix);
     // ---- public / internal / private (sema_visibility.cpp)
     void check_member_visibility(const StructDecl* s);
     void check_member_access(SourceLoc loc, const StructDecl* owner, Visibility v, const std::string& member);
