@@ -36,6 +36,7 @@ enum class BuiltinKind : uint8_t {
     CallIndex,      ///< `__sg_call_index(d)` (glue only)
     TensorSlice,    ///< `__sg_slice(t, i0, ...)`: t's view at leading indices (glue only)
     BufferDimensions,  ///< `buf.GetDimensions(out count, out stride)`
+    Unused,         ///< `unused(x)`: says x is deliberately unused; evaluates x, returns nothing
 };
 
 struct Builtin {

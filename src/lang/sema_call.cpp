@@ -215,6 +215,13 @@ const Type* Sema::check_call(Expr* e) {
                 return types_.error_type();
             }
             return e->operands[1]->type;
+        case BuiltinKind::Unused:
+            if (nargs != 1) {  // Slang: 30439 (nothing to infer its type from) / 30438 (too many)
+                diags_.error(e->loc, "unused takes one argument, " + std::to_string(nargs) + " given",
+                             nargs == 0 ? 30439 : 30438);
+                return types_.error_type();
+            }
+            return types_.void_type();
         case BuiltinKind::CallIndex:
             if (nargs != 1 || !eval_const_int(e->operands[1])) {
                 diags_.error(e->loc, "__sg_call_index takes a constant dimension");

@@ -14,6 +14,7 @@ const Builtin kBwdDiff{BuiltinKind::BwdDiff, IntrinsicId::Count, "bwd_diff"};
 const Builtin kFwdDiff{BuiltinKind::FwdDiff, IntrinsicId::Count, "fwd_diff"};
 const Builtin kDiffPair{BuiltinKind::DiffPair, IntrinsicId::Count, "diffPair"};
 const Builtin kDetach{BuiltinKind::Detach, IntrinsicId::Count, "detach"};
+const Builtin kUnused{BuiltinKind::Unused, IntrinsicId::Count, "unused"};
 const Builtin kCallIndex{BuiltinKind::CallIndex, IntrinsicId::Count, "__sg_call_index"};
 // The 64-bit form, for calls with 2^31 or more threads.
 const Builtin kCallIndex64{BuiltinKind::CallIndex, IntrinsicId::Count, "__sg_call_index64"};
@@ -36,6 +37,7 @@ const Builtin* find_builtin(const std::string& name, bool allow_internal) {
     if (name == "fwd_diff" || name == "__fwd_diff") return &kFwdDiff;
     if (name == "diffPair" || name == "makePair") return &kDiffPair;
     if (name == "detach") return &kDetach;
+    if (name == "unused") return &kUnused;
     if (allow_internal && name == "__sg_call_index") return &kCallIndex;
     if (allow_internal && name == "__sg_call_index64") return &kCallIndex64;
     if (allow_internal && name == "__sg_slice") return &kTensorSlice;
