@@ -500,6 +500,7 @@ const Type* Sema::check_tensor_index(Expr* at, const Type* tensor, const std::ve
 
 const Type* Sema::check_member(Expr* e) {
     if (const Type* t = check_enum_member(e)) return t;
+    if (const Type* t = check_scalar_type_member(e, false)) return t;  // `int.maxValue`
     Expr* base = e->operands[0];
     const std::string& n = e->name;
     if (const Type* st = static_base_type(base)) {

@@ -350,6 +350,9 @@ private:
 
     // loops
     void check_loop_bound(Stmt* s);
+    // ---- `float.getPi()`, `int.maxValue` (sema_scalar_members.cpp)
+    const Type* scalar_type_base(const Expr* base);
+    const Type* check_scalar_type_member(Expr* e, bool called);
     // ---- `m._12`, `m._m01` (sema_matrix_elements.cpp)
     const Type* check_matrix_element(Expr* e, const Type* matrix);
     // ---- public / internal / private (sema_visibility.cpp)
