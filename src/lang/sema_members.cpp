@@ -45,6 +45,10 @@ void Sema::declare_signature(FunctionDecl* f) {
         p->index = int(k);
         p->is_param = true;
         if (p->type->is_void()) diags_.error(p->loc, "parameter '" + p->name + "' cannot have type void");
+        if (p->is_constref && f->is_differentiable && param_is_differentiable(types_, *p))  // Slang: 38034
+            diags_.error(p->loc, "__constref parameter '" + p->name + "' of differentiable function '" + f->name +
+                                     "' must be no_diff (a reference cannot carry a derivative)",
+                         38034);
     }
     // Defaults may call functions and methods declared later: checked once all signatures are
     // (Sema::run), and at once for the instantiations made after that.

@@ -176,6 +176,7 @@ struct VarDecl {
     std::string default_text;       ///< the default's tokens, spaced: the call glue passes it
     ParamDir dir = ParamDir::In;    ///< parameters only
     bool is_no_diff = false;
+    bool is_constref = false;       ///< `__constref` parameter: read-only, passed by reference
     bool is_const = false;          ///< `const`, `let`, `static const`
     bool is_static = false;
     bool is_param = false;

@@ -59,6 +59,7 @@ public:
         c->dir = v->dir;
         c->is_no_diff = v->is_no_diff;
         c->visibility = v->visibility;
+        c->is_constref = v->is_constref;
         c->is_const = v->is_const;
         c->is_static = v->is_static;
         c->is_param = v->is_param;

@@ -313,6 +313,14 @@ Modifiers Parser::parse_modifiers() {
         case TokenKind::Identifier: {
             if (parse_visibility(m)) continue;
             std::string_view word = text(tok());
+            if (word == "__constref") {  // a direction of its own: with in/out/inout it is 31202
+                if (m.is_constref || m.is_in || m.is_out || m.is_inout)
+                    diags_.error(where, "duplicate modifier '__constref': a parameter has one direction", 31202);
+                m.is_constref = true;
+                if (!m.first.valid()) m.first = where;
+                advance();
+                continue;
+            }
             if (word == "extern" || word == "export") {  // link-time constants: checked by the caller
                 bool& f = word == "extern" ? m.is_extern : m.is_export;
                 if (f) error(where, "duplicate modifier '" + std::string(word) + "'");
@@ -332,6 +340,9 @@ Modifiers Parser::parse_modifiers() {
         default: return m;
         }
         if (*flag) error(where, "duplicate modifier '" + std::string(text(tok())) + "'");
+        if (m.is_constref && (flag == &m.is_in || flag == &m.is_out || flag == &m.is_inout))
+            diags_.error(where, "duplicate modifier '" + std::string(text(tok())) + "': a parameter has one direction",
+                         31202);
         *flag = true;
         if (!m.first.valid()) m.first = where;
         advance();
@@ -460,7 +471,8 @@ VarDecl* Parser::parse_param() {
     VarDecl proto;
     proto.is_param = true;
     proto.is_no_diff = mods.is_no_diff;
-    proto.is_const = mods.is_const;
+    proto.is_const = mods.is_const || mods.is_constref;  // read-only (assigning it is an error)
+    proto.is_constref = mods.is_constref;
     // `in out` spelled as two words means `inout`, as in HLSL.
     if (mods.is_inout || (mods.is_in && mods.is_out)) proto.dir = ParamDir::InOut;
     else if (mods.is_out) proto.dir = ParamDir::Out;

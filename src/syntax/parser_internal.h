@@ -51,6 +51,7 @@ struct Modifiers {
     bool is_in = false;
     bool is_out = false;
     bool is_inout = false;
+    bool is_constref = false;  ///< `__constref` (parameters)
     SourceLoc link;   ///< where `extern` or `export` was written (invalid when neither)
     bool is_extern = false;
     bool is_export = false;
