@@ -18,8 +18,9 @@
 
 namespace sg::autodiff {
 
-/// Fills every requested derivative stub (requests may be appended while this runs: derivative
-/// of functions that call bwd_diff themselves are not supported and reported as internal).
+/// Fills every requested derivative stub, each after the stubs its primal (or a function the
+/// primal calls) calls: a derivative of a function that uses fwd_diff / bwd_diff inlines those
+/// stubs' bodies (a higher-order derivative).
 void generate_derivatives(ir::Program& program, const std::vector<ir::DerivativeRequest>& requests);
 
 /// Builds the body of a backward stub from its primal (bwd_diff semantics of docs/language.md).

@@ -22,6 +22,11 @@ ir::Value* to_differential(ir::Builder& b, ir::Value* derivative, const ir::Type
         derivative->type == primal,
         "to_differential: derivative of " + lang::type_name(derivative->type) + " for " + lang::type_name(primal));
     if (d == primal) return derivative;
+    if (primal->is_pair()) {  // componentwise: the primal's and the tangent's derivatives
+        const ir::Type* tangent = types.differential(primal->element);
+        return b.construct(d, {to_differential(b, b.extract(derivative, 0), primal->element),
+                               to_differential(b, b.extract(derivative, 1), tangent)});
+    }
     if (primal->is_array()) {  // elementwise
         std::vector<ir::Value*> members;
         for (int64_t k = 0; k < primal->count; ++k)
@@ -45,6 +50,11 @@ ir::Value* from_differential(ir::Builder& b, ir::Value* d, const ir::Type* prima
         d->type == types.differential(primal),
         "from_differential: " + lang::type_name(d->type) + " is not the Differential of " + lang::type_name(primal));
     if (d->type == primal) return d;
+    if (primal->is_pair()) {  // componentwise
+        const ir::Type* tangent = types.differential(primal->element);
+        return b.construct(primal, {from_differential(b, b.extract(d, 0), primal->element),
+                                    from_differential(b, b.extract(d, 1), tangent)});
+    }
     if (primal->is_array()) {  // elementwise
         std::vector<ir::Value*> members;
         for (int64_t k = 0; k < primal->count; ++k)

@@ -375,15 +375,6 @@ void Reverse::reverse_inst(const Inst& inst, Context& ctx, Adjoints& adj) {
         for (size_t k = 0; k < inst.operands.size(); ++k) add_adjoint(adj, arg(k), b_.extract(d, int(k)));
         break;
     case OpKind::Extract: {
-        if (arg(0)->type->is_pair()) [[unlikely]] {
-            // A pair's component read in a function being differentiated backward: the function
-            // uses fwd_diff (or takes a pair), a higher-order derivative. A located user error,
-            // not an internal one, until reverse-over-forward is implemented.
-            lang::Diagnostics diags;
-            diags.unsupported(inst.loc, "bwd_diff of a function that uses fwd_diff or reads a DifferentialPair "
-                                        "(a higher-order derivative)");
-            diags.throw_if_errors();
-        }
         add_adjoint(adj, arg(0), b_.insert(b_.zero(arg(0)->type), int(inst.imm_int), d));
         break;
     }

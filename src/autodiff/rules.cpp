@@ -94,6 +94,8 @@ Value* Arith::accumulate(Value* a, Value* b) {
     if (t->is_array()) {
         for (int64_t k = 0; k < t->count; ++k)
             members.push_back(accumulate(b_.extract(a, int(k)), b_.extract(b, int(k))));
+    } else if (t->is_pair()) {  // reverse mode over forward mode: the primal's and the tangent's
+        for (int k = 0; k < 2; ++k) members.push_back(accumulate(b_.extract(a, k), b_.extract(b, k)));
     } else if (t->is_struct()) {
         const auto& fields = b_.types().fields(t);
         for (size_t k = 0; k < fields.size(); ++k) {

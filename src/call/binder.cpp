@@ -394,6 +394,12 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
     b.deterministic = modifiers.deterministic;
     b.fast_math = modifiers.fast_math;
     b.autograd = b.autograd && fn->is_differentiable;
+    if (b.autograd && lang::differentiates_forward_only(*fn))
+        // A forward-only function has no backward derivative for torch autograd to call.
+        throw_type_error(function + "() is forward-only differentiable ([ForwardDifferentiable] or only a "
+                                    "[ForwardDerivative]): torch autograd and fn.bwds need a backward derivative; "
+                                    "make it [Differentiable], or call it under torch.no_grad() or with inputs that "
+                                    "do not require grad");
     if (grad_mode && !fn->is_differentiable)
         // A tensor that requires grad reaches a parameter [Differentiable] would differentiate:
         // the call warns once per function (invoke.cpp), decided here once per plan.

@@ -356,7 +356,10 @@ std::string method_wrapper(const Binding& b) {
     std::string target = f->this_param ? "__sg_self." + f->member_name : f->owner->name + "." + f->member_name;
     std::string call = target + "(" + args + ")";
     const bool returns = !f->result_type->is_void();
-    return std::string(f->is_differentiable ? "[Differentiable]\n" : "") + (f->return_no_diff ? "no_diff " : "") +
+    const char* attribute = !f->is_differentiable                     ? ""
+                            : lang::differentiates_forward_only(*f) ? "[ForwardDifferentiable]\n"
+                                                                     : "[Differentiable]\n";
+    return std::string(attribute) + (f->return_no_diff ? "no_diff " : "") +
            lang::type_name(f->result_type) + " " + callee(b) + "(" + params + ")\n{\n    " + (returns ? "return " : "") +
            call + ";\n}\n";
 }

@@ -52,6 +52,7 @@ bool derivative_requestable(const ir::Function& fn, bool backward) {
         seen.push_back(f);
         if (backward ? f->custom_backward : f->custom_forward) continue;  // used as is
         if (backward ? f->custom_forward : f->custom_backward) return false;
+        if (backward && f->forward_only) return false;  // [ForwardDifferentiable]
         if (f->body) visit_block(*f->body, visit_block);
     }
     return true;
@@ -91,7 +92,7 @@ void lower_entries(const Workspace& ws, const Options& options, const lang::Sema
         ir::Function* fn = lowering.instantiate(f, concrete_params(*f, ws.types));
         result.entries.push_back(fn);
         if (options.derivatives == Derivatives::EachLowered && f->is_differentiable) {
-            if (!fn->custom_backward) lowering.derivative(fn, ir::DerivativeKind::Backward);
+            if (!fn->custom_backward && !fn->forward_only) lowering.derivative(fn, ir::DerivativeKind::Backward);
             if (!fn->custom_forward) lowering.derivative(fn, ir::DerivativeKind::Forward);
         }
     }

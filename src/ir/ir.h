@@ -98,6 +98,7 @@ struct Function {
     const Type* return_type = nullptr;   ///< the source-level return type (void allowed)
     std::vector<const Type*> result_types;
     bool differentiable = false;
+    bool forward_only = false;           ///< [ForwardDifferentiable]: no backward derivative
     bool return_no_diff = false;
     bool is_kernel = false;              ///< a kernel entry (glue): params form the parameter block
     /// A [CUDAKernel] function lowered as a kernel: it runs once per thread of an explicit

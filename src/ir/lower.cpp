@@ -110,6 +110,8 @@ Function* Lowering::instantiate(lang::FunctionDecl* decl) {
 }
 
 Function* Lowering::instantiate(lang::FunctionDecl* decl, const std::vector<const Type*>& param_types) {
+    if (decl->derivative_of)  // `fwd_diff(f)` as a function (a higher-order derivative): f's stub
+        return derivative(instantiate(decl->derivative_of), DerivativeKind::Forward);
     auto key = std::make_pair(decl, param_types);
     auto it = instances_.find(key);
     if (it != instances_.end()) return it->second;
@@ -120,6 +122,7 @@ Function* Lowering::instantiate(lang::FunctionDecl* decl, const std::vector<cons
     fn->loc = decl->loc;
     fn->return_type = decl->result_type;
     fn->differentiable = decl->is_differentiable;
+    fn->forward_only = lang::differentiates_forward_only(*decl);
     fn->return_no_diff = decl->return_no_diff;
     fn->cooperative = lang::find_attribute(decl->attrs, "CUDAKernel") != nullptr;
     fn->is_kernel = decl->is_glue_entry || fn->cooperative;

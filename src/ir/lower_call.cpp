@@ -30,6 +30,7 @@ Value* Lower::lower_call(Expr* e) {
         return b_.construct(pt, {p, d});
     }
     case BuiltinKind::Detach: return b_.detach(lower_expr(arg(0)));
+    case BuiltinKind::Unused: lower_expr(arg(0)); return nullptr;  // evaluated for its effects
     case BuiltinKind::PairGetPrimal: return b_.extract(lower_expr(callee->operands[0]), 0);
     case BuiltinKind::PairGetDiff: return b_.extract(lower_expr(callee->operands[0]), 1);
     case BuiltinKind::CallIndex: return b_.call_index(int(arg(0)->int_value), e->type);

@@ -1,4 +1,5 @@
 // src/lang/sema.cpp — semantic analysis driver: declarations, function bodies, statements.
+#include <algorithm>
 #include <functional>
 #include <set>
 
@@ -14,6 +15,7 @@ SemaResult analyze(const std::vector<ModuleAst*>& modules, AstContext& ast, Type
 }
 
 void Sema::declare_local(VarDecl* v) {
+    if (v->name.empty()) return;  // an unnamed parameter: nothing can name it
     if (!scopes_.declare(v))
         diags_.error(v->loc, "redefinition of '" + v->name + "'", 30200);  // Slang: conflicting declaration
 }
@@ -276,7 +278,7 @@ void Sema::check_function_attributes(FunctionDecl* f) {
             // [PreferRecompute] / [PreferCheckpoint] are hints about what the reverse pass
             // stores; it recomputes or stores by its own rules.
             static const std::set<std::string> known = {
-                "Differentiable", "BackwardDifferentiable", "__sg_kernel", "ForceInline",      "noinline",
+                "Differentiable", "BackwardDifferentiable", "ForwardDifferentiable", "__sg_kernel", "ForceInline", "noinline",
                 "mutating",       "NoDiffThis",             "PreferRecompute", "PreferCheckpoint"};
             if (a.name == "CUDAKernel") check_kernel_signature(f);  // sema_coop.cpp
             if (a.name == "CUDAKernel" || a.name == "AutoPyBindCUDA") continue;
@@ -444,6 +446,16 @@ void Sema::check_stmt(Stmt* s) {
     }
 }
 
+/// The bound of a loop as lowering reads it: an int literal.
+Expr* Sema::int_literal(SourceLoc loc, int64_t value) {
+    auto* lit = ast_.make<Expr>();
+    lit->kind = ExprKind::IntLit;
+    lit->loc = loc;
+    lit->int_value = uint64_t(value);
+    lit->type = types_.int32();
+    return lit;
+}
+
 /// Differentiable loops need a bound for the reverse pass's per-iteration storage: an explicit
 /// [MaxIters(n)] / [ForceUnroll] or a trip count inferred from constant bounds (error 30510).
 void Sema::check_loop_bound(Stmt* s) {
@@ -455,9 +467,15 @@ void Sema::check_loop_bound(Stmt* s) {
                                  " deep in differentiable function '" + current_fn_->name +
                                  "'; its derivative grows with every level, so at most " +
                                  std::to_string(kMaxDifferentiatedLoopDepth) + " are supported");
-    if (const Attribute* a = find_attribute(s->attrs, "MaxIters")) {
+    auto max_iters = std::find_if(s->attrs.begin(), s->attrs.end(), [](const Attribute& a) { return a.name == "MaxIters"; });
+    if (max_iters != s->attrs.end()) {
+        Attribute* a = &*max_iters;
         auto n = a->args.size() == 1 ? eval_const_int(a->args[0]) : std::nullopt;
-        if (!n || *n <= 0 || *n > (1 << 20)) diags_.error(a->loc, "[MaxIters] takes a positive constant integer");
+        if (a->args.size() == 1 && !n)  // Slang: 39999, the expression is not a compile-time constant
+            diags_.error(a->args[0]->loc, "[MaxIters] needs a compile-time constant integer", 39999);
+        else if (!n || *n <= 0 || *n > (1 << 20)) diags_.error(a->loc, "[MaxIters] takes a positive constant integer");
+        else if (a->args[0]->kind != ExprKind::IntLit)
+            a->args[0] = int_literal(a->args[0]->loc, *n);  // a named constant: lowering reads the value
         return;
     }
     if (find_attribute(s->attrs, "ForceUnroll")) {
@@ -500,12 +518,7 @@ void Sema::check_loop_bound(Stmt* s) {
         Attribute a;
         a.loc = s->loc;
         a.name = "MaxIters";
-        auto* lit = ast_.make<Expr>();
-        lit->kind = ExprKind::IntLit;
-        lit->loc = s->loc;
-        lit->int_value = uint64_t(std::max<int64_t>(*trip, 1));
-        lit->type = types_.int32();
-        a.args.push_back(lit);
+        a.args.push_back(int_literal(s->loc, std::max<int64_t>(*trip, 1)));
         s->attrs.push_back(a);
         return;
     }

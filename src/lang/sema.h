@@ -43,6 +43,7 @@ enum class BuiltinKind : uint8_t {
     ViewSize,       ///< `view.size(d)`
     ViewStride,     ///< `view.stride(d)`
     ViewDims,       ///< `view.dims()`
+    Unused,         ///< `unused(x)`: says x is deliberately unused; evaluates x, returns nothing
 };
 
 struct Builtin {
@@ -98,6 +99,10 @@ std::vector<DerivedParam> backward_signature(TypeContext& types, const FunctionD
 std::vector<DerivedParam> forward_signature(TypeContext& types, const FunctionDecl& f);
 /// Whether parameter `p` of `f` takes part in differentiation.
 bool param_is_differentiable(const TypeContext& types, const VarDecl& p);
+/// Whether checked `f` has a forward derivative and no backward one: [ForwardDifferentiable]
+/// (Slang's forward-only differentiable function) or only a [ForwardDerivative]. bwd_diff of it
+/// is Slang's 30027; to a body differentiated both ways it is non-differentiable (41022).
+bool differentiates_forward_only(const FunctionDecl& f);
 
 /// A call with `nargs` arguments fits `f`: at most one per parameter, and every parameter left
 /// out has a default value.

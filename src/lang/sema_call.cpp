@@ -16,6 +16,11 @@ const Builtin kTensorAdd{BuiltinKind::TensorAdd, IntrinsicId::Count, "add"};
 /// "1 argument", "2 arguments".
 std::string arguments(size_t n) { return std::to_string(n) + (n == 1 ? " argument" : " arguments"); }
 
+/// "parameter 'x'", or "parameter 2" for an unnamed one (`float f(float, float x)`).
+std::string param_label(const VarDecl& p, size_t index) {
+    return p.name.empty() ? "parameter " + std::to_string(index + 1) : "parameter '" + p.name + "'";
+}
+
 }  // namespace
 
 std::string argument_count_text(const FunctionDecl& f, size_t self) {
@@ -63,6 +68,10 @@ const Type* Sema::check_call(Expr* e) {
             Expr* target = callee->operands[1];
             callee->type = types_.void_type();
             for (size_t k = 1; k < e->operands.size(); ++k) check_expr(e->operands[k]);
+            if (target->kind == ExprKind::Call) {  // fwd_diff(fwd_diff(f)): sema_higher_order.cpp
+                FunctionDecl* d = derivative_function(callee, target);
+                return d ? check_derivative_call(e, d, bwd) : types_.error_type();
+            }
             if (target->kind == ExprKind::Name && module_.generic_functions.count(target->name) &&
                 (target->type_expr || !module_.functions.count(target->name))) {
                 // `bwd_diff(f<float>)` or `bwd_diff(f)` of a generic: its instantiation.
@@ -98,6 +107,7 @@ const Type* Sema::check_call(Expr* e) {
         }
     }
     if (callee->kind == ExprKind::Member) {
+        if (const Type* t = check_scalar_type_member(e, true)) return t;  // `float.getPi()`
         if (const Type* t = check_member_call(e)) return t;
         // Not a struct: the base and the arguments other than initializer lists are checked.
         Expr* base = callee->operands[0];
@@ -185,6 +195,13 @@ const Type* Sema::check_call(Expr* e) {
                 return types_.error_type();
             }
             return e->operands[1]->type;
+        case BuiltinKind::Unused:
+            if (nargs != 1) {  // Slang: 30439 (nothing to infer its type from) / 30438 (too many)
+                diags_.error(e->loc, "unused takes one argument, " + std::to_string(nargs) + " given",
+                             nargs == 0 ? 30439 : 30438);
+                return types_.error_type();
+            }
+            return types_.void_type();
         case BuiltinKind::CallIndex:
             if (nargs != 1 || !eval_const_int(e->operands[1])) {
                 diags_.error(e->loc, "__sg_call_index takes a constant dimension");
@@ -252,7 +269,7 @@ const Type* Sema::check_user_call(Expr* e, const std::vector<FunctionDecl*>& can
                     (p->dir == ParamDir::In && !p->type->is_tensor() && implicitly_convertible(a->type, p->type)) ||
                     (p->type->is_tensor() && tensor_accepts(p->type, a->type, allow_internal_)))
                     continue;
-                diags_.error(a->loc, "argument for parameter '" + p->name + "' of '" + name + "' must be " +
+                diags_.error(a->loc, "argument for " + param_label(*p, k) + " of '" + name + "' must be " +
                                          type_name(p->type) + ", got " + type_name(a->type),
                              30019);
                 break;
@@ -287,6 +304,15 @@ const Type* Sema::check_derivative_call(Expr* e, FunctionDecl* f, bool backward)
             30027);  // Slang: E30027 (member not found: the derivative of f does not exist)
         return types_.error_type();
     }
+    if (backward && f->custom_forward == nullptr && differentiates_forward_only(*f)) {
+        // [ForwardDifferentiable]: Slang's 30027 (its backward derivative does not exist). A
+        // [ForwardDerivative] alone is reported with the availability check (sema_diff.cpp).
+        diags_.error(e->operands[0]->loc, "bwd_diff of '" + f->name +
+                                              "', which is [ForwardDifferentiable] (forward only); make it "
+                                              "[Differentiable] to differentiate it backward",
+                     30027);
+        return types_.error_type();
+    }
     std::vector<DerivedParam> sig = backward ? backward_signature(types_, *f) : forward_signature(types_, *f);
     size_t nargs = e->operands.size() - 1;
     if (nargs != sig.size()) {
@@ -305,9 +331,14 @@ const Type* Sema::check_derivative_call(Expr* e, FunctionDecl* f, bool backward)
                   : sig[k].dir == ParamDir::In ? implicitly_convertible(a->type, want)
                                                : a->type == want;
         if (!ok) {
-            std::string pname = sig[k].source_param >= 0 ? f->params[size_t(sig[k].source_param)]->name : "dResult";
-            diags_.error(a->loc, "argument for '" + pname + "' of " + (backward ? "bwd_diff(" : "fwd_diff(") + f->name +
-                                     ") must be " + type_name(want) + ", got " + type_name(a->type));
+            std::string pname = "'dResult'";
+            if (sig[k].source_param >= 0) {
+                const VarDecl& p = *f->params[size_t(sig[k].source_param)];
+                pname = p.name.empty() ? param_label(p, size_t(sig[k].source_param)) : "'" + p.name + "'";
+            }
+            diags_.error(a->loc, "argument for " + pname + " of " + (backward ? "bwd_diff(" : "fwd_diff(") + f->name +
+                                     ") must be " + type_name(want) + ", got " + type_name(a->type),
+                         30019);  // Slang: type mismatch
             continue;
         }
         if (sig[k].dir != ParamDir::In) require_lvalue(a, "pass to an inout parameter");

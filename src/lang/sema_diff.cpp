@@ -10,7 +10,15 @@
 namespace sg::lang {
 
 bool body_is_differentiated(const FunctionDecl& f) {
-    return find_attribute(f.attrs, "Differentiable") || find_attribute(f.attrs, "BackwardDifferentiable");
+    return find_attribute(f.attrs, "Differentiable") || find_attribute(f.attrs, "BackwardDifferentiable") ||
+           find_attribute(f.attrs, "ForwardDifferentiable");
+}
+
+bool differentiates_forward_only(const FunctionDecl& f) {
+    if (find_attribute(f.attrs, "Differentiable") || find_attribute(f.attrs, "BackwardDifferentiable") ||
+        f.custom_backward)
+        return false;
+    return find_attribute(f.attrs, "ForwardDifferentiable") || f.custom_forward;
 }
 
 namespace {

@@ -14,6 +14,7 @@ const Builtin kBwdDiff{BuiltinKind::BwdDiff, IntrinsicId::Count, "bwd_diff"};
 const Builtin kFwdDiff{BuiltinKind::FwdDiff, IntrinsicId::Count, "fwd_diff"};
 const Builtin kDiffPair{BuiltinKind::DiffPair, IntrinsicId::Count, "diffPair"};
 const Builtin kDetach{BuiltinKind::Detach, IntrinsicId::Count, "detach"};
+const Builtin kUnused{BuiltinKind::Unused, IntrinsicId::Count, "unused"};
 const Builtin kCallIndex{BuiltinKind::CallIndex, IntrinsicId::Count, "__sg_call_index"};
 // The 64-bit form, for calls with 2^31 or more threads.
 const Builtin kCallIndex64{BuiltinKind::CallIndex, IntrinsicId::Count, "__sg_call_index64"};
@@ -36,6 +37,7 @@ const Builtin* find_builtin(const std::string& name, bool allow_internal) {
     if (name == "fwd_diff" || name == "__fwd_diff") return &kFwdDiff;
     if (name == "diffPair" || name == "makePair") return &kDiffPair;
     if (name == "detach") return &kDetach;
+    if (name == "unused") return &kUnused;
     if (allow_internal && name == "__sg_call_index") return &kCallIndex;
     if (allow_internal && name == "__sg_call_index64") return &kCallIndex64;
     if (allow_internal && name == "__sg_slice") return &kTensorSlice;
@@ -111,6 +113,7 @@ void Sema::check_init_list(Expr* e, const Type* target) {
         break;
     case TypeKind::Struct: {
         const auto& fields = types_.fields(target);
+        if (target->decl) check_init_list_visibility(e, target);
         if (e->operands.size() > fields.size())
             diags_.error(e->loc, "too many elements in initializer list for struct " + type_name(target), 30523);
         for (size_t k = 0; k < e->operands.size() && k < fields.size(); ++k)
@@ -499,12 +502,14 @@ const Type* Sema::check_tensor_index(Expr* at, const Type* tensor, const std::ve
 
 const Type* Sema::check_member(Expr* e) {
     if (const Type* t = check_enum_member(e)) return t;
+    if (const Type* t = check_scalar_type_member(e, false)) return t;  // `int.maxValue`
     Expr* base = e->operands[0];
     const std::string& n = e->name;
     if (const Type* st = static_base_type(base)) {
         // `S.N` / `S::N`: the node becomes a reference to the static constant.
         if (st->is_error()) return st;
         if (VarDecl* c = find_static_const(st->decl, n)) {
+            check_member_access(e->loc, st->decl, c->visibility, n);
             e->kind = ExprKind::Name;
             e->operands.clear();
             e->ref = RefKind::Global;
@@ -520,6 +525,8 @@ const Type* Sema::check_member(Expr* e) {
         const auto& fields = types_.fields(bt);
         for (size_t k = 0; k < fields.size(); ++k)
             if (fields[k].name == n) {
+                if (k < bt->decl->fields.size())
+                    check_member_access(e->loc, bt->decl, bt->decl->fields[k]->visibility, n);
                 e->ref = RefKind::Field;
                 e->field_index = int(k);
                 e->is_lvalue = base->is_lvalue;
@@ -530,6 +537,7 @@ const Type* Sema::check_member(Expr* e) {
             return types_.error_type();
         }
         if (VarDecl* c = find_static_const(bt->decl, n)) {
+            check_member_access(e->loc, bt->decl, c->visibility, n);
             e->kind = ExprKind::Name;
             e->operands.clear();
             e->ref = RefKind::Global;
@@ -589,6 +597,8 @@ const Type* Sema::check_member(Expr* e) {
         diags_.error(e->loc, "invalid swizzle '" + n + "' on " + type_name(bt), 30027);  // Slang: member not found
         return types_.error_type();
     }
+    if (bt->is_matrix())  // `m._12`, `m._m01` (sema_matrix_elements.cpp)
+        if (const Type* t = check_matrix_element(e, bt)) return t;
     diags_.error(e->loc, type_name(bt) + " has no member '" + n + "'");
     return types_.error_type();
 }

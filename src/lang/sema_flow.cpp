@@ -32,13 +32,10 @@ namespace sg::lang {
 
 namespace {
 
-/// A function with a [ForwardDerivative] and neither [Differentiable] nor a backward derivative
-/// differentiates forward only: to a [Differentiable] body (which Slang differentiates both
-/// ways) it is a non-differentiable callee (Slang's 41022).
-bool forward_only(const FunctionDecl& f) {
-    return f.custom_forward && !f.custom_backward && !find_attribute(f.attrs, "Differentiable") &&
-           !find_attribute(f.attrs, "BackwardDifferentiable");
-}
+/// A function that differentiates forward only ([ForwardDifferentiable], or a [ForwardDerivative]
+/// alone): to a [Differentiable] body (which Slang differentiates both ways) it is a
+/// non-differentiable callee (Slang's 41022); a forward-only body may call it.
+bool forward_only(const FunctionDecl& f) { return differentiates_forward_only(f); }
 
 /// Where an expression starts in the source (binary operators and member accesses carry the
 /// location of their operator or member name): diagnostics point at the whole expression.
@@ -254,7 +251,10 @@ void DerivativeFlow::needs_derivative(const Flow& value) {
     std::string what = intrinsic ? "non-differentiable intrinsic '" : "non-differentiable function '";
     if (!intrinsic && forward_only(*call->callee)) {
         what = "function '";
-        fix = "it has a [ForwardDerivative] but no backward derivative; " + fix;
+        fix = std::string(find_attribute(call->callee->attrs, "ForwardDifferentiable")
+                              ? "it is [ForwardDifferentiable] (forward only); "
+                              : "it has a [ForwardDerivative] but no backward derivative; ") +
+              fix;
     }
     report(call->loc, "the derivative is lost in the call of " + what + name + "'; " + fix, 41022);
 }
@@ -348,7 +348,9 @@ Flow DerivativeFlow::user_call(const Expr* e, const FunctionDecl& f, const std::
         if (p->dir != ParamDir::Out && args[k].carries && (!f.is_differentiable || !p->is_no_diff)) in_carries = true;
         if (p->dir != ParamDir::In && diff(p->type)) writes_differentiable = true;
     }
-    if (!f.is_differentiable || forward_only(f)) {
+    // In a forward-only body a forward-only callee is differentiable.
+    const bool callee_lost = !f.is_differentiable || (forward_only(f) && !forward_only(fn_));
+    if (callee_lost) {
         // The result (and what the callee writes) lost the derivative of the arguments; a
         // derivative lost earlier passes through.
         const Expr* lost = (in_carries && !detached_ && (diff(e->type) || writes_differentiable)) ? e : nullptr;
@@ -358,7 +360,7 @@ Flow DerivativeFlow::user_call(const Expr* e, const FunctionDecl& f, const std::
         for (size_t k = 0; k < f.params.size(); ++k) {
             const VarDecl* p = f.params[k];
             if (p->dir == ParamDir::In) continue;
-            if (p->dir == ParamDir::InOut && !forward_only(f) && diff(p->type)) {
+            if (p->dir == ParamDir::InOut && !f.is_differentiable && diff(p->type)) {
                 // As in Slang, an inout argument of a non-differentiable function keeps the
                 // derivative it had before the call (lowering: KeepDerivative), even under no_diff.
                 if (k < args.size() && args[k].carries)
@@ -367,7 +369,7 @@ Flow DerivativeFlow::user_call(const Expr* e, const FunctionDecl& f, const std::
                                      "' left it unchanged (as Slang does); make '" + f.name + "' [Differentiable]");
                 continue;
             }
-            if (p->dir == ParamDir::Out && !forward_only(f) && lost == e && diff(p->type)) {
+            if (p->dir == ParamDir::Out && !f.is_differentiable && lost == e && diff(p->type)) {
                 // As in Slang, what a non-differentiable function writes to an out argument
                 // has a zero derivative (its result is 41022).
                 warn(e->loc, "the derivative of out argument '" + p->name + "' of non-differentiable function '" +
@@ -411,7 +413,7 @@ Flow DerivativeFlow::call(const Expr* e) {
         for (const Flow& a : args) f |= a;
         return f;
     };
-    if (e->diff_target) {  // bwd_diff(f)(...) / fwd_diff(f)(...): derivatives of a higher order are out of scope
+    if (e->diff_target) {  // bwd_diff(f)(...) / fwd_diff(f)(...): its result is a new value (pairs carry no flow)
         eval_args(false);
         return {};
     }

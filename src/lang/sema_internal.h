@@ -348,6 +348,20 @@ private:
 
     // loops
     void check_loop_bound(Stmt* s);
+    // ---- `float.getPi()`, `int.maxValue` (sema_scalar_members.cpp)
+    const Type* scalar_type_base(const Expr* base);
+    const Type* check_scalar_type_member(Expr* e, bool called);
+    // ---- `m._12`, `m._m01` (sema_matrix_elements.cpp)
+    const Type* check_matrix_element(Expr* e, const Type* matrix);
+    // ---- public / internal / private (sema_visibility.cpp)
+    void check_member_visibility(const StructDecl* s);
+    void check_member_access(SourceLoc loc, const StructDecl* owner, Visibility v, const std::string& member);
+    void check_init_list_visibility(const Expr* list, const Type* struct_type);
+    // ---- a struct's own `typedef S Differential;` (sema_differential_alias.cpp)
+    bool declares_own_differential(StructDecl* s);
+    // ---- derivatives of derivatives (sema_higher_order.cpp)
+    FunctionDecl* derivative_function(Expr* outer, Expr* target);
+    Expr* int_literal(SourceLoc loc, int64_t value);
 
     AstContext& ast_;
     TypeContext& types_;
@@ -386,6 +400,7 @@ private:
     } enum_scope_;
 
     std::vector<std::pair<Expr*, bool>> derivative_calls_;  ///< (bwd_diff/fwd_diff call, backward)
+    std::map<FunctionDecl*, FunctionDecl*> derivative_functions_;  ///< f → the stand-in for fwd_diff(f)
     SemaResult result_;
 };
 

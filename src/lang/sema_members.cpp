@@ -13,8 +13,9 @@ void Sema::declare_signature(FunctionDecl* f) {
     // A method's signature may use its struct's static constants and type aliases (also when a
     // call elsewhere instantiates a generic method).
     if (f->owner && !f->owner->is_interface) resolving_struct_ = f->owner;
-    f->is_differentiable =
-        find_attribute(f->attrs, "Differentiable") || find_attribute(f->attrs, "BackwardDifferentiable");
+    f->is_differentiable = find_attribute(f->attrs, "Differentiable") ||
+                           find_attribute(f->attrs, "BackwardDifferentiable") ||
+                           find_attribute(f->attrs, "ForwardDifferentiable");
     f->is_glue_entry = allow_internal_ && find_attribute(f->attrs, "__sg_kernel");
     f->is_mutating = find_attribute(f->attrs, "mutating") != nullptr;
     if (f->owner && !f->owner->is_interface) {
@@ -44,6 +45,10 @@ void Sema::declare_signature(FunctionDecl* f) {
         p->index = int(k);
         p->is_param = true;
         if (p->type->is_void()) diags_.error(p->loc, "parameter '" + p->name + "' cannot have type void");
+        if (p->is_constref && f->is_differentiable && param_is_differentiable(types_, *p))  // Slang: 38034
+            diags_.error(p->loc, "__constref parameter '" + p->name + "' of differentiable function '" + f->name +
+                                     "' must be no_diff (a reference cannot carry a derivative)",
+                         38034);
     }
     // Defaults may call functions and methods declared later: checked once all signatures are
     // (Sema::run), and at once for the instantiations made after that.
@@ -249,7 +254,9 @@ const Type* Sema::check_member_call(Expr* e) {
         // a member path is all a struct value can be here, or the call result is evaluated for
         // nothing).
         e->operands[0] = name;
-        return check_user_call(e, methods);
+        const Type* t = check_user_call(e, methods);
+        if (e->callee) check_member_access(callee->loc, bt->decl, e->callee->visibility, callee->name);
+        return t;
     }
     std::vector<FunctionDecl*> instance;
     for (FunctionDecl* m : methods)
@@ -268,6 +275,7 @@ const Type* Sema::check_member_call(Expr* e) {
     e->operands[0] = name;
     e->operands.insert(e->operands.begin() + 1, base);
     const Type* t = check_user_call(e, instance);
+    if (e->callee) check_member_access(callee->loc, bt->decl, e->callee->visibility, callee->name);
     if (e->callee && e->callee->is_mutating && !base->is_lvalue && !base->type->is_error())
         diags_.error(base->loc,
                      "cannot call [mutating] '" + e->callee->member_name + "' on a value that cannot be assigned" +

@@ -338,8 +338,9 @@ const Type* Sema::resolve_type(TypeExpr* te) {
         if (base->is_struct() && !declared_structs_.count(base->decl) && !declaring_structs_.count(base->decl))
             declare_struct(const_cast<StructDecl*>(base->decl));
     }
-    if (!te->member.empty() && base->is_struct() && te->member != "Differential") {
-        // `T.Value`: a type alias of the struct (what satisfies an interface's associatedtype).
+    if (!te->member.empty() && base->is_struct() && (te->member != "Differential" || !types_.is_differentiable(base))) {
+        // `T.Value`: a type alias of the struct (what satisfies an interface's associatedtype;
+        // `typedef T Differential;` of a struct that is not differentiable is just an alias).
         for (const VarDecl* a : base->decl->type_aliases)
             if (a->name == te->member && a->type) return resolve_array_dims(te, a->type);
     }
@@ -390,6 +391,7 @@ void Sema::declare_struct(StructDecl* s) {
     // struct type is declared before its container, so whether it is differentiable, and its
     // Differential, is known here.
     if (declared_structs_.count(s) || !declaring_structs_.insert(s).second) return;
+    if (!s->generic_origin) check_member_visibility(s);
     const Substitution* saved_subst = subst_;
     const StructDecl* saved_struct = resolving_struct_;
     subst_ = substitution_of_struct(s);
@@ -426,7 +428,9 @@ void Sema::declare_struct(StructDecl* s) {
         }
     }
     const Type* differential = nullptr;
-    if (differentiable) {
+    if (differentiable && declares_own_differential(s)) {
+        differential = s->type;  // `typedef S Differential;` (sema_differential_alias.cpp)
+    } else if (differentiable) {
         if (differential_is_self) {
             differential = s->type;
         } else {

@@ -141,7 +141,14 @@ const Type* TypeContext::pair(const Type* primal) {
     Type t;
     t.kind = TypeKind::DiffPair;
     t.element = primal;
-    return intern(t);
+    const Type* p = intern(t);
+    // DifferentialPair<T>.Differential is DifferentialPair<T.Differential> (a pair is
+    // differentiable: forward mode over forward mode). Interned here for the const differential().
+    if (is_differentiable(primal)) {
+        const Type* d = differential(primal);
+        if (d != primal) pair(d);
+    }
+    return p;
 }
 
 const Type* TypeContext::structure(const StructDecl* decl) {
@@ -196,6 +203,7 @@ bool TypeContext::is_differentiable(const Type* t) const {
     case TypeKind::Matrix: return is_floating(t->scalar);
     case TypeKind::Array: return is_differentiable(t->element);
     case TypeKind::Struct: return struct_is_differentiable(t);
+    case TypeKind::DiffPair: return is_differentiable(t->element);
     default: return false;
     }
 }
@@ -203,6 +211,16 @@ bool TypeContext::is_differentiable(const Type* t) const {
 const Type* TypeContext::differential(const Type* t) const {
     if (!is_differentiable(t)) return nullptr;
     if (t->is_struct()) return structs_.at(t->decl).differential;
+    if (t->is_pair()) {
+        const Type* d = differential(t->element);
+        if (d == t->element) return t;
+        Type key;
+        key.kind = TypeKind::DiffPair;
+        key.element = d;
+        auto it = by_key_.find(type_key(key));
+        SG_INTERNAL_ASSERT(it != by_key_.end(), "the Differential of " + type_name(t) + " was not interned");
+        return it->second;
+    }
     if (t->is_array()) {
         auto it = array_differentials_.find(t);
         return it != array_differentials_.end() ? it->second : t;

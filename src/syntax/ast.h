@@ -21,6 +21,9 @@ struct Stmt;
 struct FunctionDecl;
 struct StructDecl;
 struct VarDecl;
+
+/// `public` / `internal` / `private` as written (Default: none, which Slang takes as internal).
+enum class Visibility : uint8_t { Default, Public, Internal, Private };
 struct Builtin;
 struct TypeAliasDecl;
 struct EnumDecl;
@@ -173,6 +176,7 @@ struct VarDecl {
     std::string default_text;       ///< the default's tokens, spaced: the call glue passes it
     ParamDir dir = ParamDir::In;    ///< parameters only
     bool is_no_diff = false;
+    bool is_constref = false;       ///< `__constref` parameter: read-only, passed by reference
     bool is_const = false;          ///< `const`, `let`, `static const`
     bool is_static = false;
     bool is_param = false;
@@ -180,6 +184,7 @@ struct VarDecl {
     bool is_extern = false;         ///< `extern static const`: its value comes at link time
     bool is_export = false;         ///< `export static const`: fills other modules' externs
     bool is_groupshared = false;    ///< `groupshared` global: one copy per block of a cooperative kernel
+    Visibility visibility = Visibility::Default;  ///< struct members (also accepted elsewhere)
 
     const Type* type = nullptr;     ///< sema
     int index = -1;                 ///< sema: parameter index or field index
@@ -217,10 +222,14 @@ struct FunctionDecl {
 
     // ---- sema annotations
     const Type* result_type = nullptr;
-    bool is_differentiable = false;               ///< [Differentiable] / [BackwardDifferentiable]
+    bool is_differentiable = false;               ///< [Differentiable] / [BackwardDifferentiable] / [ForwardDifferentiable]
     FunctionDecl* custom_backward = nullptr;      ///< [BackwardDerivative(fn)]
     FunctionDecl* custom_forward = nullptr;       ///< [ForwardDerivative(fn)]
     bool is_glue_entry = false;                   ///< the generated kernel entry (glue only)
+    Visibility visibility = Visibility::Default;
+    /// sema: the bodiless stand-in for `fwd_diff(f)` when a derivative operator is applied to
+    /// it (a higher-order derivative); lowering makes it f's forward derivative stub.
+    FunctionDecl* derivative_of = nullptr;
 
     // ---- members and generics (parser, except where marked sema)
     std::vector<GenericParam> generic_params;     ///< `f<T : IFloat, let N : int>`: a generic function
@@ -238,6 +247,7 @@ struct FunctionDecl {
 struct StructDecl {
     SourceLoc loc;
     std::string name;                ///< a generic struct's instantiation: "Poly<3>" (sema)
+    Visibility visibility = Visibility::Default;
     std::vector<std::string> bases;  ///< `: IDifferentiable, IActivation`
     std::vector<SourceLoc> base_locs;
     std::vector<VarDecl*> fields;

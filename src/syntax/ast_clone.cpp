@@ -58,6 +58,8 @@ public:
         c->default_text = v->default_text;
         c->dir = v->dir;
         c->is_no_diff = v->is_no_diff;
+        c->visibility = v->visibility;
+        c->is_constref = v->is_constref;
         c->is_const = v->is_const;
         c->is_static = v->is_static;
         c->is_param = v->is_param;
@@ -109,6 +111,7 @@ public:
         c->is_static = f->is_static;
         c->is_mutating = f->is_mutating;
         c->is_init = f->is_init;
+        c->visibility = f->visibility;
         return c;
     }
 
@@ -118,6 +121,7 @@ public:
         c->name = s->name;
         c->bases = s->bases;
         c->base_locs = s->base_locs;
+        c->visibility = s->visibility;
         for (VarDecl* f : s->fields) c->fields.push_back(var(f));
         for (FunctionDecl* m : s->methods) {
             FunctionDecl* mc = function(m);

@@ -37,7 +37,8 @@ constexpr UnsupportedKeyword kUnsupportedDeclKeywords[] = {
 /// Modifiers that Slang accepts on declarations but that this subset does not model; they are
 /// reported and otherwise ignored so that the rest of the declaration is still checked.
 constexpr std::string_view kUnsupportedModifiers[] = {
-    "public", "private", "internal", "inline", "uniform",
+    "inline",
+    "uniform",
 };
 
 }  // namespace
@@ -202,10 +203,18 @@ void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
         parse_generic_params(generic_prefix);
         parse_attributes(attrs);
     }
+    // `public struct S`, `internal float f()`: a top-level declaration's visibility.
+    Modifiers vis;
+    while (parse_visibility(vis)) {
+    }
+    if (vis.visibility == Visibility::Private)  // Slang: 30603
+        diags_.error(vis.visibility_loc, "'private' applies to struct members, not to a top-level declaration", 30603);
     if (at_word("interface") && kind(1) == TokenKind::Identifier) {
         if (!attrs.empty()) error(attrs[0].loc, "attributes on an interface are not supported yet");
         if (!generic_prefix.empty()) unsupported(generic_prefix[0].loc, "generic interface declaration");
-        out.push_back(parse_interface(first));
+        Decl* d = parse_interface(first);
+        if (d->structure) d->structure->visibility = vis.visibility;
+        out.push_back(d);
         return;
     }
     if (at_type_alias() || at_word("enum")) {
@@ -224,6 +233,7 @@ void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
     if (at(TokenKind::KwStruct)) {
         if (!attrs.empty()) error(attrs[0].loc, "attributes on a struct are not supported yet");
         Decl* d = parse_struct(first);
+        if (d->structure) d->structure->visibility = vis.visibility;
         if (d->structure && !generic_prefix.empty()) {
             if (!d->structure->generic_params.empty()) error(d->loc, "a struct with two generic parameter lists");
             d->structure->generic_params = std::move(generic_prefix);
@@ -234,7 +244,7 @@ void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
     if (!at(TokenKind::Identifier) && !at(TokenKind::KwStatic) && !at(TokenKind::KwConst) &&
         !at(TokenKind::KwNoDiff))
         fail_expected("a declaration");
-    Decl* d = parse_function_or_global(first, std::move(attrs));
+    Decl* d = parse_function_or_global(first, std::move(attrs), vis);
     if (!generic_prefix.empty()) {
         if (d->kind != DeclKind::Function) {
             error(first, "'__generic' must precede a function or struct declaration");
@@ -317,7 +327,16 @@ Modifiers Parser::parse_modifiers() {
         case TokenKind::KwOut: flag = &m.is_out; break;
         case TokenKind::KwInOut: flag = &m.is_inout; break;
         case TokenKind::Identifier: {
+            if (parse_visibility(m)) continue;
             std::string_view word = text(tok());
+            if (word == "__constref") {  // a direction of its own: with in/out/inout it is 31202
+                if (m.is_constref || m.is_in || m.is_out || m.is_inout)
+                    diags_.error(where, "duplicate modifier '__constref': a parameter has one direction", 31202);
+                m.is_constref = true;
+                if (!m.first.valid()) m.first = where;
+                advance();
+                continue;
+            }
             if (word == "extern" || word == "export") {  // link-time constants: checked by the caller
                 bool& f = word == "extern" ? m.is_extern : m.is_export;
                 if (f) error(where, "duplicate modifier '" + std::string(word) + "'");
@@ -343,10 +362,35 @@ Modifiers Parser::parse_modifiers() {
         default: return m;
         }
         if (*flag) error(where, "duplicate modifier '" + std::string(text(tok())) + "'");
+        if (m.is_constref && (flag == &m.is_in || flag == &m.is_out || flag == &m.is_inout))
+            diags_.error(where, "duplicate modifier '" + std::string(text(tok())) + "': a parameter has one direction",
+                         31202);
         *flag = true;
         if (!m.first.valid()) m.first = where;
         advance();
     }
+}
+
+// visibility = "public" | "internal" | "private"
+// One per declaration: a second is Slang's 31202 (duplicate modifier), as is a conflicting one.
+bool Parser::parse_visibility(Modifiers& m) {
+    if (!at(TokenKind::Identifier)) return false;
+    std::string_view word = text(tok());
+    Visibility v = word == "public"     ? Visibility::Public
+                   : word == "internal" ? Visibility::Internal
+                   : word == "private"  ? Visibility::Private
+                                        : Visibility::Default;
+    if (v == Visibility::Default) return false;
+    SourceLoc where = loc();
+    if (m.visibility != Visibility::Default) {
+        last_error_offset_ = where.offset;
+        diags_.error(where, "duplicate modifier '" + std::string(word) + "': a declaration has one visibility", 31202);
+    } else {
+        m.visibility = v;
+        m.visibility_loc = where;
+    }
+    advance();
+    return true;
 }
 
 // struct_decl = "struct" ident generic_params? bases "{" struct_member* "}" ";"?
@@ -370,8 +414,12 @@ Decl* Parser::parse_struct(SourceLoc first) {
 //                    | modifiers type reserved_word declarators-rest ";"      (a global named `in`)
 // Both start with `type ident`; the token after the name decides. Which modifiers a global
 // needs (`static const`) is checked by sema, which reports every missing one at once.
-Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> attrs) {
+Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> attrs, const Modifiers& vis) {
     Modifiers mods = parse_modifiers();
+    if (vis.visibility != Visibility::Default && mods.visibility != Visibility::Default)
+        diags_.error(mods.visibility_loc, "duplicate modifier: a declaration has one visibility", 31202);
+    else if (mods.visibility == Visibility::Private)  // after `static`: still top level
+        diags_.error(mods.visibility_loc, "'private' applies to struct members, not to a top-level declaration", 30603);
     if (mods.is_in || mods.is_out || mods.is_inout)
         error(mods.first, "parameter direction modifiers are only allowed on parameters");
     TypeExpr* type = parse_type();
@@ -416,14 +464,14 @@ Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> a
     return d;
 }
 
-// function_rest = "(" ("void" | param ("," param)*)? ")" where_clause? (";" | block)
+// function_rest = "(" ("void" | param ("," param)* ","?)? ")" where_clause? (";" | block)
 void Parser::parse_function_rest(FunctionDecl* fn) {
     NameScope scope(*this);  // the parameters' names
     expect(TokenKind::LParen);
     if (at_word("void") && kind(1) == TokenKind::RParen) advance();  // C-style `f(void)`
     if (!at(TokenKind::RParen)) {
         do fn->params.push_back(parse_param());
-        while (match(TokenKind::Comma));
+        while (match(TokenKind::Comma) && !at(TokenKind::RParen));  // a trailing comma, as in Slang
     }
     expect(TokenKind::RParen);
     reject_where_clause();
@@ -437,7 +485,8 @@ void Parser::parse_function_rest(FunctionDecl* fn) {
     fn->body = parse_block();
 }
 
-// param = modifiers type (ident | reserved_word) ("[" expr "]")* (":" ident)? ("=" assign)?
+// param = modifiers type ((ident | reserved_word) ("[" expr "]")*)? (":" ident)? ("=" assign)?
+// A parameter without a name (`float f(float, float b)`) takes its argument and is never read.
 VarDecl* Parser::parse_param() {
     Modifiers mods = parse_modifiers();
     reject_link_modifiers(mods);
@@ -447,10 +496,17 @@ VarDecl* Parser::parse_param() {
     VarDecl proto;
     proto.is_param = true;
     proto.is_no_diff = mods.is_no_diff;
-    proto.is_const = mods.is_const;
+    proto.is_const = mods.is_const || mods.is_constref;  // read-only (assigning it is an error)
+    proto.is_constref = mods.is_constref;
     // `in out` spelled as two words means `inout`, as in HLSL.
     if (mods.is_inout || (mods.is_in && mods.is_out)) proto.dir = ParamDir::InOut;
     else if (mods.is_out) proto.dir = ParamDir::Out;
+    if (at(TokenKind::Comma) || at(TokenKind::RParen)) {
+        auto* v = ctx_.make<VarDecl>(proto);
+        v->loc = type->loc;
+        v->type_expr = type;
+        return v;
+    }
     if (!at_variable_name()) fail_expected("a parameter name");
     Token name = advance();
     declare_name(name);

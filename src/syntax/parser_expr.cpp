@@ -244,11 +244,12 @@ Expr* Parser::parse_postfix() {
     }
 }
 
-/// Appends comma-separated arguments to `node` up to and including the `close` token.
+/// Appends comma-separated arguments to `node` up to and including the `close` token (a
+/// trailing comma before it is allowed, as in Slang: `f(a, b,)`).
 void Parser::parse_arguments(Expr* node, TokenKind close) {
     if (!at(close)) {
         do node->operands.push_back(parse_assignment());
-        while (match(TokenKind::Comma));
+        while (match(TokenKind::Comma) && !(close == TokenKind::RParen && at(close)));
     }
     expect(close);
 }

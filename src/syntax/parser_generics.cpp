@@ -107,9 +107,21 @@ void Parser::parse_bases(StructDecl* s) {
     } while (match(TokenKind::Comma));
 }
 
+/// A member type alias (`typealias N = T;` / `typedef T N;`), its `;` included.
+void Parser::add_member_alias(StructDecl* s, const Token& name, TypeExpr* type) {
+    auto* v = ctx_.make<VarDecl>();
+    v->loc = loc(name);
+    v->name = std::string(text(name));
+    v->type_expr = type;
+    v->is_static = true;
+    s->type_aliases.push_back(v);
+    expect(TokenKind::Semicolon);
+}
+
 // struct_member = ";" | attributes? member
 // member = "__init" "(" params ")" block
 //        | "associatedtype" ident (":" ident)? ";"            (interfaces)
+//        | "typealias" ident "=" type ";" | "typedef" type ident ";"   (member type aliases)
 //        | modifiers type ident generic_params? "(" params ")" (";" | block)   (a method)
 //        | modifiers type declarators ";"                      (fields; `static const` members)
 // Tier-3 members (`property`, `__subscript`, operators, nested types) are reported and skipped.
@@ -117,6 +129,9 @@ void Parser::parse_struct_member(StructDecl* s) {
     if (match(TokenKind::Semicolon)) return;
     std::vector<Attribute> attrs;
     parse_attributes(attrs);  // `[mutating]`, `[Differentiable]`, ... precede member functions
+    Modifiers lead;           // `public __init(...)`, `private float x;`
+    while (parse_visibility(lead)) {
+    }
     if (at_word("__init")) {
         auto* fn = ctx_.make<FunctionDecl>();
         fn->loc = loc();
@@ -125,6 +140,7 @@ void Parser::parse_struct_member(StructDecl* s) {
         fn->name = s->name + ".__init";
         fn->is_init = true;
         fn->owner = s;
+        fn->visibility = lead.visibility;
         fn->attrs = std::move(attrs);
         auto* ret = ctx_.make<TypeExpr>();
         ret->loc = fn->loc;
@@ -151,18 +167,17 @@ void Parser::parse_struct_member(StructDecl* s) {
     if (at_word("typealias") && !s->is_interface && kind(1) == TokenKind::Identifier &&
         kind(2) == TokenKind::Assign) {
         // `typealias T = float;` inside a struct: satisfies an associated type.
-        SourceLoc where = loc();
         advance();
         Token name = advance();
         advance();  // '='
-        auto* v = ctx_.make<VarDecl>();
-        v->loc = loc(name);
-        v->name = std::string(text(name));
-        v->type_expr = parse_type();
-        v->is_static = true;
-        (void)where;
-        s->type_aliases.push_back(v);
-        expect(TokenKind::Semicolon);
+        add_member_alias(s, name, parse_type());
+        return;
+    }
+    if (at_word("typedef") && !s->is_interface) {
+        // `typedef MyVec Differential;`: the same member alias, C-style.
+        advance();
+        TypeExpr* type = parse_type();
+        add_member_alias(s, expect(TokenKind::Identifier), type);
         return;
     }
     if (report_unsupported_declaration(nullptr)) {
@@ -179,6 +194,10 @@ void Parser::parse_struct_member(StructDecl* s) {
     if (mods.is_in || mods.is_out || mods.is_inout)
         error(mods.first, "parameter direction modifiers are not allowed on struct members");
     if (mods.groupshared.valid()) error(mods.groupshared, "'groupshared' is not allowed on a struct member");
+    if (lead.visibility != Visibility::Default && mods.visibility != Visibility::Default)
+        diags_.error(mods.visibility_loc, "duplicate modifier: a declaration has one visibility", 31202);
+    else if (mods.visibility == Visibility::Default)
+        mods.visibility = lead.visibility;
     TypeExpr* type = parse_type();
     if (at_word("operator")) {
         unsupported(loc(), "operator overloading");
@@ -192,6 +211,7 @@ void Parser::parse_struct_member(StructDecl* s) {
         fn->member_name = std::string(text(name));
         fn->name = s->name + "." + fn->member_name;
         fn->owner = s;
+        fn->visibility = mods.visibility;
         fn->is_static = mods.is_static;
         fn->attrs = std::move(attrs);
         fn->return_type = type;
@@ -212,6 +232,7 @@ void Parser::parse_struct_member(StructDecl* s) {
     VarDecl proto;
     proto.is_no_diff = mods.is_no_diff;
     proto.is_const = mods.is_const;
+    proto.visibility = mods.visibility;
     if (mods.is_static) {
         if (!mods.is_const) {
             unsupported(mods.first, "a static struct member that is not 'static const'");

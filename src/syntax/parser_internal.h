@@ -51,10 +51,13 @@ struct Modifiers {
     bool is_in = false;
     bool is_out = false;
     bool is_inout = false;
+    bool is_constref = false;  ///< `__constref` (parameters)
     SourceLoc link;   ///< where `extern` or `export` was written (invalid when neither)
     bool is_extern = false;
     bool is_export = false;
     SourceLoc groupshared;  ///< where `groupshared` was written (invalid when absent)
+    SourceLoc visibility_loc;  ///< where `public` / `internal` / `private` was written
+    Visibility visibility = Visibility::Default;
 };
 
 inline bool is_reserved_word(TokenKind k);
@@ -121,8 +124,10 @@ public:
     Decl* parse_import();
     Decl* parse_struct(SourceLoc first);
     void parse_struct_member(StructDecl* s);
+    void add_member_alias(StructDecl* s, const Token& name, TypeExpr* type);
+    bool parse_visibility(Modifiers& m);
     void parse_struct_body(StructDecl* s);
-    Decl* parse_function_or_global(SourceLoc first, std::vector<Attribute> attrs);
+    Decl* parse_function_or_global(SourceLoc first, std::vector<Attribute> attrs, const Modifiers& vis);
     void parse_function_rest(FunctionDecl* fn);
     VarDecl* parse_param();
     void parse_attributes(std::vector<Attribute>& out);
