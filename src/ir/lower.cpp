@@ -331,7 +331,7 @@ void Lowering::FunctionLowering::lower_stmt(Stmt* s) {
     case StmtKind::Decl:
         for (VarDecl* v : s->decls) {
             Value* value;
-            if (!v->init) value = v->type->is_tensor() ? b_.undef(v->type) : b_.zero(v->type);
+            if (!v->init) value = v->type->is_tensor() ? b_.undef(v->type) : default_value(v->type);
             else if (v->init->kind == ExprKind::InitList) value = lower_init_list(v->init, v->type);
             else value = lower_expr_as(v->init, v->type);
             env_[v] = value;

@@ -47,10 +47,34 @@ Value* Lower::lower_global(const VarDecl* g) {
     return lower_expr_as(g->init, g->type);
 }
 
+/// Whether a value of `t` has a field with a default value (`t` itself or within it).
+static bool has_field_defaults(const Type* t, int depth = 0) {
+    while (t->is_array()) t = t->element;
+    if (!t->is_struct() || !t->decl || depth > 64) return false;
+    for (const VarDecl* f : t->decl->fields)
+        if (f->init || (f->type && has_field_defaults(f->type, depth + 1))) return true;
+    return false;
+}
+
+Value* Lower::default_value(const Type* t) {
+    if (!has_field_defaults(t)) return b_.zero(t);
+    std::vector<Value*> members;
+    if (t->is_array()) {
+        for (int64_t k = 0; k < t->count; ++k) members.push_back(default_value(t->element));
+        return b_.construct(t, members);
+    }
+    const auto& fields = types_.fields(t);
+    for (size_t k = 0; k < fields.size(); ++k) {
+        const VarDecl* f = k < t->decl->fields.size() ? t->decl->fields[k] : nullptr;
+        members.push_back(f && f->init ? lower_init_list(f->init, fields[k].type) : default_value(fields[k].type));
+    }
+    return b_.construct(t, members);
+}
+
 Value* Lower::lower_init_list(Expr* e, const Type* t) {
     if (e->kind != ExprKind::InitList) return lower_expr_as(e, t);
     auto element = [&](size_t k, const Type* et) {
-        return k < e->operands.size() ? lower_init_list(e->operands[k], et) : b_.zero(et);
+        return k < e->operands.size() ? lower_init_list(e->operands[k], et) : default_value(et);
     };
     std::vector<Value*> members;
     switch (t->kind) {
@@ -77,6 +101,12 @@ Value* Lower::lower_init_list(Expr* e, const Type* t) {
     case lang::TypeKind::Struct: {
         const auto& fields = types_.fields(t);
         for (size_t k = 0; k < fields.size(); ++k) {
+            // A field the list leaves out takes its default value.
+            const VarDecl* f = t->decl && k < t->decl->fields.size() ? t->decl->fields[k] : nullptr;
+            if (k >= e->operands.size() && f && f->init) {
+                members.push_back(lower_init_list(f->init, fields[k].type));
+                continue;
+            }
             // As in Slang, what an initializer list puts into a no_diff field keeps no derivative.
             Value* v = element(k, fields[k].type);
             members.push_back(fields[k].no_diff && k < e->operands.size() && v ? b_.detach(v) : v);

@@ -66,6 +66,9 @@ public:
     Value* convert(Value* v, const Type* to);
     void assign(Expr* lhs, Value* v);
     Value* lower_init_list(Expr* e, const Type* t);
+    /// The value of a `t` nothing initializes: zero, except for the struct fields that declare a
+    /// default value (`struct S { float a = 5; }`), nested structs and arrays of them included.
+    Value* default_value(const Type* t);
     Value* lower_call(Expr* e);
     Value* lower_user_call(Expr* e, lang::FunctionDecl* callee, bool derivative, bool backward);
     Value* lower_constructor(Expr* e, const Type* t, size_t first);

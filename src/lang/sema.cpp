@@ -104,6 +104,7 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     // Default parameter values (they may call any function), then attributes that name other
     // functions. Instantiations made by a default join the list and are checked in turn.
     for (size_t i = 0; i < result_.functions.size(); ++i) defaults_.check_declaration(result_.functions[i]);
+    for (size_t i = 0; i < result_.structs.size(); ++i) check_field_defaults(result_.structs[i]);
     for (FunctionDecl* f : result_.functions) check_function_attributes(f);
     attributes_checked_ = true;
     // Pass 4: bodies.

@@ -528,9 +528,11 @@ StructDecl* Sema::instantiate_struct(StructDecl* g, const std::vector<GenericArg
             s->name);
         declare_struct(s);
         declare_members(s);
-        if (attributes_checked_)
+        if (attributes_checked_) {
+            check_field_defaults(s);
             for (FunctionDecl* m : s->methods)
                 if (m->generic_params.empty()) check_function_attributes(m);
+        }
         diags_.set_context(context);
     });
 }

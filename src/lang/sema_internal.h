@@ -288,6 +288,10 @@ private:
     /// Checks `e`, a copy of parameter `p`'s default, as a global constant's initializer is: at
     /// module scope, with `f`'s generic arguments, converted to p's type (for defaults_).
     void check_default_value(FunctionDecl* f, VarDecl* p, Expr* e);
+    /// The default values of `s`'s fields (`struct S { float a = 5; }`): each is checked as a
+    /// global constant's initializer is, with the struct's static constants and generic
+    /// arguments in scope, converted to its field's type (sema_field_defaults.cpp).
+    void check_field_defaults(StructDecl* s);
     const Type* check_derivative_call(Expr* e, FunctionDecl* target, bool backward);
     /// Whether check_derivative_call(e, target, backward) would accept the call's (checked)
     /// arguments, reporting nothing; `exact`: every `in` argument has the parameter's type.
@@ -388,6 +392,7 @@ private:
 
     // Declarations resolved lazily, and the ones in progress (which detect cycles).
     const StructDecl* resolving_struct_ = nullptr;   ///< whose field types are being resolved
+    const StructDecl* field_defaults_of_ = nullptr;  ///< whose field defaults are being checked
     std::set<const StructDecl*> declared_structs_;   ///< field tables resolved (declare_struct)
     std::set<const StructDecl*> declaring_structs_;  ///< in progress: detects a struct containing itself
     std::set<const TypeAliasDecl*> resolving_aliases_;   ///< in progress: detects cycles

@@ -135,9 +135,11 @@ const Type* Sema::static_base_type(Expr* base) {
 }
 
 bool Sema::resolve_implicit_member(Expr* e) {
-    if (!current_fn_ || !current_fn_->owner) return false;
-    StructDecl* s = current_fn_->owner;
-    if (current_fn_->this_param || current_fn_->is_init) {
+    // In a method: its struct's fields and static constants; in a field's default value: the
+    // struct's static constants.
+    const StructDecl* s = current_fn_ ? current_fn_->owner : field_defaults_of_;
+    if (!s) return false;
+    if (current_fn_ && (current_fn_->this_param || current_fn_->is_init)) {
         for (const VarDecl* f : s->fields) {
             if (f->name != e->name) continue;
             // `v` is `this.v`: the node becomes the member access.
