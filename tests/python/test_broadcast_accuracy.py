@@ -38,9 +38,7 @@ def check_accuracy(m, tdev: str, seeds=range(4)):
 
 
 def load(sg, device, name, deterministic):
-    options = {"deterministic": True} if deterministic else None
-    return sg.Module.load_from_source(device, name, SOURCE, options=options) if options else \
-        sg.Module.load_from_source(device, name, SOURCE)
+    return sg.Module.load_from_source(device, name, SOURCE, options={"deterministic": deterministic})
 
 
 @pytest.mark.parametrize("deterministic", [False, True], ids=["fast", "deterministic"])
@@ -54,3 +52,20 @@ def test_broadcast_gradient_over_1m_elements_cpu(sg, deterministic):
 def test_broadcast_gradient_over_1m_elements_cuda(sg, deterministic):
     device = sg.create_torch_device(type=sg.DeviceType.cuda)
     check_accuracy(load(sg, device, "bcast_accuracy_cuda", deterministic), "cuda")
+
+
+def test_broadcast_gradient_over_1m_elements_many_chunks_cpu(tmp_path):
+    """64 pool threads (a fresh process: the pool is made once): 256 chunks, whose sums exceed the
+    launch's stack space and go to the heap, added pairwise."""
+    import os
+    import subprocess
+    import sys
+    script = (
+        "import sys; sys.path.insert(0, %r)\n"
+        "import shadegrad as sg, test_broadcast_accuracy as t\n"
+        "device = sg.create_torch_device(type=sg.DeviceType.cpu)\n"
+        "t.check_accuracy(t.load(sg, device, 'bcast_accuracy_many', False), 'cpu', seeds=range(2))\n"
+        % os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, SHADEGRAD_NUM_THREADS="64", SHADEGRAD_CACHE_DIR=str(tmp_path))
+    proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr[-3000:]
