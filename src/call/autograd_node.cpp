@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 
 #include "call/graph_capture.h"
 
@@ -19,6 +20,47 @@ namespace {
 alignas(64) const unsigned char kZeros[256] = {};
 
 void copy_error(const std::exception& e, char* err, size_t size) { std::snprintf(err, size, "%s", e.what()); }
+
+/// A T kept per thread and lent to one backward at a time, so that a backward after warm-up
+/// allocates none of its host-side arrays (torch runs CPU backwards on the calling thread, CUDA
+/// ones on one engine thread per device). A backward reached while the thread's T is lent (it
+/// never is today: nothing in a backward calls back into one) gets a T of its own.
+template <class T> class Lease {
+public:
+    Lease() : value_(slot().busy ? own_.emplace() : slot().value) {
+        if (&value_ == &slot().value) slot().busy = true;
+    }
+    ~Lease() {
+        if (&value_ == &slot().value) slot().busy = false;
+    }
+    Lease(const Lease&) = delete;
+    Lease& operator=(const Lease&) = delete;
+    T& operator*() { return value_; }
+
+private:
+    struct Slot {
+        T value;
+        bool busy = false;
+    };
+    static Slot& slot() {
+        thread_local Slot s;
+        return s;
+    }
+    std::optional<T> own_;
+    T& value_;
+};
+
+/// The arrays of autograd_backward.
+struct BackwardArrays {
+    std::vector<ArgInfo> args;
+    std::vector<const TensorInfo*> grads, out_grads;
+    std::vector<TensorInfo> outs, result_grads;
+    std::vector<bool> written;
+};
+/// The parameter block of run_backward.
+struct BlockBytes {
+    std::vector<uint8_t> bytes;
+};
 
 /// The scratch memory of one backward launch (launch::scratch_bytes), allocated through the
 /// host from any thread (torch's autograd engine calls backward without the GIL), its first
@@ -81,7 +123,8 @@ void run_backward(Host& host, CallPlan& plan, const BackwardLaunch& l) {
     data.result_grad = l.result_grads;
     data.binding_grads = l.binding_grads;
     data.binding_out_grads = l.binding_out_grads;
-    std::vector<uint8_t> block;
+    Lease<BlockBytes> lease;
+    std::vector<uint8_t>& block = (*lease).bytes;
     launch::pack(bw.kernel, bw.glue, bw.binding, data, block);
     // Deterministic CUDA reductions and ordered tables: per-block sums in scratch memory from the
     // host's allocator (stream-ordered, so it may be released as soon as the launch is enqueued).
@@ -112,8 +155,12 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
         // Torch runs a node's backward on its forward's stream; the native bridge passes it.
         void* const launch_stream = stream ? stream : c->stream;
         const Binding& b = c->plan->binding();
-        std::vector<ArgInfo> args = c->args;
-        std::vector<const TensorInfo*> grads(b.params.size(), nullptr);
+        Lease<BackwardArrays> lease;
+        BackwardArrays& a = *lease;
+        std::vector<ArgInfo>& args = a.args;
+        args.assign(c->args.begin(), c->args.end());
+        std::vector<const TensorInfo*>& grads = a.grads;
+        grads.assign(b.params.size(), nullptr);
         uint64_t mask = 0;
         for (int i = 0; i < n_inputs; ++i) {
             int bi = c->input_bindings[size_t(i)];
@@ -127,11 +174,14 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
             zero_gradient_buffers(*c->plan, grad_inputs, n_inputs, launch_stream, {});
             return 0;
         }
-        std::vector<TensorInfo> outs(static_cast<size_t>(n_outputs));
-        std::vector<TensorInfo> result_grads(c->results.size());
+        std::vector<TensorInfo>& outs = a.outs;
+        outs.assign(static_cast<size_t>(n_outputs), TensorInfo{});
+        std::vector<TensorInfo>& result_grads = a.result_grads;
+        result_grads.assign(c->results.size(), TensorInfo{});
         // An inout binding is an input (its old value) and an output (its written value): the
         // incoming gradient of the latter goes beside the buffer of the former.
-        std::vector<const TensorInfo*> out_grads(b.params.size(), nullptr);
+        std::vector<const TensorInfo*>& out_grads = a.out_grads;
+        out_grads.assign(b.params.size(), nullptr);
         bool any = false;
         for (int j = 0; j < n_outputs; ++j) {
             int bi = c->output_bindings[size_t(j)];
@@ -147,7 +197,8 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
             return 0;
         }
         // Buffers the kernel stores every element of need no fill.
-        std::vector<bool> written(size_t(n_inputs), false);
+        std::vector<bool>& written = a.written;
+        written.assign(size_t(n_inputs), false);
         for (int i = 0; i < n_inputs; ++i) {
             const ParamBinding& pb = b.params[size_t(c->input_bindings[size_t(i)])];
             written[size_t(i)] = grads[size_t(c->input_bindings[size_t(i)])] == &grad_inputs[i] &&

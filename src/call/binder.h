@@ -40,7 +40,8 @@ enum class GradStrategy : uint8_t {
     Store,    ///< one thread per element: a plain store, and no zero fill of the buffer
     Reduce,   ///< broadcast along every call dim (a scalar, (1,), an expanded tensor, a 0-d
               ///< tensor): each thread's share summed in registers, then across the warp and the
-              ///< block, one atomic per block (CPU: one add per chunk of threads)
+              ///< block, the block sums in double by the last block (CPU: a double sum per chunk
+              ///< of threads, the chunks summed pairwise): a tree, one rounding to the element type
     Atomic,   ///< broadcast along some call dims ((1, W), (H, 1)), or an array element: atomics
               ///< that lanes with the same address combine first (warp-aggregated on CUDA)
     Collide,  ///< colliding by data (the gradient of a whole tensor read at computed indices):

@@ -43,6 +43,7 @@ CompiledKernel compile_kernel(const UserModule& module, const Glue& glue, const 
     spec.entry = k.generated.entry;
     spec.final_entry = k.generated.final_entry;
     spec.fixed_entry = k.generated.fixed_entry;
+    spec.reduced_slots = k.generated.reduced_slots;
     spec.device = device_index < 0 ? 0 : device_index;
     spec.debug = debug_mode();  // line info for tools; the checks are in the code
     spec.fast_math = options.fast_math;

@@ -438,8 +438,8 @@ std::string strategy_comment(const Binding& b, const ParamBinding& p) {
     case GradStrategy::Reduce:
         why = b.deterministic ? "broadcast along every call dimension: summed per thread, then per block in a fixed "
                                 "order; blocks combined in block order (deterministic)"
-                              : "broadcast along every call dimension: summed in registers, then across the warp "
-                                "and the block; one atomic per block";
+                              : "broadcast along every call dimension: summed in registers, then as a tree (CUDA: "
+                                "warp, block, the blocks in double; CPU: per chunk, chunks pairwise); one rounding";
         break;
     case GradStrategy::Atomic:
         why = b.deterministic ? "broadcast along some call dimensions: summed in a fixed order (deterministic; CUDA: "

@@ -18,8 +18,9 @@ struct CallHeader {
     int32_t rank;            ///< call rank (0..8)
     int32_t site;            ///< the launch site, copied into a fault record (call layer's id)
     FaultRecord* fault;      ///< debug checks record the first fault here (nullable)
-    /// Deterministic CUDA kernels with reduced parameters: per-block sums and the count of
-    /// finished blocks (reduce_scratch_bytes; zero-filled before the launch). Else unused.
+    /// Kernels with reduced parameters. CUDA: per-block sums and the count of finished blocks
+    /// (reduce_scratch_bytes; zero-filled before the launch). CPU: the backend's per-chunk sums
+    /// (chunk size, chunk count, then reduced_slots doubles per chunk). Else unused.
     void* scratch;
 };
 static_assert(sizeof(CallHeader) == 96, "CallHeader is part of the kernel ABI");

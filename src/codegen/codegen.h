@@ -183,9 +183,10 @@ struct GeneratedKernel {
     /// Call elements each thread runs (CUDA; 1 on the CPU): the launch has ceil(total / this)
     /// threads. Small kernels run several, so that their loads overlap (bandwidth-bound calls).
     int elements_per_thread = 1;
-    /// Deterministic CUDA kernels: the scalar components of the reduced gradient parameters
-    /// (CodegenOptions::reduced_params); a launch needs reduce_scratch_bytes(reduced_slots,
-    /// blocks) of scratch. 0 for every other kernel.
+    /// The scalar components of the reduced gradient parameters (CodegenOptions::reduced_params).
+    /// CUDA: a launch needs reduce_scratch_bytes(reduced_slots, blocks) of scratch. CPU: the
+    /// backend gives each chunk of the launch this many double sums (CallHeader::scratch) and
+    /// then runs final_entry, which sums the chunks pairwise and adds once. 0 without reductions.
     int reduced_slots = 0;
     /// Ordered gradient tables (CodegenOptions::ordered_params that the kernel adds to), in
     /// parameter order. The scratch holds, after the 16-byte header and the reduced sums, per
@@ -211,7 +212,8 @@ struct GeneratedKernel {
     std::string fixed_entry;
     /// With ordered tables: the second entry point, run after the main one with the same
     /// parameter block (grid-stride: any grid; one block per 32 elements of the largest table
-    /// is enough); empty otherwise.
+    /// is enough). CPU kernels with reduced gradients: `void(const void* params)`, run once after
+    /// the main entry's chunks, that adds their sums (reduced_slots). Empty otherwise.
     std::string final_entry;
 };
 

@@ -118,7 +118,6 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
         // few before the block's tree: the element's precision (float for half).
         r.accum = target_ == DeviceType::CPU || t->element->scalar == lang::ScalarKind::Double ? "double" : "float";
         r.components = t->element->is_vector() ? t->element->rows : 1;
-        r.half = t->element->scalar == lang::ScalarKind::Half;
         accumulators += ", " + r.accum + " (&sg_acc_" + std::to_string(k) + ")[" + std::to_string(r.components) + "]";
         reduced_.push_back(r);
     }
@@ -507,14 +506,15 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
     const std::vector<Emitter::ReducedParam>& reduced = emitter.reduced_params();
     std::string acc_decls, acc_args, acc_flush;
     const std::string block = target == DeviceType::CPU ? "P" : "params";
-    // Two passes (block sums to scratch, the last block adds them in block order) in deterministic
-    // mode, and for half gradients: a half atomic per block would round the running sum a
-    // thousand times over a 1M-element call, the ordered sum in double rounds it once.
-    bool any_half = false;
-    for (const Emitter::ReducedParam& r : reduced) any_half |= r.half;
-    const bool two_pass = target == DeviceType::CUDA && (options.deterministic || any_half);
-    std::string finals;
-    int slots = 0;
+    // Sums as trees, never a long chain of float adds. CUDA: two passes (the block sums to
+    // scratch in double, the last block adds them in block order and rounds once), in fast and
+    // deterministic mode alike: one float atomic per block rounded the running sum a thousand
+    // times over a 1M-element call. CPU: each chunk writes its double sums to the backend's
+    // scratch (one slot per chunk), and the second entry sums the chunks pairwise and adds once.
+    const bool two_pass = target == DeviceType::CUDA;
+    std::string finals, cpu_finals;
+    int slots = 0, all_slots = 0;
+    for (const Emitter::ReducedParam& r : reduced) all_slots += r.components;
     for (const Emitter::ReducedParam& r : reduced) {
         const std::string acc = "sg_acc_" + std::to_string(r.param);
         acc_decls += "    " + r.accum + " " + acc + "[" + std::to_string(r.components) + "] = {};\n";
@@ -524,11 +524,16 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
             finals += "        sg_reduce_final(params.header, params." + r.field + ", " + std::to_string(slots) +
                       ", " + std::to_string(r.components) + ");\n";
         } else {
-            acc_flush += "    sg_reduce_flush(" + block + "." + r.field + ", " + acc + ");\n";
+            acc_flush += "    if (sg_sums) sg_reduce_store(sg_sums, " + acc + ", " + std::to_string(slots) + ");\n" +
+                         "    else sg_reduce_flush(" + block + "." + r.field + ", " + acc + ");\n";
+            cpu_finals += "    sg_reduce_final(P.header, P." + r.field + ", " + std::to_string(slots) + ", " +
+                          std::to_string(r.components) + ", " + std::to_string(all_slots) + ");\n";
         }
         slots += r.components;
     }
-    if (two_pass) out.reduced_slots = slots;
+    out.reduced_slots = slots;
+    if (!two_pass && !reduced.empty())
+        acc_flush = "    double* sg_sums = sg_reduce_chunk(P.header, begin, " + std::to_string(all_slots) + ");\n" + acc_flush;
     // Privatized tables: a shared copy per block when the gradient buffer fits, flushed at the end.
     std::string private_decls, private_flush;
     for (const Emitter::PrivateParam& r : emitter.privatized_params()) {
@@ -568,6 +573,13 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
                 "        sg_user::" + thread + "(P, tid, idx" + acc_args + ");\n" +
                 "        sg_call_index_next(P.header, idx);\n" +
                 "    }\n" + acc_flush + "}\n";
+        if (!reduced.empty()) {
+            // The chunks' sums (CallHeader::scratch, filled by the entry above) into the gradients.
+            out.final_entry = out.entry + "_final";
+            entry += "SG_EXPORT void " + out.final_entry + "(const void* params) {\n" +
+                     "    const sg_user::" + params + "& P = *static_cast<const sg_user::" + params + "*>(params);\n" +
+                     cpu_finals + "}\n";
+        }
     } else if (!reduced.empty() || !emitter.privatized_params().empty()) {
         // Every thread of the block reaches the reduction at the end: E elements per thread a
         // block apart (coalesced), each run only when inside the call.

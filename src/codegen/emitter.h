@@ -90,7 +90,6 @@ public:
         std::string field;       ///< the parameter block member
         std::string accum;       ///< accumulator scalar type (float or double)
         int components = 1;      ///< scalar components of the element (1 or the vector size)
-        bool half = false;       ///< a half gradient: one half atomic per block would round too often
     };
     /// The kernel's reduced parameters, in parameter order (after emit_kernel_body).
     const std::vector<ReducedParam>& reduced_params() const { return reduced_; }

@@ -34,6 +34,9 @@ struct KernelSpec {
     std::string entry;                    ///< the main entry point
     std::string final_entry;              ///< ordered gradient tables' second entry; empty: none
     std::string fixed_entry;              ///< fixed-point tables' last entry; empty: none
+    /// CPU: the scalar sums of the reduced gradients (GeneratedKernel::reduced_slots); with it,
+    /// final_entry adds the chunks' sums to the gradients after the main entry's chunks ran.
+    int reduced_slots = 0;
     int device = 0;                       ///< the device index (CUDA); the CPU has one device
     bool debug = false;                   ///< CUDA: line info (the CPU backend ignores it)
     bool fast_math = false;               ///< CUDA: approximate float division (CPU: ignored)

@@ -3,22 +3,52 @@
 // or in order on the calling thread. Launches are synchronous, so a launch's fault record lives
 // on its stack and its fault is reported when it returns.
 #include <cstring>
+#include <memory>
 
 #include "codegen/call_header.h"
 #include "runtime/backend.h"
+#include "runtime/thread_pool.h"
 
 namespace sg::runtime {
 namespace {
 
+/// The second entry of a kernel with reduced gradients (GeneratedKernel::final_entry).
+using CpuFinalFn = void (*)(const void* params);
+
 class CpuKernel final : public LoadedKernel {
 public:
-    CpuKernel(std::shared_ptr<CpuModule> module, CpuKernelFn entry)
-        : LoadedKernel(DeviceType::CPU, -1, 1, 1), module_(std::move(module)), entry_(entry) {}
+    CpuKernel(std::shared_ptr<CpuModule> module, CpuKernelFn entry, CpuFinalFn final_entry, int reduced_slots)
+        : LoadedKernel(DeviceType::CPU, -1, 1, 1), module_(std::move(module)), entry_(entry),
+          final_(final_entry), reduced_slots_(reduced_slots) {}
     CpuKernelFn entry() const noexcept { return entry_; }
+    CpuFinalFn final_entry() const noexcept { return final_; }
+    int reduced_slots() const noexcept { return reduced_slots_; }
 
 private:
     std::shared_ptr<CpuModule> module_;  // keeps the shared object loaded
     CpuKernelFn entry_;
+    CpuFinalFn final_;
+    int reduced_slots_;
+};
+
+/// Reduced gradients: the launch's per-chunk sums (CallHeader::scratch): the chunk size and the
+/// chunk count as two int64, then `slots` doubles per chunk, each written by its chunk. Up to
+/// 512 doubles live on the stack; more (many threads, many sums) on the heap.
+class ChunkSums {
+public:
+    ChunkSums(int64_t total, int64_t chunk_size, int slots) {
+        const int64_t chunks = (total + chunk_size - 1) / chunk_size;
+        const size_t n = 2 + size_t(chunks) * size_t(slots);
+        data_ = n <= sizeof(local_) / sizeof(local_[0]) ? local_ : (heap_ = std::make_unique<double[]>(n)).get();
+        const int64_t head[2] = {chunk_size, chunks};
+        std::memcpy(data_, head, sizeof(head));
+    }
+    void* data() noexcept { return data_; }
+
+private:
+    double local_[514];
+    std::unique_ptr<double[]> heap_;
+    double* data_;
 };
 
 class CpuBackend final : public Backend {
@@ -29,21 +59,38 @@ public:
         // Debug and fast-math options are CUDA's: the CPU build is the same either way.
         std::shared_ptr<CpuModule> module = load_cpu_module(*spec.source);
         auto entry = reinterpret_cast<CpuKernelFn>(module->symbol(spec.entry.c_str()));
-        return std::make_shared<CpuKernel>(std::move(module), entry);
+        CpuFinalFn final_entry = nullptr;
+        if (spec.reduced_slots > 0 && !spec.final_entry.empty())
+            final_entry = reinterpret_cast<CpuFinalFn>(module->symbol(spec.final_entry.c_str()));
+        return std::make_shared<CpuKernel>(std::move(module), entry, final_entry, spec.reduced_slots);
     }
 
     LaunchResult launch(const LaunchRequest& r) const override {
-        const CpuKernelFn entry = static_cast<const CpuKernel&>(*r.kernel).entry();
+        const CpuKernel& kernel = static_cast<const CpuKernel&>(*r.kernel);
+        const CpuKernelFn entry = kernel.entry();
         LaunchResult result;
         codegen::FaultRecord& fault = result.record;
         codegen::CallHeader header;
         std::memcpy(&header, r.block, sizeof(header));
         header.site = r.site;
         header.fault = &fault;
-        std::memcpy(r.block, &header, sizeof(header));
-        if (r.sequential) entry(r.block, 0, r.total);
-        else if (r.coop_block[0] > 0) cpu_launch_items(entry, r.block, r.total, 1);  // a block per item
-        else cpu_launch(entry, r.block, r.total);
+        if (!kernel.final_entry()) {
+            std::memcpy(r.block, &header, sizeof(header));
+            if (r.sequential) entry(r.block, 0, r.total);
+            else if (r.coop_block[0] > 0) cpu_launch_items(entry, r.block, r.total, 1);  // a block per item
+            else cpu_launch(entry, r.block, r.total);
+        } else {
+            // Reduced gradients: each chunk's sums in its own slots, then added once in a
+            // fixed (pairwise) order by the final entry.
+            ChunkSums sums(r.total, r.sequential ? r.total : cpu_chunk_size(r.total), kernel.reduced_slots());
+            header.scratch = sums.data();
+            std::memcpy(r.block, &header, sizeof(header));
+            if (r.sequential) entry(r.block, 0, r.total);
+            else cpu_launch(entry, r.block, r.total);
+            if (fault.code == 0) kernel.final_entry()(r.block);
+            header.scratch = nullptr;  // the block outlives this frame
+            std::memcpy(r.block, &header, sizeof(header));
+        }
         if (fault.code != 0) [[unlikely]]
             result.origin = FaultOrigin::Synchronous;
         return result;

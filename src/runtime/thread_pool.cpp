@@ -176,12 +176,16 @@ inline Pool* get_pool() noexcept {
     return pool ? pool : create_pool();
 }
 
+int64_t pool_chunk_size(const Pool& pool, int64_t n, int64_t min_chunk = kCpuMinChunkItems) noexcept {
+    const int64_t max_chunks = int64_t(pool.thread_count) * kCpuChunksPerThread;
+    const int64_t wanted_chunks = std::max<int64_t>(1, std::min(n / min_chunk, max_chunks));
+    return (n + wanted_chunks - 1) / wanted_chunks;
+}
+
 [[gnu::noinline]] void launch_on_pool(Pool& pool, CpuKernelFn fn, const void* params, int64_t n,
                                       int64_t min_chunk = kCpuMinChunkItems) noexcept {
     std::lock_guard<std::mutex> lock(pool.launch_mutex);
-    const int64_t max_chunks = int64_t(pool.thread_count) * kCpuChunksPerThread;
-    const int64_t wanted_chunks = std::max<int64_t>(1, std::min(n / min_chunk, max_chunks));
-    const int64_t chunk_size = (n + wanted_chunks - 1) / wanted_chunks;
+    const int64_t chunk_size = pool_chunk_size(pool, n, min_chunk);
     const uint32_t count = static_cast<uint32_t>((n + chunk_size - 1) / chunk_size);  // none empty
 
     pool.fn = fn;
@@ -242,6 +246,13 @@ void cpu_launch_items(CpuKernelFn fn, const void* params, int64_t n, int64_t min
         return;
     }
     launch_on_pool(*pool, fn, params, n, min_chunk);
+}
+
+int64_t cpu_chunk_size(int64_t n) noexcept {
+    if (n < 2 * kCpuMinChunkItems || t_inside_launch) return n;
+    const Pool* pool = get_pool();
+    if (!pool || pool->thread_count == 1) return n;
+    return pool_chunk_size(*pool, n);
 }
 
 int cpu_thread_count() noexcept {

@@ -24,6 +24,10 @@ inline constexpr int64_t kCpuChunksPerThread = 4;
 /// number, else the CPUs this process may run on. Creates the pool.
 int cpu_thread_count() noexcept;
 
+/// The chunk size cpu_launch(fn, params, n) uses when called now from this thread: the chunks
+/// are [k * size, min(n, (k + 1) * size)). n itself when the launch runs inline.
+int64_t cpu_chunk_size(int64_t n) noexcept;
+
 /// Whether the current thread is running a chunk of a pool launch (where launches run inline).
 bool cpu_inside_pool_launch() noexcept;
 

@@ -155,6 +155,47 @@ TEST(GradStrategies, ReductionsMatchFloat64SumsOnTheCpu) {
     }
 }
 
+// A (1,) gradient over 1M elements is summed as a tree on the CPU (double sums per pool chunk,
+// the chunks added pairwise, one rounding): for c's gradient, whose terms are g itself, the double
+// sum of 2^20 floats in [0.5, 1.5) is exact, so the gradient is that sum rounded once to float,
+// in fast mode (many chunks) and in deterministic mode (one chunk) alike.
+TEST(GradStrategies, ReducedGradientIsRoundedOnceOnTheCpu) {
+    call::UserModule m("strategies", kModule);
+    const int64_t N = int64_t(1) << 20;
+    std::mt19937 rng(11);
+    std::uniform_real_distribution<float> u(0.5f, 1.5f);
+    std::vector<float> x(static_cast<size_t>(N)), g(static_cast<size_t>(N));
+    for (auto& v : x) v = u(rng);
+    for (auto& v : g) v = u(rng);
+    double exact = 0;
+    for (float v : g) exact += v;
+    const DType f = DType::Float32;
+    std::vector<float> k{0.25f};
+    for (bool deterministic : {false, true}) {
+        for (int run = 0; run < 3; ++run) {
+            Call q = bind(m, "quad",
+                          {tensor_arg(tensor_info({N}, x.data(), f, false)), tensor_arg(tensor_info({1}, k.data(), f, false)),
+                           tensor_arg(tensor_info({1}, k.data(), f, false)), tensor_arg(tensor_info({1}, k.data(), f, true))},
+                          deterministic);
+            std::vector<std::vector<float>> grads{{}, {}, {}, std::vector<float>(1)};
+            run_backward(m, q, grads, g, {N});
+            EXPECT_EQ(grads[3][0], float(exact)) << "deterministic=" << deterministic << " run " << run;
+        }
+    }
+    // The generated CPU code: chunk sums to the backend's scratch, a second entry adds them.
+    Call q = bind(m, "quad", {tensor_arg(tensor_info({N}, x.data(), f, false)), tensor_arg(tensor_info({1}, k.data(), f, true)),
+                              tensor_arg(tensor_info({1}, k.data(), f, false)), tensor_arg(tensor_info({1}, k.data(), f, false))},
+                  false);
+    codegen::CodegenOptions base;
+    base.call_rank = q.binding.call_rank;
+    call::Glue glue = call::make_backward_glue(q.binding);
+    call::CompiledKernel kernel = call::generate(m, glue, DeviceType::CPU, call::kernel_options(base, glue));
+    const std::string code = kernel.generated.source.substr(kernel.generated.body_begin);
+    EXPECT_NE(code.find("sg_reduce_store(sg_sums"), std::string::npos) << code;
+    EXPECT_EQ(kernel.generated.final_entry, kernel.generated.entry + "_final");
+    EXPECT_EQ(kernel.generated.reduced_slots, 1);
+}
+
 TEST(GradStrategies, DeterministicCpuRunsAreBitwiseIdentical) {
     call::UserModule m("strategies", kModule);
     const int64_t N = 200000;
@@ -214,7 +255,10 @@ TEST(GradStrategies, GeneratedCudaOfEveryStrategyCompiles) {
                   DeviceType::CUDA);
     const std::string fast = expect_backward_cuda(m, q, false);
     if (std::getenv("SG_DUMP_STRATEGY_CODE")) std::fprintf(stderr, "%s\n", fast.c_str());
-    EXPECT_NE(fast.find("sg_reduce_flush(params."), std::string::npos) << fast;
+    // Fast mode sums as a tree too: block sums in double to scratch, the last block adds them once.
+    EXPECT_EQ(fast.find("sg_reduce_flush("), std::string::npos) << fast;
+    EXPECT_NE(fast.find("sg_reduce_partial(params.header"), std::string::npos) << fast;
+    EXPECT_NE(fast.find("sg_reduce_last_block(params.header)"), std::string::npos) << fast;
     EXPECT_NE(fast.find("sg_reduce_add(sg_acc_"), std::string::npos) << fast;
     // Deterministic: block sums to scratch, the last block adds them in order.
     Call qd = bind(m, "quad", {t({4096}, f, false), t({1}, f, true), t({}, f, true), t({1}, f, true)}, true,
