@@ -92,14 +92,22 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
             FunctionDecl* f = d->function;
             declare_signature(f);
             auto& overloads = module_.functions[f->name];
-            for (FunctionDecl* other : overloads) {
+            bool merged = false;
+            for (FunctionDecl*& other : overloads) {
                 if (other->params.size() != f->params.size()) continue;
                 bool same = true;
                 for (size_t k = 0; k < f->params.size(); ++k) same &= other->params[k]->type == f->params[k]->type;
-                if (same && other->body && f->body)
+                if (!same) continue;
+                if (other->body && f->body) {
                     diags_.error(f->loc, "redefinition of function '" + f->name + "' with the same parameter types");
+                } else {
+                    // A declaration and its definition, in either order: one function.
+                    other = merge_declaration(other, f);
+                    merged = true;
+                    break;
+                }
             }
-            overloads.push_back(f);
+            if (!merged) overloads.push_back(f);
         }
     // Default parameter values (they may call any function), then attributes that name other
     // functions. Instantiations made by a default join the list and are checked in turn.
@@ -117,6 +125,24 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     if (!diags_.has_errors()) check_generics_against_constraints();
     check_recursion_and_derivatives(0);
     return result_;
+}
+
+FunctionDecl* Sema::merge_declaration(FunctionDecl* a, FunctionDecl* b) {
+    FunctionDecl* def = b->body ? b : a;
+    FunctionDecl* decl = def == b ? a : b;
+    if (decl->result_type != def->result_type && !decl->result_type->is_error() && !def->result_type->is_error())
+        diags_.error(b->loc, "function '" + b->name + "' is declared with result type " +
+                                 type_name(a->result_type) + " and again with " + type_name(b->result_type),
+                     30202);  // Slang: function return type mismatch
+    // Default values may be written on either: the definition takes the declaration's.
+    for (size_t k = 0; k < def->params.size(); ++k)
+        if (!def->params[k]->default_value && decl->params[k]->default_value) {
+            def->params[k]->default_value = decl->params[k]->default_value;
+            def->params[k]->default_text = decl->params[k]->default_text;
+        }
+    auto& fns = result_.functions;
+    fns.erase(std::remove(fns.begin(), fns.end(), decl), fns.end());
+    return def;
 }
 
 void Sema::check_bodies(size_t first) {

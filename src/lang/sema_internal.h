@@ -101,6 +101,10 @@ public:
 
     // ---- statements (sema.cpp)
     void check_bodies(size_t first);
+    /// A function declared without a body (`float g(float x);`) and defined with the same
+    /// parameter types, in either order: the definition, which takes the declaration's default
+    /// values; the declaration leaves the checked functions.
+    FunctionDecl* merge_declaration(FunctionDecl* a, FunctionDecl* b);
     void check_recursion_and_derivatives(size_t first_derivative_call);
     void check_global(VarDecl* g);
     void check_function_attributes(FunctionDecl* f);
