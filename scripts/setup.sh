@@ -131,7 +131,7 @@ fi
 tests_flag=ON
 if [ "$build_tests" = "0" ]; then tests_flag=OFF; fi
 say "building and installing shadegrad into $("$PYTHON" -c 'import sys; print(sys.prefix)')"
-say "  (build tree build/py, C++ tests $tests_flag; a first build takes ~5 min on 2 cores, a rebuild seconds)"
+say "  (build tree build/py, C++ tests $tests_flag; a first build takes ~2.5 min on 2 cores without the C++ tests, ~4 min with them; a rebuild seconds)"
 mkdir -p build
 log=build/setup-build.log
 start=$SECONDS
