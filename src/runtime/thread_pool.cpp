@@ -217,25 +217,14 @@ int64_t pool_chunk_size(const Pool& pool, int64_t n, int64_t min_chunk = kCpuMin
 }  // namespace
 
 void cpu_launch(CpuKernelFn fn, const void* params, int64_t n) noexcept {
-    if (n <= 0) [[unlikely]]
-        return;
-    // Small launches and nested ones: a plain call, no atomics, no locks.
-    if (n < 2 * kCpuMinChunkItems || t_inside_launch) {
-        fn(params, 0, n);
-        return;
-    }
-    Pool* pool = get_pool();
-    if (!pool || pool->thread_count == 1) [[unlikely]] {
-        fn(params, 0, n);
-        return;
-    }
-    launch_on_pool(*pool, fn, params, n);
+    cpu_launch_items(fn, params, n, kCpuMinChunkItems);
 }
 
 void cpu_launch_items(CpuKernelFn fn, const void* params, int64_t n, int64_t min_chunk) noexcept {
     if (n <= 0) [[unlikely]]
         return;
     if (min_chunk < 1) min_chunk = 1;
+    // Small launches and nested ones: a plain call, no atomics, no locks.
     if (n < 2 * min_chunk || t_inside_launch) {
         fn(params, 0, n);
         return;
