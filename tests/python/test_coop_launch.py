@@ -187,8 +187,8 @@ void apply(TensorView<float> x)
     assert x.cpu().tolist() == [15.0, 30.0, 45.0]
 
 
-def test_cooperative_constructs_in_a_function_called_per_element_are_located_errors():
-    m = sg.Module.load_from_source(sg.create_device(), "per_element", """
+def test_cooperative_constructs_in_a_function_called_per_element_are_located_errors(device):
+    m = sg.Module.load_from_source(device, "per_element", """
 groupshared float s[4];
 float uses_shared(float x) { s[0] = x; return s[0]; }
 float uses_id(float x) { return x + cudaThreadIdx().x; }
@@ -216,8 +216,8 @@ def test_thread_count_on_a_vectorized_function_is_an_error():
         m.count(torch.zeros(1, dtype=torch.int32), torch.zeros(1, dtype=torch.int32), _thread_count=0)
 
 
-def test_interlocked_on_buffer_and_tensor_elements_in_functions_called_per_element():
-    m = sg.Module.load_from_source(sg.create_device(), "hist", """
+def test_interlocked_on_buffer_and_tensor_elements_in_functions_called_per_element(device):
+    m = sg.Module.load_from_source(device, "hist", """
 import slangpy;
 void to_buffer(int v, RWStructuredBuffer<int> hist) { InterlockedAdd(hist[v], 1); }
 void to_tensor(int v, RWTensor<int, 2> hist) { int old; InterlockedMax(hist[v, 0], v * 3, old); InterlockedAdd(hist[v, 1], old + 1); }

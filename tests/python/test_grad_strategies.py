@@ -134,7 +134,10 @@ def test_debug_code_names_each_strategy(m):
     assert "// gradient of 'a': reduce (broadcast along every call dimension" in code
     assert "// gradient of 'b': atomic (broadcast along some call dimensions" in code
     assert "gradient of 'c'" not in code
-    assert "sg_reduce_add(sg_acc_" in code and "sg_reduce_flush(" in code
+    # Each thread adds into its own accumulator; the CPU flushes it per chunk (sg_reduce_flush),
+    # CUDA writes a block's partial sum for the second pass (sg_reduce_partial).
+    assert "sg_reduce_add(sg_acc_" in code
+    assert ("sg_reduce_partial(" if TEST_DEVICE == "cuda" else "sg_reduce_flush(") in code
     table = torch.rand(32, device=TEST_DEVICE, requires_grad=True)
     idx = torch.zeros(8, dtype=torch.int32, device=TEST_DEVICE)
     assert "// gradient of 'table': collide (colliding by data" in m.lut.debug_code(idx, table)
