@@ -216,7 +216,7 @@ def _fake_call(function_id, layout, tensors, ints, floats):
         )
     values = list(args) + list(kwargs.values())
     shapes = []
-    for value, (call_dims, elem_dims, writes) in zip(values, signature["args"]):
+    for value, (call_dims, elem_dims, writes, _differentiated) in zip(values, signature["args"]):
         if writes:
             raise NotImplementedError(
                 f"shadegrad under torch.compile: {fn.name} writes a tensor argument; out/inout "
@@ -284,28 +284,21 @@ def _call_backward(function_id, layout, tensors, ints, floats, grad, needs):
 # ---------------------------------------------------------------------------- autograd formula
 
 
-def _takes_grad(function_id, layout, n_tensors) -> list:
+def _takes_grad(function_id, layout, tensors, ints, floats) -> list:
     """Per tensor argument, whether the call differentiates its parameter: a tensor given to a
-    no_diff or read-only tensor parameter gets no gradient (None), as in eager mode. Overloaded
-    and generic functions leave it to the call's binding (every tensor that requires grad)."""
+    no_diff or read-only tensor parameter gets no gradient (None), as in eager mode. The call's
+    binding answers, so overloads, generic instances and methods get the same answer as eager."""
     fn = _function(function_id)
-    flags = fn._differentiated_parameters
-    if flags is None or "." in fn.name:  # methods: `this` may come first
-        return [True] * n_tensors
-    names = fn.parameter_names
-    out = []
-    for position, (name, kind, *_) in enumerate(_parse(layout)):
-        if kind != "t":
-            continue
-        index = names.index(name) if name in names else (position if name is None else -1)
-        out.append(flags[index] if 0 <= index < len(flags) else True)
-    return out
+    args, kwargs, positional, keywords = _describe(layout, tensors, ints, floats)
+    per_arg = _core._bind_signature(fn, positional, keywords, True)["args"]
+    return [differentiated for (kind, (*_, differentiated)) in zip((p[1] for p in _parse(layout)), per_arg)
+            if kind == "t"]
 
 
 def _setup_context(ctx, inputs, output):
     function_id, layout, tensors, ints, floats = inputs
     ctx.function_id, ctx.layout, ctx.ints, ctx.floats = function_id, layout, ints, floats
-    takes = _takes_grad(function_id, layout, len(tensors))
+    takes = _takes_grad(function_id, layout, tensors, ints, floats)
     ctx.needs = [i for i, t in enumerate(tensors) if t.requires_grad and takes[i]]
     ctx.save_for_backward(*tensors)
 

@@ -164,8 +164,10 @@ int result_dtype(lang::ScalarKind s) { return int(call::dtype_of(s)); }
 
 /// `_bind_signature(fn, positional, keywords, grad_mode)`: binds a call of `fn` from descriptions
 /// (positional descriptions, then (name, description) pairs) and returns what shapes its
-/// outputs: {"call_rank", "args": [(call_dims, elem_dims, writes) per argument, in call order],
-/// "result": None or (dtype code, element shape)}.
+/// outputs and which arguments take gradients: {"call_rank", "args": [(call_dims, elem_dims, writes,
+/// differentiated) per argument, in call order], "result": None or (dtype code, element shape)}.
+/// `differentiated` is the binding's own answer (the overload or instance the call resolves to):
+/// false for a no_diff or read-only tensor parameter, whose tensor gets no gradient.
 nb::dict bind_signature(Function& fn, nb::list positional, nb::list keywords, bool grad_mode) {
     std::vector<ArgInfo> args(positional.size() + keywords.size());
     std::vector<std::string> names;
@@ -185,10 +187,13 @@ nb::dict bind_signature(Function& fn, nb::list positional, nb::list keywords, bo
     call::Binding b = call::resolve_call(*fn.user_module(), fn.callee(), args.data(), positional.size(), names, grad_mode,
                                          fn.device().type, modifiers);
     nb::list per_arg;
-    for (size_t k = 0; k < args.size(); ++k) per_arg.append(nb::make_tuple(0, 0, false));
+    std::vector<bool> differentiated(args.size(), false);
+    for (const call::ParamBinding& p : b.params)
+        if (p.arg >= 0 && size_t(p.arg) < args.size() && p.differentiable) differentiated[size_t(p.arg)] = true;
+    for (size_t k = 0; k < args.size(); ++k) per_arg.append(nb::make_tuple(0, 0, false, false));
     for (const call::ParamBinding& p : b.params) {
         if (p.arg < 0 || size_t(p.arg) >= args.size()) continue;
-        per_arg[size_t(p.arg)] = nb::make_tuple(p.call_dims, p.elem_dims, p.is_output);
+        per_arg[size_t(p.arg)] = nb::make_tuple(p.call_dims, p.elem_dims, p.is_output, bool(differentiated[size_t(p.arg)]));
     }
     nb::dict out;
     out["call_rank"] = b.call_rank;

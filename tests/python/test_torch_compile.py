@@ -138,6 +138,43 @@ def test_no_diff_and_read_only_tensors_get_none_under_compile(sg, cpu_device):
     torch.testing.assert_close(x.grad, s.detach() + 1.5)
 
 
+OVERLOADED_NO_DIFF = """import slangpy;
+[Differentiable] float mixo(float x, no_diff float s) { return x * s; }
+[Differentiable] float mixo(float x, no_diff float s, float w) { return x * s + w; }
+[Differentiable] T mixg<T : IFloat>(T x, no_diff T s, ITensor<T, 1> t) { return x * s + x * t[0]; }
+struct Scaler {
+    [Differentiable] static float apply(float x, no_diff float s) { return x * s * 2.0; }
+};
+"""
+
+
+def test_overloaded_generic_and_method_functions_give_none_for_no_diff_under_compile(sg, cpu_device):
+    # The binding decides which parameter a tensor reaches (the overload, the generic instance,
+    # a struct's function), and with it whether the tensor gets a gradient: None, as in eager.
+    nd = sg.Module.load_from_source(cpu_device, "compiled_no_diff_overloads", OVERLOADED_NO_DIFF)
+    apply = nd.Scaler.apply
+    x0, s0, w0, t0 = [1.0, 2.0, 3.0], [0.5, -1.0, 2.0], [0.25, 0.5, 0.75], [1.5, 7.0]
+    cases = [
+        (lambda x, s, w, t: nd.mixo(x, s).sum(), [0.5, -1.0, 2.0], None),
+        (lambda x, s, w, t: nd.mixo(x, s, w).sum(), [0.5, -1.0, 2.0], [1.0, 1.0, 1.0]),
+        (lambda x, s, w, t: nd.mixg(x, s, t).sum(), [2.0, 0.5, 3.5], None),
+        (lambda x, s, w, t: apply(x, s=s).sum(), [1.0, -2.0, 4.0], None),
+    ]
+    for number, (step, want_x, want_w) in enumerate(cases):
+        for run in ("eager", "compiled"):
+            x, s, w, t = (torch.tensor(v, requires_grad=True) for v in (x0, s0, w0, t0))
+            fn = step if run == "eager" else torch.compile(step, fullgraph=True, backend="aot_eager")
+            fn(x, s, w, t).backward()
+            where = f"case {number} ({run})"
+            assert s.grad is None, where
+            assert t.grad is None, where
+            torch.testing.assert_close(x.grad, torch.tensor(want_x), msg=where)
+            if want_w is None:
+                assert w.grad is None, where
+            else:
+                torch.testing.assert_close(w.grad, torch.tensor(want_w), msg=where)
+
+
 @pytest.mark.parametrize("backend", ["aot_eager", "inductor"])
 def test_dynamic_shapes_compile_once(sg, m, backend):
     step = training_step(sg, m)
