@@ -43,17 +43,6 @@ const lang::FunctionDecl* Function::representative() const {
     return fns.empty() ? nullptr : fns[0];
 }
 
-nb::object Function::differentiated_parameters() const {
-    std::vector<lang::FunctionDecl*> fns = call::candidate_declarations(*state_->module, state_->callee);
-    if (fns.size() != 1 || !fns[0]->generic_params.empty()) return nb::none();
-    nb::list out;
-    for (const lang::VarDecl* p : fns[0]->params) {
-        if (!p->type) return nb::none();
-        out.append(nb::bool_(fns[0]->is_differentiable && call::param_would_differentiate(*state_->module, *p)));
-    }
-    return out;
-}
-
 std::string Function::repr() const {
     std::vector<lang::FunctionDecl*> fns = call::candidate_declarations(*state_->module, state_->callee);
     std::string s = "<shadegrad Function ";

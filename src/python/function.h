@@ -100,10 +100,6 @@ public:
     /// The parameters that have a default value, by name, with its source text.
     std::map<std::string, std::string> parameter_defaults() const;
     bool returns_value() const;
-    /// Per parameter, whether a call differentiates it (the function is [Differentiable], the
-    /// parameter is not no_diff and of a differentiable type); None for overloaded or generic
-    /// functions, where the binding of a call decides. torch.compile support reads it.
-    nb::object differentiated_parameters() const;
     /// repr(fn): "<shadegrad Function [Differentiable] float f(float x) on cpu>"; overloads are
     /// counted ("f(...), 3 overloads").
     std::string repr() const;

@@ -249,7 +249,6 @@ NB_MODULE(_core, m) {
         .def_prop_ro("parameter_defaults", &Function::parameter_defaults,
                      "{name: default value's source text} for the parameters that have one.")
         .def_prop_ro("returns_value", &Function::returns_value, "False for a void function.")
-        .def_prop_ro("_differentiated_parameters", &Function::differentiated_parameters)
         .def_prop_ro("device", [](const Function& f) { return f.device(); }, "The module's Device.")
         .def_prop_ro("device_type", [](const Function& f) { return int(f.device().type); })
         .def_prop_ro("device_index", [](const Function& f) { return f.device().index; })
