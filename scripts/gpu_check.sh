@@ -73,6 +73,12 @@ if [ $quick -eq 0 ]; then
     if [ -f bench/bench_gpu.py ] && [ "$mode" != "--memcheck-only" ]; then
         step "benchmarks" bench.log python3 bench/bench_gpu.py --json "$out/bench.json" --markdown "$out/bench.md"
     fi
+    # Forward + backward host time with each side in a process of its own (and interleaved).
+    if [ -f bench/bench_fwd_bwd_host.py ] && [ "$mode" != "--memcheck-only" ]; then
+        step "forward + backward host time, own processes" fwd_bwd_host.log \
+            python3 bench/bench_fwd_bwd_host.py --device cuda --json "$out/fwd_bwd_host.json" \
+            --markdown "$out/fwd_bwd_host.md"
+    fi
     # The flagship example at full size: its pictures (for docs/images/gaussian_splatting/) and
     # the time per step against the same model in plain torch, in the log.
     if [ -f examples/gaussian_splatting.py ] && [ "$mode" != "--memcheck-only" ]; then
