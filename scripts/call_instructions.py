@@ -3,6 +3,8 @@
 # run once with no timed calls and once with N, and the difference is divided by N. The cases are
 # bench_call's: mul(a, b), mul2(grid, a, b) and mul2 forward + backward, on 8x8 tensors (a, b
 # require grad in the last). The counts include the CPU kernel itself and the Python loop.
+# torch_mul and torch_fwdbwd count torch's own torch.mul(a, b) and (a * b).backward(g) on the same
+# tensors, for reference.
 #
 #   python3 scripts/call_instructions.py [--calls N] [--cases mul,mul2,fwdbwd] [--keep DIR]
 #
@@ -41,7 +43,13 @@ def fwdbwd():
     mul2(grid, ga, gb).backward(g)
 
 
-cases = {{"mul": lambda: mul(a, b), "mul2": lambda: mul2(grid, a, b), "fwdbwd": fwdbwd}}
+def torch_fwdbwd():
+    ga.grad = gb.grad = None
+    (ga * gb).backward(g)
+
+
+cases = {{"mul": lambda: mul(a, b), "mul2": lambda: mul2(grid, a, b), "fwdbwd": fwdbwd,
+          "torch_mul": lambda: torch.mul(a, b), "torch_fwdbwd": torch_fwdbwd}}
 for warm in cases.values():  # every case compiles and warms up in both runs
     for _ in range(200):
         warm()
@@ -79,7 +87,7 @@ def main() -> int:
         f.write(LOOP.format(bench=bench))
     base = instructions(script, "mul", 0, out_dir)
     for case in args.cases.split(","):
-        calls = max(args.calls // 5, 1) if case == "fwdbwd" else args.calls
+        calls = max(args.calls // 5, 1) if case.endswith("fwdbwd") else args.calls
         per_call = (instructions(script, case, calls, out_dir) - base) / calls
         print(f"{case}: {per_call:.0f} instructions per call")
     if not args.keep:
