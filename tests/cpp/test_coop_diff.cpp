@@ -5,7 +5,9 @@
 // finite differences; a backward that must rebuild groupshared memory behind its barriers; and a
 // [BackwardDerivative] with a hand-written reverse loop (a compositing rasterizer's).
 #include <cmath>
+#include <fstream>
 #include <functional>
+#include <sstream>
 
 #include "coop_harness.h"
 
@@ -270,6 +272,26 @@ TEST(CoopDiff, BackwardDerivativeWithAReverseLoopOverViews) {
         EXPECT_NEAR(gc[k], want[k], 1e-4 * (1 + std::abs(want[k]))) << "c " << k;
         EXPECT_NEAR(ga[k], want[c.size() + k], 1e-4 * (1 + std::abs(want[c.size() + k]))) << "a " << k;
     }
+}
+
+// The tiled rasterizer of examples/tiled_splatting.slang: its forward kernel and its backward
+// (bwd_diff of it, which calls the hand-written reverse walk) compile for the CPU and for CUDA.
+TEST(CoopDiff, TiledRasterizerForwardAndBackwardCompileForBothTargets) {
+    std::ifstream in(std::string(SG_SOURCE_DIR) + "/examples/tiled_splatting.slang");
+    ASSERT_TRUE(in.good());
+    std::stringstream text;
+    text << in.rdbuf();
+    const std::string source = text.str() + R"(
+[CUDAKernel]
+void rasterize_bwd(DiffTensorView<float> means, DiffTensorView<float> conics, DiffTensorView<float> opacities,
+                   DiffTensorView<float> colors, TensorView<int> order, TensorView<int> ranges,
+                   DiffTensorView<float> image, TensorView<float> final_T, int size, float3 background)
+{
+    bwd_diff(rasterize)(means, conics, opacities, colors, order, ranges, image, final_T, size, background);
+}
+)";
+    EXPECT_NE(build_coop(source, "rasterize"), nullptr);
+    EXPECT_NE(build_coop(source, "rasterize_bwd"), nullptr);
 }
 
 }  // namespace
