@@ -3,10 +3,13 @@
 # differentiable kernel in gaussian_splatting.slang (front-to-back alpha compositing) and fitted
 # by Adam to a procedural target image. The same model written in plain torch (vectorized over
 # pixels x Gaussians) checks the kernel's image and gradients at the start and, with
-# --compare-torch, is timed against it. Runs unchanged under `import shadegrad as spy`.
+# --compare-torch, is timed against it. The default renderer is the tiled cooperative rasterizer
+# of tiled_splatting.{slang,py} (per-tile Gaussian lists, groupshared batches, a reverse-walking
+# backward); --renderer per-pixel uses gaussian_splatting.slang, whose per-pixel calls run
+# unchanged under `import shadegrad as spy`.
 #
 #   python examples/gaussian_splatting.py [--device cpu|cuda] [--size small|full] [--steps N]
-#                                         [--out DIR] [--compare-torch]
+#                                         [--out DIR] [--compare-torch] [--renderer tiled|per-pixel]
 #
 # Writes DIR/target.png, DIR/fitted.png and DIR/loss.png, prints a progress bar and the factor
 # by which the loss fell. small: 64x64 pixels, 96 Gaussians (a CPU run of well under a minute);
@@ -23,6 +26,7 @@ import torch
 
 import shadegrad as spy
 from png_files import write_curve, write_image
+from tiled_splatting import TiledRasterizer
 
 HERE = pathlib.Path(__file__).resolve().parent
 SIZES = {  # (pixels per side, Gaussians, default steps)
@@ -166,6 +170,9 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=None, help="Adam steps (default: per size)")
     parser.add_argument("--out", default="out/gaussian_splatting", help="folder for the PNG files")
     parser.add_argument("--compare-torch", action="store_true", help="time a step of the plain-torch model too")
+    parser.add_argument("--renderer", default="tiled", choices=["tiled", "per-pixel"],
+                        help="tiled: the cooperative tile rasterizer of tiled_splatting.slang (shadegrad.slangtorch); "
+                             "per-pixel: gaussian_splatting.slang, every pixel walking every Gaussian")
     args = parser.parse_args(argv)
     size, count, default_steps = SIZES[args.size]
     steps = args.steps if args.steps is not None else default_steps
@@ -175,16 +182,20 @@ def main(argv=None):
 
     target = target_image(size, args.device)
     params = initial_gaussians(count, args.device)
-    render = KernelRenderer(args.device, size)
-    print(f"{count} Gaussians, {size}x{size} pixels, {steps} steps on {args.device}")
+    per_pixel = KernelRenderer(args.device, size)
+    render = TiledRasterizer(size, background=BACKGROUND) if args.renderer == "tiled" else per_pixel
+    print(f"{count} Gaussians, {size}x{size} pixels, {steps} steps on {args.device}, {args.renderer} renderer")
     check_against_torch(render, params, size, target)
 
     if args.compare_torch:
         repeats = 20 if args.device == "cuda" else 5
         t_kernel = time_step(render, params, target, args.device, repeats)
         t_torch = time_step(lambda p: torch_render(p, size), params, target, args.device, repeats)
-        print(f"time per step (forward + backward): shadegrad {t_kernel * 1e3:.2f} ms, torch {t_torch * 1e3:.2f} ms, "
-              f"torch / shadegrad = {t_torch / t_kernel:.2f}")
+        print(f"time per step (forward + backward): shadegrad {args.renderer} {t_kernel * 1e3:.2f} ms, "
+              f"torch {t_torch * 1e3:.2f} ms, torch / shadegrad = {t_torch / t_kernel:.2f}")
+        if args.renderer == "tiled":
+            t_pixel = time_step(per_pixel, params, target, args.device, repeats)
+            print(f"  per-pixel kernel {t_pixel * 1e3:.2f} ms, torch / per-pixel = {t_torch / t_pixel:.2f}")
 
     optimizer = torch.optim.Adam([{"params": [params[k]], "lr": lr} for k, lr in LEARNING_RATES.items()])
     losses = []

@@ -10,7 +10,8 @@ A module's attributes are its [CUDAKernel] functions (`[AutoPyBindCUDA]` marks t
 slangtorch; shadegrad accepts it and needs nothing else). Calling one with its arguments (by
 position or name: a torch tensor per TensorView parameter, numbers for scalars) returns a
 launchable whose `launchRaw(blockSize=(x, y, z), gridSize=(x, y, z))` runs it on the tensors'
-device, on torch's current stream. `defines` become preprocessor macros defined before the file
+device, on torch's current stream; `.bwd(...)` / `.fwd(...)` give the derivative kernels of a
+[Differentiable] one, with (values, gradient) pairs for DiffTensorView arguments. `defines` become preprocessor macros defined before the file
 is read; they are part of the module cache's key.
 """
 from __future__ import annotations
@@ -21,7 +22,7 @@ from typing import Any, Optional
 
 from . import DeviceType, Module, create_device
 
-__all__ = ["loadModule", "loadModuleFromSource", "LaunchableKernel", "SlangTorchModule"]
+__all__ = ["loadModule", "loadModuleFromSource", "LaunchableKernel", "KernelFunction", "SlangTorchModule"]
 
 _cache: dict = {}
 
@@ -41,17 +42,48 @@ def _options(defines: list) -> dict:
 class LaunchableKernel:
     """One call's arguments for a [CUDAKernel] function, ready to launch."""
 
-    def __init__(self, function, args: tuple, kwargs: dict):
+    def __init__(self, function, args: tuple, kwargs: dict, pass_: int = 0):
         self._function = function
         self._args = args
         self._kwargs = kwargs
+        self._pass = pass_
 
     def launchRaw(self, blockSize=(1, 1, 1), gridSize=(1, 1, 1)) -> None:
         """Runs the kernel with `blockSize` threads per block and `gridSize` blocks (x, y, z)."""
-        self._function._launch(tuple(self._args), dict(self._kwargs), _shape(blockSize), _shape(gridSize))
+        self._function._launch(tuple(self._args), dict(self._kwargs), _shape(blockSize), _shape(gridSize), None,
+                               self._pass)
 
     def __repr__(self) -> str:
-        return f"<shadegrad.slangtorch launchable {self._function.name}>"
+        suffix = {0: "", 1: ".bwd", 2: ".fwd"}[self._pass]
+        return f"<shadegrad.slangtorch launchable {self._function.name}{suffix}>"
+
+
+class KernelFunction:
+    """A [CUDAKernel] function of a module: calling it with arguments gives a launchable;
+    `.bwd(...)` and `.fwd(...)` give its derivative kernels' launchables ([Differentiable]
+    kernels), which take a (values, gradient) pair of tensors for each DiffTensorView argument
+    (a lone tensor: no gradient there)."""
+
+    def __init__(self, function):
+        self._function = function
+        self.__name__ = function.name
+
+    def __call__(self, *args, **kwargs) -> LaunchableKernel:
+        return LaunchableKernel(self._function, args, kwargs)
+
+    def bwd(self, *args, **kwargs) -> LaunchableKernel:
+        """The backward kernel (bwd_diff of the kernel), launched with the same block and grid:
+        a DiffTensorView's gradient receives the gradient of its loads (added) and gives the
+        gradient of its stores (`store` consumes it: reads and clears; `storeOnce` reads it)."""
+        return LaunchableKernel(self._function, args, kwargs, 1)
+
+    def fwd(self, *args, **kwargs) -> LaunchableKernel:
+        """The forward-mode derivative kernel (fwd_diff of the kernel): a DiffTensorView's
+        gradient holds the tangent of its values; its stores write the tangent of theirs."""
+        return LaunchableKernel(self._function, args, kwargs, 2)
+
+    def __repr__(self) -> str:
+        return f"<shadegrad.slangtorch kernel {self._function.name}>"
 
 
 def _shape(value) -> tuple:
@@ -84,13 +116,8 @@ class SlangTorchModule:
                 raise AttributeError(
                     f"'{name}' is not a [CUDAKernel] function: a slangtorch module exposes its [AutoPyBindCUDA] "
                     f"[CUDAKernel] functions (call other functions through .module, the shadegrad way)")
-            self._kernels[name] = fn
-
-        def make(*args, **kwargs) -> LaunchableKernel:
-            return LaunchableKernel(fn, args, kwargs)
-
-        make.__name__ = name
-        return make
+            fn = self._kernels[name] = KernelFunction(fn)
+        return fn
 
     def __repr__(self) -> str:
         return f"<shadegrad.slangtorch module {self._module.name}>"

@@ -124,7 +124,8 @@ void Forward::emit_inst(const Inst& inst) {
         const Value* t = inst.operands[0];
         if (t->type->tensor.has_grad) {
             std::vector<Value*> index;
-            for (int d = 1; d <= t->type->rank; ++d) index.push_back(P(inst.operands[size_t(d)]));
+            const size_t count = t->type->tensor.view ? inst.operands.size() - 2 : size_t(t->type->rank);
+            for (size_t d = 1; d <= count; ++d) index.push_back(P(inst.operands[d]));
             b_.tensor_grad_store(P(t), index, T_or_zero(inst.operands.back()));
         }
         return;
@@ -198,7 +199,8 @@ void Forward::emit_inst(const Inst& inst) {
         const Value* tv = inst.operands[0];
         if (tv->type->tensor.has_grad) {
             std::vector<Value*> index;
-            for (int d = 1; d <= tv->type->rank; ++d) index.push_back(p(size_t(d)));
+            const size_t count = tv->type->tensor.view ? inst.operands.size() - 1 : size_t(tv->type->rank);
+            for (size_t d = 1; d <= count; ++d) index.push_back(p(d));
             out = b_.tensor_grad_load(P(tv), index);
         }
         break;

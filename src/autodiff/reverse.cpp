@@ -16,6 +16,7 @@
 #include "autodiff/differentials.h"
 #include "autodiff/reverse_context.h"
 #include "autodiff/rules.h"
+#include "lang/coop.h"
 #include "ir/builder.h"
 #include "ir/passes.h"
 
@@ -80,7 +81,17 @@ private:
     std::unordered_set<const Value*> no_diff_;  ///< primal values of no_diff parameters
 };
 
+/// A call that passes a DiffTensorView: the callee reads and writes through it, so its custom
+/// backward runs whether or not the call's results have adjoints (a void tile renderer).
+bool passes_diff_view(const Inst& inst) {
+    if (inst.op != OpKind::Call) return false;
+    for (const Value* v : inst.operands)
+        if (v->type->is_tensor() && v->type->tensor.view && v->type->tensor.has_grad) return true;
+    return false;
+}
+
 bool Reverse::active_inst(const Inst& inst) const {
+    if (passes_diff_view(inst)) return true;
     for (const Value* r : inst.results)
         if (types_.is_differentiable(r->type)) return true;
     if ((inst.op == OpKind::TensorLoad || inst.op == OpKind::TensorStore) && inst.operands[0]->type->tensor.has_grad)
@@ -108,8 +119,34 @@ std::vector<Value*> Reverse::emit_primal(const Block& block, Context& ctx) {
     return {};
 }
 
+/// Whether operand 0 of a tensor op is a groupshared variable's storage.
+bool on_shared(const Inst& inst) { return inst.operands[0]->type->tensor.shared; }
+
+/// The index operands of a tensor load or store: [1, end) less a store's value. A TensorView's
+/// count is the indices written (its rank is known at the launch only).
+std::vector<const Value*> index_operands(const Inst& inst) {
+    const size_t end = inst.operands.size() - (inst.op == OpKind::TensorLoad || inst.op == OpKind::TensorGradLoad ? 0 : 1);
+    const Type* t = inst.operands[0]->type;
+    const size_t count = t->tensor.view ? end - 1 : size_t(t->rank);
+    return std::vector<const Value*>(inst.operands.begin() + 1, inst.operands.begin() + 1 + count);
+}
+
 void Reverse::emit_primal_inst(const Inst& inst, Context& ctx) {
-    if (is_store(inst.op)) return;  // the backward pass never repeats the primal's writes
+    // The backward pass never repeats the primal's writes, except to groupshared memory: a
+    // cooperative kernel's block rebuilds its shared state (behind the same barriers) to
+    // recompute what its threads read from it.
+    if (is_store(inst.op) && !(inst.op == OpKind::TensorStore && on_shared(inst))) return;
+    if (inst.op == OpKind::TensorAtomic && !on_shared(inst)) {
+        // An atomic on device memory is not repeated: its result is the element as it is now.
+        std::vector<Value*> index;
+        const size_t values = inst.imm_int == int64_t(lang::AtomicOp::CompareExchange) ? 2 : 1;
+        for (size_t k = 1; k + values < inst.operands.size(); ++k) index.push_back(get(ctx, inst.operands[k]));
+        ctx.set(inst.result(), b_.tensor_load(get(ctx, inst.operands[0]), index));
+        return;
+    }
+    // A void call through DiffTensorViews (with a custom backward) writes the primal's outputs:
+    // not repeated, its backward runs in the reverse pass.
+    if (passes_diff_view(inst) && inst.results.empty()) return;
     if (inst.op == OpKind::Loop) return emit_primal_loop(inst, ctx);
     if (inst.op == OpKind::If) return emit_primal_if(inst, ctx);
     SG_INTERNAL_ASSERT(inst.regions.empty(), "reverse mode: unexpected region op");
@@ -311,14 +348,17 @@ void Reverse::reverse_tensor(const Inst& inst, Context& ctx, Adjoints& adj) {
     const Value* t = inst.operands[0];
     if (!t->type->tensor.has_grad) return;  // outside the grad mask: no gradient code at all
     std::vector<Value*> index;
-    for (size_t k = 1; k <= size_t(t->type->rank); ++k) index.push_back(get(ctx, inst.operands[k]));
+    for (const Value* i : index_operands(inst)) index.push_back(get(ctx, i));
     if (inst.op == OpKind::TensorLoad) {
         // d(load t[i]) accumulates into grad(t)[i]
         auto it = adj.find(inst.result());
         if (it != adj.end()) b_.tensor_grad_add(get(ctx, t), index, it->second);
     } else if (inst.op == OpKind::TensorStore) {
-        // store t[i] = v: v takes grad(t)[i]
-        add_adjoint(adj, inst.operands.back(), b_.tensor_grad_load(get(ctx, t), index));
+        // store t[i] = v: v takes grad(t)[i]. A DiffTensorView's `store` takes it (reads and
+        // clears it atomically, as slangtorch does); its `storeOnce` (imm_int 1) reads it.
+        Value* g = b_.tensor_grad_load(get(ctx, t), index);
+        if (t->type->tensor.view && inst.imm_int == 0) g->def->imm_int = 1;
+        add_adjoint(adj, inst.operands.back(), g);
     }
 }
 
@@ -423,7 +463,7 @@ void Reverse::reverse_call(const Inst& inst, Context& ctx, Adjoints& adj) {
         result_adj[k] = it->second;
         any = true;
     }
-    if (!any) return;  // nothing downstream depends on the call's results
+    if (!any && !passes_diff_view(inst)) return;  // nothing downstream depends on the call's results
     auto adjoint_of_result = [&](size_t k) { return result_adj[k] ? result_adj[k] : b_.zero(inst.results[k]->type); };
     const bool has_return = callee.return_type && !callee.return_type->is_void();
     std::vector<Value*> args;

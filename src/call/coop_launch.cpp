@@ -49,13 +49,15 @@ void write_scalar(uint8_t* out, lang::ScalarKind k, const ArgInfo& a) {
 
 bool is_number(const ArgInfo& a) { return a.kind == ArgKind::Int || a.kind == ArgKind::Float || a.kind == ArgKind::Bool; }
 
-/// The kernel of `fn` for a device, compiled on first use.
-const CompiledKernel& kernel_for(FunctionState& fn, const lang::FunctionDecl& decl, DeviceType device, int index) {
-    const int slot = device == DeviceType::CUDA ? (index < 0 ? 0 : index) : -1;
+/// The kernel of `fn` for a device and pass, compiled on first use.
+const CompiledKernel& kernel_for(FunctionState& fn, const lang::FunctionDecl& decl, DeviceType device, int index,
+                                 CoopPass pass) {
+    const int slot = (device == DeviceType::CUDA ? (index < 0 ? 0 : index) + 1 : 0) * 4 + int(pass);
     auto it = fn.coop_kernels.find(slot);
     if (it != fn.coop_kernels.end()) return *it->second;
-    Glue glue;  // no glue: the [CUDAKernel] function is the kernel
+    Glue glue;  // the primal: no glue, the [CUDAKernel] function is the kernel
     glue.entry = decl.name;
+    if (pass != CoopPass::Primal) glue = coop_derivative_glue(fn, decl, pass);
     auto k = std::make_shared<CompiledKernel>(compile_kernel(*fn.module, glue, codegen::CodegenOptions{}, device, index));
     LaunchSite site;
     site.function = fn.name;
@@ -70,6 +72,62 @@ const CompiledKernel& kernel_for(FunctionState& fn, const lang::FunctionDecl& de
 
 bool is_cooperative(const UserModule& module, const Callee& callee) { return kernel_decl(module, callee) != nullptr; }
 
+namespace {
+
+const lang::FunctionDecl& require_kernel(const FunctionState& fn) {
+    const lang::FunctionDecl* decl = kernel_decl(*fn.module, fn.callee);
+    if (!decl)
+        throw_type_error(fn.name + "() is not a [CUDAKernel] function: call it with its arguments (it runs once per "
+                                   "element of the call), or mark it [CUDAKernel] to launch it");
+    return *decl;
+}
+
+bool is_diff_view(const lang::Type* t) { return t->is_tensor() && t->tensor.view && t->tensor.has_grad; }
+
+/// The argument of each parameter: by position, then by name.
+std::vector<const ArgInfo*> bind_arguments(const std::string& name, const lang::FunctionDecl& decl, const CallArgs& a) {
+    const size_t n = decl.params.size();
+    std::vector<const ArgInfo*> bound(n, nullptr);
+    if (a.positional > n)
+        throw_type_error(name + "() takes " + std::to_string(n) + " arguments, got " + std::to_string(a.positional));
+    for (size_t k = 0; k < a.positional; ++k) bound[k] = &a.args[k];
+    for (size_t k = a.positional; k < a.count; ++k) {
+        const std::string& key = (*a.keywords)[k - a.positional];
+        size_t p = 0;
+        while (p < n && decl.params[p]->name != key) ++p;
+        if (p == n) throw_type_error(name + "(): no parameter named '" + key + "'");
+        if (bound[p]) throw_type_error(name + "(): parameter '" + key + "' is given twice");
+        bound[p] = &a.args[k];
+    }
+    for (size_t p = 0; p < n; ++p)
+        if (!bound[p]) throw_type_error(name + "(): parameter '" + decl.params[p]->name + "' has no argument");
+    return bound;
+}
+
+}  // namespace
+
+std::vector<CoopParam> coop_params(const FunctionState& fn) {
+    std::vector<CoopParam> out;
+    for (const lang::VarDecl* p : require_kernel(fn).params)
+        out.push_back({p->name, !p->type->is_tensor() ? 0 : is_diff_view(p->type) ? 2 : 1});
+    return out;
+}
+
+bool coop_needs_autograd(const FunctionState& fn, const CallArgs& a) {
+    const lang::FunctionDecl* decl = kernel_decl(*fn.module, fn.callee);
+    if (!decl || !lang::find_attribute(decl->attrs, "Differentiable")) return false;
+    std::vector<const ArgInfo*> bound;
+    try {
+        bound = bind_arguments(fn.name, *decl, a);
+    } catch (...) {
+        return false;  // the launch reports it
+    }
+    for (size_t p = 0; p < bound.size(); ++p)
+        if (is_diff_view(decl->params[p]->type) && bound[p]->kind == ArgKind::Tensor && bound[p]->tensor.requires_grad)
+            return true;
+    return false;
+}
+
 LaunchShape thread_count_shape(const FunctionState& fn, int64_t threads) {
     if (threads <= 0)
         throw_value_error(fn.name + "(): _thread_count must be a positive number of threads, got " +
@@ -81,12 +139,9 @@ LaunchShape thread_count_shape(const FunctionState& fn, int64_t threads) {
     return s;
 }
 
-void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape) {
-    const lang::FunctionDecl* decl = kernel_decl(*fn.module, fn.callee);
-    if (!decl)
-        throw_type_error(fn.name + "() is not a [CUDAKernel] function: call it with its arguments (it runs once per "
-                                   "element of the call), or mark it [CUDAKernel] to launch it");
-    const std::string& name = fn.name;
+void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape, CoopPass pass) {
+    const lang::FunctionDecl* decl = &require_kernel(fn);
+    const std::string name = fn.name + (pass == CoopPass::Backward ? ".bwd" : pass == CoopPass::Forward ? ".fwd" : "");
     for (int d = 0; d < 3; ++d)
         if (shape.block[d] < 1 || shape.grid[d] < 1)
             throw_value_error(name + "(): blockSize and gridSize must be positive in every dimension, got blockSize=(" +
@@ -97,27 +152,39 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
     if (threads_per_block > 1024)
         throw_value_error(name + "(): a block has at most 1024 threads, got " + std::to_string(threads_per_block));
 
-    // The argument of each parameter: by position, then by name.
     const size_t n = decl->params.size();
-    std::vector<const ArgInfo*> bound(n, nullptr);
-    if (a.positional > n)
-        throw_type_error(name + "() takes " + std::to_string(n) + " arguments, got " + std::to_string(a.positional));
-    for (size_t k = 0; k < a.positional; ++k) bound[k] = &a.args[k];
-    for (size_t k = a.positional; k < a.count; ++k) {
-        const std::string& key = (*a.keywords)[k - a.positional];
-        size_t p = 0;
-        while (p < n && decl->params[p]->name != key) ++p;
-        if (p == n) throw_type_error(name + "(): no parameter named '" + key + "'");
-        if (bound[p]) throw_type_error(name + "(): parameter '" + key + "' is given twice");
-        bound[p] = &a.args[k];
+    const std::vector<const ArgInfo*> bound = bind_arguments(name, *decl, a);
+    // A DiffTensorView's (values, gradient) pair: the values bind as any view argument, the
+    // gradient is checked against them.
+    std::vector<const ArgInfo*> grads(n, nullptr);
+    std::vector<const ArgInfo*> values = bound;
+    for (size_t p = 0; p < n; ++p) {
+        if (!is_diff_view(decl->params[p]->type) || bound[p]->kind != ArgKind::List) continue;
+        const std::string what = name + "(): parameter '" + decl->params[p]->name + "' (" +
+                                 lang::type_name(decl->params[p]->type) + ")";
+        const ArgInfo& pair = *bound[p];
+        if (pair.child_count != 2 || a.args[pair.first_child].kind != ArgKind::Tensor ||
+            a.args[pair.first_child + 1].kind != ArgKind::Tensor)
+            throw_type_error(what + " takes a tensor or a (values, gradient) pair of tensors");
+        values[p] = &a.args[pair.first_child];
+        grads[p] = &a.args[pair.first_child + 1];
+        const TensorInfo& v = values[p]->tensor;
+        const TensorInfo& g = grads[p]->tensor;
+        if (g.dtype != v.dtype)
+            throw_type_error(what + ": the gradient is a " + dtype_name(g.dtype) + " tensor, the values " +
+                             dtype_name(v.dtype));
+        bool same = g.ndim == v.ndim;
+        for (int d = 0; same && d < v.ndim; ++d) same = g.shape[d] == v.shape[d];
+        if (!same) throw_value_error(what + ": the gradient's shape differs from the values'");
+        if (g.device_type != v.device_type || g.device_index != v.device_index)
+            throw_value_error(what + ": the gradient is on another device than the values");
     }
     DeviceType device = DeviceType::CPU;
     int device_index = -1;
     bool have_device = false;
     for (size_t p = 0; p < n; ++p) {
         const lang::VarDecl* param = decl->params[p];
-        if (!bound[p]) throw_type_error(name + "(): parameter '" + param->name + "' has no argument");
-        const ArgInfo& arg = *bound[p];
+        const ArgInfo& arg = *values[p];
         const std::string what = name + "(): parameter '" + param->name + "' (" + lang::type_name(param->type) + ")";
         if (param->type->is_tensor()) {
             if (arg.kind != ArgKind::Tensor)
@@ -160,7 +227,7 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
         device_index = fn.device_index;
     }
 
-    const CompiledKernel& k = kernel_for(fn, *decl, device, device_index);
+    const CompiledKernel& k = kernel_for(fn, *decl, device, device_index, pass);
     const codegen::ParamLayout& layout = k.generated.layout;
     std::vector<uint8_t> block(layout.size, 0);
     codegen::CallHeader header{};
@@ -175,7 +242,7 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
     std::memcpy(block.data(), &header, sizeof header);
     for (size_t p = 0; p < n; ++p) {
         const codegen::ParamField& f = layout.fields[p];
-        const ArgInfo& arg = *bound[p];
+        const ArgInfo& arg = *values[p];
         if (!f.type->is_tensor()) {
             if (f.type->is_scalar()) write_scalar(block.data() + f.offset, f.type->scalar, arg);
             else
@@ -199,6 +266,18 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
         std::memcpy(block.data() + f.tensor.strides, strides, sizeof strides);
         std::memcpy(block.data() + f.tensor.inner, inner, sizeof inner);
         std::memcpy(block.data() + f.tensor.view_rank, &view_rank, sizeof view_rank);
+        if (f.tensor.grad_view && grads[p]) {  // the gradient's record, laid out as the values'
+            const TensorInfo& g = grads[p]->tensor;
+            const size_t off = f.tensor.grad_view - f.tensor.data;
+            int64_t grad_strides[8] = {};
+            for (int d = 0; d < rank; ++d) grad_strides[d] = g.strides[d];
+            const int64_t grad_inner[2] = {1, 0};
+            std::memcpy(block.data() + f.tensor.data + off, &g.data, sizeof(void*));
+            std::memcpy(block.data() + f.tensor.shape + off, extents, sizeof extents);
+            std::memcpy(block.data() + f.tensor.strides + off, grad_strides, sizeof grad_strides);
+            std::memcpy(block.data() + f.tensor.inner + off, grad_inner, sizeof grad_inner);
+            std::memcpy(block.data() + f.tensor.view_rank + off, &view_rank, sizeof view_rank);
+        }
     }
     const runtime::Backend& backend = runtime::backend(device);
     runtime::LaunchRequest r;

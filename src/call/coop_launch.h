@@ -12,7 +12,10 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
+#include "call/glue.h"
 #include "call/host.h"
 #include "call/invoke.h"
 
@@ -26,13 +29,35 @@ struct LaunchShape {
     int64_t thread_count = 0;
 };
 
+/// Which kernel of a [CUDAKernel] function a launch runs: the function itself, the backward of a
+/// [Differentiable] one (slangtorch's `.bwd`: bwd_diff of it) or its forward derivative
+/// (`.fwd`: fwd_diff). A derivative launch binds a DiffTensorView to a (values, gradient) pair.
+enum class CoopPass : uint8_t { Primal = 0, Backward = 1, Forward = 2 };
+
+/// A parameter of a [CUDAKernel] function as the Python side needs it (autograd wiring).
+struct CoopParam {
+    std::string name;
+    int kind = 0;  ///< 0: a value, 1: a TensorView, 2: a DiffTensorView
+};
+
 /// Whether the function a state names is a [CUDAKernel] function (of its first declaration).
 bool is_cooperative(const UserModule& module, const Callee& callee);
 
 /// Launches `fn` (a [CUDAKernel] function) over `a` with `shape`. Throws CallError (TypeError /
 /// ValueError naming the function and parameter) for a wrong argument or shape, and the
 /// RuntimeError of a fault the launch recorded.
-void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape);
+void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape,
+                        CoopPass pass = CoopPass::Primal);
+
+/// The parameters of the [CUDAKernel] function `fn` names (TypeError when it is not one).
+std::vector<CoopParam> coop_params(const FunctionState& fn);
+/// Whether a primal launch of `fn` over `a` takes part in torch autograd: a DiffTensorView
+/// parameter is bound to a tensor that requires grad (the caller checks grad mode).
+bool coop_needs_autograd(const FunctionState& fn, const CallArgs& a);
+
+/// The glue of a derivative kernel of `decl` (coop_derivative.cpp); TypeError when `decl` is
+/// not [Differentiable].
+Glue coop_derivative_glue(const FunctionState& fn, const lang::FunctionDecl& decl, CoopPass pass);
 
 /// SlangPy's 1-D form: `shape` for `threads` threads (blocks of up to 256 threads in x).
 LaunchShape thread_count_shape(const FunctionState& fn, int64_t threads);

@@ -38,6 +38,9 @@ struct TensorFieldLayout {
     size_t grad_data = 0, grad_strides = 0, grad_inner = 0;  ///< valid when has_grad
     /// A TensorView (TensorKind::view): laid out as a rank-8 view, then the bound rank (int64).
     size_t view_rank = 0;
+    /// A DiffTensorView (view and has_grad): its gradient's rank-8 view record, laid out as the
+    /// primal's (data, shape, strides, inner, rank at the same distances from it).
+    size_t grad_view = 0;
 };
 
 struct ParamField {

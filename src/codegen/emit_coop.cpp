@@ -23,7 +23,7 @@ std::string Emitter::shared_storage() {
     return out;
 }
 
-std::string Emitter::coop_element_pointer(const Inst& inst, size_t index_end) {
+std::string Emitter::coop_element_pointer(const Inst& inst, size_t index_end, bool grad) {
     const Value* tensor = inst.operands[0];
     const Type* tt = tensor->type;
     const std::string elem = type(tt->element);
@@ -49,7 +49,8 @@ std::string Emitter::coop_element_pointer(const Inst& inst, size_t index_end) {
     }
     auto param = tensor_params_.find(tensor);
     const std::string param_index = param == tensor_params_.end() ? "-1" : std::to_string(param->second);
-    const std::string t = ref(tensor);
+    // A DiffTensorView's element is its primal's, or its gradient's.
+    const std::string t = ref(tensor) + (tt->tensor.has_grad && tt->tensor.view ? (grad ? ".diff" : ".primal") : "");
     if (!tt->tensor.view) {
         // A tensor or RWStructuredBuffer parameter (Interlocked on its element): a scalar element
         // at its strides (in scalar elements), each index checked.
@@ -66,10 +67,9 @@ std::string Emitter::coop_element_pointer(const Inst& inst, size_t index_end) {
     // A TensorView: components of a vector element lie inner[0] apart; the pointer is the first.
     line("const int64_t sg_ix" + n + "[" + std::to_string(k > 0 ? k : 1) + "] = {" + (k > 0 ? indices : "0") + "};");
     line("int64_t sg_off" + n + " = 0;");
-    line("const bool sg_ok" + n + " = sg_view_offset(sg_faults, " + t + ", sg_ix" + n + ", " + std::to_string(k) +
-         ", sg_off" + n + ", " + param_index + ", " + fault_location(inst) + ");");
-    const std::string scalar = lang::scalar_name(tt->element->scalar);
-    (void)scalar;
+    line("const bool sg_ok" + n + " = " + (grad ? t + ".data && " : std::string()) + "sg_view_offset(sg_faults, " + t +
+         ", sg_ix" + n + ", " + std::to_string(k) + ", sg_off" + n + ", " + param_index + ", " + fault_location(inst) +
+         ");");
     line(elem + "* " + p + " = sg_ok" + n + " ? (" + elem + "*)((typename sg_stride_unit<" + elem + ">::type*)" + t +
          ".data + sg_off" + n + ") : (" + elem + "*)0;");
     return p;
@@ -83,7 +83,26 @@ void Emitter::emit_coop(const Inst& inst) {
     case OpKind::SharedView: return;  // its accesses name the storage (coop_element_pointer)
     case OpKind::ViewQuery: {
         const std::string dim = inst.operands.size() > 1 ? "(int64_t)" + ref(inst.operands[1]) : "0";
-        define(r, "sg_view_query(" + ref(inst.operands[0]) + ", " + std::to_string(inst.imm_int) + ", " + dim + ")");
+        const std::string view = ref(inst.operands[0]) + (inst.operands[0]->type->tensor.has_grad ? ".primal" : "");
+        define(r, "sg_view_query(" + view + ", " + std::to_string(inst.imm_int) + ", " + dim + ")");
+        return;
+    }
+    case OpKind::ViewPart: define(r, ref(inst.operands[0]) + (inst.imm_int ? ".diff" : ".primal")); return;
+    // A DiffTensorView's gradient: load's backward adds (atomically: threads may collide),
+    // store's takes (reads and clears, atomically), storeOnce's reads; fwd_diff stores a tangent.
+    case OpKind::TensorGradAdd: {
+        const std::string p = coop_element_pointer(inst, inst.operands.size() - 1, true);
+        line("sg_view_grad_add(" + p + ", " + ref(inst.operands.back()) + ");");
+        return;
+    }
+    case OpKind::TensorGradLoad: {
+        const std::string p = coop_element_pointer(inst, inst.operands.size(), true);
+        define(r, std::string(inst.imm_int ? "sg_view_grad_take(" : "sg_view_grad_read(") + p + ")");
+        return;
+    }
+    case OpKind::TensorGradStore: {
+        const std::string p = coop_element_pointer(inst, inst.operands.size() - 1, true);
+        line("if (" + p + ") *" + p + " = " + ref(inst.operands.back()) + ";");
         return;
     }
     case OpKind::TensorLoad: {
@@ -92,7 +111,8 @@ void Emitter::emit_coop(const Inst& inst) {
         if (tt->tensor.shared) define(r, "(" + p + " ? *" + p + " : " + type(r->type) + "{})");
         else
             define(r, "(" + p + " ? sg_element<" + type(r->type) + ">::load((const void*)" + p + ", 0, " +
-                          ref(inst.operands[0]) + ".inner) : " + type(r->type) + "{})");
+                          ref(inst.operands[0]) + (tt->tensor.has_grad ? ".primal" : "") + ".inner) : " +
+                          type(r->type) + "{})");
         return;
     }
     case OpKind::TensorStore: {
@@ -102,7 +122,7 @@ void Emitter::emit_coop(const Inst& inst) {
         if (tt->tensor.shared) line("if (" + p + ") *" + p + " = " + v + ";");
         else
             line("if (" + p + ") sg_element<" + type(tt->element) + ">::store((void*)" + p + ", 0, " +
-                 ref(inst.operands[0]) + ".inner, " + v + ");");
+                 ref(inst.operands[0]) + (tt->tensor.has_grad ? ".primal" : "") + ".inner, " + v + ");");
         return;
     }
     case OpKind::TensorAtomic: {

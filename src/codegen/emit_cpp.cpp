@@ -52,8 +52,10 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
 
     // The parameter block as a C++ struct, pinned to compute_param_layout by static_asserts:
     // a drift between the two fails compilation instead of reading the wrong bytes.
-    std::string code = shared_storage();  // emit_coop.cpp
-    code += "// The parameter block (codegen.h: ParamLayout).\nstruct " + params + " {\n";
+    // The groupshared storage goes before every function (namespace_contents): the callees
+    // emitted above (functions with custom derivatives) may use it too.
+    shared_code_ = shared_storage();  // emit_coop.cpp
+    std::string code = "// The parameter block (codegen.h: ParamLayout).\nstruct " + params + " {\n";
     code += "    sg_call_header header;  // fields start at offset 96\n";
     std::vector<std::string> fields;
     std::set<std::string> taken;
@@ -227,7 +229,7 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
 }
 
 std::string Emitter::namespace_contents() const {
-    return names_.struct_definitions() + result_structs_ + function_code_ + kernel_code_;
+    return names_.struct_definitions() + shared_code_ + result_structs_ + function_code_ + kernel_code_;
 }
 
 }  // namespace detail

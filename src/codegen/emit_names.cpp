@@ -123,7 +123,7 @@ std::string TypeNames::name(const Type* t) {
     }
     case TypeKind::Tensor:
         SG_INTERNAL_ASSERT(!t->tensor.interface, "codegen of an unspecialized tensor interface " + lang::type_name(t));
-        if (t->tensor.view) return "sg_view<" + name(t->element) + ">";
+        if (t->tensor.view) return (t->tensor.has_grad ? "sg_diff_view<" : "sg_view<") + name(t->element) + ">";
         SG_INTERNAL_ASSERT(!t->tensor.shared, "codegen: a groupshared variable's storage has no value type");
         return std::string(t->tensor.has_grad ? "sg_diff_tensor<" : "sg_tensor<") + name(t->element) + ", " +
                std::to_string(t->rank) + ">";

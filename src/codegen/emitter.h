@@ -182,7 +182,9 @@ public:
     std::string shared_storage();
     /// The address of a shared element or a view element (a `T*`, null after a fault): emits
     /// the index computation and returns the pointer's name.
-    std::string coop_element_pointer(const Inst& inst, size_t index_end);
+    /// `grad`: the element of a DiffTensorView's gradient view (null, without a fault, when the
+    /// launch bound no gradient).
+    std::string coop_element_pointer(const Inst& inst, size_t index_end, bool grad = false);
     int coop_temps_ = 0;
     // emit_dense.cpp
     /// Whether `inst` accesses a call-shaped kernel parameter of the call's rank at the call index.
@@ -239,6 +241,7 @@ private:
     std::string result_structs_;
     std::string function_code_;
     std::string kernel_code_;
+    std::string shared_code_;  ///< groupshared storage of a kernel (emit_kernel_body), before its functions
 
     // per-function state
     const Function* current_ = nullptr;

@@ -72,7 +72,8 @@ struct LayoutContext {
         case TypeKind::Array: return size(t->element) * size_t(t->count);
         case TypeKind::Tensor:
             SG_INTERNAL_ASSERT(!t->tensor.interface, "layout of an unspecialized tensor interface type");
-            if (t->tensor.view) return view_size(lang::kMaxViewRank) + 8;  // sg_view: then the rank
+            // sg_view: then the rank; a DiffTensorView (sg_diff_view) is two of them
+            if (t->tensor.view) return (view_size(lang::kMaxViewRank) + 8) * (t->tensor.has_grad ? 2 : 1);
             return view_size(t->rank) + (t->tensor.has_grad ? grad_view_size(t->rank) : 0);
         case TypeKind::Struct:
         case TypeKind::DiffPair: {
@@ -106,7 +107,13 @@ ParamLayout layout_with(const ir::Function& kernel, const LayoutContext& ctx) {
             t.strides = t.shape + 8 * d;
             t.inner = t.strides + 8 * d;
             if (p.type->tensor.view) t.view_rank = t.inner + 16;
-            if (p.type->tensor.has_grad) {
+            if (p.type->tensor.view && p.type->tensor.has_grad) {
+                // A DiffTensorView: the gradient's sg_view follows, laid out as the primal's.
+                t.grad_view = t.view_rank + 8;
+                t.grad_data = t.grad_view;
+                t.grad_strides = t.grad_view + (t.strides - t.data);
+                t.grad_inner = t.grad_view + (t.inner - t.data);
+            } else if (p.type->tensor.has_grad) {
                 t.grad_data = t.inner + 16;
                 t.grad_strides = t.grad_data + 8;
                 t.grad_inner = t.grad_strides + 8 * d;

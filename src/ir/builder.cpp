@@ -435,6 +435,15 @@ Value* Builder::tensor_atomic(lang::AtomicOp op, Value* t, const std::vector<Val
     return i->result();
 }
 
+Value* Builder::view_part(Value* view, int which, const Type* type) {
+    IR_ASSERT(view->type->is_tensor() && view->type->tensor.view && view->type->tensor.has_grad,
+              "view_part of a non-DiffTensorView");
+    IR_ASSERT(type->is_tensor() && type->tensor.view && !type->tensor.has_grad, "view_part type");
+    Inst* i = make(OpKind::ViewPart, {view}, {type});
+    i->imm_int = which;
+    return i->result();
+}
+
 Value* Builder::view_query(int op, Value* view, Value* dim) {
     IR_ASSERT(view->type->is_tensor() && view->type->tensor.view, "view_query of a non-view");
     IR_ASSERT((op == 2) == (dim == nullptr), "view_query dimension operand");

@@ -80,6 +80,8 @@ public:
     Value* tensor_atomic(lang::AtomicOp op, Value* t, const std::vector<Value*>& index, Value* compare, Value* value);
     /// op 0: size(dim), 1: stride(dim), 2: dims() (dim nullptr).
     Value* view_query(int op, Value* view, Value* dim);
+    /// `.primal` (0) or `.diff` (1) of a DiffTensorView: a TensorView of `type`.
+    Value* view_part(Value* view, int which, const Type* type);
 
     // ---- local storage (tapes)
     Value* local_alloc(const Type* element, int64_t count);

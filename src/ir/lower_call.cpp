@@ -55,7 +55,11 @@ Value* Lower::lower_call(Expr* e) {
         if (!value_expr) return b_.tensor_load(t, index);
         Value* v = lower_expr_as(value_expr, t->type->element);
         b_.set_loc(e->loc);
-        if (e->builtin->kind == BuiltinKind::TensorStore) b_.tensor_store(t, index, v);
+        if (e->builtin->kind == BuiltinKind::TensorStore) {
+            b_.tensor_store(t, index, v);
+            // DiffTensorView.storeOnce: its backward reads the output gradient without atomics.
+            if (std::string_view(e->builtin->name) == "storeOnce") b_.insert_block()->insts.back()->imm_int = 1;
+        }
         else b_.tensor_atomic_add(t, index, v);
         return nullptr;
     }

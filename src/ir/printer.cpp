@@ -48,6 +48,7 @@ void print_inst(Text& os, const Inst& inst, int indent) {
     case OpKind::SharedView:
     case OpKind::TensorAtomic:
     case OpKind::ViewQuery:
+    case OpKind::ViewPart:
     case OpKind::LocalAlloc:
     case OpKind::Trap: os << " #" << inst.imm_int; break;
     case OpKind::Loop: if (inst.imm_int) os << " max_iters=" << inst.imm_int; break;

@@ -16,6 +16,8 @@ namespace {
 
 const Builtin kViewLoad{BuiltinKind::TensorLoad, IntrinsicId::Count, "load"};
 const Builtin kViewStore{BuiltinKind::TensorStore, IntrinsicId::Count, "store"};
+// DiffTensorView's store whose backward reads the output gradient once, without atomics
+const Builtin kViewStoreOnce{BuiltinKind::TensorStore, IntrinsicId::Count, "storeOnce"};
 const Builtin kViewSize{BuiltinKind::ViewSize, IntrinsicId::Count, "size"};
 const Builtin kViewStride{BuiltinKind::ViewStride, IntrinsicId::Count, "stride"};
 const Builtin kViewDims{BuiltinKind::ViewDims, IntrinsicId::Count, "dims"};
@@ -61,18 +63,38 @@ const Builtin* find_coop_builtin(const std::string& name) {
     return it == table.end() ? nullptr : &it->second;
 }
 
-// view_type = "TensorView" "<" type ">"
+// view_type = ("TensorView" | "DiffTensorView") "<" type ">" | "DiffTensorView"
+// A DiffTensorView<T> (slangtorch's; T float, double or half, float when left out) is a
+// TensorView with a gradient view beside it: differentiable, has_grad.
 const Type* Sema::resolve_view_type(TypeExpr* te) {
+    const bool diff = te->name == "DiffTensorView";
+    const std::string what = diff ? "DiffTensorView" : "TensorView";
+    if (te->arg_is_value.empty() && diff) {
+        TensorKind kind;
+        kind.access = TensorAccess::ReadWrite;
+        kind.view = kind.differentiable = kind.has_grad = true;
+        return types_.tensor(types_.float32(), 0, kind);
+    }
     if (te->arg_is_value.empty()) {
         diags_.error(te->loc, "generic type 'TensorView' used without an element type: TensorView<float>", 30408);
         return types_.error_type();
     }
     if (te->arg_is_value.size() != 1 || te->arg_is_value[0]) {
-        diags_.error(te->loc, "TensorView takes one element type: TensorView<float>", 30060);
+        diags_.error(te->loc, what + " takes one element type: " + what + "<float>", 30060);
         return types_.error_type();
     }
     const Type* elem = resolve_type(te->type_args[0]);
     if (elem->is_error()) return elem;
+    if (diff && !(elem->is_scalar() && is_floating(elem->scalar) && !elem->enumeration)) {
+        // As Slang: the element must conform to __BuiltinFloatingPointType.
+        diags_.error(te->loc, "DiffTensorView<" + type_name(elem) +
+                                                ">: the element type must be float, double or half", 38029);
+        return types_.error_type();
+    }
+    if (diff && elem->scalar == ScalarKind::Half) {
+        diags_.unsupported(te->type_args[0]->loc, "DiffTensorView<half> (DiffTensorView<float> and <double> are)");
+        return types_.error_type();
+    }
     if (!is_view_element(elem)) {
         diags_.unsupported(te->loc, "TensorView of " + type_name(elem));
         return types_.error_type();
@@ -80,7 +102,20 @@ const Type* Sema::resolve_view_type(TypeExpr* te) {
     TensorKind kind;
     kind.access = TensorAccess::ReadWrite;
     kind.view = true;
+    kind.differentiable = kind.has_grad = diff;
     return types_.tensor(elem, 0, kind);
+}
+
+/// `.primal` / `.diff` of a DiffTensorView: its value view and its gradient view, each a
+/// TensorView<T> (Slang's `.diff` is a wrapper whose own `.diff` is that view; both spellings
+/// reach it here). Null when `name` is neither.
+const Type* Sema::check_view_member(Expr* e, const Type* view, const std::string& name) {
+    if (!view->tensor.has_grad || (name != "primal" && name != "diff")) return nullptr;
+    TensorKind kind;
+    kind.access = TensorAccess::ReadWrite;
+    kind.view = true;
+    e->ref = RefKind::TensorMember;
+    return types_.tensor(view->element, 0, kind);
 }
 
 // view[i], view[i, j], view[uint2(i, j)] (.x is dimension 0)
@@ -140,9 +175,9 @@ const Type* Sema::check_view_method(Expr* e, const Type* view, const std::string
         if (!t->is_error()) e->builtin = &kViewLoad;
         return t;
     }
-    if (method == "store") {
+    if (method == "store" || (method == "storeOnce" && view->tensor.has_grad)) {
         if (args.size() < 2) {
-            diags_.error(e->loc, "store takes the indices and a value", 39999);
+            diags_.error(e->loc, method + " takes the indices and a value", 39999);
             return types_.error_type();
         }
         std::vector<Expr*> index(args.begin(), args.end() - 1);
@@ -156,7 +191,7 @@ const Type* Sema::check_view_method(Expr* e, const Type* view, const std::string
             return types_.error_type();
         }
         warn_implicit_conversion(value, view->element);
-        e->builtin = &kViewStore;
+        e->builtin = method == "store" ? &kViewStore : &kViewStoreOnce;
         return types_.void_type();
     }
     if (method == "size") return one_dim(&kViewSize);

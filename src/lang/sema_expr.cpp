@@ -557,6 +557,13 @@ const Type* Sema::check_member(Expr* e) {
     }
     if (bt->is_tensor() && bt->tensor.buffer) return check_buffer_member(e, bt);
     if (bt->is_tensor()) {
+        if (bt->tensor.view) {
+            if (const Type* t = check_view_member(e, bt, n)) return t;
+            if (n != "load" && n != "store" && n != "storeOnce" && n != "size" && n != "stride" && n != "dims") {
+                diags_.error(e->loc, type_name(bt) + " has no member '" + n + "'", 30027);
+                return types_.error_type();
+            }
+        }
         e->ref = RefKind::TensorMember;
         if (n == "shape") return types_.array(types_.uint32(), bt->rank);
         if (n == "load" || n == "store" || n == "add" || n == "load_once" || n == "load_uniform")

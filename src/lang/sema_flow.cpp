@@ -487,6 +487,12 @@ void DerivativeFlow::store(const Expr* lhs, const Flow& value, bool whole_assign
         non_diff = true;
         why = std::string("no_diff ") + (root->is_param ? "parameter '" : "variable '") + root->name + "'";
     }
+    if (!non_diff && e->kind == ExprKind::Name && e->var_ref && e->var_ref->is_groupshared) {
+        // As in Slang: groupshared memory holds no derivatives (a cooperative kernel's backward
+        // rebuilds it from primal values).
+        non_diff = true;
+        why = "groupshared variable '" + e->var_ref->name + "'";
+    }
     if (value.carries && diff(lhs->type) && non_diff) {
         report(start_of(lhs),
                "a value that carries a derivative is stored into " + why +

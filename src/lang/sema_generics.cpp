@@ -224,7 +224,8 @@ bool Sema::infer_generic_args(FunctionDecl* g, const std::vector<Expr*>& args, s
         } else if (t->is_tensor() && t->tensor.buffer && te->arg_is_value.size() == 1 &&
                    (te->name == "StructuredBuffer" || te->name == "RWStructuredBuffer")) {
             arg_at(0, t->element, 0);
-        } else if (t->is_tensor() && t->tensor.view && te->arg_is_value.size() == 1 && te->name == "TensorView") {
+        } else if (t->is_tensor() && t->tensor.view && te->arg_is_value.size() == 1 &&
+                   te->name == (t->tensor.has_grad ? "DiffTensorView" : "TensorView")) {
             arg_at(0, t->element, 0);
         } else if (t->is_tensor() && te->arg_is_value.size() == 2) {
             arg_at(0, t->element, 0);

@@ -308,6 +308,7 @@ private:
     const Type* resolve_view_type(TypeExpr* te);
     const Type* check_view_index(Expr* at, const Type* view, const std::vector<Expr*>& index);
     const Type* check_view_method(Expr* e, const Type* view, const std::string& method);
+    const Type* check_view_member(Expr* e, const Type* view, const std::string& name);
     /// A call of a CoopId, Barrier or Interlocked built-in (e->builtin is set).
     const Type* check_coop_call(Expr* e);
     void check_groupshared(VarDecl* g);

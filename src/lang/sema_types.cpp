@@ -247,7 +247,7 @@ const Type* Sema::resolve_type(TypeExpr* te) {
     };
     size_t nargs = te->arg_is_value.size();
     if (n == "StructuredBuffer" || n == "RWStructuredBuffer") return te->resolved = resolve_buffer_type(te);
-    if (n == "TensorView") return te->resolved = resolve_view_type(te);
+    if (n == "TensorView" || n == "DiffTensorView") return te->resolved = resolve_view_type(te);
     bool is_tensor = false;
     for (const auto& t : kTensorNames) {
         if (n != t.name) continue;

@@ -284,7 +284,7 @@ std::string type_name(const Type* t) {
     case TypeKind::DiffPair: return "DifferentialPair<" + type_name(t->element) + ">";
     case TypeKind::Tensor: {
         const TensorKind& k = t->tensor;
-        if (k.view) return "TensorView<" + type_name(t->element) + ">";
+        if (k.view) return (k.has_grad ? "DiffTensorView<" : "TensorView<") + type_name(t->element) + ">";
         if (k.shared) return "groupshared " + type_name(t->element) + "[" + std::to_string(t->rank) + "-D]";
         if (k.buffer)
             return std::string(k.access == TensorAccess::Read ? "" : "RW") + "StructuredBuffer<" + type_name(t->element) + ">";

@@ -158,8 +158,7 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
         nb::dict rest;
         for (auto [k, v] : kwargs)
             if (nb::cast<std::string>(k) != "_thread_count") rest[k] = v;
-        launch(nb::tuple(args), rest, nb::tuple(), nb::tuple(), kwargs["_thread_count"]);
-        return nb::none();
+        return launch(nb::tuple(args), rest, nb::tuple(), nb::tuple(), kwargs["_thread_count"]);
     }
     CallScratch& s = t_scratch;
     ScratchRelease release{s};
@@ -168,7 +167,15 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
     return finish(s);
 }
 
-void Function::launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb::tuple grid, nb::object thread_count) {
+nb::list Function::coop_params() const {
+    nb::list out;
+    for (const call::CoopParam& p : call::coop_params(*state_)) out.append(nb::make_tuple(p.name, p.kind));
+    return out;
+}
+
+nb::object Function::launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb::tuple grid, nb::object thread_count,
+                            int pass) {
+    if (pass < 0 || pass > 2) call::throw_value_error(state_->name + "(): unknown launch pass " + std::to_string(pass));
     CallScratch& s = t_scratch;
     ScratchRelease release{s};
     call::LaunchShape shape;
@@ -194,8 +201,14 @@ void Function::launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb::tupl
     }
     nb::args a = nb::borrow<nb::args>(args);
     nb::kwargs kw = nb::borrow<nb::kwargs>(kwargs);
-    (void)describe(s, a, kw);
-    call::launch_cooperative(torch_host(), *state_, described(s), shape);
+    const bool grad_mode = describe(s, a, kw);
+    if (pass == 0 && !thread_count.is_none() && grad_mode && call::coop_needs_autograd(*state_, described(s))) {
+        // SlangPy's form with tensors that require grad: the launch joins torch autograd.
+        nb::object self = nb::find(this);
+        return nb::module_::import_("shadegrad._coop_autograd").attr("launch")(self, args, kwargs, thread_count);
+    }
+    call::launch_cooperative(torch_host(), *state_, described(s), shape, call::CoopPass(pass));
+    return nb::none();
 }
 
 nb::object Function::finish(CallScratch& s) {

@@ -65,7 +65,14 @@ public:
     /// Launches a [CUDAKernel] function (call/coop_launch.h) with an explicit block and grid
     /// shape (each 1 to 3 numbers); `thread_count` not None: SlangPy's 1-D `_thread_count`, which
     /// chooses the shape itself.
-    void launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb::tuple grid, nb::object thread_count);
+    /// `pass`: call::CoopPass (0 the kernel, 1 its backward, 2 its forward derivative). A primal
+    /// `_thread_count` launch whose DiffTensorView arguments require grad goes through
+    /// shadegrad._coop_autograd (a torch autograd node around it); its result is then returned.
+    nb::object launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb::tuple grid, nb::object thread_count,
+                      int pass = 0);
+    /// The [CUDAKernel] function's parameters: (name, kind) with kind 0 value, 1 TensorView,
+    /// 2 DiffTensorView.
+    nb::list coop_params() const;
     /// Whether this is a [CUDAKernel] function.
     bool cooperative() const { return state_->cooperative; }
     /// The generated code of the kernels this call would run (glue, target source, IR).

@@ -226,7 +226,8 @@ NB_MODULE(_core, m) {
              nb::arg("written_grads"))
         .def("debug_code", &Function::debug_code, nb::sig(doc::kDebugCodeSig), doc::kDebugCode)
         .def("_launch", &Function::launch, nb::arg("args"), nb::arg("kwargs"), nb::arg("block"), nb::arg("grid"),
-             nb::arg("thread_count") = nb::none())
+             nb::arg("thread_count") = nb::none(), nb::arg("pass_") = 0)
+        .def("_coop_params", &Function::coop_params)
         .def_prop_ro("cooperative", &Function::cooperative, "Whether it is a [CUDAKernel] function (launched, not called per element).")
         .def("call_key", &Function::call_key, nb::sig(doc::kKeyOfCallSig), doc::kKeyOfCall)
         .def("map", &Function::map, nb::rv_policy::take_ownership, nb::sig(doc::kMapSig), doc::kMap)

@@ -33,7 +33,7 @@ bool is_generic_type_name(std::string_view name) {
         "IRWTensor",     "Tensor",       "WTensor",          "RWTensor",      "AtomicTensor",
         "IDiffTensor",   "IWDiffTensor", "IRWDiffTensor",    "DiffTensor",    "WDiffTensor",
         "RWDiffTensor",  "PrimalTensor", "WPrimalTensor",    "RWPrimalTensor", "StructuredBuffer",
-        "RWStructuredBuffer", "TensorView",
+        "RWStructuredBuffer", "TensorView",   "DiffTensorView",
     };
     for (std::string_view n : kNames)
         if (n == name) return true;

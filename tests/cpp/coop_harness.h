@@ -8,6 +8,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <gtest/gtest.h>
@@ -25,6 +26,7 @@ struct CoopArg {
     std::vector<int64_t> strides;   ///< in scalar elements; empty: contiguous (row-major, vectors packed)
     int components = 1;             ///< scalar components of a view's element (float2: 2)
     std::vector<uint8_t> bytes;     ///< a scalar parameter's value
+    void* grad = nullptr;           ///< a DiffTensorView's gradient (same shape; null: none bound)
 
     template <class T>
     static CoopArg view(std::vector<T>& v, std::vector<int64_t> shape, int components = 1) {
@@ -32,6 +34,13 @@ struct CoopArg {
         a.data = v.data();
         a.shape = std::move(shape);
         a.components = components;
+        return a;
+    }
+    /// A DiffTensorView over `v` with gradient `g` (contiguous, same shape; null: none).
+    template <class T>
+    static CoopArg diff_view(std::vector<T>& v, std::type_identity_t<std::vector<T>>* g, std::vector<int64_t> shape) {
+        CoopArg a = view(v, std::move(shape));
+        a.grad = g ? g->data() : nullptr;
         return a;
     }
     template <class T>
@@ -92,6 +101,15 @@ struct CoopKernel {
             std::memcpy(params.data() + f.tensor.strides, strides, sizeof strides);
             std::memcpy(params.data() + f.tensor.inner, inner, sizeof inner);
             std::memcpy(params.data() + f.tensor.view_rank, &rank, sizeof rank);
+            if (f.tensor.grad_view) {  // a DiffTensorView: the gradient's record, as the primal's
+                const size_t g = f.tensor.grad_view - f.tensor.data;
+                const int64_t grad_rank = a.grad ? rank : 0;
+                std::memcpy(params.data() + f.tensor.data + g, &a.grad, sizeof(void*));
+                std::memcpy(params.data() + f.tensor.shape + g, shape, sizeof shape);
+                std::memcpy(params.data() + f.tensor.strides + g, strides, sizeof strides);
+                std::memcpy(params.data() + f.tensor.inner + g, inner, sizeof inner);
+                std::memcpy(params.data() + f.tensor.view_rank + g, &grad_rank, sizeof grad_rank);
+            }
         }
         runtime::LaunchRequest r;
         r.kernel = loaded.get();
