@@ -12,9 +12,10 @@ import shadegrad
 from shadegrad import _core
 
 # The folders shadegrad writes under the cache directory (src/runtime: entries per backend,
-# temporaries, kept sources of failed compiles, debug copies). Nothing else there is removed:
-# SHADEGRAD_CACHE_DIR may point at a folder that holds other files too.
-CACHE_FOLDERS = ("cpu", "cuda", "tmp", "failed", "debug")
+# temporaries, kept sources of failed compiles, debug copies; src/call: the kernel index).
+# Nothing else there is removed: SHADEGRAD_CACHE_DIR may point at a folder that holds other
+# files too.
+CACHE_FOLDERS = ("cpu", "cuda", "index", "tmp", "failed", "debug")
 
 
 def _folder_size(path: Path) -> tuple:

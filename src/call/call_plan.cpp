@@ -6,13 +6,16 @@
 #include "call/launch.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstddef>
 #include <cstring>
 
 #include "call/errors.h"
 #include "call/kernel_faults.h"
+#include "call/kernel_index.h"
 #include "lang/half_float.h"
 #include "runtime/backend.h"
+#include "runtime/module_cache.h"  // ms_since
 
 namespace sg::call {
 
@@ -110,8 +113,10 @@ CallPlan::CallPlan(const UserModule& module, Binding binding, const CallKey& key
     if (binding_.autograd) check_deterministic(binding_);
     for (size_t i = 0; i < binding_.params.size(); ++i)
         if (binding_.params[i].requires_grad) grad_mask_ |= uint64_t(1) << i;
+    const auto glue_start = std::chrono::steady_clock::now();
     forward_glue_ = make_forward_glue(binding_, options_.index_64bit);
-    forward_ = compile_kernel(module_, forward_glue_, kernel_options(options_, forward_glue_), binding_.device,
+    add_plan_stats(PlanStats{.glue_ms = runtime::ms_since(glue_start)});
+    forward_ = cached_kernel(module_, forward_glue_, kernel_options(options_, forward_glue_), binding_.device,
                               binding_.device_index);
     forward_.site = register_site(module_, binding_, forward_glue_, false);
 }
@@ -134,7 +139,9 @@ CallPlan::Backward& CallPlan::backward(uint64_t mask) {
     if (it != backwards_.end()) return *it->second;
     auto bw = std::make_unique<Backward>();
     bw->binding = masked(binding_, mask);
+    const auto glue_start = std::chrono::steady_clock::now();
     bw->glue = make_backward_glue(bw->binding, options_.index_64bit);
+    add_plan_stats(PlanStats{.glue_ms = runtime::ms_since(glue_start)});
     bw->kernel = compile_backward(*bw, bw->fixed);
     return *backwards_.emplace(mask, std::move(bw)).first->second;
 }
@@ -146,12 +153,12 @@ CompiledKernel CallPlan::compile_backward(const Backward& bw, uint64_t& fixed) c
     CompiledKernel kernel;
     try {
         try {
-            kernel = compile_kernel(module_, bw.glue, options, binding_.device, binding_.device_index);
+            kernel = cached_kernel(module_, bw.glue, options, binding_.device, binding_.device_index);
         } catch (const codegen::OrderingUnsupported&) {
             if (!options.deterministic || binding_.device != DeviceType::CUDA) throw;
             fixed = fixed_point_params(module_, bw.glue, options, fixed);
             options.fixed_params = fixed;
-            kernel = compile_kernel(module_, bw.glue, options, binding_.device, binding_.device_index);
+            kernel = cached_kernel(module_, bw.glue, options, binding_.device, binding_.device_index);
         }
     } catch (const codegen::OrderingUnsupported& e) {
         throw_value_error(binding_.function + "(): deterministic mode on CUDA does not support the gradient of " +
@@ -163,7 +170,7 @@ CompiledKernel CallPlan::compile_backward(const Backward& bw, uint64_t& fixed) c
     if (!kernel.generated.fixed.empty()) {
         options.fixed_phase = codegen::CodegenOptions::FixedPhase::Scan;
         auto scan = std::make_shared<CompiledKernel>(
-            compile_kernel(module_, bw.glue, options, binding_.device, binding_.device_index));
+            cached_kernel(module_, bw.glue, options, binding_.device, binding_.device_index));
         SG_INTERNAL_ASSERT(scan->generated.layout.size == kernel.generated.layout.size &&
                                scan->generated.fixed.size() == kernel.generated.fixed.size(),
                            "fixed-point scan variant does not match its kernel");
@@ -205,7 +212,7 @@ void put_view(std::vector<uint8_t>& block, size_t data, size_t shape, size_t str
 }
 
 /// Packs `a`'s number `component` (see UniformComponent) as a scalar of kind `t->scalar`.
-void put_uniform(std::vector<uint8_t>& block, size_t offset, const lang::Type* t, const ArgInfo& a, int component) {
+void put_uniform(std::vector<uint8_t>& block, size_t offset, const codegen::FieldShape* t, const ArgInfo& a, int component) {
     double v = a.kind == ArgKind::Int ? double(a.integer) : a.number;
     int64_t i = a.kind == ArgKind::Int || a.kind == ArgKind::Bool ? a.integer : int64_t(v);
     if (component == kUniformMax) v = a.number2;
@@ -269,10 +276,10 @@ void launch::pack(const CompiledKernel& kernel, const Glue& glue, const Binding&
         const codegen::TensorFieldLayout& tl = f.tensor;
         switch (g.source) {
         case ParamSource::Uniform:
-            put_uniform(block, f.offset, f.type, data.args[b.params[size_t(g.binding)].arg], g.component);
+            put_uniform(block, f.offset, &f.shape, data.args[b.params[size_t(g.binding)].arg], g.component);
             break;
         case ParamSource::CallExtent:
-            if (f.type->scalar == lang::ScalarKind::Int64) put<int64_t>(block, f.offset, data.call_shape[g.component]);
+            if (f.shape.scalar == lang::ScalarKind::Int64) put<int64_t>(block, f.offset, data.call_shape[g.component]);
             else put<int32_t>(block, f.offset, int32_t(data.call_shape[g.component]));
             break;
         case ParamSource::Result:

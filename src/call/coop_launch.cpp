@@ -7,7 +7,7 @@
 
 #include <cstring>
 
-#include "call/compile_kernel.h"
+#include "call/kernel_index.h"
 #include "call/errors.h"
 #include "call/kernel_faults.h"
 #include "call/resolve.h"
@@ -58,7 +58,7 @@ const CompiledKernel& kernel_for(FunctionState& fn, const lang::FunctionDecl& de
     Glue glue;  // the primal: no glue, the [CUDAKernel] function is the kernel
     glue.entry = decl.name;
     if (pass != CoopPass::Primal) glue = coop_derivative_glue(fn, decl, pass);
-    auto k = std::make_shared<CompiledKernel>(compile_kernel(*fn.module, glue, codegen::CodegenOptions{}, device, index));
+    auto k = std::make_shared<CompiledKernel>(cached_kernel(*fn.module, glue, codegen::CodegenOptions{}, device, index));
     LaunchSite site;
     site.function = fn.name;
     const std::string& file = fn.module->name();
@@ -243,16 +243,17 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
     for (size_t p = 0; p < n; ++p) {
         const codegen::ParamField& f = layout.fields[p];
         const ArgInfo& arg = *values[p];
-        if (!f.type->is_tensor()) {
-            if (f.type->is_scalar()) write_scalar(block.data() + f.offset, f.type->scalar, arg);
+        using Form = codegen::FieldShape::Form;
+        if (f.shape.form != Form::Tensor) {
+            if (f.shape.form == Form::Scalar) write_scalar(block.data() + f.offset, f.shape.scalar, arg);
             else
-                for (int c = 0; c < f.type->rows; ++c)
-                    write_scalar(block.data() + f.offset + size_t(c) * size_t(lang::scalar_bits(f.type->scalar) / 8),
-                                 f.type->scalar, a.args[size_t(arg.first_child + c)]);
+                for (int c = 0; c < f.shape.rows; ++c)
+                    write_scalar(block.data() + f.offset + size_t(c) * size_t(lang::scalar_bits(f.shape.scalar) / 8),
+                                 f.shape.scalar, a.args[size_t(arg.first_child + c)]);
             continue;
         }
         const TensorInfo& t = arg.tensor;
-        const bool vector = f.type->element->is_vector();
+        const bool vector = f.shape.element == Form::Vector;
         const int rank = t.ndim - (vector ? 1 : 0);
         int64_t extents[8] = {}, strides[8] = {};
         for (int d = 0; d < rank; ++d) {

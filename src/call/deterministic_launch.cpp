@@ -62,8 +62,8 @@ int64_t launch::ordered_blocks(const CompiledKernel& kernel, int64_t total) {
 int64_t launch::ordered_extent(const CompiledKernel& kernel, const std::vector<uint8_t>& block, int param) {
     // As sg_ordered_extent (prelude_ordered.inc): the gradient view of a table, else the view.
     const codegen::ParamField& f = kernel.generated.layout.fields.at(size_t(param));
-    const lang::Type* t = f.type;
-    const bool grad = t->tensor.has_grad;
+    const codegen::FieldShape& t = f.shape;
+    const bool grad = t.has_grad;
     const size_t strides = grad ? f.tensor.grad_strides : f.tensor.strides;
     const size_t inner = grad ? f.tensor.grad_inner : f.tensor.inner;
     auto get = [&](size_t offset) {
@@ -72,16 +72,16 @@ int64_t launch::ordered_extent(const CompiledKernel& kernel, const std::vector<u
         return v;
     };
     int64_t last = 0;
-    for (int d = 0; d < t->rank; ++d) {
+    for (int d = 0; d < t.rank; ++d) {
         const int64_t extent = get(f.tensor.shape + size_t(d) * 8), stride = get(strides + size_t(d) * 8);
         if (extent <= 0) return 0;
         if (stride < 0) return -1;
         last += (extent - 1) * stride;
     }
     // The element's last scalar component: vectors inner[0] apart, matrix rows inner[1] apart.
-    const lang::Type* e = t->element;
-    const int columns = e->is_vector() ? e->rows : e->is_matrix() ? e->cols : 1;
-    const int rows = e->is_matrix() ? e->rows : 1;
+    using Form = codegen::FieldShape::Form;
+    const int columns = t.element == Form::Vector ? t.rows : t.element == Form::Matrix ? t.cols : 1;
+    const int rows = t.element == Form::Matrix ? t.rows : 1;
     if ((columns > 1 && get(inner) < 0) || (rows > 1 && get(inner + 8) < 0)) return -1;
     return last + (columns > 1 ? (columns - 1) * get(inner) : 0) + (rows > 1 ? (rows - 1) * get(inner + 8) : 0) + 1;
 }

@@ -5,6 +5,7 @@
 #include "call/invoke.h"
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 
 #include "call/autograd_node.h"
@@ -14,7 +15,9 @@
 #include "call/errors.h"
 #include "call/graph_capture.h"
 #include "call/kernel_faults.h"
+#include "call/kernel_index.h"
 #include "call/value_kind.h"
+#include "runtime/module_cache.h"  // ms_since
 
 namespace sg::call {
 
@@ -217,8 +220,10 @@ const std::shared_ptr<CallPlan>& plan_in(ThreadScratch& t, Host& host, FunctionS
     modifiers.strict_broadcasting |= fn.module_options.strict_broadcasting;
     modifiers.deterministic |= fn.module_options.deterministic;
     modifiers.fast_math |= fn.module_options.fast_math;
+    const auto bind_start = std::chrono::steady_clock::now();
     Binding binding = resolve_call(*fn.module, fn.callee, a.args, a.positional, *a.keywords, grad_mode, fn.device,
                                    modifiers, a.result_index);
+    add_plan_stats(PlanStats{.plans = 1, .bind_ms = runtime::ms_since(bind_start)});
     // A new plan compiles its kernel: never inside a CUDA graph capture (graph_capture.h).
     if (binding.device == DeviceType::CUDA) [[unlikely]]
         refuse_during_capture(fn.name, "forward kernel", binding.device, binding.device_index,
@@ -398,17 +403,17 @@ std::string debug_code(Host& host, FunctionState& fn, const Modifiers& mods, con
     const std::shared_ptr<CallPlan> plan = plan_for(host, fn, mods, a, grad_mode);
     std::string out = "// call plan " + plan->key_text() + "\n";
     out += "// ---- forward glue (kernel language)\n" + plan->forward_glue().source;
-    auto body = [](const codegen::GeneratedKernel& k) { return k.source.substr(k.body_begin); };
+    const UserModule& module = *fn.module;
     out += "// ---- forward kernel (" + plan->forward().generated.entry + ", device prelude omitted)\n" +
-           body(plan->forward().generated);
+           kernel_body(module, plan->forward_glue(), plan->forward());
     if (plan->binding().autograd) {
         const CallPlan::Backward& bw = plan->backward(plan->grad_mask());
         out += "// ---- backward glue (kernel language)\n" + bw.glue.source;
         out += "// ---- backward kernel (" + bw.kernel.generated.entry + ", device prelude omitted)\n" +
-               body(bw.kernel.generated);
+               kernel_body(module, bw.glue, bw.kernel);
         if (bw.kernel.fixed_scan)
             out += "// ---- backward kernel, fixed-point scan variant (" + bw.kernel.fixed_scan->generated.entry +
-                   ", launched first)\n" + body(bw.kernel.fixed_scan->generated);
+                   ", launched first)\n" + kernel_body(module, bw.glue, *bw.kernel.fixed_scan);
     }
     return out;
 }

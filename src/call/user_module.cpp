@@ -4,6 +4,8 @@
 #include <set>
 
 #include "call/errors.h"
+#include "runtime/content_hash.h"
+#include "runtime/module_cache.h"  // append_key_field
 #include "syntax/module_loader.h"
 
 namespace sg::call {
@@ -54,6 +56,14 @@ UserModule::UserModule(std::string name, std::string source, ModuleSetup setup)
         link_key_ = lang::render_constants(used);
         if (link_key_.empty()) link_key_ = "defaults";
     }
+    std::string material = "shadegrad module\n";
+    runtime::append_key_field(material, "name", name_);
+    for (const std::unique_ptr<lang::SourceFile>& file : sources_.files()) {
+        runtime::append_key_field(material, "file", file->name);
+        runtime::append_key_field(material, "text", file->text);
+    }
+    runtime::append_key_field(material, "constants", link_key_);
+    content_key_ = runtime::content_hash(material);
 }
 
 std::vector<lang::ModuleAst*> UserModule::parse_into(lang::SourceManager& sources, lang::AstContext& ast,

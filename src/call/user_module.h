@@ -79,6 +79,10 @@ public:
     /// values its externs are bound to ("N=4, GAIN=0.5"; "" without externs). Part of each call
     /// key (two `.constants()` functions never share a plan, even through a shared cache).
     const std::string& link_key() const { return link_key_; }
+    /// A content hash of everything this module's generated code depends on besides the call:
+    /// its name, every file the load read (the root, imports and includes, the defines) and the
+    /// values its externs are bound to. The kernel index keys on it (kernel_index.h).
+    const std::string& content_key() const { return content_key_; }
 
     /// Loads the module's files into a fresh compilation (kernel compiles re-check the module
     /// beside their glue). The files are the ones the load read, never read again. With
@@ -100,6 +104,7 @@ private:
     lang::LinkConstants exports_;
     lang::LinkConstants constants_;
     std::string link_key_;
+    std::string content_key_;
     std::unique_ptr<lang::Analysis> analysis_;  ///< declared after what it refers to: destroyed first
 };
 

@@ -43,9 +43,28 @@ struct TensorFieldLayout {
     size_t grad_view = 0;
 };
 
+/// What the call layer reads of a field's type, as plain values: it packs parameter blocks from
+/// this, never from `type`, so that a layout read back from the kernel index (call/kernel_index.h),
+/// where `type` is null, serves as well as a freshly generated one.
+struct FieldShape {
+    enum class Form : uint8_t { Scalar, Vector, Matrix, Tensor, Other };
+    Form form = Form::Other;
+    lang::ScalarKind scalar = lang::ScalarKind::Float;  ///< of the value, or of a tensor's element
+    int rows = 1, cols = 1;       ///< vector: rows components; matrix: rows x cols (a tensor's element's)
+    Form element = Form::Other;   ///< Tensor: its element's form
+    int rank = 0;                 ///< Tensor: its rank
+    bool has_grad = false;        ///< Tensor: it has a gradient view
+};
+
+/// The FieldShape of a kernel parameter of type `t`.
+FieldShape field_shape(const lang::Type* t);
+
 struct ParamField {
     std::string name;
+    /// The parameter's type in the compilation that generated the kernel; null in a layout read
+    /// back from the kernel index. Codegen reads it; the call layer reads `shape`.
     const lang::Type* type = nullptr;
+    FieldShape shape;
     size_t offset = 0;    ///< byte offset of the field in the block
     size_t size = 0;
     TensorFieldLayout tensor;  ///< for tensor-typed fields

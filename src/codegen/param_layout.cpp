@@ -88,6 +88,14 @@ struct LayoutContext {
     }
 };
 
+FieldShape::Form form_of(const Type* t) {
+    if (t->is_scalar()) return FieldShape::Form::Scalar;
+    if (t->is_vector()) return FieldShape::Form::Vector;
+    if (t->is_matrix()) return FieldShape::Form::Matrix;
+    if (t->is_tensor()) return FieldShape::Form::Tensor;
+    return FieldShape::Form::Other;
+}
+
 ParamLayout layout_with(const ir::Function& kernel, const LayoutContext& ctx) {
     ParamLayout layout;
     size_t offset = kHeaderEnd;
@@ -96,6 +104,7 @@ ParamLayout layout_with(const ir::Function& kernel, const LayoutContext& ctx) {
         ParamField field;
         field.name = p.name;
         field.type = p.type;
+        field.shape = field_shape(p.type);
         offset = round_up(offset, ctx.align(p.type));
         field.offset = offset;
         field.size = ctx.size(p.type);
@@ -138,6 +147,25 @@ ParamLayout compute_param_layout(const ir::Function& kernel) { return layout_wit
 
 ParamLayout compute_param_layout(const ir::Function& kernel, const lang::TypeContext& types) {
     return layout_with(kernel, LayoutContext{&types});
+}
+
+FieldShape field_shape(const Type* t) {
+    FieldShape out;
+    out.form = form_of(t);
+    const Type* value = t;
+    if (t->is_tensor()) {
+        out.rank = t->rank;
+        out.has_grad = t->tensor.has_grad;
+        value = t->element;
+        out.element = form_of(value);
+    }
+    out.scalar = value->scalar;
+    if (value->is_vector()) out.rows = value->rows;
+    if (value->is_matrix()) {
+        out.rows = value->rows;
+        out.cols = value->cols;
+    }
+    return out;
 }
 
 }  // namespace sg::codegen

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <mutex>
 #include <set>
 
 #include "autodiff/autodiff.h"
@@ -148,10 +149,38 @@ void check_not_cooperative(const ir::Program& program, const ir::Function& kerne
                                   "runs once per thread of a launch; this function is called per element");
 }
 
+std::mutex g_totals_mutex;
+Totals g_totals;
+
+/// Adds one compile's phase times to the process totals when it ends (also by an exception).
+struct AddToTotals {
+    const PhaseTimes& times;
+    const PhaseTimes before = times;  // a Result may come in with times of an earlier compile
+    bool codegen = false;
+    ~AddToTotals() {
+        std::lock_guard<std::mutex> lock(g_totals_mutex);
+        ++g_totals.front_end_runs;
+        if (codegen) ++g_totals.codegen_runs;
+        PhaseTimes& t = g_totals.times;
+        t.parse_ms += times.parse_ms - before.parse_ms;
+        t.sema_ms += times.sema_ms - before.sema_ms;
+        t.lower_ms += times.lower_ms - before.lower_ms;
+        t.autodiff_ms += times.autodiff_ms - before.autodiff_ms;
+        t.passes_ms += times.passes_ms - before.passes_ms;
+        t.codegen_ms += times.codegen_ms - before.codegen_ms;
+    }
+};
+
 }  // namespace
+
+Totals totals() {
+    std::lock_guard<std::mutex> lock(g_totals_mutex);
+    return g_totals;
+}
 
 void compile(const Workspace& ws, const Input& input, const Options& options, Result& result) {
     PhaseTimes& times = result.times;
+    AddToTotals add{times};
     {
         PhaseTimer t(times.parse_ms);
         result.modules = load(ws, input);
@@ -200,6 +229,7 @@ void compile(const Workspace& ws, const Input& input, const Options& options, Re
                                                             : ir::print_program(result.program);
     }
     if (options.emit_code) {
+        add.codegen = true;
         PhaseTimer t(times.codegen_ms);
         if (options.scope == Scope::Kernel)
             result.kernel =

@@ -128,6 +128,17 @@ struct Result {
 /// Runs the compilation (see the file comment) into `result`.
 void compile(const Workspace& workspace, const Input& input, const Options& options, Result& result);
 
+/// What compile() did in this process so far (all threads): how often it ran (the front end:
+/// load and sema), how often it reached codegen, and the wall time of each phase, summed. Tests
+/// read the counts to see that a call was served without compiling (call/kernel_index.h), the
+/// first-call profile reads the times (docs/performance.md).
+struct Totals {
+    uint64_t front_end_runs = 0;
+    uint64_t codegen_runs = 0;
+    PhaseTimes times;
+};
+Totals totals();
+
 /// The parameter types a function is compiled with outside a call: its declared types, except
 /// that an interface tensor (ITensor, IDiffTensor, ...) takes its concrete kind with every buffer
 /// bound (for IDiffTensor: a DiffTensor with a gradient), the kind of a call in which every input

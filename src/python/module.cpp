@@ -14,6 +14,7 @@
 #include "call/errors.h"
 #include "call/kernel_faults.h"
 #include "syntax/diagnostics.h"
+#include "python/compile_stats.h"
 #include "python/compile_support.h"
 #include "python/device_check.h"
 #include "python/docstrings.h"
@@ -257,6 +258,7 @@ NB_MODULE(_core, m) {
     nb::object call_method = function_class.attr("__dict__")["_call"];
     set_function_call_method(call_method);
     bind_compile_support(m);
+    bind_compile_stats(m);
 
     nb::class_<StructInfo>(m, "Struct", doc::kStruct)
         .def_ro("name", &StructInfo::name)

@@ -53,17 +53,21 @@ public:
     /// bounded grids and block sums of deterministic kernels. 1 and 1 on the CPU.
     int block_size() const noexcept { return block_size_; }
     int multiprocessors() const noexcept { return multiprocessors_; }
+    /// The key of its compiled module in the backend's cache: Backend::load_cached() loads the
+    /// same module again from it, in another process too, without the source.
+    const std::string& module_key() const noexcept { return module_key_; }
 
 protected:
-    LoadedKernel(DeviceType type, int device_index, int block_size, int multiprocessors)
+    LoadedKernel(DeviceType type, int device_index, int block_size, int multiprocessors, std::string module_key)
         : device_type_(type), device_index_(device_index), block_size_(block_size),
-          multiprocessors_(multiprocessors) {}
+          multiprocessors_(multiprocessors), module_key_(std::move(module_key)) {}
 
 private:
     DeviceType device_type_;
     int device_index_;
     int block_size_;
     int multiprocessors_;
+    std::string module_key_;
 };
 
 /// One launch of a loaded kernel over its packed parameter block: the call elements, the
@@ -125,6 +129,19 @@ public:
     /// Compiles (or takes from the kernel cache) and loads `spec`'s kernel for its device.
     /// Throws BackendError when the compiler or the device refuses.
     virtual std::shared_ptr<const LoadedKernel> load(const KernelSpec& spec) const = 0;
+    /// Loads the module a kernel was compiled into before (LoadedKernel::module_key()) from the
+    /// memory or the disk cache, with `spec`'s entries (its source is not read): nullptr when the
+    /// cache no longer has it (or it does not load here), never a compile. Throws BackendError
+    /// when the device refuses a module it has.
+    virtual std::shared_ptr<const LoadedKernel> load_cached(const KernelSpec& spec,
+                                                            const std::string& module_key) const = 0;
+    /// What identifies the compiler load() would run for `device` and its options (`debug`,
+    /// `fast_math` of a KernelSpec), cheaply: no compiler is started or opened (CPU: the
+    /// compiler command, the size, time and inode of its executables, the flags; CUDA: the
+    /// device's architecture, the driver's version, the NVRTC libraries the search would try,
+    /// with their sizes and times, the options). A kernel cached under a key that holds it is
+    /// rebuilt when the compiler changes. Memoized per process.
+    virtual std::string compiler_fingerprint(int device, bool debug, bool fast_math) const = 0;
     /// Runs (CPU: the threads on the pool, or in order) or enqueues (CUDA: on the stream) the
     /// request's entries. Throws BackendError when the driver refuses a launch.
     virtual LaunchResult launch(const LaunchRequest& request) const = 0;

@@ -18,7 +18,7 @@ using CpuFinalFn = void (*)(const void* params);
 class CpuKernel final : public LoadedKernel {
 public:
     CpuKernel(std::shared_ptr<CpuModule> module, CpuKernelFn entry, CpuFinalFn final_entry, int reduced_slots)
-        : LoadedKernel(DeviceType::CPU, -1, 1, 1), module_(std::move(module)), entry_(entry),
+        : LoadedKernel(DeviceType::CPU, -1, 1, 1, module->hash()), module_(std::move(module)), entry_(entry),
           final_(final_entry), reduced_slots_(reduced_slots) {}
     CpuKernelFn entry() const noexcept { return entry_; }
     CpuFinalFn final_entry() const noexcept { return final_; }
@@ -57,7 +57,22 @@ public:
 
     std::shared_ptr<const LoadedKernel> load(const KernelSpec& spec) const override {
         // Debug and fast-math options are CUDA's: the CPU build is the same either way.
-        std::shared_ptr<CpuModule> module = load_cpu_module(*spec.source);
+        return kernel_of(load_cpu_module(*spec.source), spec);
+    }
+
+    std::shared_ptr<const LoadedKernel> load_cached(const KernelSpec& spec, const std::string& key) const override {
+        std::shared_ptr<CpuModule> module = find_cpu_module(key);
+        if (!module) return nullptr;
+        try {
+            return kernel_of(std::move(module), spec);
+        } catch (const BackendError&) {
+            return nullptr;  // not the module the caller's record says (an entry is missing): rebuilt
+        }
+    }
+
+    std::string compiler_fingerprint(int, bool, bool) const override { return cpu_compiler_fingerprint(); }
+
+    static std::shared_ptr<const LoadedKernel> kernel_of(std::shared_ptr<CpuModule> module, const KernelSpec& spec) {
         auto entry = reinterpret_cast<CpuKernelFn>(module->symbol(spec.entry.c_str()));
         CpuFinalFn final_entry = nullptr;
         if (spec.reduced_slots > 0 && !spec.final_entry.empty())

@@ -251,6 +251,28 @@ std::shared_ptr<CpuModule> load_cpu_module(const std::string& source,
     return std::make_shared<LoadedCpuModule>(std::move(library), compiled);
 }
 
+std::shared_ptr<CpuModule> find_cpu_module(const std::string& key, const CpuCompileOptions& options) {
+    ModuleCache<CpuLibrary>& memory = ModuleCache<CpuLibrary>::instance();
+    std::shared_ptr<CpuLibrary> library = memory.get_or_load(key, [&]() -> std::shared_ptr<CpuLibrary> {
+        auto start = std::chrono::steady_clock::now();
+        std::optional<std::string> payload = disk_cache_load(kCacheKind, key);
+        add_load_stats(LoadStats{.disk_read_ms = ms_since(start)});
+        if (!payload) return nullptr;
+        start = std::chrono::steady_clock::now();
+        std::optional<std::shared_ptr<CpuLibrary>> opened = open_verified(key, *payload, options.debug);
+        add_load_stats(LoadStats{.disk_hits = opened ? 1u : 0u, .decode_ms = ms_since(start)});
+        return opened ? std::move(*opened) : nullptr;
+    });
+    return library ? std::make_shared<LoadedCpuModule>(std::move(library), false) : nullptr;
+}
+
+std::string cpu_compiler_fingerprint(const CpuCompileOptions& options) {
+    const std::vector<std::string> compiler = host_compiler_command(options.compiler);
+    std::string out = "cpu abi " + std::to_string(kCpuRuntimeAbiVersion) + "\n" + host_compiler_fingerprint(compiler);
+    for (const std::string& flag : host_compile_flags(options.flags, options.debug)) out += flag + "\n";
+    return out;
+}
+
 void clear_cpu_module_cache() { ModuleCache<CpuLibrary>::instance().clear(); }
 
 }  // namespace sg::runtime

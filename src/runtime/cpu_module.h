@@ -48,6 +48,14 @@ public:
 /// or stale entry is rebuilt), else compiles it (written to disk atomically). Thread-safe.
 std::shared_ptr<CpuModule> load_cpu_module(const std::string& source, const CpuCompileOptions& options = {});
 
+/// The module compiled before under `key` (CpuModule::hash()), from the memory or disk cache;
+/// nullptr when neither has it or it does not load here. Never compiles. Thread-safe.
+std::shared_ptr<CpuModule> find_cpu_module(const std::string& key, const CpuCompileOptions& options = {});
+
+/// What identifies the compiler load_cpu_module would run with `options`, without running it
+/// (host_compiler_fingerprint, the flags, the runtime's ABI version). Memoized per process.
+std::string cpu_compiler_fingerprint(const CpuCompileOptions& options = {});
+
 /// Runs fn(params, begin, end) over [0, n) split across the process-wide thread pool
 /// ($SHADEGRAD_NUM_THREADS, default hardware concurrency). Small n runs on the calling thread.
 /// Blocks until done. Exceptions are not expected from kernels (they are noexcept C code).

@@ -28,7 +28,7 @@ class CudaKernel final : public LoadedKernel {
 public:
     CudaKernel(std::shared_ptr<CudaModule> module, const CudaFunction& main, const CudaFunction* final_entry,
                const CudaFunction* fixed_entry)
-        : LoadedKernel(DeviceType::CUDA, main.device, main.block_size, main.multiprocessors),
+        : LoadedKernel(DeviceType::CUDA, main.device, main.block_size, main.multiprocessors, module->hash()),
           module_(std::move(module)), main_(main), final_(final_entry), fixed_(fixed_entry) {}
 
     const CudaFunction& main() const noexcept { return main_; }
@@ -126,11 +126,32 @@ public:
     CudaBackend() : Backend(DeviceType::CUDA, /*needs_scratch=*/true) {}
 
     std::shared_ptr<const LoadedKernel> load(const KernelSpec& spec) const override {
+        const CudaCompileOptions options = options_of(spec);
+        return kernel_of(load_cuda_module(*spec.source, options), spec);
+    }
+
+    std::shared_ptr<const LoadedKernel> load_cached(const KernelSpec& spec, const std::string& key) const override {
+        std::shared_ptr<CudaModule> module = find_cuda_module(key, options_of(spec));
+        return module ? kernel_of(std::move(module), spec) : nullptr;
+    }
+
+    std::string compiler_fingerprint(int device, bool debug, bool fast_math) const override {
+        KernelSpec spec;
+        spec.device = device;
+        spec.debug = debug;
+        spec.fast_math = fast_math;
+        return cuda_compiler_fingerprint(options_of(spec));
+    }
+
+    static CudaCompileOptions options_of(const KernelSpec& spec) {
         CudaCompileOptions options;
         options.arch = cuda_device_arch(spec.device);
         options.debug = spec.debug;  // line info for tools; the checks are in the code
         options.fast_math = spec.fast_math;
-        std::shared_ptr<CudaModule> module = load_cuda_module(*spec.source, options);
+        return options;
+    }
+
+    static std::shared_ptr<const LoadedKernel> kernel_of(std::shared_ptr<CudaModule> module, const KernelSpec& spec) {
         const CudaFunction& main = module->function(spec.device, spec.entry);
         auto entry = [&](const std::string& name) { return name.empty() ? nullptr : &module->function(spec.device, name); };
         const CudaFunction* final_entry = entry(spec.final_entry);

@@ -10,6 +10,7 @@
 #include "runtime/module_cache.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <unordered_map>
@@ -259,8 +260,10 @@ private:
         int option_keys[] = {kCuJitErrorLogBuffer, kCuJitErrorLogBufferSizeBytes};
         void* option_values[] = {log, reinterpret_cast<void*>(kJitLogSize)};
         CuModule module = nullptr;
+        const auto start = std::chrono::steady_clock::now();
         const CuResult result =
             d.cuModuleLoadDataEx(&module, image_.bytes.c_str(), 2, option_keys, option_values);
+        add_load_stats(LoadStats{.device_load_ms = ms_since(start)});
         if (result != kCudaSuccess) throw_load_error(image_, device, result, log);
         DeviceState& state = devices_[device];
         state.context = context;
@@ -346,6 +349,39 @@ std::shared_ptr<CudaModule> load_cuda_module(const std::string& source,
         return std::make_shared<CudaImage>(std::move(loaded));
     });
     return std::make_shared<LoadedCudaModule>(std::move(image), compiled);
+}
+
+std::shared_ptr<CudaModule> find_cuda_module(const std::string& key, const CudaCompileOptions& options) {
+    ModuleCache<CudaImage>& memory = ModuleCache<CudaImage>::instance();
+    std::shared_ptr<CudaImage> image = memory.get_or_load(key, [&]() -> std::shared_ptr<CudaImage> {
+        auto start = std::chrono::steady_clock::now();
+        std::optional<std::string> payload = disk_cache_load(kCacheKind, key);
+        add_load_stats(LoadStats{.disk_read_ms = ms_since(start)});
+        if (!payload) return nullptr;
+        // The entry's own header says its form; a CUBIN must be for the device's architecture,
+        // PTX for one at or below it (the driver compiles it on load).
+        CompiledCuda image;
+        const size_t newline = payload->find('\n');
+        const std::string header = payload->substr(0, newline == std::string::npos ? 0 : newline);
+        image.is_ptx = header.rfind("ptx ", 0) == 0;
+        if (!image.is_ptx && header.rfind("cubin ", 0) != 0) return nullptr;
+        image.arch = std::atoi(header.c_str() + (image.is_ptx ? 4 : 6));
+        if (image.arch <= 0 || (image.is_ptx ? image.arch > options.arch : image.arch != options.arch)) return nullptr;
+        image.hash = key;
+        image.bytes = payload->substr(newline + 1);
+        if (!looks_valid(image)) return nullptr;
+        add_load_stats(LoadStats{.disk_hits = 1});
+        return std::make_shared<CudaImage>(std::move(image));
+    });
+    return image ? std::make_shared<LoadedCudaModule>(std::move(image), false) : nullptr;
+}
+
+std::string cuda_compiler_fingerprint(const CudaCompileOptions& options) {
+    std::string out = "cuda abi " + std::to_string(kCudaRuntimeAbiVersion) + "\narch " + std::to_string(options.arch) +
+                      "\ndebug " + (options.debug ? "1" : "0") + "\nfast_math " + (options.fast_math ? "1" : "0") +
+                      "\nptx " + (options.ptx ? "1" : "0") + "\n";
+    for (const std::string& flag : options.flags) out += "flag " + flag + "\n";
+    return out + nvrtc_fingerprint();
 }
 
 void clear_cuda_module_cache() { ModuleCache<CudaImage>::instance().clear(); }

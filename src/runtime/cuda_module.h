@@ -82,6 +82,15 @@ public:
 std::shared_ptr<CudaModule> load_cuda_module(const std::string& source,
                                              const CudaCompileOptions& options);
 
+/// The module compiled before under `key` (CudaModule::hash()) for options.arch, from the memory
+/// or disk cache; nullptr when neither has it (or its image is for another architecture). Never
+/// compiles, needs no NVRTC. Thread-safe.
+std::shared_ptr<CudaModule> find_cuda_module(const std::string& key, const CudaCompileOptions& options);
+
+/// What identifies the compiler load_cuda_module would run with `options`, without opening it:
+/// the runtime's ABI version, the architecture, debug and fast-math options, nvrtc_fingerprint().
+std::string cuda_compiler_fingerprint(const CudaCompileOptions& options);
+
 /// Clears the in-memory module cache (tests). Modules already handed out stay loaded; the next
 /// load of their source comes from the disk cache.
 void clear_cuda_module_cache();

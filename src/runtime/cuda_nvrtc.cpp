@@ -4,6 +4,7 @@
 
 #include "runtime/cpu_module.h"  // BackendError
 #include "runtime/cuda_driver.h"
+#include "runtime/module_cache.h"  // LoadStats
 
 #include <algorithm>
 #include <atomic>
@@ -92,6 +93,7 @@ struct NvrtcState {
     std::mutex mutex;
     std::vector<std::string> search_dirs;
     bool searched = false;  // a search has run since search_dirs last changed
+    std::string fingerprint;  // nvrtc_fingerprint() for search_dirs; empty: not computed
     std::string error;      // why that search failed
     std::shared_ptr<const Nvrtc> keep_alive;
     std::atomic<const Nvrtc*> loaded{nullptr};
@@ -105,6 +107,11 @@ NvrtcState& nvrtc_state() {
 // Runs the search; called with the state's mutex held.
 void search(NvrtcState& state) {
     state.searched = true;
+    const auto start = std::chrono::steady_clock::now();
+    struct AddTime {
+        std::chrono::steady_clock::time_point start;
+        ~AddTime() { add_load_stats(LoadStats{.identity_ms = ms_since(start)}); }
+    } add_time{start};
     const std::vector<std::string> candidates = nvrtc_candidates(state.search_dirs);
     // The driver's major version, read without cuInit; 0 without a driver (CI): any NVRTC will do.
     const int driver_major = cuda_driver_version_without_init() / 1000;
@@ -181,6 +188,24 @@ void set_nvrtc_search_dirs(std::vector<std::string> dirs) {
     if (state.loaded.load(std::memory_order_relaxed)) return;
     state.search_dirs = std::move(dirs);
     state.searched = false;
+    state.fingerprint.clear();
+}
+
+std::string nvrtc_fingerprint() {
+    NvrtcState& state = nvrtc_state();
+    std::lock_guard<std::mutex> lock(state.mutex);
+    if (!state.fingerprint.empty()) return state.fingerprint;
+    std::string out = "driver " + std::to_string(cuda_driver_version_without_init()) + "\n";
+    for (const std::string& candidate : nvrtc_candidates(state.search_dirs)) {
+        struct stat file {};
+        out += candidate;
+        if (::stat(candidate.c_str(), &file) == 0)
+            out += " " + std::to_string(file.st_size) + " " + std::to_string(file.st_mtim.tv_sec) + "." +
+                   std::to_string(file.st_mtim.tv_nsec);
+        out += "\n";
+    }
+    state.fingerprint = out;
+    return out;
 }
 
 std::vector<std::string> nvrtc_candidates(const std::vector<std::string>& extra_dirs) {

@@ -74,6 +74,12 @@ std::shared_ptr<const Nvrtc> load_nvrtc_library(const std::string& path_or_name,
 /// tried and what to install.
 const Nvrtc& nvrtc();
 
+/// What decides which NVRTC nvrtc() loads and what it produces, without loading it: the driver's
+/// version and every candidate (nvrtc_candidates) with its size and modification time (a bare
+/// loader name as it is). For keys computed before anything is compiled; memoized until the
+/// search directories change.
+std::string nvrtc_fingerprint();
+
 /// One line for diagnostics: the loaded NVRTC's path and version, or why none loaded (this may
 /// trigger the search). Never throws.
 std::string nvrtc_status();

@@ -4,6 +4,7 @@
 
 #include "runtime/cpu_module.h"
 #include "runtime/file_util.h"
+#include "runtime/module_cache.h"  // LoadStats
 
 #include <algorithm>
 #include <cerrno>
@@ -12,7 +13,9 @@
 #include <map>
 #include <mutex>
 #include <pthread.h>
+#include <climits>
 #include <spawn.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -138,6 +141,7 @@ std::string host_compiler_identity(const std::vector<std::string>& compiler) {
     std::lock_guard<std::mutex> lock(g_identity_mutex);
     if (auto it = g_identities.find(key); it != g_identities.end()) return it->second;
 
+    const auto start = std::chrono::steady_clock::now();
     std::vector<std::string> argv = compiler;
     argv.push_back("--version");
     ProcessResult version = run_process(argv, 16384);
@@ -150,7 +154,46 @@ std::string host_compiler_identity(const std::vector<std::string>& compiler) {
     // A compiler without -dumpmachine still gets a usable (if less specific) identity.
     std::string identity = trim(version.output) + "\ntarget: " +
                            (machine.succeeded() ? trim(machine.output) : std::string("unknown"));
+    add_load_stats(LoadStats{.identity_ms = ms_since(start)});
     return g_identities.emplace(key, std::move(identity)).first->second;
+}
+
+/// "path size mtime inode" of the file `name` runs (PATH lookup for a bare name), or `name`.
+static std::string executable_fingerprint(const std::string& name) {
+    std::vector<std::string> candidates;
+    if (name.find('/') != std::string::npos) {
+        candidates.push_back(name);
+    } else if (const char* path = std::getenv("PATH")) {
+        std::string dirs = path;
+        for (size_t begin = 0; begin <= dirs.size();) {
+            size_t end = dirs.find(':', begin);
+            if (end == std::string::npos) end = dirs.size();
+            const std::string dir = end > begin ? dirs.substr(begin, end - begin) : ".";
+            candidates.push_back(dir + "/" + name);
+            begin = end + 1;
+        }
+    }
+    for (const std::string& candidate : candidates) {
+        struct stat st {};
+        if (::stat(candidate.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || ::access(candidate.c_str(), X_OK) != 0)
+            continue;
+        char resolved[PATH_MAX];
+        const std::string real = ::realpath(candidate.c_str(), resolved) ? resolved : candidate;
+        return real + " " + std::to_string(st.st_size) + " " + std::to_string(st.st_mtim.tv_sec) + "." +
+               std::to_string(st.st_mtim.tv_nsec) + " " + std::to_string(st.st_ino);
+    }
+    return name;
+}
+
+std::string host_compiler_fingerprint(const std::vector<std::string>& compiler) {
+    static std::mutex mutex;
+    static std::map<std::string, std::string> memo;
+    const std::string key = join_command(compiler);
+    std::lock_guard<std::mutex> lock(mutex);
+    if (auto it = memo.find(key); it != memo.end()) return it->second;
+    std::string out;
+    for (const std::string& word : compiler) out += executable_fingerprint(word) + "\n";
+    return memo.emplace(key, std::move(out)).first->second;
 }
 
 std::vector<std::string> host_compile_flags(const std::vector<std::string>& extra, bool debug) {

@@ -35,6 +35,12 @@ std::vector<std::string> host_compiler_command(const std::string& configured);
 /// BackendError when the compiler cannot be run.
 std::string host_compiler_identity(const std::vector<std::string>& compiler);
 
+/// A cheap stand-in for host_compiler_identity() in cache keys that must be computed before
+/// anything is compiled: per word of the command, the file it names (looked up in PATH like
+/// posix_spawnp, symbolic links resolved) with its size, modification time and inode. No
+/// process is started; a word that names no file is kept as written. Memoized per command.
+std::string host_compiler_fingerprint(const std::vector<std::string>& compiler);
+
 /// The flags of a shared-object compile, in order: the fixed ones (-std=c++17 -fPIC -shared
 /// -fno-math-errno), -O2 or (debug) -O0 -g, then `extra` (last, so they can override). No
 /// -march: cached objects must run on every machine of the target triple that shares the cache.

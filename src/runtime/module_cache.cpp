@@ -13,6 +13,28 @@
 
 namespace sg::runtime {
 
+namespace {
+std::mutex g_stats_mutex;
+LoadStats g_stats;
+}  // namespace
+
+LoadStats load_stats() {
+    std::lock_guard<std::mutex> lock(g_stats_mutex);
+    return g_stats;
+}
+
+void add_load_stats(const LoadStats& d) {
+    std::lock_guard<std::mutex> lock(g_stats_mutex);
+    g_stats.memory_hits += d.memory_hits;
+    g_stats.disk_hits += d.disk_hits;
+    g_stats.compiles += d.compiles;
+    g_stats.disk_read_ms += d.disk_read_ms;
+    g_stats.decode_ms += d.decode_ms;
+    g_stats.compile_ms += d.compile_ms;
+    g_stats.identity_ms += d.identity_ms;
+    g_stats.device_load_ms += d.device_load_ms;
+}
+
 void append_key_field(std::string& material, std::string_view name, std::string_view value) {
     material += name;
     material += ' ';

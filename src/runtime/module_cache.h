@@ -11,6 +11,8 @@
 #include "runtime/file_util.h"
 
 #include <atomic>
+#include <chrono>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -19,6 +21,25 @@
 #include <utility>
 
 namespace sg::runtime {
+
+/// What the kernel caches of this process did so far (all backends and threads): loads served by
+/// the memory cache, by the disk cache and by the compiler, and the wall time of each step —
+/// reading and verifying an entry, turning its payload into a module (CPU: write and dlopen),
+/// compiling (CPU: the host compiler and dlopen; CUDA: NVRTC), identifying the compiler (CPU:
+/// `--version`; CUDA: finding and opening NVRTC) and loading a CUDA image into a device. The
+/// first-call profile reads them (docs/performance.md); none of it is on the path of a cached call.
+struct LoadStats {
+    uint64_t memory_hits = 0, disk_hits = 0, compiles = 0;
+    double disk_read_ms = 0, decode_ms = 0, compile_ms = 0, identity_ms = 0, device_load_ms = 0;
+};
+LoadStats load_stats();
+/// Adds `delta` to the totals.
+void add_load_stats(const LoadStats& delta);
+
+/// Milliseconds since `start` (steady clock).
+inline double ms_since(std::chrono::steady_clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+}
 
 /// Appends one field "<name> <size>:<value>\n" to a cache key's material. Length-prefixed, so no
 /// choice of options or source can make two different inputs produce the same material. Keys on
@@ -73,17 +94,20 @@ public:
         return *cache;
     }
 
-    /// The live value for `key`, else the one `load()` returns (a non-null std::shared_ptr<T>),
-    /// which is then remembered. load() runs with the key's slot locked; when it throws, the
-    /// exception passes through and the next load of the key tries again.
+    /// The live value for `key`, else the one `load()` returns (a std::shared_ptr<T>), which is
+    /// then remembered (a null one is not: the next load of the key tries again). load() runs
+    /// with the key's slot locked; when it throws, the exception passes through and the next
+    /// load of the key tries again.
     template <class Load>
     std::shared_ptr<T> get_or_load(const std::string& key, Load&& load) {
         const std::shared_ptr<ModuleCacheSlots::Slot> slot = slots_.slot(key);
         std::lock_guard<std::mutex> lock(slot->mutex);
-        if (std::shared_ptr<void> value = slot->value.lock())
+        if (std::shared_ptr<void> value = slot->value.lock()) {
+            add_load_stats(LoadStats{.memory_hits = 1});
             return std::static_pointer_cast<T>(std::move(value));
+        }
         std::shared_ptr<T> value = std::forward<Load>(load)();
-        slot->value = value;
+        if (value) slot->value = value;
         return value;
     }
 
@@ -113,14 +137,22 @@ struct CompileResult {
 template <class T, class Decode, class Compile>
 T load_or_compile(std::string_view kind, const std::string& key, Decode&& decode,
                   Compile&& compile, bool& compiled) {
-    if (std::optional<std::string> payload = disk_cache_load(kind, key)) {
-        if (std::optional<T> value = decode(std::move(*payload))) {
+    auto start = std::chrono::steady_clock::now();
+    std::optional<std::string> payload = disk_cache_load(kind, key);
+    add_load_stats(LoadStats{.disk_read_ms = ms_since(start)});
+    if (payload) {
+        start = std::chrono::steady_clock::now();
+        std::optional<T> value = decode(std::move(*payload));
+        add_load_stats(LoadStats{.disk_hits = value ? 1u : 0u, .decode_ms = ms_since(start)});
+        if (value) {
             compiled = false;
             return std::move(*value);
         }
         remove_quietly(disk_cache_entry_path(kind, key));
     }
+    start = std::chrono::steady_clock::now();
     CompileResult<T> result = compile();
+    add_load_stats(LoadStats{.compiles = 1, .compile_ms = ms_since(start)});
     disk_cache_store(kind, key, result.payload);
     compiled = true;
     return std::move(result.value);

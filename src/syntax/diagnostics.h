@@ -61,6 +61,8 @@ struct SourceLoc {
 class SourceManager {
 public:
     SourceFile* add(std::string name, std::string text);
+    /// Every file added, in order.
+    const std::vector<std::unique_ptr<SourceFile>>& files() const { return files_; }
 
 private:
     std::vector<std::unique_ptr<SourceFile>> files_;

@@ -1,0 +1,62 @@
+// src/python/compile_stats.cpp — `_core._compile_stats()`: what the compile path of this process
+// did so far (the call layer's plans and kernel index, the driver's phases, the kernel caches),
+// as one dict. The first-call profile (scripts/first_call_profile.py) and the tests that check a
+// warm call compiles nothing read it; no call path reads it.
+#include <nanobind/nanobind.h>
+
+#include "call/compile_kernel.h"
+#include "driver/driver.h"
+#include "python/compile_stats.h"
+#include "runtime/module_cache.h"
+
+namespace nb = nanobind;
+
+namespace sg::py {
+
+namespace {
+
+nb::dict compile_stats() {
+    const call::PlanStats p = call::plan_stats();
+    const driver::Totals d = driver::totals();
+    const runtime::LoadStats l = runtime::load_stats();
+    nb::dict out;
+    out["plans"] = p.plans;
+    out["index_hits"] = p.index_hits;
+    out["index_misses"] = p.index_misses;
+    out["front_end_runs"] = d.front_end_runs;
+    out["codegen_runs"] = d.codegen_runs;
+    out["memory_hits"] = l.memory_hits;
+    out["disk_hits"] = l.disk_hits;
+    out["compiles"] = l.compiles;
+    nb::dict ms;
+    ms["bind"] = p.bind_ms;
+    ms["glue"] = p.glue_ms;
+    ms["index"] = p.index_ms;
+    ms["module_parse"] = p.module_parse_ms;
+    ms["generate"] = p.generate_ms;
+    ms["glue_parse"] = d.times.parse_ms;
+    ms["sema"] = d.times.sema_ms;
+    ms["lower"] = d.times.lower_ms;
+    ms["autodiff"] = d.times.autodiff_ms;
+    ms["passes"] = d.times.passes_ms;
+    ms["codegen"] = d.times.codegen_ms;
+    ms["backend_load"] = p.backend_load_ms;
+    ms["compiler_identity"] = l.identity_ms;
+    ms["disk_read"] = l.disk_read_ms;
+    ms["disk_decode"] = l.decode_ms;
+    ms["compile"] = l.compile_ms;
+    ms["device_load"] = l.device_load_ms;
+    out["ms"] = ms;
+    return out;
+}
+
+}  // namespace
+
+void bind_compile_stats(nb::module_& m) {
+    m.def("_compile_stats", &compile_stats,
+          "What the compile path did in this process so far: counts (plans, kernel-index hits and misses, "
+          "front-end and codegen runs, kernel-cache memory and disk hits, compiles) and 'ms', the wall time "
+          "of each step summed (tests and scripts/first_call_profile.py).");
+}
+
+}  // namespace sg::py
