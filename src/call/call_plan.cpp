@@ -40,9 +40,18 @@ codegen::CodegenOptions kernel_options(codegen::CodegenOptions options, const Gl
                 options.ordered_params |= uint64_t(1) << k;
             continue;
         }
-        if (g.source == ParamSource::ArgTensor && g.grad == GradStrategy::Collide && g.grad_view && small_element &&
-            (g.type->element->scalar == lang::ScalarKind::Float || g.type->element->scalar == lang::ScalarKind::Double))
-            options.privatized_params |= uint64_t(1) << k;
+        const bool float_element = g.type && g.type->is_tensor() && g.type->element &&
+                                   (g.type->element->is_scalar() || g.type->element->is_vector()) &&
+                                   (g.type->element->scalar == lang::ScalarKind::Float ||
+                                    g.type->element->scalar == lang::ScalarKind::Double);
+        if (g.source == ParamSource::ArgTensor && g.grad == GradStrategy::Collide && g.grad_view && float_element) {
+            options.privatized_params |= uint64_t(1) << k;   // CUDA: a shared-memory copy per block
+            options.chunk_table_params |= uint64_t(1) << k;  // CPU: a double copy per chunk
+        }
+        // A partially broadcast gradient buffer: its entries collide too (CPU: a copy per chunk,
+        // where codegen finds float or double scalar or vector elements).
+        if (g.source == ParamSource::ArgGrad && g.grad == GradStrategy::Atomic)
+            options.chunk_table_params |= uint64_t(1) << k;
     }
     return options;
 }

@@ -23,7 +23,7 @@ constexpr uint64_t kIndexFormat = 2;  // 2: a DiffTensorView's grad_view
 
 // Every codegen option is part of the key: a new one must be added to options_text, and then
 // this size updated.
-static_assert(sizeof(codegen::CodegenOptions) == 64, "a new codegen option must be keyed in options_text");
+static_assert(sizeof(codegen::CodegenOptions) == 80, "a new codegen option must be keyed in options_text");
 
 std::string options_text(const codegen::CodegenOptions& o) {
     std::string out;
@@ -36,6 +36,7 @@ std::string options_text(const codegen::CodegenOptions& o) {
     field("call_shaped_params", o.call_shaped_params);
     field("reduced_params", o.reduced_params);
     field("privatized_params", o.privatized_params);
+    field("chunk_table_params", o.chunk_table_params);
     field("ordered_params", o.ordered_params);
     field("fixed_params", o.fixed_params);
     field("fixed_phase", uint64_t(o.fixed_phase));

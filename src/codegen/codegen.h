@@ -144,6 +144,15 @@ struct CodegenOptions {
     /// exponents and counts; Accumulate is the backward kernel itself.
     enum class FixedPhase : uint8_t { Accumulate, Scan };
     FixedPhase fixed_phase = FixedPhase::Accumulate;
+    /// CPU, bit k: kernel parameter k is a colliding gradient — a partially broadcast gradient buffer (its `tensor_atomic_add`s; call layer:
+    /// GradStrategy::Atomic) or a table's gradient view (its `grad_add`s; GradStrategy::Collide).
+    /// When its elements are float or double scalars or vectors (others are left as they are) and
+    /// the gradient spans at most kChunkTableEntries scalars, each chunk of a launch adds
+    /// into a double table of its own (in the backend's chunk scratch, as the reduced sums), and
+    /// the final entry sums the chunks' tables pairwise and adds each entry once: a tree instead
+    /// of a chain of float adds per entry. Larger gradients add to the buffer as before. Fast mode
+    /// only (a deterministic launch keeps its order of float adds); no effect on CUDA.
+    uint64_t chunk_table_params = 0;
     /// Deterministic mode: the same inputs give bitwise the same results on every run. CPU: a
     /// launch runs its threads in order on one thread. CUDA: a reduced parameter's block sums go
     /// to a scratch buffer (CallHeader::scratch) and the last block to finish adds them in block
@@ -188,6 +197,9 @@ struct OrderingUnsupported : std::runtime_error {
     OrderingUnsupported(int param_index, const std::string& why) : std::runtime_error(why), param(param_index) {}
     int param;
 };
+
+/// Scalar entries of one CPU chunk table (CodegenOptions::chunk_table_params): 4096 doubles.
+inline constexpr int kChunkTableEntries = 4096;
 
 /// Shared memory for one block-private gradient table (CodegenOptions::privatized_params): 4K
 /// floats or 2K doubles.

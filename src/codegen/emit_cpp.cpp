@@ -137,6 +137,21 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
         accumulators += ", " + r.scalar + "* sg_priv_" + std::to_string(k);
         privatized_.push_back(r);
     }
+    // CPU chunk tables: the thread adds a colliding gradient into its chunk's double copy.
+    for (size_t k = 0; k < kernel.params.size() && k < 64 && target_ == DeviceType::CPU; ++k) {
+        if (!((options_.chunk_table_params >> k) & 1) || options_.deterministic) continue;
+        // Other elements (half, integers, matrices, structs) keep their adds to the buffer.
+        const Type* t = kernel.params[k].type;
+        if (!t->is_tensor() || !(t->element->is_scalar() || t->element->is_vector()) ||
+            !(t->element->scalar == lang::ScalarKind::Float || t->element->scalar == lang::ScalarKind::Double))
+            continue;
+        ChunkTableParam r;
+        r.param = int(k);
+        r.field = fields[k];
+        r.grad = t->tensor.has_grad;
+        accumulators += ", double* sg_ct_" + std::to_string(k);
+        chunk_tables_.push_back(r);
+    }
     // Ordered gradient tables (deterministic CUDA): the thread records each add site's add.
     for (size_t k = 0; k < kernel.params.size() && k < 64 && target_ == DeviceType::CUDA; ++k) {
         if (!((options_.ordered_params >> k) & 1) || ((options_.fixed_params >> k) & 1)) continue;
@@ -517,6 +532,9 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
     std::string finals, cpu_finals;
     int slots = 0, all_slots = 0;
     for (const Emitter::ReducedParam& r : reduced) all_slots += r.components;
+    static_assert(kChunkTableEntries == 4096, "SG_CHUNK_TABLE in prelude_reduce.inc says the same");
+    const std::vector<Emitter::ChunkTableParam>& chunk_tables = emitter.chunk_tables();
+    all_slots += int(chunk_tables.size()) * kChunkTableEntries;
     for (const Emitter::ReducedParam& r : reduced) {
         const std::string acc = "sg_acc_" + std::to_string(r.param);
         acc_decls += "    " + r.accum + " " + acc + "[" + std::to_string(r.components) + "] = {};\n";
@@ -532,6 +550,17 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
                           std::to_string(r.components) + ", " + std::to_string(all_slots) + ");\n";
         }
         slots += r.components;
+    }
+    // CPU chunk tables: after the reduced sums in each chunk's slots, zeroed by their chunk.
+    if (!chunk_tables.empty())
+        acc_decls += "    double* sg_chunk = sg_reduce_chunk(P.header, begin, " + std::to_string(all_slots) + ");\n";
+    for (const Emitter::ChunkTableParam& r : chunk_tables) {
+        const std::string k = std::to_string(r.param), slot = std::to_string(slots);
+        acc_decls += "    double* sg_ct_" + k + " = sg_chunk_table(sg_chunk, " + slot + ", " +
+                     (r.grad ? "sg_grad_extent(P." : "sg_view_extent(P.") + r.field + "));\n";
+        acc_args += ", sg_ct_" + k;
+        cpu_finals += "    sg_chunk_table_final(P.header, P." + r.field + ", " + slot + ", " + std::to_string(all_slots) + ");\n";
+        slots += kChunkTableEntries;
     }
     out.reduced_slots = slots;
     if (!two_pass && !reduced.empty())
@@ -575,7 +604,7 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
                 "        sg_user::" + thread + "(P, tid, idx" + acc_args + ");\n" +
                 "        sg_call_index_next(P.header, idx);\n" +
                 "    }\n" + acc_flush + "}\n";
-        if (!reduced.empty()) {
+        if (!reduced.empty() || !chunk_tables.empty()) {
             // The chunks' sums (CallHeader::scratch, filled by the entry above) into the gradients.
             out.final_entry = out.entry + "_final";
             entry += "SG_EXPORT void " + out.final_entry + "(const void* params) {\n" +

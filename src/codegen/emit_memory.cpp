@@ -117,7 +117,16 @@ void Emitter::emit_tensor(const Inst& inst) {
         for (const PrivateParam& p : privatized_)
             if (param != tensor_params_.end() && p.param == param->second) private_table = "sg_priv_" + std::to_string(p.param);
     }
-    const char* fn = private_table.empty() ? prelude_function(inst.op) : "sg_grad_add_private";
+    std::string chunk_table;  // a CPU chunk's double copy of a colliding gradient
+    if (inst.op == OpKind::TensorGradAdd || inst.op == OpKind::TensorAtomicAdd) {
+        auto param = tensor_params_.find(tensor);
+        for (const ChunkTableParam& p : chunk_tables_)
+            if (param != tensor_params_.end() && p.param == param->second && p.grad == (inst.op == OpKind::TensorGradAdd))
+                chunk_table = "sg_ct_" + std::to_string(p.param);
+    }
+    const char* fn = !private_table.empty() ? "sg_grad_add_private"
+                     : !chunk_table.empty() ? (inst.op == OpKind::TensorGradAdd ? "sg_grad_add_chunk" : "sg_tensor_atomic_add_chunk")
+                                            : prelude_function(inst.op);
     SG_INTERNAL_ASSERT(fn != nullptr, std::string("codegen: unexpected op ") + ir::op_name(inst.op));
     const int rank = tt->rank;
     const bool loads = inst.op == OpKind::TensorLoad || inst.op == OpKind::TensorGradLoad;
@@ -144,6 +153,7 @@ void Emitter::emit_tensor(const Inst& inst) {
     std::string call = std::string(readonly ? "sg_tensor_load_ro" : fn) + "(" + t + ", " + off;
     if (!loads) call += ", " + ref(inst.operands.back());
     if (!private_table.empty()) call += ", " + private_table;
+    if (!chunk_table.empty()) call += ", " + chunk_table;
     call += ")";
     if (!ordered_record.empty()) call = "sg_ordered_record(" + ordered_record + ", " + off + ", " + ref(inst.operands.back()) + ")";
     if (!fixed_add.empty()) call = fixed_add + off + fixed_tail;

@@ -101,6 +101,14 @@ public:
         std::string scalar;      ///< float or double
     };
     const std::vector<PrivateParam>& privatized_params() const { return privatized_; }
+    /// A CPU chunk table (CodegenOptions::chunk_table_params): its thread function takes
+    /// `double* sg_ct_<param>` (null when the gradient does not fit or the launch has no scratch).
+    struct ChunkTableParam {
+        int param = -1;
+        std::string field;
+        bool grad = false;  ///< a table's gradient view (grad_add), else a gradient buffer (tensor_atomic_add)
+    };
+    const std::vector<ChunkTableParam>& chunk_tables() const { return chunk_tables_; }
     /// An ordered gradient table (CodegenOptions::ordered_params, CUDA): its thread function takes
     /// `sg_ordered_rec<elem> (&sg_or_<param>)[sites]`, one record per add site.
     struct OrderedParam {
@@ -254,6 +262,7 @@ private:
     std::unordered_map<const Value*, int> tensor_params_;
     std::vector<ReducedParam> reduced_;
     std::vector<PrivateParam> privatized_;
+    std::vector<ChunkTableParam> chunk_tables_;
     std::vector<OrderedParam> ordered_;
     std::vector<FixedParam> fixed_;
     std::string fixed_accessor_;

@@ -31,15 +31,18 @@ private:
     int reduced_slots_;
 };
 
-/// Reduced gradients: the launch's per-chunk sums (CallHeader::scratch): the chunk size and the
-/// chunk count as two int64, then `slots` doubles per chunk, each written by its chunk. Up to
-/// 512 doubles live on the stack; more (many threads, many sums) on the heap.
+/// Reduced gradients and chunk tables: the launch's per-chunk sums (CallHeader::scratch): the
+/// chunk size and the chunk count as two int64, then `slots` doubles per chunk, each written by
+/// its chunk. Up to 512 doubles live on the stack; more (many threads, many sums, chunk tables)
+/// on the heap.
 class ChunkSums {
 public:
     ChunkSums(int64_t total, int64_t chunk_size, int slots) {
         const int64_t chunks = (total + chunk_size - 1) / chunk_size;
         const size_t n = 2 + size_t(chunks) * size_t(slots);
-        data_ = n <= sizeof(local_) / sizeof(local_[0]) ? local_ : (heap_ = std::make_unique<double[]>(n)).get();
+        // Not zeroed: each chunk writes (reduced sums) or zeroes (chunk tables) its own slots.
+        data_ = n <= sizeof(local_) / sizeof(local_[0]) ? local_
+                                                         : (heap_ = std::make_unique_for_overwrite<double[]>(n)).get();
         const int64_t head[2] = {chunk_size, chunks};
         std::memcpy(data_, head, sizeof(head));
     }
