@@ -9,6 +9,7 @@
 
 #include "ir/ir.h"
 #include "lang/coop.h"
+#include "lang/wave.h"
 
 namespace sg::ir {
 
@@ -80,6 +81,8 @@ public:
     Value* tensor_atomic(lang::AtomicOp op, Value* t, const std::vector<Value*>& index, Value* compare, Value* value);
     /// op 0: size(dim), 1: stride(dim), 2: dims() (dim nullptr).
     Value* view_query(int op, Value* view, Value* dim);
+    /// A wave intrinsic over `operands` (lang/wave.h) with result type `result`.
+    Value* wave(lang::WaveOp op, const std::vector<Value*>& operands, const Type* result);
 
     // ---- local storage (tapes)
     Value* local_alloc(const Type* element, int64_t count);
