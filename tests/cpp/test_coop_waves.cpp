@@ -2,7 +2,8 @@
 // (each kernel's CUDA translation compiled with NVRTC too): every operation's values over full
 // waves, partial waves (blocks whose size is not a multiple of 32, 2-D blocks by linear index)
 // and lanes made inactive by an early return; divergent branches, reconvergence, loops with
-// per-lane trip counts, and wave results combined across a block through groupshared memory.
+// per-lane trip counts, wave results combined across a block through groupshared memory, and
+// every value type (64-bit integers, double, vectors, bools).
 #include <algorithm>
 #include <numeric>
 
@@ -211,6 +212,61 @@ void block_sum(TensorView<int> x, TensorView<int> sums)
     EXPECT_EQ(k->launch({block, 1, 1}, {blocks, 1, 1}, {CoopArg::view(x, {n}), CoopArg::view(sums, {blocks})}).code, 0u);
     for (int b = 0; b < blocks; ++b)
         EXPECT_EQ(sums[size_t(b)], std::accumulate(x.begin() + b * block, x.begin() + (b + 1) * block, 0)) << b;
+}
+
+// Every value type the wave operations take (also through NVRTC): 64-bit integers, double,
+// vectors of them, bool and bool vectors for the lane reads.
+TEST(CoopWaves, EveryValueType) {
+    auto k = build_coop(R"(
+[CUDAKernel]
+void types(TensorView<int64_t> i64, TensorView<uint64_t> u64, TensorView<double> f64, TensorView<uint> u32)
+{
+    uint t = cudaThreadIdx().x;
+    int64_t a = int64_t(t) * 4000000000 - 7;
+    i64[t] = WaveActiveMin(a) + WaveActiveSum(a);
+    u64[t] = WavePrefixSum(uint64_t(t) << 33) + WaveActiveMax(uint64_t(t));
+    double3 d = double3(t, 0.5 * t, -1.0 * t);
+    double3 s = WaveActiveSum(d);
+    f64[t] = s.x + s.y * 10.0 + WaveActiveProduct(t < 4 ? 2.0 : 1.0) * 1000.0 + WaveReadLaneFirst(d).z;
+    bool2 b = bool2(t % 2 == 0, t % 3 == 0);
+    bool2 r = WaveReadLaneAt(b, 3);
+    uint4 u = WaveActiveSum(uint4(t, 1, 2, 3));
+    u32[t] = (r.x ? 1u : 0u) + (r.y ? 2u : 0u) + (WaveReadLaneFirst(t == 0) ? 4u : 0u) + u.x * 8 + u.y * 1000;
+}
+)", "types");
+    const int n = 40;  // a full wave and one of 8 lanes
+    std::vector<int64_t> i64(n, 0);
+    std::vector<uint64_t> u64(n, 0);
+    std::vector<double> f64(n, 0);
+    std::vector<uint32_t> u32(n, 0);
+    EXPECT_EQ(k->launch({n, 1, 1}, {1, 1, 1},
+                        {CoopArg::view(i64, {n}), CoopArg::view(u64, {n}), CoopArg::view(f64, {n}), CoopArg::view(u32, {n})})
+                  .code,
+              0u);
+    for (int t = 0; t < n; ++t) {
+        const int w0 = t / 32 * 32, size = std::min(32, n - w0);
+        int64_t mn = INT64_MAX, sum = 0;
+        uint64_t prefix = 0, mx = 0;
+        double sx = 0, sy = 0, prod = 1;
+        uint32_t ux = 0;
+        for (int l = w0; l < w0 + size; ++l) {
+            const int64_t a = int64_t(l) * 4000000000LL - 7;
+            mn = std::min(mn, a);
+            sum += a;
+            if (l < t) prefix += uint64_t(l) << 33;
+            mx = std::max(mx, uint64_t(l));
+            sx += l;
+            sy += 0.5 * l;
+            prod *= l < 4 ? 2.0 : 1.0;
+            ux += uint32_t(l);
+        }
+        EXPECT_EQ(i64[size_t(t)], mn + sum) << t;
+        EXPECT_EQ(u64[size_t(t)], prefix + mx) << t;
+        EXPECT_DOUBLE_EQ(f64[size_t(t)], sx + sy * 10.0 + prod * 1000.0 - double(w0)) << t;
+        const int src = w0 + 3;
+        const uint32_t bits = (src % 2 == 0 ? 1u : 0u) + (src % 3 == 0 ? 2u : 0u) + (w0 == 0 ? 4u : 0u);
+        EXPECT_EQ(u32[size_t(t)], bits + ux * 8 + uint32_t(size) * 1000) << t;
+    }
 }
 
 }  // namespace
