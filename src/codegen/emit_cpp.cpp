@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "codegen/emitter.h"
+#include "lang/wave.h"
 
 namespace sg::codegen {
 
@@ -283,10 +284,12 @@ int choose_elements_per_thread(const ir::Function& kernel, DeviceType target, co
     return size >= 0 && size <= kSmallKernelInsts ? kSmallKernelElements : 1;
 }
 
-/// Whether `block` (or a function it calls) has a barrier at which the block's threads meet.
+/// Whether `block` (or a function it calls) has a barrier at which the block's threads meet, or
+/// a wave operation at which a wave's lanes meet: then the CPU runs the threads as fibers.
 bool has_group_sync(const ir::Block& block) {
     for (const auto& inst : block.insts) {
         if (inst->op == ir::OpKind::Barrier && (inst->imm_int & 1)) return true;
+        if (inst->op == ir::OpKind::Wave && lang::wave_op_meets(lang::WaveOp(inst->imm_int))) return true;
         if (inst->op == ir::OpKind::Call && inst->callee->body && has_group_sync(*inst->callee->body)) return true;
         for (const auto& region : inst->regions)
             if (has_group_sync(*region)) return true;

@@ -120,6 +120,7 @@ void Emitter::emit_inst(const Inst& inst) {
     case OpKind::CallIndex: emit_call_index(inst); return;
     case OpKind::CoopId: case OpKind::Barrier: case OpKind::SharedView: case OpKind::TensorAtomic:
     case OpKind::ViewQuery: case OpKind::ViewPart: emit_coop(inst); return;
+    case OpKind::Wave: emit_wave(inst); return;
     case OpKind::LocalAlloc: case OpKind::LocalLoad: case OpKind::LocalStore: emit_local(inst); return;
     case OpKind::If: emit_if(inst); return;
     case OpKind::Loop: emit_loop(inst); return;

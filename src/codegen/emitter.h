@@ -194,6 +194,10 @@ public:
     /// launch bound no gradient).
     std::string coop_element_pointer(const Inst& inst, size_t index_end, bool grad = false);
     int coop_temps_ = 0;
+    /// A wave intrinsic (emit_wave.cpp): a prelude call (prelude_wave.inc) with its site, the
+    /// instruction's number in emission order (the CPU runs the earliest waiting site first).
+    void emit_wave(const Inst& inst);
+    int wave_sites_ = 0;
     // emit_dense.cpp
     /// Whether `inst` accesses a call-shaped kernel parameter of the call's rank at the call index.
     bool dense_access(const Inst& inst) const;

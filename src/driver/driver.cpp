@@ -13,6 +13,7 @@
 #include "syntax/parser.h"
 #include "lang/coop.h"
 #include "lang/sema.h"
+#include "lang/wave.h"
 
 namespace sg::driver {
 
@@ -123,6 +124,7 @@ const ir::Inst* first_cooperative_inst(const ir::Block& block, std::set<const ir
         switch (inst->op) {
         case ir::OpKind::CoopId:
         case ir::OpKind::Barrier:
+        case ir::OpKind::Wave:
         case ir::OpKind::SharedView: return inst.get();
         case ir::OpKind::Call:
             if (inst->callee->body && seen.insert(inst->callee).second)
@@ -144,6 +146,7 @@ void check_not_cooperative(const ir::Program& program, const ir::Function& kerne
     std::string what;
     if (inst->op == ir::OpKind::CoopId) what = std::string(lang::coop_id_name(lang::CoopId(inst->imm_int))) + "()";
     else if (inst->op == ir::OpKind::Barrier) what = "a barrier";
+    else if (inst->op == ir::OpKind::Wave) what = std::string(lang::wave_op_name(lang::WaveOp(inst->imm_int))) + "()";
     else what = "groupshared variable '" + program.shared.at(size_t(inst->imm_int)).name + "'";
     diags.error(inst->loc, what + " is only available in a [CUDAKernel] function (and the functions it calls), which "
                                   "runs once per thread of a launch; this function is called per element");

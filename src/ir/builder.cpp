@@ -407,6 +407,13 @@ Value* Builder::coop_id(lang::CoopId id) {
     return i->result();
 }
 
+Value* Builder::wave(lang::WaveOp op, const std::vector<Value*>& operands, const Type* result) {
+    IR_ASSERT(operands.size() <= 2, "wave operands");
+    Inst* i = make(OpKind::Wave, operands, {result});
+    i->imm_int = int64_t(op);
+    return i->result();
+}
+
 void Builder::barrier(bool sync, bool device) {
     Inst* i = make(OpKind::Barrier, {}, {});
     i->imm_int = (sync ? 1 : 0) | (device ? 2 : 0);

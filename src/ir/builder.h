@@ -9,6 +9,7 @@
 
 #include "ir/ir.h"
 #include "lang/coop.h"
+#include "lang/wave.h"
 
 namespace sg::ir {
 
@@ -82,6 +83,8 @@ public:
     Value* view_query(int op, Value* view, Value* dim);
     /// `.primal` (0) or `.diff` (1) of a DiffTensorView: a TensorView of `type`.
     Value* view_part(Value* view, int which, const Type* type);
+    /// A wave intrinsic over `operands` (lang/wave.h) with result type `result`.
+    Value* wave(lang::WaveOp op, const std::vector<Value*>& operands, const Type* result);
 
     // ---- local storage (tapes)
     Value* local_alloc(const Type* element, int64_t count);

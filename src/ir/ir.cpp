@@ -26,6 +26,7 @@ bool has_side_effects(OpKind op) {
     case OpKind::Trap:
     case OpKind::Barrier:       // orders memory between the threads of a block
     case OpKind::TensorAtomic:  // writes its element
+    case OpKind::Wave:          // depends on the lanes that reach it: never moved, merged or removed
     case OpKind::Call:  // conservatively: callees may store to tensors
         return true;
     default: return false;

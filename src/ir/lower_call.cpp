@@ -69,6 +69,7 @@ Value* Lower::lower_call(Expr* e) {
     case BuiltinKind::ViewSize:
     case BuiltinKind::ViewStride:
     case BuiltinKind::ViewDims: return lower_coop_call(e);
+    case BuiltinKind::Wave: return lower_wave_call(e);
     case BuiltinKind::BufferDimensions: {
         // count = the view's extent; stride = the element's size in bytes (its flattened
         // components, each of its scalar's size: the layout the buffer is bound with).

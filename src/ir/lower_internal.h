@@ -89,6 +89,8 @@ public:
     void store_shared(Value* view, std::vector<Value*> index, const Type* t, Value* v);
     /// A CoopId, Barrier, Interlocked, ViewSize, ViewStride or ViewDims call.
     Value* lower_coop_call(Expr* e);
+    /// A wave intrinsic call (lower_wave.cpp).
+    Value* lower_wave_call(Expr* e);
 
     Lowering& owner_;
     lang::FunctionDecl* decl_;

@@ -44,6 +44,7 @@ void print_inst(Text& os, const Inst& inst, int indent) {
     case OpKind::TensorShape:
     case OpKind::CallIndex:
     case OpKind::CoopId:
+    case OpKind::Wave:
     case OpKind::Barrier:
     case OpKind::SharedView:
     case OpKind::TensorAtomic:

@@ -343,6 +343,7 @@ void Sema::check_function(FunctionDecl* f) {
     loop_depth_ = 0;
     check_stmt(f->body);
     scopes_.pop();
+    if (find_attribute(f->attrs, "CUDAKernel")) check_barrier_divergence(f);  // sema_divergence.cpp
     // Falling off the end of a non-void function returns zero here; it is almost always a
     // mistake, so say so (a warning: the function stays usable).
     if (f->result_type && !f->result_type->is_void() && !f->result_type->is_error() && !always_returns(f->body))

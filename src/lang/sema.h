@@ -43,6 +43,7 @@ enum class BuiltinKind : uint8_t {
     ViewSize,       ///< `view.size(d)`
     ViewStride,     ///< `view.stride(d)`
     ViewDims,       ///< `view.dims()`
+    Wave,           ///< `WaveActiveSum(x)` ... (lang/wave.h)
     Unused,         ///< `unused(x)`: says x is deliberately unused; evaluates x, returns nothing
 };
 

@@ -174,6 +174,7 @@ const Type* Sema::check_call(Expr* e) {
         case BuiltinKind::CoopId:
         case BuiltinKind::Barrier:
         case BuiltinKind::Interlocked: return check_coop_call(e);
+        case BuiltinKind::Wave: return check_wave_call(e);
         case BuiltinKind::DiffPair: {
             if (nargs < 1 || nargs > 2) {
                 diags_.error(e->loc, "diffPair takes a primal value and optionally a derivative");

@@ -9,6 +9,7 @@
 
 #include "lang/coop.h"
 #include "lang/sema_internal.h"
+#include "lang/wave.h"
 
 namespace sg::lang {
 
@@ -56,6 +57,10 @@ const Builtin* find_coop_builtin(const std::string& name) {
         for (int k = 0; k < 8; ++k) {
             const char* n = atomic_name(AtomicOp(k));
             t.emplace(n, Builtin{BuiltinKind::Interlocked, IntrinsicId::Count, n});
+        }
+        for (int k = 0; k < kWaveOpCount; ++k) {
+            const char* n = wave_op_name(WaveOp(k));
+            t.emplace(n, Builtin{BuiltinKind::Wave, IntrinsicId::Count, n});
         }
         return t;
     }();

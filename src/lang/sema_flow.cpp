@@ -245,7 +245,9 @@ void DerivativeFlow::needs_derivative(const Flow& value) {
     if (!value.lost) return;
     const Expr* call = value.lost;
     bool intrinsic = !call->callee;
-    std::string name = intrinsic ? intrinsic_info(call->builtin->intrinsic).name : call->callee->name;
+    std::string name = !intrinsic ? call->callee->name
+                       : call->builtin->kind == BuiltinKind::Intrinsic ? std::string(intrinsic_info(call->builtin->intrinsic).name)
+                                                                        : std::string(call->builtin->name);
     std::string fix = "mark the call no_diff (no_diff " + name + "(...))";
     if (!intrinsic) fix += " or make '" + name + "' [Differentiable]";
     std::string what = intrinsic ? "non-differentiable intrinsic '" : "non-differentiable function '";
@@ -449,6 +451,11 @@ Flow DerivativeFlow::call(const Expr* e) {
         }
         const Expr* lost = (f.carries && !detached_ && diff(e->type)) ? e : f.lost;
         return typed(Flow{false, lost}, e->type);
+    }
+    case BuiltinKind::Wave: {  // not differentiable, as in Slang: a derivative through one is lost
+        eval_args(false);
+        const Flow f = joined();
+        return typed(Flow{false, (f.carries && !detached_ && diff(e->type)) ? e : f.lost}, e->type);
     }
     case BuiltinKind::Detach:
         // detach takes a derivative in (and drops it): a derivative lost inside it is an error,

@@ -312,6 +312,11 @@ private:
     /// A call of a CoopId, Barrier or Interlocked built-in (e->builtin is set).
     const Type* check_coop_call(Expr* e);
     void check_groupshared(VarDecl* g);
+    /// A call of a wave intrinsic (sema_wave.cpp).
+    const Type* check_wave_call(Expr* e);
+    /// A [CUDAKernel] body: a barrier under a condition that varies within a block is an error
+    /// (sema_divergence.cpp).
+    void check_barrier_divergence(const FunctionDecl* f);
     /// [CUDAKernel]: a void result, parameters a launch can bind.
     void check_kernel_signature(FunctionDecl* f);
     // ---- StructuredBuffer / RWStructuredBuffer (sema_buffers.cpp)
