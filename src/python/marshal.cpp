@@ -7,11 +7,15 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+
+#include <structmember.h>  // PyMemberDef: sg.Tensor's slot offsets
 
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "call/errors.h"
+#include "lang/types.h"
 
 namespace sg::py {
 
@@ -44,8 +48,9 @@ enum class Helper : uint8_t {
     Store,      ///< (object, tensor): writes what the kernel wrote back into the object
     LeafValue,  ///< (tensor, leaf kind): one result leaf as a Python value
     Assemble,   ///< ([(keys, value)]): the result from its leaves (dicts for structs)
+    Wrap,       ///< (call rank, [(keys, tensor, type name)], target or None): the result as an sg.Tensor
 };
-constexpr const char* kHelperNames[] = {"to_tensor", "store", "leaf_value", "assemble"};
+constexpr const char* kHelperNames[] = {"to_tensor", "store", "leaf_value", "assemble", "wrap"};
 constexpr size_t kHelperCount = std::size(kHelperNames);
 constexpr unsigned helper_bits(std::initializer_list<Helper> hs) {
     unsigned bits = 0;
@@ -77,6 +82,41 @@ struct KindRegistration {
 };
 
 class Describer;
+
+/// sg.Tensor's class (set when its row is registered): objects of exactly this type are told
+/// apart by one compare before torch is asked whether an object is a tensor.
+PyTypeObject* g_sg_tensor_type = nullptr;
+
+/// sg.Tensor's slots (its class declares them in __slots__), read and written by offset on the
+/// call's hot path: the offsets come from the class's member descriptors when it is registered.
+struct SgTensorSlots {
+    Py_ssize_t arg = -1, storage = -1, dtype = -1, device = -1, grad_in = -1, grad_out = -1;
+};
+SgTensorSlots g_sg_slots;
+
+PyObject*& slot_at(PyObject* o, Py_ssize_t offset) {
+    return *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + offset);
+}
+
+Py_ssize_t slot_offset(PyObject* cls, const char* name) {
+    PyObject* d = PyObject_GetAttrString(cls, name);
+    if (!d) throw nb::python_error();
+    nb::object held = nb::steal(d);
+    if (Py_TYPE(d) != &PyMemberDescr_Type)
+        throw nb::type_error(("shadegrad: value kind 'tensor': the class must declare '" + std::string(name) +
+                              "' in __slots__")
+                                 .c_str());
+    return reinterpret_cast<PyMemberDescrObject*>(d)->d_member->offset;
+}
+
+/// What an sg.Tensor binds as: its `_sg_arg` (the storage tensor, or a dict of field views for a
+/// struct dtype); a new reference.
+nb::object sg_tensor_arg(PyObject* o) {
+    static PyObject* const name = PyUnicode_InternFromString("_sg_arg");
+    PyObject* inner = PyObject_GetAttr(o, name);
+    if (!inner) throw nb::python_error();
+    return nb::steal(inner);
+}
 
 /// The device type of a tensor on neither the CPU nor CUDA ("meta", "mps"), for the binder's
 /// message (ArgInfo::type_name); interned for the process, so the pointer stays valid.
@@ -155,6 +195,8 @@ public:
         if (Py_TYPE(o) == grid_type() && nb::inst_ready(o)) return describe_grid(o, i);
         if (PyList_Check(o) || PyTuple_Check(o) || PyDict_Check(o)) [[unlikely]]
             return describe_other(o, i, depth);
+        if (Py_TYPE(o) == g_sg_tensor_type) [[unlikely]]
+            return describe_sg_tensor(o, i, depth);
         if (ops_.is_tensor(o)) [[likely]] {
             a.kind = ArgKind::Tensor;
             ops_.describe(o, a.tensor);
@@ -164,6 +206,24 @@ public:
             return;
         }
         describe_other(o, i, depth);
+    }
+
+    /// An sg.Tensor: described as what it binds as (its storage, or its fields' views), which
+    /// the call keeps alive; the result is then an sg.Tensor, not a torch tensor.
+    void describe_sg_tensor(PyObject* o, size_t i, int depth) {
+        if (depth > kMaxDepth) call::throw_value_error("an argument is nested more than 16 levels deep");
+        // sg.Tensor itself: the slot, borrowed (the Tensor holds it; only its __init__ sets
+        // it). A subclass may define `_sg_arg` otherwise: asked for by name and kept.
+        PyObject* p = Py_TYPE(o) == g_sg_tensor_type ? slot_at(o, g_sg_slots.arg) : nullptr;
+        if (!p) {
+            nb::object inner = sg_tensor_arg(o);
+            p = inner.ptr();
+            s_.keep.push_back(std::move(inner));
+        }
+        const bool torch_before = s_.any_torch;
+        describe(p, i, depth + 1);
+        s_.any_torch = torch_before;
+        s_.any_sg_tensor = true;
     }
 
     /// The node `i` being described.
@@ -332,6 +392,11 @@ void recognise_rand_float(Describer& d, PyObject* o, size_t i, ArgKind kind, con
     a.integer = nb::cast<int64_t>(h.attr("seed"));
 }
 
+/// A subclass of sg.Tensor (the class itself is recognised inline).
+void recognise_sg_tensor(Describer& d, PyObject* o, size_t i, ArgKind, const KindRegistration&) {
+    d.describe_sg_tensor(o, i, 1);
+}
+
 /// diffPair: recognised only to say where it belongs.
 [[noreturn]] void refuse_diff_pair(Describer&, PyObject*, size_t, ArgKind, const KindRegistration&) {
     call::throw_type_error("a diffPair argument is for backward calls: call fn.bwds(...) with it");
@@ -349,6 +414,7 @@ constexpr KindRow kKindRows[] = {
     {"wang_hash", ArgKind::WangHash, 0, recognise_wang_hash},
     {"rand_float", ArgKind::RandFloat, 0, recognise_rand_float},
     {"diff_pair", ArgKind::None, 0, refuse_diff_pair},
+    {"tensor", ArgKind::Tensor, helper_bits({Helper::Wrap}), recognise_sg_tensor},
 };
 constexpr size_t kKindRowCount = std::size(kKindRows);
 KindRegistration g_registered[kKindRowCount];
@@ -361,6 +427,7 @@ consteval size_t kind_row(std::string_view name) {
 }
 constexpr size_t kValueRow = kind_row("value");
 constexpr size_t kNumPyRow = kind_row("numpy");
+constexpr size_t kSgTensorRow = kind_row("tensor");
 
 void Describer::describe_other(PyObject* o, size_t i, int depth) {
     if (depth > kMaxDepth) call::throw_value_error("an argument is nested more than 16 levels deep");
@@ -407,6 +474,8 @@ void check_classes(const std::string& name, nb::handle classes) {
 
 bool is_ndarray(PyObject* o) { return g_registered[kNumPyRow].matches(o); }
 
+bool is_sg_tensor(PyObject* o) { return g_registered[kSgTensorRow].classes && g_registered[kSgTensorRow].matches(o); }
+
 void register_value_kind(const std::string& name, nb::handle classes, nb::kwargs helpers) {
     size_t row = 0;
     while (row < kKindRowCount && name != kKindRows[row].name) ++row;
@@ -447,6 +516,20 @@ void register_value_kind(const std::string& name, nb::handle classes, nb::kwargs
     }
     for (size_t h = 0; h < kHelperCount; ++h) r.helpers[h] = given[h] ? nb::borrow(given[h]).release().ptr() : nullptr;
     r.registered = true;
+    if (row == kSgTensorRow) {
+        g_sg_tensor_type = nullptr;
+        if (!r.classes || !PyType_Check(r.classes))
+            throw nb::type_error("shadegrad: value kind 'tensor' takes one class (sg.Tensor)");
+        SgTensorSlots slots;
+        slots.arg = slot_offset(r.classes, "_sg_arg");
+        slots.storage = slot_offset(r.classes, "_storage");
+        slots.dtype = slot_offset(r.classes, "_dtype");
+        slots.device = slot_offset(r.classes, "_device");
+        slots.grad_in = slot_offset(r.classes, "grad_in");
+        slots.grad_out = slot_offset(r.classes, "grad_out");
+        g_sg_slots = slots;
+        g_sg_tensor_type = reinterpret_cast<PyTypeObject*>(r.classes);
+    }
 }
 
 nb::dict value_kinds() {
@@ -481,9 +564,22 @@ nb::dict value_kinds() {
 
 void describe_args(TorchOps& ops, nb::args& args, nb::kwargs& kwargs, CallScratch& s, DeviceType device, int device_index) {
     size_t n = args.size() + kwargs.size();
+    PyObject* given_result = nullptr;
     if (n != args.size()) [[unlikely]] {
-        s.result_arg = PyDict_GetItemString(kwargs.ptr(), "_result");
+        s.result_arg = given_result = PyDict_GetItemString(kwargs.ptr(), "_result");
         if (s.result_arg) --n;
+        if (s.result_arg && Py_TYPE(s.result_arg) == g_sg_tensor_type) {
+            // `_result=` an sg.Tensor: its storage is written (a struct one is filled from the
+            // result's fields afterwards), and the Tensor is returned.
+            s.result_target = s.result_arg;
+            PyObject* inner = slot_at(s.result_arg, g_sg_slots.arg);  // borrowed, as for arguments
+            s.result_arg = inner && !PyDict_Check(inner) ? inner : nullptr;
+        } else if (s.result_arg && !PyUnicode_Check(s.result_arg) && is_sg_tensor(s.result_arg)) {
+            s.result_target = s.result_arg;
+            nb::object inner = sg_tensor_arg(s.result_arg);
+            s.result_arg = PyDict_Check(inner.ptr()) ? nullptr : inner.ptr();
+            s.keep.push_back(std::move(inner));
+        }
     }
     s.total = n;
     if (s.args.size() < n) s.args.resize(n);
@@ -492,7 +588,7 @@ void describe_args(TorchOps& ops, nb::args& args, nb::kwargs& kwargs, CallScratc
     for (nb::handle h : args) d.describe(h.ptr(), i++, 0);
     if (n != args.size() || s.result_arg) [[unlikely]] {
         for (auto [k, v] : kwargs) {
-            if (v.ptr() == s.result_arg && nb::cast<std::string>(k) == "_result") continue;
+            if (v.ptr() == given_result && nb::cast<std::string>(k) == "_result") continue;
             s.keywords.push_back(nb::cast<std::string>(k));
             d.describe(v.ptr(), i++, 0);
         }
@@ -518,18 +614,54 @@ void write_back(const call::Binding& b, CallScratch& s) {
 ResultMode result_mode_of(nb::handle h) {
     if (nb::isinstance<nb::str>(h)) {
         std::string m = nb::cast<std::string>(h);
-        if (m == "torch" || m == "tensor") return ResultMode::Torch;
+        if (m == "torch") return ResultMode::Torch;
+        if (m == "tensor") return ResultMode::SgTensor;
         if (m == "numpy") return ResultMode::NumPy;
-        call::throw_type_error("_result= / return_type(): '" + m + "' is not \"torch\" or \"numpy\" (or a tensor, an array, "
-                               "torch.Tensor or numpy.ndarray)");
+        call::throw_type_error("_result= / return_type(): '" + m + "' is not \"torch\", \"tensor\" or \"numpy\" (or a "
+                               "tensor, an array, torch.Tensor, sg.Tensor or numpy.ndarray)");
     }
     static PyObject* torch_tensor = nullptr;  // set under the GIL
     if (!torch_tensor) torch_tensor = nb::object(nb::module_::import_("torch").attr("Tensor")).release().ptr();
     if (h.ptr() == torch_tensor) return ResultMode::Torch;
+    if (g_sg_tensor_type && PyType_Check(h.ptr()) &&
+        PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(h.ptr()), g_sg_tensor_type))
+        return ResultMode::SgTensor;
     if (PyType_Check(h.ptr()) && std::strcmp(reinterpret_cast<PyTypeObject*>(h.ptr())->tp_name, "numpy.ndarray") == 0)
         return ResultMode::NumPy;
     call::throw_type_error("_result= / return_type() cannot take " + call::with_article(Py_TYPE(h.ptr())->tp_name));
 }
+
+namespace {
+
+/// The DType (shadegrad._tensor) of a result leaf's type, made once per type name.
+PyObject* sg_dtype_of(const lang::Type* t) {
+    static auto* cache = new std::unordered_map<std::string, PyObject*>();  // strong references, for the process
+    std::string name = lang::type_name(t);
+    auto it = cache->find(name);
+    if (it != cache->end()) return it->second;
+    nb::object dtype = nb::module_::import_("shadegrad._tensor").attr("dtype_of")(name.c_str(), "_result='tensor'");
+    return cache->emplace(name, dtype.release().ptr()).first->second;
+}
+
+/// A new sg.Tensor over a call's result tensor (no __init__: its slots are set here).
+nb::object new_sg_tensor(const nb::object& storage, const lang::Type* t) {
+    PyObject* dtype = sg_dtype_of(t);
+    PyObject* o = g_sg_tensor_type->tp_alloc(g_sg_tensor_type, 0);
+    if (!o) throw nb::python_error();
+    auto set = [o](Py_ssize_t offset, PyObject* v) {
+        Py_INCREF(v);
+        slot_at(o, offset) = v;
+    };
+    set(g_sg_slots.arg, storage.ptr());
+    set(g_sg_slots.storage, storage.ptr());
+    set(g_sg_slots.dtype, dtype);
+    set(g_sg_slots.device, Py_None);
+    set(g_sg_slots.grad_in, Py_None);
+    set(g_sg_slots.grad_out, Py_None);
+    return nb::steal(o);
+}
+
+}  // namespace
 
 nb::object result_to_python(const call::Binding& b, const CallScratch& s, std::vector<nb::object>& results,
                             ResultMode mode, bool autograd) {
@@ -551,7 +683,27 @@ nb::object result_to_python(const call::Binding& b, const CallScratch& s, std::v
             }
             return call_helper(g_registered[kValueRow].helper(Helper::Assemble), leaves);
         }
-        mode = s.any_numpy && !s.any_torch ? ResultMode::NumPy : ResultMode::Torch;
+        mode = s.any_sg_tensor && !s.any_torch ? ResultMode::SgTensor
+               : s.any_numpy && !s.any_torch   ? ResultMode::NumPy
+                                               : ResultMode::Torch;
+    }
+    if (mode == ResultMode::SgTensor) {
+        if (results.size() == 1 && b.result_leaves[0].keys.empty() && !s.result_target && g_sg_tensor_type) [[likely]]
+            return new_sg_tensor(results[0], b.result_leaves[0].type);
+        nb::list leaves;
+        for (size_t k = 0; k < results.size(); ++k) {
+            nb::list keys;
+            for (const std::string& key : b.result_leaves[k].keys) keys.append(nb::str(key.c_str()));
+            leaves.append(nb::make_tuple(keys, results[k], nb::str(lang::type_name(b.result_leaves[k].type).c_str())));
+        }
+        nb::object type_name = b.result_type ? nb::object(nb::str(lang::type_name(b.result_type).c_str())) : nb::none();
+        nb::object target = s.result_target ? nb::borrow(s.result_target) : nb::none();
+        PyObject* wrap = g_registered[kSgTensorRow].helper(Helper::Wrap);
+        if (!wrap) throw std::runtime_error("shadegrad: value kinds were not registered (import shadegrad first)");
+        PyObject* r = PyObject_CallFunctionObjArgs(wrap, type_name.ptr(), nb::int_(b.call_rank).ptr(), leaves.ptr(),
+                                                   target.ptr(), nullptr);
+        if (!r) throw nb::python_error();
+        return nb::steal(r);
     }
     nb::list leaves;
     for (size_t k = 0; k < results.size(); ++k) {

@@ -350,6 +350,9 @@ NB_MODULE(_core, m) {
                  Module& mod = nb::cast<Module&>(self);
                  if (name.size() > 1 && name[0] == '_' && name[1] == '_') throw nb::attribute_error(name.c_str());
                  if (std::shared_ptr<StructInfo> s = mod.find_struct(name)) return struct_of(self, s);
+                 // module.float3 and the like: the value type (as a Tensor dtype, SlangPy's use).
+                 nb::object value_types = nb::module_::import_("shadegrad._values").attr("VALUE_TYPES");
+                 if (PyObject* vt = PyDict_GetItemString(value_types.ptr(), name.c_str())) return nb::borrow(vt);
                  nb::object fn = mod.function(name);
                  nb::setattr(self, name.c_str(), fn);
                  return fn;
