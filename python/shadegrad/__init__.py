@@ -52,6 +52,7 @@ from ._core import (
     synchronize,
     torch_bridge_status,
 )
+from ._instances import InstanceBuffer, InstanceList, InstanceTensor
 from ._tensor import DType, NDBuffer, Shape, Tensor
 from ._values import (
     CallIdArg,
@@ -83,6 +84,9 @@ __all__ = [
     "Struct",
     "Tensor",
     "NDBuffer",
+    "InstanceList",
+    "InstanceTensor",
+    "InstanceBuffer",
     "Shape",
     "DType",
     "CompileError",

@@ -251,8 +251,13 @@ class Tensor:
 
     __slots__ = ("_sg_arg", "_storage", "_dtype", "_device", "grad_in", "grad_out", "__weakref__", "__dict__")
 
-    def __init__(self, storage, dtype, device=None, grad_in=None, grad_out=None):
-        where = "Tensor()"
+    def __init__(self, storage, dtype="float", device=None, grad_in=None, grad_out=None, shape=None):
+        where = f"{type(self).__name__}()"
+        if shape is not None and not isinstance(storage, torch.Tensor):
+            # SlangPy's form: Tensor(device, dtype=..., shape=...), zero-filled.
+            device, d = storage, dtype_of(dtype, where)
+            storage = torch.zeros(_shape_of(shape, where) + tuple(d.shape), dtype=d.torch_dtype,
+                                  device=_torch_device(device, where))
         if not isinstance(storage, torch.Tensor):
             raise TypeError(f"{where}: parameter 'storage' takes a torch tensor, got {type(storage).__name__}")
         d = dtype_of(dtype, where)
@@ -564,6 +569,14 @@ def leaf_tensors_of(bound) -> list:
                 out.extend(leaf_tensors_of(v))
         return out
     return [bound]
+
+
+def leaf_tree(t: "Tensor"):
+    """A struct Tensor's fields as nested dicts of torch views (no `_type`)."""
+    def strip(v):
+        return {k: strip(x) for k, x in v.items() if k != "_type"} if isinstance(v, dict) else v
+
+    return strip(t._sg_arg)
 
 
 def leaf_tensors(t: "Tensor") -> list:

@@ -363,7 +363,8 @@ std::string unknown_keys_text(const BindContext& c, const ArgInfo& a, const std:
 ValueNode bind_dict(BindContext& c, const BindRequest& r) {
     const ArgInfo& a = c.args[r.arg];
     const Type* t = r.type;
-    check_composite_dir(c, r, describe_dict(a));
+    // An out / inout struct from a dict: its fields are written back one by one (each must be
+    // a tensor or a ValueRef: the scalars' binding says so).
     if (!t->is_struct()) throw_type_error(r.where(c) + " cannot take " + describe_dict(a) + " (a dict binds to a struct)");
     const std::string struct_name = t->decl->name;
     if (a.struct_name && std::string(a.struct_name, a.struct_name_size) != struct_name)

@@ -246,9 +246,10 @@ public:
     }
 
 private:
-    /// Grids' subclasses, lists, tuples, dicts, then the registered rows in order; anything
-    /// else is a None-kind node naming its type, for the binder's message.
+    /// Grids' subclasses, lists, tuples, dicts, then the registered rows in order, then objects
+    /// with get_this(); anything else is a None-kind node naming its type, for the binder's message.
     NB_NOINLINE void describe_other(PyObject* o, size_t i, int depth);
+    bool describe_this(PyObject* o, size_t i, int depth);
 
     /// sg.grid's class (a Python subclass of it is found by describe_other's isinstance).
     static PyTypeObject* grid_type() {
@@ -436,7 +437,31 @@ void Describer::describe_other(PyObject* o, size_t i, int depth) {
     if (PyDict_Check(o)) return describe_dict(o, i, depth);
     for (size_t r = 0; r < kKindRowCount; ++r)
         if (g_registered[r].matches(o)) return kKindRows[r].recognise(*this, o, i, kKindRows[r].kind, g_registered[r]);
+    if (describe_this(o, i, depth)) return;
     s_.args[i].type_name = Py_TYPE(o)->tp_name;
+}
+
+bool Describer::describe_this(PyObject* o, size_t i, int depth) {
+    // SlangPy's protocol for Python objects that stand for a kernel value (instance lists, user
+    // classes): `get_this()` gives the value; when the call writes it, `update_this(value)`.
+    static PyObject* const get_name = PyUnicode_InternFromString("get_this");
+    PyObject* get = PyObject_GetAttr(o, get_name);
+    if (!get) {
+        PyErr_Clear();
+        return false;
+    }
+    nb::object getter = nb::steal(get);
+    PyObject* value = PyObject_CallNoArgs(get);
+    if (!value) throw nb::python_error();
+    nb::object held = nb::steal(value);
+    const int first = int(s_.total);
+    describe(value, i, depth + 1);
+    static PyObject* update = nullptr;
+    if (!update)
+        update = nb::object(nb::module_::import_("shadegrad._instances").attr("update_this")).release().ptr();
+    s_.writebacks.push_back({int(i), o, value, update, first, int(s_.total)});
+    s_.keep.push_back(std::move(held));
+    return true;
 }
 
 /// The names of the Helpers in `bits`: "to_tensor, store", or "none".
@@ -605,7 +630,8 @@ void describe_args(TorchOps& ops, nb::args& args, nb::kwargs& kwargs, CallScratc
 void write_back(const call::Binding& b, CallScratch& s) {
     for (const CallScratch::WriteBack& w : s.writebacks) {
         bool written = false;
-        for (const call::ParamBinding& p : b.params) written |= p.arg == w.arg && p.is_output;
+        for (const call::ParamBinding& p : b.params)
+            written |= (p.arg == w.arg || (p.arg >= w.first && p.arg < w.end)) && p.is_output;
         if (!written) continue;
         call_helper(w.store, nb::handle(w.target), nb::handle(w.tensor));
     }

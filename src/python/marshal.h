@@ -61,6 +61,7 @@ struct CallScratch {
         PyObject* target;   ///< the ValueRef or numpy array (borrowed: the caller holds it)
         PyObject* tensor;   ///< the tensor the kernel wrote (kept alive in `keep`)
         PyObject* store;    ///< its kind's `store` helper (registrations live for the process)
+        int first = -1, end = -1;  ///< get_this(): the nodes of the value, written when any of them is
     };
     std::vector<WriteBack> writebacks;
     call::CallOutcome outcome;          ///< what call::invoke produced
