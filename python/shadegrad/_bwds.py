@@ -154,9 +154,7 @@ def _tensor_arg(fname, value, direction, name, tensors, outputs, grads):
         leaf = storage.detach().requires_grad_(value.grad_out is not None)
         if value.grad_out is not None:
             tensors.append((value, leaf))
-    bound = _tensor.Tensor(leaf, value.dtype)._sg_arg
     if direction != "in":
-        for t, g in zip(_tensor.leaf_tensors_of(bound), _tensor.leaf_tensors(value.grad_in)):
-            outputs.append(t)
-            grads.append(g)
-    return bound
+        outputs.append(leaf)
+        grads.append(value.grad_in.to_torch())
+    return leaf

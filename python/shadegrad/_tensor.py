@@ -4,9 +4,9 @@
 # elements of one kernel-language type (`dtype`: a scalar, vector, matrix, array or struct). The
 # storage's shape is `shape + dtype.shape`: a vector adds one dim, a matrix two, an array one per
 # level, a struct one dim of all its scalar components in declaration order (the layout the call
-# layer reads struct elements of tensor parameters in: src/call/element_layout.h). A Tensor binds
-# wherever a torch tensor binds: the core reads `_sg_arg`, the storage itself, or for a struct
-# dtype a dict of views of its fields (a struct parameter is read field by field). Gradients are
+# layer reads struct elements in: src/call/element_layout.h). A Tensor binds wherever a torch
+# tensor binds: the core reads `_sg_arg`, the storage (a struct parameter reads one element's
+# components from its last dim). Gradients are
 # SlangPy's: `with_grads()` attaches `grad_in` (the gradient a backward call reads for a value
 # the call wrote) and `grad_out` (where it accumulates the gradient of a value the call read),
 # one zeroed Tensor for both unless given; `fn.bwds(...)` uses them (python/shadegrad/_bwds.py).
@@ -272,7 +272,7 @@ class Tensor:
         self._device = device
         self.grad_in = grad_in
         self.grad_out = grad_out
-        self._sg_arg = _field_views(storage, d) if d.is_struct else storage
+        self._sg_arg = storage
 
     # -- construction
     @classmethod
@@ -576,12 +576,12 @@ def leaf_tree(t: "Tensor"):
     def strip(v):
         return {k: strip(x) for k, x in v.items() if k != "_type"} if isinstance(v, dict) else v
 
-    return strip(t._sg_arg)
+    return strip(_field_views(t.to_torch(), t.dtype)) if t.dtype.is_struct else t.to_torch()
 
 
 def leaf_tensors(t: "Tensor") -> list:
     """The views of each scalar, vector, matrix or array leaf of a Tensor (its fields', in order)."""
-    return leaf_tensors_of(t._sg_arg)
+    return leaf_tensors_of(_field_views(t.to_torch(), t.dtype) if t.dtype.is_struct else t.to_torch())
 
 
 def _leaf_dtype(type_name: str, where: str) -> DType:

@@ -593,16 +593,13 @@ void describe_args(TorchOps& ops, nb::args& args, nb::kwargs& kwargs, CallScratc
     if (n != args.size()) [[unlikely]] {
         s.result_arg = given_result = PyDict_GetItemString(kwargs.ptr(), "_result");
         if (s.result_arg) --n;
-        if (s.result_arg && Py_TYPE(s.result_arg) == g_sg_tensor_type) {
+        if (s.result_arg && !PyUnicode_Check(s.result_arg) && is_sg_tensor(s.result_arg)) {
             // `_result=` an sg.Tensor: its storage is written (a struct one is filled from the
             // result's fields afterwards), and the Tensor is returned.
             s.result_target = s.result_arg;
-            PyObject* inner = slot_at(s.result_arg, g_sg_slots.arg);  // borrowed, as for arguments
-            s.result_arg = inner && !PyDict_Check(inner) ? inner : nullptr;
-        } else if (s.result_arg && !PyUnicode_Check(s.result_arg) && is_sg_tensor(s.result_arg)) {
-            s.result_target = s.result_arg;
             nb::object inner = sg_tensor_arg(s.result_arg);
-            s.result_arg = PyDict_Check(inner.ptr()) ? nullptr : inner.ptr();
+            const bool is_struct = nb::cast<bool>(nb::handle(s.result_arg).attr("dtype").attr("is_struct"));
+            s.result_arg = is_struct ? nullptr : inner.ptr();
             s.keep.push_back(std::move(inner));
         }
     }

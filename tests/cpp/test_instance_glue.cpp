@@ -38,6 +38,8 @@ struct Body : IDifferentiable
     float v;
     [Differentiable] [mutating] void step(float dt) { x = x + v * dt; }
 };
+float3 position_of(Particle p) { return p.position; }
+[Differentiable] float energy(Body b, float k) { return b.x * b.x * k + b.v; }
 )";
 
 /// Arguments: `this` as a dict {position, velocity} of (N, 3) CUDA tensors (children after the
@@ -128,6 +130,32 @@ TEST(InstanceGlue, GradientsThroughAFieldByFieldInoutStructAreRefused) {
                   std::string::npos)
             << e.what();
     }
+}
+
+TEST(InstanceGlue, StructElementsFromOneTensor) {
+    // A struct Tensor (or an (N, C) torch tensor) binds to a struct value parameter: each call
+    // element reads its components from the last dim, and a [mutating] method writes them back.
+    call::UserModule m("instances", kModule);
+    std::vector<ArgInfo> read = {cuda_tensor_arg({16, 6}, DType::Float32, false)};
+    call::Binding r = bind_top(m, "position_of", read, 1);
+    EXPECT_EQ(r.call_rank, 1);
+    EXPECT_EQ(r.params[0].kind, call::BindingKind::Elementwise);
+    EXPECT_EQ(r.params[0].elem_dims, 1);
+    expect_cuda(m, r, call::make_forward_glue(r));
+    std::vector<ArgInfo> update = {cuda_tensor_arg({16, 6}, DType::Float32, false), number(0.5)};
+    call::Binding u = bind_top(m, "Particle.update", update, 2);
+    EXPECT_TRUE(u.params[0].is_output);
+    expect_cuda(m, u, call::make_forward_glue(u));
+    // Differentiable: the gradient of a struct element, and of an inout one.
+    std::vector<ArgInfo> e = {cuda_tensor_arg({8, 2}, DType::Float32, true), cuda_tensor_arg({8}, DType::Float32, true)};
+    call::Binding eb = bind_top(m, "energy", e, 2);
+    EXPECT_TRUE(eb.params[0].requires_grad);
+    expect_cuda(m, eb, call::make_forward_glue(eb));
+    expect_cuda(m, eb, call::make_backward_glue(eb));
+    std::vector<ArgInfo> s = {cuda_tensor_arg({8, 2}, DType::Float32, true), number(0.5)};
+    call::Binding sb = bind_top(m, "Body.step", s, 2);
+    expect_cuda(m, sb, call::make_forward_glue(sb));
+    expect_cuda(m, sb, call::make_backward_glue(sb));
 }
 
 }  // namespace

@@ -349,3 +349,61 @@ def test_ndbuffer_is_slangpy_older_container(sg, device):
     with pytest.raises(TypeError, match="an NDBuffer has no gradients"):
         b.with_grads()
     assert isinstance(sg.NDBuffer.zeros(device, (2,), "float"), sg.NDBuffer)
+
+
+# ---------------------------------------------------------------- struct elements from one tensor
+
+STRUCT_SOURCE = """
+import slangpy;
+struct Pixel { float r; float g; float b; };
+struct Q : IDifferentiable { float a; float2 b; };
+float sum_pixels(Tensor<Pixel, 1> t, int n) { float s = 0; for (int i = 0; i < n; i++) s += t[i].r + t[i].g; return s; }
+[Differentiable] float qf(Q q, float k) { return q.a * q.a * k + q.b.x * q.b.y; }
+[Differentiable] Q qscale(Q q, float k) { Q r; r.a = q.a * k; r.b = q.b * k * q.a; return r; }
+[Differentiable] void qstep(inout Q q, float k) { q.a = q.a * k + q.b.y; q.b = q.b * q.a; }
+"""
+
+
+@pytest.fixture(scope="module")
+def ms(sg, device):
+    return sg.Module.load_from_source(device, "struct_elements", STRUCT_SOURCE)
+
+
+def test_struct_tensor_binds_to_tensor_parameters(sg, device, ms):
+    p = sg.Tensor.from_numpy(device, np.arange(12, dtype=np.float32).reshape(4, 3), ms.Pixel)
+    assert ms.sum_pixels(p, 4) == pytest.approx(sum(6 * i + 1 for i in range(4)))
+
+
+def test_struct_element_gradients_match_float64_torch(sg, device, ms):
+    x = torch.tensor([[1.0, 2.0, 3.0], [2.0, -1.0, 5.0]], device=tdev(device, sg), requires_grad=True)
+    k = torch.tensor([2.0, 3.0], device=tdev(device, sg), requires_grad=True)
+    y = ms.qf(x, k)
+    y.backward(torch.tensor([1.0, 0.5], device=x.device))
+    xd, kd = x.detach().double().requires_grad_(True), k.detach().double().requires_grad_(True)
+    ((xd[:, 0] ** 2 * kd + xd[:, 1] * xd[:, 2]) * torch.tensor([1.0, 0.5], dtype=torch.float64, device=x.device)).sum().backward()
+    torch.testing.assert_close(x.grad.double(), xd.grad)
+    torch.testing.assert_close(k.grad.double(), kd.grad)
+
+
+def test_struct_tensor_bwds_and_inout_struct_elements(sg, device, ms):
+    q_np = np.array([[1.0, 2.0, 3.0], [2.0, -1.0, 0.5]], np.float32)
+    q = sg.Tensor.from_numpy(device, q_np, ms.Q).with_grads()
+    r = ms.qscale(q, 2.0)
+    assert r.dtype.name == "Q"
+    np.testing.assert_allclose(r.to_numpy(), np.c_[q_np[:, :1] * 2, q_np[:, 1:] * 2 * q_np[:, :1]])
+    r = r.with_grads()
+    r.grad_in.copy_from_numpy(np.ones((2, 3), np.float32))
+    ms.qscale.bwds(q, 2.0, r)
+    qd = torch.tensor(q_np, dtype=torch.float64, requires_grad=True)
+    out = torch.cat([qd[:, :1] * 2, qd[:, 1:] * 2 * qd[:, :1]], dim=1)
+    out.sum().backward()
+    np.testing.assert_allclose(q.grad.to_numpy(), qd.grad.numpy(), rtol=1e-6)
+    # inout struct elements under autograd: the old value's gradient.
+    x = torch.tensor(q_np, device=tdev(device, sg), requires_grad=True)
+    v = x.clone()
+    ms.qstep(v, 2.0)
+    v.sum().backward()
+    xd = torch.tensor(q_np, dtype=torch.float64, requires_grad=True)
+    a = xd[:, 0] * 2 + xd[:, 2]
+    (a + (xd[:, 1:] * a[:, None]).sum(1)).sum().backward()
+    torch.testing.assert_close(x.grad.double().cpu(), xd.grad)
