@@ -109,8 +109,15 @@ Py_ssize_t slot_offset(PyObject* cls, const char* name) {
     return reinterpret_cast<PyMemberDescrObject*>(d)->d_member->offset;
 }
 
-/// What an sg.Tensor binds as: its `_sg_arg` (the storage tensor, or a dict of field views for a
-/// struct dtype); a new reference.
+/// An sg.Tensor's DType (its `_dtype` slot); a new reference.
+nb::object sg_tensor_dtype(PyObject* o) {
+    static PyObject* const name = PyUnicode_InternFromString("_dtype");
+    PyObject* d = PyObject_GetAttr(o, name);
+    if (!d) throw nb::python_error();
+    return nb::steal(d);
+}
+
+/// What an sg.Tensor binds as: its `_sg_arg` (the storage tensor); a new reference.
 nb::object sg_tensor_arg(PyObject* o) {
     static PyObject* const name = PyUnicode_InternFromString("_sg_arg");
     PyObject* inner = PyObject_GetAttr(o, name);
@@ -593,12 +600,19 @@ void describe_args(TorchOps& ops, nb::args& args, nb::kwargs& kwargs, CallScratc
     if (n != args.size()) [[unlikely]] {
         s.result_arg = given_result = PyDict_GetItemString(kwargs.ptr(), "_result");
         if (s.result_arg) --n;
-        if (s.result_arg && !PyUnicode_Check(s.result_arg) && is_sg_tensor(s.result_arg)) {
+        PyObject* r = s.result_arg;
+        if (r && (Py_TYPE(r) == g_sg_tensor_type ||
+                  (!PyUnicode_Check(r) && !ops.is_tensor(r) && !PyType_Check(r) && is_sg_tensor(r)))) {
             // `_result=` an sg.Tensor: its storage is written (a struct one is filled from the
             // result's fields afterwards), and the Tensor is returned.
-            s.result_target = s.result_arg;
-            nb::object inner = sg_tensor_arg(s.result_arg);
-            const bool is_struct = nb::cast<bool>(nb::handle(s.result_arg).attr("dtype").attr("is_struct"));
+            s.result_target = r;
+            nb::object inner = sg_tensor_arg(r);
+            static PyObject* const fields = PyUnicode_InternFromString("fields");
+            nb::object dtype = sg_tensor_dtype(r);
+            PyObject* f = PyObject_GetAttr(dtype.ptr(), fields);
+            if (!f) throw nb::python_error();
+            const bool is_struct = f != Py_None;
+            Py_DECREF(f);
             s.result_arg = is_struct ? nullptr : inner.ptr();
             s.keep.push_back(std::move(inner));
         }
