@@ -209,12 +209,19 @@ def _shape_of(shape, where: str) -> tuple:
 
 
 class TensorStorage:
-    """The memory under a Tensor (SlangPy's buffer): the torch tensor that holds it."""
+    """The memory under a Tensor (SlangPy's buffer): the torch tensor that holds it. Passed to a
+    call it binds as a buffer of the Tensor's elements ((N,) + the element's dims)."""
 
-    __slots__ = ("_t",)
+    __slots__ = ("_t", "_elem_dims")
 
-    def __init__(self, t):
+    def __init__(self, t, elem_dims: int = 0):
         self._t = t
+        self._elem_dims = elem_dims
+
+    def get_this(self):
+        """What a call binds: the elements as one dim (a view where the layout allows)."""
+        e = self._elem_dims
+        return self._t.reshape((-1,) + tuple(self._t.shape[self._t.dim() - e:]))
 
     def to_torch(self):
         return self._t
@@ -367,7 +374,7 @@ class Tensor:
 
     @property
     def storage(self) -> TensorStorage:
-        return TensorStorage(self._storage)
+        return TensorStorage(self._storage, len(self._dtype.shape))
 
     def is_contiguous(self) -> bool:
         return self._storage.is_contiguous()

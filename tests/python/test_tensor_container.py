@@ -407,3 +407,63 @@ def test_struct_tensor_bwds_and_inout_struct_elements(sg, device, ms):
     a = xd[:, 0] * 2 + xd[:, 2]
     (a + (xd[:, 1:] * a[:, None]).sum(1)).sum().backward()
     torch.testing.assert_close(x.grad.double().cpu(), xd.grad)
+
+
+# ---------------------------------------------------------------- SlangPy's own Tensor cases
+
+SLANGPY_CASES = """
+import slangpy;
+int add_ints(int a, int b) { return a + b; }
+float2 add_vectors(float2 a, float2 b) { return a + b; }
+void add_buffers(float a, float b, out float c) { c = a + b; }
+void bucket_values(int i, RWStructuredBuffer<int> buckets, float v) { buckets[i] = int(v * 100.0); }
+"""
+
+
+@pytest.fixture(scope="module")
+def mc(sg, device):
+    return sg.Module.load_from_source(device, "slangpy_cases", SLANGPY_CASES)
+
+
+def test_slangpy_simple_call_through_storage(sg, device, mc):
+    rng = np.random.default_rng(5)
+    a = sg.Tensor.empty(device, shape=(32, 8), dtype=int)
+    a.storage.copy_from_numpy(rng.integers(0, 100, a.element_count, dtype=np.int32))
+    b = sg.Tensor.empty(device, shape=(32, 8), dtype=int)
+    b.storage.copy_from_numpy(rng.integers(0, 100, b.element_count, dtype=np.int32))
+    out = sg.Tensor.empty(device, shape=(32, 8), dtype=int)
+    mc.add_ints(a, b, _result=out)
+    expected = a.storage.to_numpy().view(np.int32) + b.storage.to_numpy().view(np.int32)
+    np.testing.assert_array_equal(out.storage.to_numpy().view(np.int32), expected)
+
+
+def test_slangpy_vector_call_with_scalar_and_vector_tensors(sg, device, mc):
+    rng = np.random.default_rng(6)
+    a_data = rng.random((100, 2)).astype(np.float32)
+    b_data = rng.random((100, 2)).astype(np.float32)
+    a = sg.Tensor.empty(device=device, shape=(100, 2), dtype=float)
+    a.storage.copy_from_numpy(a_data)
+    b = sg.Tensor.empty(device=device, shape=(100,), dtype=sg.float2)
+    b.storage.copy_from_numpy(b_data)
+    res = sg.Tensor.empty(device=device, shape=(100,), dtype=sg.float2)
+    mc.add_vectors(a, b, _result=res)
+    actual = res.storage.to_numpy().view(np.float32).reshape(-1, 2)
+    np.testing.assert_allclose(actual, a_data + b_data, rtol=1e-6)
+
+
+def test_slangpy_storage_binds_as_a_buffer(sg, device, mc):
+    buckets = sg.Tensor.zeros(device, shape=(4,), dtype=int)
+    mc.bucket_values(sg.grid((4,)), buckets.storage, 0.5)
+    assert buckets.to_numpy().view("int32").tolist() == [50] * 4
+
+
+def test_slangpy_mixed_torch_and_tensor_arguments(sg, device, mc):
+    a = torch.tensor([1.0, 2.0, 3.0, 4.0], device=tdev(device, sg))
+    b = sg.Tensor.from_numpy(device, np.array([10.0, 20.0, 30.0, 40.0], dtype=np.float32))
+    c = sg.Tensor.zeros(device, shape=(4,), dtype="float")
+    mc.add_buffers(a, b, c)
+    assert np.allclose(c.to_numpy(), [11.0, 22.0, 33.0, 44.0])
+    a2 = sg.Tensor.from_numpy(device, np.array([1.0, 2.0, 3.0], dtype=np.float32))
+    c2 = torch.zeros(3, device=tdev(device, sg))
+    mc.add_buffers(a2, torch.tensor([10.0, 20.0, 30.0], device=c2.device), c2)
+    assert c2.tolist() == [11.0, 22.0, 33.0]
