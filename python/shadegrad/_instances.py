@@ -249,7 +249,7 @@ class InstanceList:
                 with torch.no_grad():
                     cur.copy_(torch.as_tensor(_plain(new), dtype=cur.dtype).to(cur.device).expand(cur.shape))
             elif isinstance(cur, _values.ValueRef):
-                cur.value = new if not isinstance(cur.value, _values.ValueType) else type(cur.value)(_plain(new))
+                cur.value = _ref_value(cur, new, name, where)
             else:
                 target[name] = new
 
@@ -269,6 +269,22 @@ class InstanceList:
 
     def __repr__(self):
         return f"<{type(self).__name__} of {self._struct.name}: {', '.join(self._data) or 'a struct Tensor'}>"
+
+
+def _ref_value(ref, new, name: str, where: str):
+    """A constructed field's value for a ValueRef field: one value, as the ref holds it."""
+    from . import _values
+
+    if isinstance(new, torch.Tensor):
+        size = len(ref.value._data) if isinstance(ref.value, _values.ValueType) else 1
+        if new.numel() != size:
+            raise ValueError(f"{where}: field '{name}' is a ValueRef, which holds one value, but there are "
+                             f"{new.numel() // max(size, 1)} instances (use a Tensor for the field)")
+        flat = new.reshape(-1).tolist()
+        return type(ref.value)(flat) if isinstance(ref.value, _values.ValueType) else flat[0]
+    if isinstance(ref.value, _values.ValueType) and not isinstance(new, _values.ValueType):
+        return type(ref.value)(_plain(new))
+    return new
 
 
 def _plain(v):

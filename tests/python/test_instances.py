@@ -214,3 +214,43 @@ def test_instance_errors_name_the_call(sg, device, m):
     with pytest.raises(TypeError, match=r"Particle.update\(\): parameter 'this.position' of type float3 is an "
                                         r"out/inout parameter"):
         sg.InstanceList(m.Particle, {"position": sg.float3(0), "velocity": sg.float3(1)}).update(1.0)
+
+
+SOA_SOURCE = """
+struct Material { float3 color; float3 emission; };
+struct Particle
+{
+    float2 position;
+    float2 velocity;
+    float size;
+    Material material;
+    __init(float2 p, float2 v) { position = p; velocity = v; size = 0.5; material.color = float3(1); material.emission = float3(0); }
+    [mutating] void reset(float2 p, float2 v) { position = p; velocity = v; }
+    [mutating] void update_position(float dt) { position += velocity * dt; }
+};
+"""
+
+
+def test_loose_instance_with_value_refs(sg, device):
+    # SlangPy's test_loose_instance_soa: one instance, a Tensor for one field and refs for the rest.
+    ms = sg.Module.load_from_source(device, "soa", SOA_SOURCE)
+    instance = sg.InstanceList(ms.Particle, {
+        "position": sg.Tensor.empty(device, dtype=sg.float2, shape=(1,)),
+        "velocity": sg.ValueRef(sg.float2(9999)),
+        "size": sg.floatRef(9999),
+        "material": {"color": sg.ValueRef(sg.float3(9999)), "emission": sg.ValueRef(sg.float3(9999))},
+    })
+    instance.construct(sg.float2(1, 2), sg.float2(3, 4))
+    assert instance.position.to_numpy().tolist() == [[1.0, 2.0]]
+    assert instance.velocity.value == sg.float2(3, 4) and instance.size.value == 0.5
+    assert instance.material["color"].value == sg.float3(1)
+    instance.reset(sg.float2(0, 0), sg.float2(0, 1))
+    instance.update_position(1.0)
+    assert instance.position.to_numpy().tolist() == [[0.0, 1.0]]
+    assert instance.velocity.value == sg.float2(0, 1)
+    many = sg.InstanceList(ms.Particle, {
+        "position": sg.Tensor.empty(device, dtype=sg.float2, shape=(3,)), "velocity": sg.ValueRef(sg.float2(0)),
+        "size": sg.floatRef(0), "material": {"color": sg.ValueRef(sg.float3(0)), "emission": sg.ValueRef(sg.float3(0))}})
+    with pytest.raises(ValueError, match=r"InstanceList.construct\(\): field '.*' is a ValueRef, which holds one value, "
+                                         r"but there are 3 instances"):
+        many.construct(sg.float2(1, 2), sg.float2(3, 4))
