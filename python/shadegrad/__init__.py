@@ -53,7 +53,7 @@ from ._core import (
     torch_bridge_status,
 )
 from ._instances import InstanceBuffer, InstanceList, InstanceTensor
-from ._tensor import DType, NDBuffer, Shape, Tensor
+from ._tensor import NDBuffer, Tensor
 from ._values import (
     CallIdArg,
     DiffPair,
@@ -87,8 +87,6 @@ __all__ = [
     "InstanceList",
     "InstanceTensor",
     "InstanceBuffer",
-    "Shape",
-    "DType",
     "CompileError",
     "CompileWarning",
     "Device",

@@ -113,6 +113,8 @@ class InstanceTensor(_tensor.Tensor):
     one writes them back), `construct(...)` runs its constructor once per instance. It binds
     to a call like the struct Tensor it is. Python subclasses may add attributes freely."""
 
+    _sg_brief_help = True
+
     def __init__(self, struct, shape=None, device=None):
         if isinstance(struct, torch.Tensor):  # made from storage (views, with_grads)
             _tensor.Tensor.__init__(self, struct, shape, device)
@@ -153,6 +155,8 @@ class InstanceTensor(_tensor.Tensor):
 
 class InstanceBuffer(InstanceTensor):
     """SlangPy's older name: an InstanceTensor of `shape` (or a count) instances."""
+
+    _sg_brief_help = True
 
     def __init__(self, struct, shape=None, device=None):
         if isinstance(shape, int):

@@ -246,7 +246,17 @@ class TensorStorage:
         return f"TensorStorage({tuple(self._t.shape)}, {self._t.dtype}, {self._t.device})"
 
 
-class Tensor:
+class _ContainerMeta(type):
+    """help() of shadegrad's Tensor subclasses (NDBuffer, InstanceTensor, ...) shows their own
+    names only: what they share is documented once, on Tensor. dir() of an instance is unchanged."""
+
+    def __dir__(cls):
+        if cls.__dict__.get("_sg_brief_help"):
+            return sorted(set(cls.__dict__) - {"_sg_brief_help"})
+        return super().__dir__()
+
+
+class Tensor(metaclass=_ContainerMeta):
     """SlangPy's n-dimensional container: `shape` elements of type `dtype` in torch storage.
 
     Create with Tensor.empty / zeros / empty_like / zeros_like / from_numpy / from_torch; read
@@ -523,6 +533,7 @@ class NDBuffer(Tensor):
     shape=None), without gradients."""
 
     __slots__ = ()
+    _sg_brief_help = True
 
     def __init__(self, device, dtype=None, element_count=None, shape=None, **_ignored):
         if isinstance(device, torch.Tensor):  # made from storage, as Tensor's class methods do

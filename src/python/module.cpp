@@ -283,7 +283,8 @@ NB_MODULE(_core, m) {
              [](nb::handle self, nb::args args, nb::kwargs kwargs) {
                  return nb::module_::import_("shadegrad._instances").attr("construct_struct")(self, *args, **kwargs);
              })
-        .def("as_struct", [](nb::handle self) { return nb::borrow(self); }, "The struct itself (SlangPy's name).")
+        .def("as_struct", [](nb::handle self) { return nb::borrow(self); }, nb::sig("def as_struct(self) -> Struct"),
+             "The struct itself (SlangPy's name).")
         .def_prop_ro("module", [](const StructInfo& s) { return s.module; }, "The Module it belongs to.")
         .def("__repr__", [](const StructInfo& s) {
             std::string r = "<shadegrad struct " + s.name + " {";
