@@ -34,6 +34,8 @@ class BwdsFunction:
         args = list(args)
         dresult = None
         if fn.returns_value:
+            if isinstance(kwargs.get("_result"), _tensor.Tensor):
+                kwargs["_result_grad"] = kwargs.pop("_result")  # SlangPy's form: the result Tensor, with grads
             if "_result_grad" in kwargs:
                 dresult = kwargs.pop("_result_grad")
             elif args and len(args) > len([p for p in params if p[0] not in kwargs and p[0] not in defaults]):

@@ -467,3 +467,41 @@ def test_slangpy_mixed_torch_and_tensor_arguments(sg, device, mc):
     c2 = torch.zeros(3, device=tdev(device, sg))
     mc.add_buffers(a2, torch.tensor([10.0, 20.0, 30.0], device=c2.device), c2)
     assert c2.tolist() == [11.0, 22.0, 33.0]
+
+
+ARRAY_SOURCE = """
+import slangpy;
+half[N] doubled<let N : int>(half[N] x) { half[N] r; for (int i = 0; i < N; i++) r[i] = x[i] * half(2.0); return r; }
+float2[6] vector_array(int c) { float2 r[6]; for (int i = 0; i < 6; ++i) r[i] = float2(c, c + i); return r; }
+[Differentiable] float2[4] scale_array(float2[4] v, float k) { float2 r[4]; for (int i = 0; i < 4; ++i) r[i] = v[i] * k; return r; }
+"""
+
+
+@pytest.fixture(scope="module")
+def ma(sg, device):
+    return sg.Module.load_from_source(device, "array_results", ARRAY_SOURCE)
+
+
+def test_array_results_with_tensors(sg, device, ma):
+    # A Tensor whose shape is the parameter's element: call dimensionality 0, a Python list back.
+    one = ma.find_function("doubled<8>")(sg.Tensor.from_numpy(device, np.ones(8, np.float16)))
+    assert one == [2.0] * 8
+    x_np = np.linspace(-1, 1, 128).astype(np.float16).reshape(4, 4, 8)
+    y = ma.find_function("doubled<8>").return_type(sg.Tensor)(sg.Tensor.from_numpy(device, x_np))
+    assert isinstance(y, sg.Tensor) and y.to_numpy().shape == (4, 4, 8) and y.dtype.name == "half[8]"
+    np.testing.assert_allclose(y.to_numpy().astype(np.float32), 2 * x_np.astype(np.float32), atol=1e-3)
+    out = sg.Tensor.empty(device, shape=(13, 6, 2), dtype=float)
+    assert ma.vector_array(c=sg.grid((13,)), _result=out) is out
+    expected = np.array([[[c, c + i] for i in range(6)] for c in range(13)], np.float32)
+    np.testing.assert_array_equal(out.to_numpy(), expected)
+
+
+def test_bwds_takes_the_result_tensor_as_result(sg, device, ma):
+    f = ma.scale_array.return_type(sg.Tensor)
+    x = sg.Tensor.from_numpy(device, np.full((8, 4, 2), 2.0, np.float32)).with_grads()
+    r = f(v=x, k=3.0)
+    np.testing.assert_array_equal(r.to_numpy(), np.full((8, 4, 2), 6.0))
+    rg = r.with_grads()
+    rg.grad.storage.copy_from_numpy(np.ones((8, 4, 2), np.float32))
+    f.bwds(v=x, k=3.0, _result=rg)
+    np.testing.assert_array_equal(x.grad.to_numpy(), np.full((8, 4, 2), 3.0))
