@@ -266,7 +266,7 @@ class Tensor(metaclass=_ContainerMeta):
     `with_grads()` attaches gradients for `fn.bwds(...)`.
     """
 
-    __slots__ = ("_sg_arg", "_storage", "_dtype", "_device", "grad_in", "grad_out", "__weakref__", "__dict__")
+    __slots__ = ("_sg_arg", "_storage", "_dtype", "_device", "grad_in", "grad_out")
 
     def __init__(self, storage, dtype="float", device=None, grad_in=None, grad_out=None, shape=None):
         where = f"{type(self).__name__}()"

@@ -606,15 +606,16 @@ void describe_args(TorchOps& ops, nb::args& args, nb::kwargs& kwargs, CallScratc
             // `_result=` an sg.Tensor: its storage is written (a struct one is filled from the
             // result's fields afterwards), and the Tensor is returned.
             s.result_target = r;
-            nb::object inner = sg_tensor_arg(r);
+            const bool exact = Py_TYPE(r) == g_sg_tensor_type;  // its slots, borrowed, as for arguments
+            nb::object inner = exact ? nb::borrow(slot_at(r, g_sg_slots.arg)) : sg_tensor_arg(r);
+            nb::object dtype = exact ? nb::borrow(slot_at(r, g_sg_slots.dtype)) : sg_tensor_dtype(r);
             static PyObject* const fields = PyUnicode_InternFromString("fields");
-            nb::object dtype = sg_tensor_dtype(r);
             PyObject* f = PyObject_GetAttr(dtype.ptr(), fields);
             if (!f) throw nb::python_error();
             const bool is_struct = f != Py_None;
             Py_DECREF(f);
             s.result_arg = is_struct ? nullptr : inner.ptr();
-            s.keep.push_back(std::move(inner));
+            if (!exact) s.keep.push_back(std::move(inner));
         }
     }
     s.total = n;
@@ -670,14 +671,23 @@ ResultMode result_mode_of(nb::handle h) {
 
 namespace {
 
-/// The DType (shadegrad._tensor) of a result leaf's type, made once per type name.
+/// The DType (shadegrad._tensor) of a result leaf's type, made once per type: scalars, vectors
+/// and matrices by their shape (no name is built on a hit), others by name.
 PyObject* sg_dtype_of(const lang::Type* t) {
+    static PyObject* numeric[12][5][5] = {};  // [scalar][rows][cols]: strong references, for the process
+    const bool simple = (t->is_scalar() || t->is_vector() || t->is_matrix()) && !t->enumeration &&
+                        size_t(t->scalar) < 12 && t->rows <= 4 && t->cols <= 4;
+    PyObject** slot = simple ? &numeric[size_t(t->scalar)][t->is_scalar() ? 0 : t->rows][t->cols] : nullptr;
+    if (slot && *slot) [[likely]]
+        return *slot;
     static auto* cache = new std::unordered_map<std::string, PyObject*>();  // strong references, for the process
     std::string name = lang::type_name(t);
     auto it = cache->find(name);
     if (it != cache->end()) return it->second;
     nb::object dtype = nb::module_::import_("shadegrad._tensor").attr("dtype_of")(name.c_str(), "_result='tensor'");
-    return cache->emplace(name, dtype.release().ptr()).first->second;
+    PyObject* made = cache->emplace(name, dtype.release().ptr()).first->second;
+    if (slot) *slot = made;
+    return made;
 }
 
 /// A new sg.Tensor over a call's result tensor (no __init__: its slots are set here).
