@@ -370,7 +370,23 @@ def bench_forward_call(b: Bench) -> list:
         rows.append(na_row("1c", "cached forward mul(a, b) vs raw launch of an empty kernel",
                            "needs CUDA" if not b.cuda else f"no raw launcher: {raw_error}"))
     rows.append(bench_composite_arguments(b, a))
+    rows.append(bench_sg_tensor_arguments(b, a, c))
     return rows
+
+
+def bench_sg_tensor_arguments(b: Bench, a, c) -> dict:
+    """Row 1e: a cached call whose arguments are sg.Tensors over the same storage as row 1a's
+    torch tensors (the result an sg.Tensor): what SlangPy's container costs per call."""
+    m, sg = b.m, b.sg
+    A, C = sg.Tensor.from_torch(a), sg.Tensor.from_torch(c)
+    check(b.torch.equal(m.mul(A, C).to_torch(), a * c), "mul(Tensor, Tensor) == a * b")
+    f = m.mul
+    t = b.host_times_us({"sg_tensor": (f, (A, C)), "torch": (f, (a, c))}, b.s["host_number"])
+    ratio = t["sg_tensor"] / t["torch"]
+    return row("1e", f"cached forward mul(A, B) with sg.Tensor arguments, {SMALL_ELEMS} floats: host µs/call",
+               value=t["sg_tensor"], unit="µs", reference=t["torch"],
+               reference_name="the same call with the torch tensors behind them", ratio=ratio, target=1.05,
+               target_text="≤ 1.05x", passed=ratio <= 1.05)
 
 
 def bench_composite_arguments(b: Bench, x) -> dict:

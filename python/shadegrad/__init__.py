@@ -18,6 +18,7 @@ The public API, in the order a program meets it:
     Module                               Module.load_from_source / load_from_file: kernels
     Function                             m.f: call it; fn.map / set / bwds / debug_code ...
     grid, call_id, thread_id, wang_hash, rand_float   generated arguments
+    Tensor                               SlangPy's n-dimensional container (torch storage)
     floatRef, intRef, diffPair, floatDiffPair          out values and backward pairs
     CompileError, CompileWarning, NotDifferentiableWarning   what goes wrong, what is said
     synchronize, check_faults, set_debug_mode, cuda_status, torch_bridge_status
@@ -51,6 +52,8 @@ from ._core import (
     synchronize,
     torch_bridge_status,
 )
+from ._instances import InstanceBuffer, InstanceList, InstanceTensor
+from ._tensor import NDBuffer, Tensor
 from ._values import (
     CallIdArg,
     DiffPair,
@@ -79,6 +82,11 @@ __all__ = [
     "thread_id",
     "wang_hash",
     "Struct",
+    "Tensor",
+    "NDBuffer",
+    "InstanceList",
+    "InstanceTensor",
+    "InstanceBuffer",
     "CompileError",
     "CompileWarning",
     "Device",

@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from . import _values
+from . import _tensor, _values
 
 
 class BwdsFunction:
@@ -34,6 +34,8 @@ class BwdsFunction:
         args = list(args)
         dresult = None
         if fn.returns_value:
+            if isinstance(kwargs.get("_result"), _tensor.Tensor):
+                kwargs["_result_grad"] = kwargs.pop("_result")  # SlangPy's form: the result Tensor, with grads
             if "_result_grad" in kwargs:
                 dresult = kwargs.pop("_result_grad")
             elif args and len(args) > len([p for p in params if p[0] not in kwargs and p[0] not in defaults]):
@@ -44,7 +46,11 @@ class BwdsFunction:
         pairs = []  # (DiffPair, tensor)
         outputs, grads = [], []
 
-        def convert(value, direction):
+        tensors = []  # (sg.Tensor, the leaf tensor whose .grad goes to its grad_out)
+
+        def convert(value, direction, name):
+            if isinstance(value, _tensor.Tensor):
+                return _tensor_arg(fn.name, value, direction, name, tensors, outputs, grads)
             if isinstance(value, _values.DiffPair):
                 if direction == "out":
                     if value.grad is None:
@@ -75,16 +81,23 @@ class BwdsFunction:
                 grads.append(_values.value_to_tensor(value.grad, value._sg_scalar_name, *device).to(t.dtype))
                 return t
             if isinstance(value, dict):
-                return {k: convert(v, direction) for k, v in value.items()}
+                return {k: convert(v, direction, name) for k, v in value.items()}
             if isinstance(value, (list, tuple)):
-                return [convert(v, direction) for v in value]
+                return [convert(v, direction, name) for v in value]
             return value
 
         directions = {p[0]: p[1] for p in params}
-        call_args = [convert(a, params[i][1] if i < len(params) else "in") for i, a in enumerate(args)]
-        call_kwargs = {k: convert(v, directions.get(k, "in")) for k, v in kwargs.items()}
+        call_args = [convert(a, params[i][1] if i < len(params) else "in", params[i][0] if i < len(params) else "?")
+                     for i, a in enumerate(args)]
+        call_kwargs = {k: convert(v, directions.get(k, "in"), k) for k, v in kwargs.items()}
         result_grads = []
-        if dresult is not None:
+        if isinstance(dresult, _tensor.Tensor):
+            # A result Tensor: its grad_in is the gradient of the result (leaves in field order).
+            if dresult.grad_in is None:
+                raise TypeError(f"{fn.name}.bwds(): the result Tensor has no grad_in (the gradient of the result); "
+                                "attach one with .with_grads() or set .grad_in")
+            result_grads.extend(_tensor.leaf_tensors(dresult.grad_in))
+        elif dresult is not None:
             result_grads.append(dresult if isinstance(dresult, torch.Tensor) else _values.value_to_tensor(dresult, None, *device))
         computed = fn._backward(tuple(call_args), call_kwargs, result_grads, list(zip(outputs, grads)))
         if computed is None:
@@ -109,4 +122,41 @@ class BwdsFunction:
         theirs = [(t, g) for key, (t, g) in by_tensor.items() if key not in own]
         if theirs:
             torch.autograd.backward([t for t, _ in theirs], [g for _, g in theirs])
+        # sg.Tensors: the gradient of each accumulates into its grad_out.
+        for value, leaf in tensors:
+            if leaf.grad is not None:
+                with torch.no_grad():
+                    value.grad_out.to_torch().add_(leaf.grad)
         return None
+
+
+def _tensor_arg(fname, value, direction, name, tensors, outputs, grads):
+    """What an sg.Tensor argument of a backward call binds as. With grad_out (an `in` or `inout`
+    parameter) it is a fresh leaf over its storage that requires grad, whose gradient goes to
+    grad_out; an `out` or `inout` parameter reads the gradient of its value after the call from
+    grad_in. Without gradients it is its storage, and gets none."""
+    import torch
+
+    where = f"{fname}.bwds(): parameter '{name}'"
+    if direction == "in" and value.grad_out is None:
+        return value._sg_arg
+    if direction != "in":
+        if value.grad_in is None:
+            raise TypeError(f"{where} is {direction}: its Tensor needs grad_in (the gradient of its value after the "
+                            "call); attach one with .with_grads()")
+        if direction == "inout" and value.grad_out is value.grad_in:
+            raise ValueError(f"{where} is an inout param whose Tensor has one Tensor as grad_in and grad_out; pass "
+                             "separate ones: .with_grads(grad_in=..., grad_out=...)")
+    storage = value.to_torch()
+    if direction == "out":
+        leaf = torch.zeros_like(storage)  # its value is not read: only its gradient
+    else:
+        if not storage.is_floating_point():
+            raise TypeError(f"{where}: a Tensor of {value.dtype.name} has no gradient")
+        leaf = storage.detach().requires_grad_(value.grad_out is not None)
+        if value.grad_out is not None:
+            tensors.append((value, leaf))
+    if direction != "in":
+        outputs.append(leaf)
+        grads.append(value.grad_in.to_torch())
+    return leaf

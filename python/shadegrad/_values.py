@@ -437,6 +437,12 @@ VALUE_KINDS = (
     KindRow("diff_pair", DiffPair, {}),  # recognised to refuse it outside fn.bwds
 )
 
+# sg.Tensor (python/shadegrad/_tensor.py, which uses the value types above): binds as its
+# storage; `wrap` makes a call's result a Tensor.
+from . import _tensor  # noqa: E402
+
+VALUE_KINDS += (KindRow("tensor", _tensor.Tensor, {"wrap": _tensor.wrap_result}),)
+
 
 def register(core) -> None:
     """Registers every row of VALUE_KINDS with the core (`shadegrad._core`)."""

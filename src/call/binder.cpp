@@ -371,8 +371,9 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
                 int call_dim = b.call_rank - pb.call_dims + d;
                 pb.broadcast[size_t(d)] = a.tensor.shape[d] == 1 && shape[call_dim] != 1;
             }
-            // Rank padding or an extent-1 dim makes several threads share an element.
-            shared = pb.call_dims < b.call_rank;
+            // Rank padding (over call extents other than 1) or an extent-1 dim makes several
+            // threads share an element.
+            for (int d = 0; d < b.call_rank - pb.call_dims; ++d) shared |= shape[d] != 1;
         } else {
             // A mapped view spans call dims [0, call_dims): unmapped ones are broadcast.
             for (int d = 0; d < pb.call_dims; ++d) {

@@ -216,7 +216,9 @@ public:
             param(concrete_tensor(p.type, false, p.call_dims) + " " + n, {n, ParamSource::ArgTensor, i, true, false});
             return slice(n, p.call_dims);
         case BindingKind::Elementwise:
-            param(tensor_type("Tensor", p.type, p.call_dims) + " " + n, {n, ParamSource::ArgTensor, i, false, false});
+            // A field of an out / inout dict is read here and written back after the call.
+            param(tensor_type(p.is_output ? "RWTensor" : "Tensor", p.type, p.call_dims) + " " + n,
+                  {n, ParamSource::ArgTensor, i, false, false});
             return load(n, p.call_dims, p.type, "_a_" + p.ident);
         }
         return "";
@@ -329,6 +331,18 @@ private:
 
 bool is_plain(const ParamSlot& s) { return s.value.leaf >= 0; }
 
+/// After the call: each output tensor field under `node` (the local `value` + its access path)
+/// stored back at the call index.
+void store_fields(GlueWriter& w, const Binding& b, const ValueNode& node, const std::string& value, std::string& post) {
+    if (node.leaf >= 0) {
+        const ParamBinding& p = b.params[size_t(node.leaf)];
+        if (p.kind == BindingKind::Elementwise && p.is_output)
+            post += "    " + w.store_value("_p_" + p.ident, p.call_dims, p.type, value, false) + "\n";
+        return;
+    }
+    for (const ValueNode& child : node.children) store_fields(w, b, child, value + child.access, post);
+}
+
 /// What the glue calls: the function, or for a struct method (m.Struct.method) a free function
 /// wrapping it, which bwd_diff can take like any other.
 std::string callee(const Binding& b) {
@@ -353,7 +367,10 @@ std::string method_wrapper(const Binding& b) {
                   GlueWriter::declare(p->type, name);
         if (p != f->this_param) args += (args.empty() ? "" : ", ") + name;
     }
-    std::string target = f->this_param ? "__sg_self." + f->member_name : f->owner->name + "." + f->member_name;
+    // A constructor (`__init`) is called by the struct's name; its `this` is the value it makes.
+    std::string target = f->is_init         ? f->owner->name
+                         : f->this_param    ? "__sg_self." + f->member_name
+                                            : f->owner->name + "." + f->member_name;
     std::string call = target + "(" + args + ")";
     const bool returns = !f->result_type->is_void();
     const char* attribute = !f->is_differentiable                     ? ""
@@ -479,8 +496,15 @@ Glue make_forward_glue(const Binding& b, bool index_64bit) {
             continue;
         }
         if (!is_plain(slot)) {
-            call_args.push_back(
-                convert(slot, w.node_value(slot.value, "_v_" + slot.name, [&](int i) { return w.leaf_value(i); })));
+            std::string value = w.node_value(slot.value, "_v_" + slot.name, [&](int i) { return w.leaf_value(i); });
+            if (slot.dir == lang::ParamDir::In) {
+                call_args.push_back(convert(slot, value));
+                continue;
+            }
+            // An out / inout struct given as a dict (SlangPy's instances, `this` of a
+            // [mutating] method): the function writes the local, each tensor field is stored back.
+            call_args.push_back(value);
+            store_fields(w, b, slot.value, value, post);
             continue;
         }
         const int i = slot.value.leaf;
@@ -522,6 +546,11 @@ Glue make_forward_glue(const Binding& b, bool index_64bit) {
 }
 
 Glue make_backward_glue(const Binding& b, bool index_64bit) {
+    for (const ParamSlot& slot : b.slots)
+        if (!is_plain(slot) && !slot.defaulted && slot.dir != lang::ParamDir::In && slot.differentiable)
+            throw_type_error(b.function + "(): parameter '" + slot.name + "' is an out/inout struct given field by "
+                             "field (a dict or an instance list): its gradients are not supported yet (pass the "
+                             "fields' tensors without requires_grad, or a Tensor of the struct to a tensor parameter)");
     Glue g;
     GlueWriter w(b, index_64bit, g);
     g.entry = "__sg_backward";

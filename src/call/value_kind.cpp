@@ -209,12 +209,17 @@ ValueNode bind_tensor(BindContext& c, const BindRequest& r) {
         elem = layout.shape;
         scalar = layout.scalar;
     } else if (!element_shape(value_type, elem, scalar)) {
-        // As in SlangPy, a struct parameter is vectorized field by field: a dict of tensors.
-        if (value_type->is_struct())
-            throw_type_error(where + " cannot be read from one tensor; pass a dict with a value or tensor per field "
-                             "(as SlangPy does), or declare the parameter as a Tensor / StructuredBuffer of " +
-                             lang::type_name(value_type));
-        throw_type_error(where + " cannot be read from a tensor");
+        // A struct element from one tensor: one trailing dim of its components (a struct Tensor).
+        std::string why;
+        if (value_type->is_struct() && element_layout(c.module->types(), value_type, layout, why)) {
+            elem = layout.shape;
+            scalar = layout.scalar;
+        } else if (value_type->is_struct()) {
+            throw_type_error(where + " cannot be read from one tensor: " + why + "; pass a dict with a value or "
+                             "tensor per field (as SlangPy does)");
+        } else {
+            throw_type_error(where + " cannot be read from a tensor");
+        }
     }
     if (dtype_of(scalar) != ti.dtype)
         throw_type_error(where + " needs " + with_article(dtype_name(dtype_of(scalar))) + " tensor, got " +
@@ -246,6 +251,9 @@ ValueNode bind_tensor(BindContext& c, const BindRequest& r) {
         if (ti.ndim < e || !std::equal(elem.begin(), elem.end(), ti.shape + ti.ndim - e))
             throw_type_error(where + " needs a tensor whose last dims are " + shape_text(elem.data(), e) + ", got " +
                              describe_tensor(a));
+        if (layout.flat && !inner_dims_flat(ti.shape, ti.strides, ti.ndim, e))
+            throw_type_error(where + " reads its components with one stride, but the last dims of " +
+                             describe_tensor(a) + " are not contiguous among themselves (pass .contiguous())");
         pb.kind = BindingKind::Elementwise;
         pb.call_dims = ti.ndim - e;
         pb.is_output = r.dir != lang::ParamDir::In;
@@ -363,7 +371,8 @@ std::string unknown_keys_text(const BindContext& c, const ArgInfo& a, const std:
 ValueNode bind_dict(BindContext& c, const BindRequest& r) {
     const ArgInfo& a = c.args[r.arg];
     const Type* t = r.type;
-    check_composite_dir(c, r, describe_dict(a));
+    // An out / inout struct from a dict: its fields are written back one by one (each must be
+    // a tensor or a ValueRef: the scalars' binding says so).
     if (!t->is_struct()) throw_type_error(r.where(c) + " cannot take " + describe_dict(a) + " (a dict binds to a struct)");
     const std::string struct_name = t->decl->name;
     if (a.struct_name && std::string(a.struct_name, a.struct_name_size) != struct_name)

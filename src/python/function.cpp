@@ -218,7 +218,12 @@ nb::object Function::finish(CallScratch& s) {
     ResultMode mode = mods_.return_mode;
     if (s.result_arg && s.result_index < 0) [[unlikely]]
         mode = result_mode_of(nb::handle(s.result_arg));
+    if (s.result_target) [[unlikely]]
+        mode = ResultMode::SgTensor;
     write_back(b, s);
+    // `_result=` an sg.Tensor: its storage was written (a struct one is filled below).
+    if (s.result_target && s.result_index >= 0) [[unlikely]]
+        return nb::borrow(s.result_target);
     if (s.result_index >= 0 && s.args[size_t(s.result_index)].origin == call::ArgOrigin::NumPy) [[unlikely]] {
         // `_result=` an array: written through a torch view of it (copied for CUDA).
         nb::object array = nb::borrow(s.result_arg);
@@ -232,7 +237,8 @@ nb::object Function::finish(CallScratch& s) {
     nb::object first = out.results.empty() ? nb::borrow(static_cast<PyObject*>(s.args[size_t(s.result_index)].object))
                                            : nb::steal(static_cast<PyObject*>(out.results[0].release()));
     if (mode == ResultMode::Torch || (mode == ResultMode::Auto && n_results == 1 && b.result_leaves[0].keys.empty() &&
-                                      (b.call_rank > 0 || out.autograd || s.any_torch) && !(s.any_numpy && !s.any_torch)))
+                                      (b.call_rank > 0 || out.autograd || s.any_torch) && !(s.any_numpy && !s.any_torch) &&
+                                      !(s.any_sg_tensor && !s.any_torch)))
         [[likely]]
         return first;
     std::vector<nb::object> results;

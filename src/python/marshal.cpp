@@ -7,11 +7,15 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+
+#include <structmember.h>  // PyMemberDef: sg.Tensor's slot offsets
 
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
 #include "call/errors.h"
+#include "lang/types.h"
 
 namespace sg::py {
 
@@ -44,8 +48,9 @@ enum class Helper : uint8_t {
     Store,      ///< (object, tensor): writes what the kernel wrote back into the object
     LeafValue,  ///< (tensor, leaf kind): one result leaf as a Python value
     Assemble,   ///< ([(keys, value)]): the result from its leaves (dicts for structs)
+    Wrap,       ///< (call rank, [(keys, tensor, type name)], target or None): the result as an sg.Tensor
 };
-constexpr const char* kHelperNames[] = {"to_tensor", "store", "leaf_value", "assemble"};
+constexpr const char* kHelperNames[] = {"to_tensor", "store", "leaf_value", "assemble", "wrap"};
 constexpr size_t kHelperCount = std::size(kHelperNames);
 constexpr unsigned helper_bits(std::initializer_list<Helper> hs) {
     unsigned bits = 0;
@@ -77,6 +82,48 @@ struct KindRegistration {
 };
 
 class Describer;
+
+/// sg.Tensor's class (set when its row is registered): objects of exactly this type are told
+/// apart by one compare before torch is asked whether an object is a tensor.
+PyTypeObject* g_sg_tensor_type = nullptr;
+
+/// sg.Tensor's slots (its class declares them in __slots__), read and written by offset on the
+/// call's hot path: the offsets come from the class's member descriptors when it is registered.
+struct SgTensorSlots {
+    Py_ssize_t arg = -1, storage = -1, dtype = -1, device = -1, grad_in = -1, grad_out = -1;
+};
+SgTensorSlots g_sg_slots;
+
+PyObject*& slot_at(PyObject* o, Py_ssize_t offset) {
+    return *reinterpret_cast<PyObject**>(reinterpret_cast<char*>(o) + offset);
+}
+
+Py_ssize_t slot_offset(PyObject* cls, const char* name) {
+    PyObject* d = PyObject_GetAttrString(cls, name);
+    if (!d) throw nb::python_error();
+    nb::object held = nb::steal(d);
+    if (Py_TYPE(d) != &PyMemberDescr_Type)
+        throw nb::type_error(("shadegrad: value kind 'tensor': the class must declare '" + std::string(name) +
+                              "' in __slots__")
+                                 .c_str());
+    return reinterpret_cast<PyMemberDescrObject*>(d)->d_member->offset;
+}
+
+/// An sg.Tensor's DType (its `_dtype` slot); a new reference.
+nb::object sg_tensor_dtype(PyObject* o) {
+    static PyObject* const name = PyUnicode_InternFromString("_dtype");
+    PyObject* d = PyObject_GetAttr(o, name);
+    if (!d) throw nb::python_error();
+    return nb::steal(d);
+}
+
+/// What an sg.Tensor binds as: its `_sg_arg` (the storage tensor); a new reference.
+nb::object sg_tensor_arg(PyObject* o) {
+    static PyObject* const name = PyUnicode_InternFromString("_sg_arg");
+    PyObject* inner = PyObject_GetAttr(o, name);
+    if (!inner) throw nb::python_error();
+    return nb::steal(inner);
+}
 
 /// The device type of a tensor on neither the CPU nor CUDA ("meta", "mps"), for the binder's
 /// message (ArgInfo::type_name); interned for the process, so the pointer stays valid.
@@ -155,6 +202,8 @@ public:
         if (Py_TYPE(o) == grid_type() && nb::inst_ready(o)) return describe_grid(o, i);
         if (PyList_Check(o) || PyTuple_Check(o) || PyDict_Check(o)) [[unlikely]]
             return describe_other(o, i, depth);
+        if (Py_TYPE(o) == g_sg_tensor_type) [[unlikely]]
+            return describe_sg_tensor(o, i, depth);
         if (ops_.is_tensor(o)) [[likely]] {
             a.kind = ArgKind::Tensor;
             ops_.describe(o, a.tensor);
@@ -164,6 +213,24 @@ public:
             return;
         }
         describe_other(o, i, depth);
+    }
+
+    /// An sg.Tensor: described as what it binds as (its storage, or its fields' views), which
+    /// the call keeps alive; the result is then an sg.Tensor, not a torch tensor.
+    void describe_sg_tensor(PyObject* o, size_t i, int depth) {
+        if (depth > kMaxDepth) call::throw_value_error("an argument is nested more than 16 levels deep");
+        // sg.Tensor itself: the slot, borrowed (the Tensor holds it; only its __init__ sets
+        // it). A subclass may define `_sg_arg` otherwise: asked for by name and kept.
+        PyObject* p = Py_TYPE(o) == g_sg_tensor_type ? slot_at(o, g_sg_slots.arg) : nullptr;
+        if (!p) {
+            nb::object inner = sg_tensor_arg(o);
+            p = inner.ptr();
+            s_.keep.push_back(std::move(inner));
+        }
+        const bool torch_before = s_.any_torch;
+        describe(p, i, depth + 1);
+        s_.any_torch = torch_before;
+        s_.any_sg_tensor = true;
     }
 
     /// The node `i` being described.
@@ -186,9 +253,10 @@ public:
     }
 
 private:
-    /// Grids' subclasses, lists, tuples, dicts, then the registered rows in order; anything
-    /// else is a None-kind node naming its type, for the binder's message.
+    /// Grids' subclasses, lists, tuples, dicts, then the registered rows in order, then objects
+    /// with get_this(); anything else is a None-kind node naming its type, for the binder's message.
     NB_NOINLINE void describe_other(PyObject* o, size_t i, int depth);
+    bool describe_this(PyObject* o, size_t i, int depth);
 
     /// sg.grid's class (a Python subclass of it is found by describe_other's isinstance).
     static PyTypeObject* grid_type() {
@@ -332,6 +400,11 @@ void recognise_rand_float(Describer& d, PyObject* o, size_t i, ArgKind kind, con
     a.integer = nb::cast<int64_t>(h.attr("seed"));
 }
 
+/// A subclass of sg.Tensor (the class itself is recognised inline).
+void recognise_sg_tensor(Describer& d, PyObject* o, size_t i, ArgKind, const KindRegistration&) {
+    d.describe_sg_tensor(o, i, 1);
+}
+
 /// diffPair: recognised only to say where it belongs.
 [[noreturn]] void refuse_diff_pair(Describer&, PyObject*, size_t, ArgKind, const KindRegistration&) {
     call::throw_type_error("a diffPair argument is for backward calls: call fn.bwds(...) with it");
@@ -349,6 +422,7 @@ constexpr KindRow kKindRows[] = {
     {"wang_hash", ArgKind::WangHash, 0, recognise_wang_hash},
     {"rand_float", ArgKind::RandFloat, 0, recognise_rand_float},
     {"diff_pair", ArgKind::None, 0, refuse_diff_pair},
+    {"tensor", ArgKind::Tensor, helper_bits({Helper::Wrap}), recognise_sg_tensor},
 };
 constexpr size_t kKindRowCount = std::size(kKindRows);
 KindRegistration g_registered[kKindRowCount];
@@ -361,6 +435,7 @@ consteval size_t kind_row(std::string_view name) {
 }
 constexpr size_t kValueRow = kind_row("value");
 constexpr size_t kNumPyRow = kind_row("numpy");
+constexpr size_t kSgTensorRow = kind_row("tensor");
 
 void Describer::describe_other(PyObject* o, size_t i, int depth) {
     if (depth > kMaxDepth) call::throw_value_error("an argument is nested more than 16 levels deep");
@@ -369,7 +444,31 @@ void Describer::describe_other(PyObject* o, size_t i, int depth) {
     if (PyDict_Check(o)) return describe_dict(o, i, depth);
     for (size_t r = 0; r < kKindRowCount; ++r)
         if (g_registered[r].matches(o)) return kKindRows[r].recognise(*this, o, i, kKindRows[r].kind, g_registered[r]);
+    if (describe_this(o, i, depth)) return;
     s_.args[i].type_name = Py_TYPE(o)->tp_name;
+}
+
+bool Describer::describe_this(PyObject* o, size_t i, int depth) {
+    // SlangPy's protocol for Python objects that stand for a kernel value (instance lists, user
+    // classes): `get_this()` gives the value; when the call writes it, `update_this(value)`.
+    static PyObject* const get_name = PyUnicode_InternFromString("get_this");
+    PyObject* get = PyObject_GetAttr(o, get_name);
+    if (!get) {
+        PyErr_Clear();
+        return false;
+    }
+    nb::object getter = nb::steal(get);
+    PyObject* value = PyObject_CallNoArgs(get);
+    if (!value) throw nb::python_error();
+    nb::object held = nb::steal(value);
+    const int first = int(s_.total);
+    describe(value, i, depth + 1);
+    static PyObject* update = nullptr;
+    if (!update)
+        update = nb::object(nb::module_::import_("shadegrad._instances").attr("update_this")).release().ptr();
+    s_.writebacks.push_back({int(i), o, value, update, first, int(s_.total)});
+    s_.keep.push_back(std::move(held));
+    return true;
 }
 
 /// The names of the Helpers in `bits`: "to_tensor, store", or "none".
@@ -406,6 +505,8 @@ void check_classes(const std::string& name, nb::handle classes) {
 }  // namespace
 
 bool is_ndarray(PyObject* o) { return g_registered[kNumPyRow].matches(o); }
+
+bool is_sg_tensor(PyObject* o) { return g_registered[kSgTensorRow].classes && g_registered[kSgTensorRow].matches(o); }
 
 void register_value_kind(const std::string& name, nb::handle classes, nb::kwargs helpers) {
     size_t row = 0;
@@ -447,6 +548,20 @@ void register_value_kind(const std::string& name, nb::handle classes, nb::kwargs
     }
     for (size_t h = 0; h < kHelperCount; ++h) r.helpers[h] = given[h] ? nb::borrow(given[h]).release().ptr() : nullptr;
     r.registered = true;
+    if (row == kSgTensorRow) {
+        g_sg_tensor_type = nullptr;
+        if (!r.classes || !PyType_Check(r.classes))
+            throw nb::type_error("shadegrad: value kind 'tensor' takes one class (sg.Tensor)");
+        SgTensorSlots slots;
+        slots.arg = slot_offset(r.classes, "_sg_arg");
+        slots.storage = slot_offset(r.classes, "_storage");
+        slots.dtype = slot_offset(r.classes, "_dtype");
+        slots.device = slot_offset(r.classes, "_device");
+        slots.grad_in = slot_offset(r.classes, "grad_in");
+        slots.grad_out = slot_offset(r.classes, "grad_out");
+        g_sg_slots = slots;
+        g_sg_tensor_type = reinterpret_cast<PyTypeObject*>(r.classes);
+    }
 }
 
 nb::dict value_kinds() {
@@ -481,9 +596,27 @@ nb::dict value_kinds() {
 
 void describe_args(TorchOps& ops, nb::args& args, nb::kwargs& kwargs, CallScratch& s, DeviceType device, int device_index) {
     size_t n = args.size() + kwargs.size();
+    PyObject* given_result = nullptr;
     if (n != args.size()) [[unlikely]] {
-        s.result_arg = PyDict_GetItemString(kwargs.ptr(), "_result");
+        s.result_arg = given_result = PyDict_GetItemString(kwargs.ptr(), "_result");
         if (s.result_arg) --n;
+        PyObject* r = s.result_arg;
+        if (r && (Py_TYPE(r) == g_sg_tensor_type ||
+                  (!PyUnicode_Check(r) && !ops.is_tensor(r) && !PyType_Check(r) && is_sg_tensor(r)))) {
+            // `_result=` an sg.Tensor: its storage is written (a struct one is filled from the
+            // result's fields afterwards), and the Tensor is returned.
+            s.result_target = r;
+            const bool exact = Py_TYPE(r) == g_sg_tensor_type;  // its slots, borrowed, as for arguments
+            nb::object inner = exact ? nb::borrow(slot_at(r, g_sg_slots.arg)) : sg_tensor_arg(r);
+            nb::object dtype = exact ? nb::borrow(slot_at(r, g_sg_slots.dtype)) : sg_tensor_dtype(r);
+            static PyObject* const fields = PyUnicode_InternFromString("fields");
+            PyObject* f = PyObject_GetAttr(dtype.ptr(), fields);
+            if (!f) throw nb::python_error();
+            const bool is_struct = f != Py_None;
+            Py_DECREF(f);
+            s.result_arg = is_struct ? nullptr : inner.ptr();
+            if (!exact) s.keep.push_back(std::move(inner));
+        }
     }
     s.total = n;
     if (s.args.size() < n) s.args.resize(n);
@@ -492,7 +625,7 @@ void describe_args(TorchOps& ops, nb::args& args, nb::kwargs& kwargs, CallScratc
     for (nb::handle h : args) d.describe(h.ptr(), i++, 0);
     if (n != args.size() || s.result_arg) [[unlikely]] {
         for (auto [k, v] : kwargs) {
-            if (v.ptr() == s.result_arg && nb::cast<std::string>(k) == "_result") continue;
+            if (v.ptr() == given_result && nb::cast<std::string>(k) == "_result") continue;
             s.keywords.push_back(nb::cast<std::string>(k));
             d.describe(v.ptr(), i++, 0);
         }
@@ -509,7 +642,8 @@ void describe_args(TorchOps& ops, nb::args& args, nb::kwargs& kwargs, CallScratc
 void write_back(const call::Binding& b, CallScratch& s) {
     for (const CallScratch::WriteBack& w : s.writebacks) {
         bool written = false;
-        for (const call::ParamBinding& p : b.params) written |= p.arg == w.arg && p.is_output;
+        for (const call::ParamBinding& p : b.params)
+            written |= (p.arg == w.arg || (p.arg >= w.first && p.arg < w.end)) && p.is_output;
         if (!written) continue;
         call_helper(w.store, nb::handle(w.target), nb::handle(w.tensor));
     }
@@ -518,18 +652,63 @@ void write_back(const call::Binding& b, CallScratch& s) {
 ResultMode result_mode_of(nb::handle h) {
     if (nb::isinstance<nb::str>(h)) {
         std::string m = nb::cast<std::string>(h);
-        if (m == "torch" || m == "tensor") return ResultMode::Torch;
+        if (m == "torch") return ResultMode::Torch;
+        if (m == "tensor") return ResultMode::SgTensor;
         if (m == "numpy") return ResultMode::NumPy;
-        call::throw_type_error("_result= / return_type(): '" + m + "' is not \"torch\" or \"numpy\" (or a tensor, an array, "
-                               "torch.Tensor or numpy.ndarray)");
+        call::throw_type_error("_result= / return_type(): '" + m + "' is not \"torch\", \"tensor\" or \"numpy\" (or a "
+                               "tensor, an array, torch.Tensor, sg.Tensor or numpy.ndarray)");
     }
     static PyObject* torch_tensor = nullptr;  // set under the GIL
     if (!torch_tensor) torch_tensor = nb::object(nb::module_::import_("torch").attr("Tensor")).release().ptr();
     if (h.ptr() == torch_tensor) return ResultMode::Torch;
+    if (g_sg_tensor_type && PyType_Check(h.ptr()) &&
+        PyType_IsSubtype(reinterpret_cast<PyTypeObject*>(h.ptr()), g_sg_tensor_type))
+        return ResultMode::SgTensor;
     if (PyType_Check(h.ptr()) && std::strcmp(reinterpret_cast<PyTypeObject*>(h.ptr())->tp_name, "numpy.ndarray") == 0)
         return ResultMode::NumPy;
     call::throw_type_error("_result= / return_type() cannot take " + call::with_article(Py_TYPE(h.ptr())->tp_name));
 }
+
+namespace {
+
+/// The DType (shadegrad._tensor) of a result leaf's type, made once per type: scalars, vectors
+/// and matrices by their shape (no name is built on a hit), others by name.
+PyObject* sg_dtype_of(const lang::Type* t) {
+    static PyObject* numeric[12][5][5] = {};  // [scalar][rows][cols]: strong references, for the process
+    const bool simple = (t->is_scalar() || t->is_vector() || t->is_matrix()) && !t->enumeration &&
+                        size_t(t->scalar) < 12 && t->rows <= 4 && t->cols <= 4;
+    PyObject** slot = simple ? &numeric[size_t(t->scalar)][t->is_scalar() ? 0 : t->rows][t->cols] : nullptr;
+    if (slot && *slot) [[likely]]
+        return *slot;
+    static auto* cache = new std::unordered_map<std::string, PyObject*>();  // strong references, for the process
+    std::string name = lang::type_name(t);
+    auto it = cache->find(name);
+    if (it != cache->end()) return it->second;
+    nb::object dtype = nb::module_::import_("shadegrad._tensor").attr("dtype_of")(name.c_str(), "_result='tensor'");
+    PyObject* made = cache->emplace(name, dtype.release().ptr()).first->second;
+    if (slot) *slot = made;
+    return made;
+}
+
+/// A new sg.Tensor over a call's result tensor (no __init__: its slots are set here).
+nb::object new_sg_tensor(const nb::object& storage, const lang::Type* t) {
+    PyObject* dtype = sg_dtype_of(t);
+    PyObject* o = g_sg_tensor_type->tp_alloc(g_sg_tensor_type, 0);
+    if (!o) throw nb::python_error();
+    auto set = [o](Py_ssize_t offset, PyObject* v) {
+        Py_INCREF(v);
+        slot_at(o, offset) = v;
+    };
+    set(g_sg_slots.arg, storage.ptr());
+    set(g_sg_slots.storage, storage.ptr());
+    set(g_sg_slots.dtype, dtype);
+    set(g_sg_slots.device, Py_None);
+    set(g_sg_slots.grad_in, Py_None);
+    set(g_sg_slots.grad_out, Py_None);
+    return nb::steal(o);
+}
+
+}  // namespace
 
 nb::object result_to_python(const call::Binding& b, const CallScratch& s, std::vector<nb::object>& results,
                             ResultMode mode, bool autograd) {
@@ -551,7 +730,27 @@ nb::object result_to_python(const call::Binding& b, const CallScratch& s, std::v
             }
             return call_helper(g_registered[kValueRow].helper(Helper::Assemble), leaves);
         }
-        mode = s.any_numpy && !s.any_torch ? ResultMode::NumPy : ResultMode::Torch;
+        mode = s.any_sg_tensor && !s.any_torch ? ResultMode::SgTensor
+               : s.any_numpy && !s.any_torch   ? ResultMode::NumPy
+                                               : ResultMode::Torch;
+    }
+    if (mode == ResultMode::SgTensor) {
+        if (results.size() == 1 && b.result_leaves[0].keys.empty() && !s.result_target && g_sg_tensor_type) [[likely]]
+            return new_sg_tensor(results[0], b.result_leaves[0].type);
+        nb::list leaves;
+        for (size_t k = 0; k < results.size(); ++k) {
+            nb::list keys;
+            for (const std::string& key : b.result_leaves[k].keys) keys.append(nb::str(key.c_str()));
+            leaves.append(nb::make_tuple(keys, results[k], nb::str(lang::type_name(b.result_leaves[k].type).c_str())));
+        }
+        nb::object type_name = b.result_type ? nb::object(nb::str(lang::type_name(b.result_type).c_str())) : nb::none();
+        nb::object target = s.result_target ? nb::borrow(s.result_target) : nb::none();
+        PyObject* wrap = g_registered[kSgTensorRow].helper(Helper::Wrap);
+        if (!wrap) throw std::runtime_error("shadegrad: value kinds were not registered (import shadegrad first)");
+        PyObject* r = PyObject_CallFunctionObjArgs(wrap, type_name.ptr(), nb::int_(b.call_rank).ptr(), leaves.ptr(),
+                                                   target.ptr(), nullptr);
+        if (!r) throw nb::python_error();
+        return nb::steal(r);
     }
     nb::list leaves;
     for (size_t k = 0; k < results.size(); ++k) {

@@ -38,7 +38,7 @@ struct GridArg {
 };
 
 /// How a call's result returns (fn.return_type / `_result=`).
-enum class ResultMode : uint8_t { Auto, Torch, NumPy };
+enum class ResultMode : uint8_t { Auto, Torch, NumPy, SgTensor };
 
 /// One call's described arguments and what the call must do with Python objects afterwards.
 /// Kept per thread and reused: a call of tensors and scalars allocates nothing here.
@@ -50,6 +50,8 @@ struct CallScratch {
     size_t positional = 0;
     bool any_torch = false;             ///< some argument is a torch tensor
     bool any_numpy = false;             ///< some argument is a numpy array
+    bool any_sg_tensor = false;         ///< some argument is a shadegrad Tensor (sg.Tensor)
+    PyObject* result_target = nullptr;  ///< `_result=` an sg.Tensor (borrowed): returned after the call
     PyObject* result_arg = nullptr;     ///< `_result=` (borrowed), nullptr when not given
     int result_index = -1;              ///< a `_result=` tensor or array: its node (after the others)
     /// Objects made for this call: tensors viewing numpy arrays, holding refs' values.
@@ -59,13 +61,14 @@ struct CallScratch {
         PyObject* target;   ///< the ValueRef or numpy array (borrowed: the caller holds it)
         PyObject* tensor;   ///< the tensor the kernel wrote (kept alive in `keep`)
         PyObject* store;    ///< its kind's `store` helper (registrations live for the process)
+        int first = -1, end = -1;  ///< get_this(): the nodes of the value, written when any of them is
     };
     std::vector<WriteBack> writebacks;
     call::CallOutcome outcome;          ///< what call::invoke produced
     void reset() {
         count = total = positional = 0;
-        any_torch = any_numpy = false;
-        result_arg = nullptr;
+        any_torch = any_numpy = any_sg_tensor = false;
+        result_arg = result_target = nullptr;
         result_index = -1;
         keywords.clear();
         if (!keep.empty()) keep.clear();
@@ -101,5 +104,8 @@ ResultMode result_mode_of(nb::handle h);
 
 /// Whether `o` is a numpy array.
 bool is_ndarray(PyObject* o);
+
+/// Whether `o` is a shadegrad Tensor (sg.Tensor or a subclass).
+bool is_sg_tensor(PyObject* o);
 
 }  // namespace sg::py

@@ -271,13 +271,23 @@ NB_MODULE(_core, m) {
         // m.Struct.method: a static method, or an instance method (`this` first, or .bind(this)).
         .def("__getattr__",
              [](const StructInfo& s, const std::string& name) -> nb::object {
-                 if (name.size() > 1 && name[0] == '_' && name[1] == '_') throw nb::attribute_error(name.c_str());
+                 if (name.size() > 1 && name[0] == '_' && name[1] == '_' && name != "__init")
+                     throw nb::attribute_error(name.c_str());
                  nb::object fn = s.module.is_valid() ? nb::cast<Module&>(s.module).find_function(s.name + "." + name)
                                                      : nb::none();
                  if (fn.is_none())
                      throw nb::attribute_error(("struct '" + s.name + "' has no method '" + name + "'").c_str());
                  return fn;
              })
+        // module.Particle(...): the struct's constructors (its `__init` overloads), vectorized
+        // like any call (python/shadegrad/_instances.py).
+        .def("__call__",
+             [](nb::handle self, nb::args args, nb::kwargs kwargs) {
+                 return nb::module_::import_("shadegrad._instances").attr("construct_struct")(self, *args, **kwargs);
+             })
+        .def("as_struct", [](nb::handle self) { return nb::borrow(self); }, nb::sig("def as_struct(self) -> Struct"),
+             "The struct itself (SlangPy's name).")
+        .def_prop_ro("module", [](const StructInfo& s) { return s.module; }, "The Module it belongs to.")
         .def("__repr__", [](const StructInfo& s) {
             std::string r = "<shadegrad struct " + s.name + " {";
             for (size_t k = 0; k < s.fields.size(); ++k)
@@ -352,6 +362,9 @@ NB_MODULE(_core, m) {
                  Module& mod = nb::cast<Module&>(self);
                  if (name.size() > 1 && name[0] == '_' && name[1] == '_') throw nb::attribute_error(name.c_str());
                  if (std::shared_ptr<StructInfo> s = mod.find_struct(name)) return struct_of(self, s);
+                 // module.float3 and the like: the value type (as a Tensor dtype, SlangPy's use).
+                 nb::object value_types = nb::module_::import_("shadegrad._values").attr("VALUE_TYPES");
+                 if (PyObject* vt = PyDict_GetItemString(value_types.ptr(), name.c_str())) return nb::borrow(vt);
                  nb::object fn = mod.function(name);
                  nb::setattr(self, name.c_str(), fn);
                  return fn;

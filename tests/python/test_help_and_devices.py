@@ -55,8 +55,9 @@ def test_help_leads_with_the_public_api(sg):
     first_screen = "\n".join(text.splitlines()[:40])
     for name in ("Module", "Function", "create_device", "create_torch_device", "DeviceType"):
         assert name in first_screen, name
-    # The value types' shared methods are documented once, on ValueType.
-    assert len(text.splitlines()) < 1500, len(text.splitlines())
+    # The value types' shared methods are documented once, on ValueType, and the containers'
+    # once, on Tensor (its kinds show their own names only); Tensor and its kinds take ~250 lines.
+    assert len(text.splitlines()) < 1750, len(text.splitlines())
 
 
 def test_reprs_say_what_an_object_is(sg, cpu_device):

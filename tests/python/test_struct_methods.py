@@ -60,7 +60,9 @@ def test_method_lookup_errors(m):
         m.Particle.advance.bind({})
     with pytest.raises(TypeError, match="bound already"):
         m.Particle.speed.bind({}).bind({})
-    with pytest.raises(TypeError, match=r"Particle.stop\(\): parameter .this. of type Particle is an out/inout parameter: a Python dict of 3 fields cannot be written back"):
+    # An inout struct from a dict is written back field by field: each field that is written
+    # must be a tensor or a ValueRef.
+    with pytest.raises(TypeError, match=r"Particle.stop\(\): parameter 'this.pos' of type float3 is an out/inout parameter: a Python list of 3 items cannot be written back"):
         m.Particle.stop({"pos": [0.0] * 3, "vel": [1.0] * 3, "mass": 1.0})
 
 

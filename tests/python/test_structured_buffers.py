@@ -39,6 +39,7 @@ float sum_all(StructuredBuffer<float> b) {
 float tread_p(int i, Tensor<P, 1> t) { return t[i].a - t[i].b; }
 void tswap_p(int2 ij, RWTensor<P, 2> t) { P p = t[ij.x, ij.y]; t[ij.x, ij.y] = { p.b, p.a }; }
 float plain_p(P p) { return p.a; }
+float plain_mixed(Mixed m) { return m.a; }
 T first<T>(StructuredBuffer<T> b) { return b[0]; }
 vector<float, N> firstv<let N : int>(StructuredBuffer<vector<float, N>> b) { return b[1]; }
 
@@ -205,11 +206,16 @@ def test_non_contiguous_element_dims_are_refused(m):
         m.read_va(idx([0]), b)
 
 
-def test_plain_struct_parameter_from_one_tensor_says_how(m):
-    with pytest.raises(TypeError, match=r"plain_p\(\): parameter 'p' of type P cannot be read from one tensor; pass a dict"):
-        m.plain_p(torch.zeros(4, 2, device=TEST_DEVICE))
+def test_plain_struct_parameter_from_one_tensor(m):
+    # One tensor whose last dim holds the struct's components (as a struct sg.Tensor does).
+    assert m.plain_p(t([[1.0, 9.0], [2.0, 8.0]])).tolist() == [1.0, 2.0]
     # The SlangPy way: a dict with a tensor per field.
     assert m.plain_p({"a": t([1.0, 2.0]), "b": t([0.0, 0.0])}).tolist() == [1.0, 2.0]
+    with pytest.raises(TypeError, match=r"plain_p\(\): parameter 'p' of type P needs a tensor whose last dims are \(2,\)"):
+        m.plain_p(torch.zeros(4, 3, device=TEST_DEVICE))
+    with pytest.raises(TypeError, match=r"parameter 'm' of type Mixed cannot be read from one tensor: struct Mixed mixes "
+                                        r"scalar types.*pass a dict"):
+        m.plain_mixed(torch.zeros(4, 2, device=TEST_DEVICE))
 
 
 # ---------------------------------------------------------------- gradients of struct elements

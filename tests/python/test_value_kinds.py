@@ -7,7 +7,7 @@ import re
 import numpy as np
 import pytest
 
-KIND_NAMES = "value, numpy, value_ref, call_id, thread_id, wang_hash, rand_float, diff_pair"
+KIND_NAMES = "value, numpy, value_ref, call_id, thread_id, wang_hash, rand_float, diff_pair, tensor"
 
 
 def _table(sg):
@@ -118,6 +118,8 @@ SAMPLES = {
     "wang_hash": (lambda sg: sg.wang_hash(3), "cannot take wang_hash()"),
     "rand_float": (lambda sg: sg.rand_float(), "cannot take rand_float()"),
     "diff_pair": (lambda sg: sg.diffPair(1.0, 1.0), "a diffPair argument is for backward calls"),
+    "tensor": (lambda sg: type("MyTensor", (sg.Tensor,), {})(__import__("torch").zeros(2), "float"),
+               "needs a bool tensor, got a float32 tensor of shape (2,)"),
 }
 
 
