@@ -134,7 +134,16 @@ ValueNode bind_grid(BindContext& c, const BindRequest& r) {
     return c.add_leaf(pb);
 }
 
-std::string describe_generator(const ArgInfo& a) { return std::string(arg_kind_name(a.kind)) + "()"; }
+std::string describe_generator(const ArgInfo& a) {
+    return std::string(arg_kind_name(a.kind)) + (a.rows ? "(dim=" + std::to_string(a.rows) + ")" : "()");
+}
+
+/// A generator's required number of components (SlangPy's `dim`; 0: any) decides its binding.
+void key_generator(const ArgInfo& a, std::string& s) { put<uint8_t>(s, a.rows); }
+
+void render_generator(const std::string& s, size_t& pos, std::string& out) {
+    if (uint8_t dim = take<uint8_t>(s, pos)) out += " dim=" + std::to_string(dim);
+}
 
 ValueNode bind_generator(BindContext& c, const BindRequest& r) {
     const ArgInfo& a = c.args[r.arg];
@@ -144,6 +153,14 @@ ValueNode bind_generator(BindContext& c, const BindRequest& r) {
     const Generator& g = *value_kind(a.kind).generator;
     if (!g.binds_to(t))
         throw_type_error(r.where(c) + " cannot take " + describe_generator(a) + " (it binds to " + g.binds_to_text + ")");
+    if (a.rows) {
+        // dim= asks for exactly that many components: a vector (or array) of dim, or a scalar for 1.
+        int n = t->is_scalar() ? 1 : t->is_vector() ? t->rows : int(t->count);
+        if (n != a.rows)
+            throw_type_error(r.where(c) + " cannot take " + describe_generator(a) +
+                             ": it has " + std::to_string(n) + " component" + (n == 1 ? "" : "s") + ", the generator asks for " +
+                             std::to_string(a.rows));
+    }
     ParamBinding pb;
     pb.kind = BindingKind::Generator;
     pb.call_dims = 0;  // follows the call shape; sets no extent
@@ -448,10 +465,10 @@ constexpr ValueKind kRows[] = {
     {ArgKind::Int, "int", no_key, no_render, describe_scalar, bind_scalar},
     {ArgKind::Bool, "bool", no_key, no_render, describe_scalar, bind_scalar},
     {ArgKind::Grid, "grid", key_grid, render_grid, describe_grid, bind_grid},
-    {ArgKind::CallId, "call_id", no_key, no_render, describe_generator, bind_generator, &kCallIdGenerator},
-    {ArgKind::ThreadId, "thread_id", no_key, no_render, describe_generator, bind_generator, &kThreadIdGenerator},
-    {ArgKind::WangHash, "wang_hash", no_key, no_render, describe_generator, bind_generator, &kWangHashGenerator},
-    {ArgKind::RandFloat, "rand_float", no_key, no_render, describe_generator, bind_generator, &kRandFloatGenerator},
+    {ArgKind::CallId, "call_id", key_generator, render_generator, describe_generator, bind_generator, &kCallIdGenerator},
+    {ArgKind::ThreadId, "thread_id", key_generator, render_generator, describe_generator, bind_generator, &kThreadIdGenerator},
+    {ArgKind::WangHash, "wang_hash", key_generator, render_generator, describe_generator, bind_generator, &kWangHashGenerator},
+    {ArgKind::RandFloat, "rand_float", key_generator, render_generator, describe_generator, bind_generator, &kRandFloatGenerator},
     {ArgKind::List, "list", key_composite, render_composite, describe_list, bind_list},
     {ArgKind::Dict, "dict", key_dict, render_dict, describe_dict, bind_dict},
     {ArgKind::Value, "value", key_value, render_value, describe_value, bind_value},
