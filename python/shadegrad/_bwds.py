@@ -16,6 +16,10 @@ from __future__ import annotations
 from . import _values
 
 
+# Tensor parameter types a call writes (a diff_pair for one holds the incoming gradient).
+WRITTEN_TENSORS = ("WDiffTensor", "IWDiffTensor", "RWDiffTensor", "IRWDiffTensor", "DiffTensorView")
+
+
 class BwdsFunction:
     """The backward of a Function: call it as fn.bwds(args..., dresult)."""
 
@@ -44,7 +48,9 @@ class BwdsFunction:
         pairs = []  # (DiffPair, tensor)
         outputs, grads = [], []
 
-        def convert(value, direction):
+        def convert(value, direction, type_name=""):
+            if isinstance(value, _values.DiffPair) and isinstance(value.primal, torch.Tensor):
+                return tensor_pair(value, direction, type_name)
             if isinstance(value, _values.DiffPair):
                 if direction == "out":
                     if value.grad is None:
@@ -80,9 +86,26 @@ class BwdsFunction:
                 return [convert(v, direction) for v in value]
             return value
 
+        def tensor_pair(value, direction, type_name):
+            # diff_pair(primal, grad) of torch tensors: a written parameter's grad is its incoming
+            # gradient; a read one's gradient is added into grad (when grad is a tensor).
+            written = direction == "out" or any(type_name.startswith(k) for k in WRITTEN_TENSORS)
+            if written:
+                if not isinstance(value.grad, torch.Tensor):
+                    raise TypeError(f"{fn.name}.bwds(): a diff_pair for a parameter the function writes needs its "
+                                    "incoming gradient as a tensor (diff_pair(output, output_grad))")
+                t = value.primal.detach().clone()  # its values are not read: only its gradient
+                outputs.append(t)
+                grads.append(value.grad)
+                return t
+            t = value.primal.detach().requires_grad_(value.needs_grad and value.primal.is_floating_point())
+            pairs.append((value, t))
+            return t
+
         directions = {p[0]: p[1] for p in params}
-        call_args = [convert(a, params[i][1] if i < len(params) else "in") for i, a in enumerate(args)]
-        call_kwargs = {k: convert(v, directions.get(k, "in")) for k, v in kwargs.items()}
+        types = {p[0]: p[2] for p in params}
+        call_args = [convert(a, *(params[i][1:3] if i < len(params) else ("in", ""))) for i, a in enumerate(args)]
+        call_kwargs = {k: convert(v, directions.get(k, "in"), types.get(k, "")) for k, v in kwargs.items()}
         result_grads = []
         if dresult is not None:
             result_grads.append(dresult if isinstance(dresult, torch.Tensor) else _values.value_to_tensor(dresult, None, *device))
@@ -103,6 +126,10 @@ class BwdsFunction:
             if t is None:
                 continue
             g = by_tensor.get(id(t))
+            if isinstance(pair.primal, torch.Tensor) and isinstance(pair.grad, torch.Tensor):
+                if g is not None:  # diff_pair(x, x_grad): accumulated into the caller's buffer
+                    pair.grad.add_(g[1].reshape(pair.grad.shape).to(pair.grad.dtype))
+                continue
             pair.grad = _values.tensor_to_value(g[1] if g is not None else torch.zeros_like(t), pair.primal)
         # The caller's own tensors that require grad: their gradients flow as autograd's would
         # (accumulated into a leaf's .grad, through a non-leaf's history).

@@ -346,6 +346,19 @@ def diffPair(p=None, d=None, needs_grad: bool = True) -> DiffPair:
     return DiffPair(p, d, needs_grad)
 
 
+def diff_pair(primal, grad) -> DiffPair:
+    """SlangPy's pair of torch tensors for a backward call (fn.bwds): `primal` the values, `grad`
+    their gradient buffer.
+
+    For a parameter the function reads, the gradient computed for `primal` is added into `grad`
+    in place; for one it writes (an `out` parameter, a writable differentiable tensor such as
+    `WDiffTensor`), `grad` is the incoming gradient of the written values.
+
+    Example: ``m.sq.bwds(sg.diff_pair(x, x_grad), dy)`` adds 2 * x * dy into ``x_grad``.
+    """
+    return DiffPair(primal, grad, True)
+
+
 def floatDiffPair(p: float = 0.0, d: float = 1.0, needs_grad: bool = True) -> DiffPair:
     """A float DiffPair (see diffPair); the derivative defaults to 1."""
     return DiffPair(float(p), float(d), needs_grad, "float")

@@ -377,11 +377,48 @@ std::string unknown_keys_text(const BindContext& c, const ArgInfo& a, const std:
            " does not have (its fields: " + names + ")";
 }
 
+/// A dict for a vector parameter (SlangPy's `{"x": 1, "y": 2}`): each component once, by name;
+/// `_type`, when given, names the parameter's vector type.
+ValueNode bind_dict_vector(BindContext& c, const BindRequest& r) {
+    const ArgInfo& a = c.args[r.arg];
+    const Type* t = r.type;
+    const std::string type_name = lang::type_name(t);
+    if (a.struct_name && std::string(a.struct_name, a.struct_name_size) != type_name)
+        throw_type_error(r.where(c) + " got a dict with _type '" + std::string(a.struct_name, a.struct_name_size) + "'");
+    ValueNode node;
+    node.type = t;
+    std::vector<bool> used(size_t(a.child_count), false);
+    for (int k = 0; k < t->rows; ++k) {
+        const char* name = kComponents[k] + 1;
+        int found = -1;
+        for (int i = 0; i < a.child_count; ++i) {
+            const ArgInfo& child = c.args[a.first_child + i];
+            if (child.name_size == 1 && child.name[0] == name[0]) found = i;
+        }
+        if (found < 0)
+            throw_type_error(r.where(c) + " got a dict without component '" + name + "' (a dict for " + type_name +
+                             " has the keys " + std::string("x, y, z, w").substr(0, size_t(3 * t->rows - 2)) + ", one each)");
+        used[size_t(found)] = true;
+        node.children.push_back(c.bind_child(a.first_child + found, scalar_type(c, t->scalar), kComponents[k],
+                                             r.name + kComponents[k], r.differentiable));
+    }
+    for (int i = 0; i < a.child_count; ++i)
+        if (!used[size_t(i)]) {
+            const ArgInfo& child = c.args[a.first_child + i];
+            throw_type_error(r.where(c) + " got a dict with key '" + std::string(child.name, child.name_size) + "', which " +
+                             type_name + " does not have (its components: " +
+                             std::string("x, y, z, w").substr(0, size_t(3 * t->rows - 2)) + ")");
+        }
+    return node;
+}
+
 ValueNode bind_dict(BindContext& c, const BindRequest& r) {
     const ArgInfo& a = c.args[r.arg];
     const Type* t = r.type;
     check_composite_dir(c, r, describe_dict(a));
-    if (!t->is_struct()) throw_type_error(r.where(c) + " cannot take " + describe_dict(a) + " (a dict binds to a struct)");
+    if (t->is_vector()) return bind_dict_vector(c, r);
+    if (!t->is_struct())
+        throw_type_error(r.where(c) + " cannot take " + describe_dict(a) + " (a dict binds to a struct or a vector)");
     const std::string struct_name = t->decl->name;
     if (a.struct_name && std::string(a.struct_name, a.struct_name_size) != struct_name)
         throw_type_error(r.where(c) + " got a dict with _type '" + std::string(a.struct_name, a.struct_name_size) + "'");

@@ -18,6 +18,7 @@
 #include "python/device_check.h"
 #include "python/docstrings.h"
 #include "python/function.h"
+#include "python/module_files.h"
 #include "python/torch_ops.h"
 #include "runtime/cpu_module.h"
 #include "runtime/cuda_driver.h"
@@ -159,7 +160,8 @@ NB_MODULE(_core, m) {
 
     nb::enum_<DeviceType>(m, "DeviceType", doc::kDeviceType)
         .value("cpu", DeviceType::CPU, "The CPU: generated C++ compiled by the host compiler.")
-        .value("cuda", DeviceType::CUDA, "An NVIDIA GPU: generated CUDA compiled by NVRTC.");
+        .value("cuda", DeviceType::CUDA, "An NVIDIA GPU: generated CUDA compiled by NVRTC.")
+        .value("automatic", kAutomaticDevice, "CUDA when a usable GPU is there, else the CPU (chosen by create_device).");
 
     nb::class_<Device>(m, "Device", doc::kDevice)
         .def(nb::init<>())
@@ -183,6 +185,7 @@ NB_MODULE(_core, m) {
         "create_device",
         [](DeviceType type, int index, std::vector<std::string> include_paths, const std::string& caller,
            bool check) {
+            if (type == kAutomaticDevice) type = automatic_device_type(index);
             if (type == DeviceType::CUDA && check) {
                 const std::string problems = cuda_device_problems(caller, index);
                 if (!problems.empty()) throw std::runtime_error(problems);
@@ -332,7 +335,8 @@ NB_MODULE(_core, m) {
             nb::arg("link") = nb::none(), nb::sig(doc::kLoadFromSourceSig), doc::kLoadFromSource)
         .def_static(
             "load_from_file",
-            [module_options, linked_exports](Device device, const std::string& path, nb::handle options, nb::handle link) {
+            [module_options, linked_exports](Device device, const std::string& name, nb::handle options, nb::handle link) {
+                const std::string path = find_module_file(name, device.include_paths);  // SlangPy's search
                 std::FILE* f = std::fopen(path.c_str(), "rb");
                 if (!f) throw nb::value_error(("cannot read kernel file '" + path + "'").c_str());
                 std::string text;
