@@ -294,7 +294,7 @@ void invoke_backward(Host& host, FunctionState& fn, const Modifiers& mods, const
     out.differentiated = false;
     std::shared_ptr<CallPlan> plan = plan_for(host, fn, mods, a, /*grad_mode=*/true);  // kept: host calls follow
     const Binding& b = plan->binding();
-    if (!b.autograd) return;  // no argument requires grad
+    if (!b.autograd || plan->grad_mask() == 0) return;  // no differentiable argument requires grad
     out.differentiated = true;
     int64_t call_shape[16];
     compute_call_shape(b, a.args, call_shape);
@@ -401,7 +401,7 @@ std::string debug_code(Host& host, FunctionState& fn, const Modifiers& mods, con
     auto body = [](const codegen::GeneratedKernel& k) { return k.source.substr(k.body_begin); };
     out += "// ---- forward kernel (" + plan->forward().generated.entry + ", device prelude omitted)\n" +
            body(plan->forward().generated);
-    if (plan->binding().autograd) {
+    if (plan->binding().autograd && plan->grad_mask() != 0) {
         const CallPlan::Backward& bw = plan->backward(plan->grad_mask());
         out += "// ---- backward glue (kernel language)\n" + bw.glue.source;
         out += "// ---- backward kernel (" + bw.kernel.generated.entry + ", device prelude omitted)\n" +

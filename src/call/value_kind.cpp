@@ -125,8 +125,10 @@ ValueNode bind_grid(BindContext& c, const BindRequest& r) {
     int rank = a.tensor.ndim;
     if (r.dir != lang::ParamDir::In) throw_type_error(r.where(c) + " is an out/inout parameter and cannot take " + describe_grid(a));
     if (index_components(r.type) != rank)
-        throw_type_error(r.where(c) + " cannot take " + describe_grid(a) + ": a grid of rank " + std::to_string(rank) +
-                         " binds to int" + (rank > 1 ? std::to_string(rank) : "") + " or int[" + std::to_string(rank) + "]");
+        throw_value_error(r.where(c) + " cannot take " + describe_grid(a) + ": a grid of rank " + std::to_string(rank) +
+                          " binds to int" + (rank > 1 ? std::to_string(rank) : "") + " or int[" + std::to_string(rank) +
+                          "] (Could not find suitable conversion from a grid of rank " + std::to_string(rank) + " to " +
+                          lang::type_name(r.type) + ")");
     ParamBinding pb;
     pb.kind = BindingKind::Grid;
     pb.call_dims = rank;

@@ -478,7 +478,7 @@ nb::object Module::function(const std::string& name) {
     if (fn.is_none()) {
         std::string known;
         for (const std::string& n : module_->function_names()) known += (known.empty() ? "" : ", ") + n;
-        throw nb::attribute_error(("module '" + module_->name() + "' has no function '" + name + "' (it has: " + known + ")").c_str());
+        throw nb::attribute_error(("module '" + module_->name() + "' has no function or type named '" + name + "' (it has: " + known + ")").c_str());
     }
     return fn;
 }

@@ -276,7 +276,7 @@ NB_MODULE(_core, m) {
                  nb::object fn = s.module.is_valid() ? nb::cast<Module&>(s.module).find_function(s.name + "." + name)
                                                      : nb::none();
                  if (fn.is_none())
-                     throw nb::attribute_error(("struct '" + s.name + "' has no method '" + name + "'").c_str());
+                     throw nb::attribute_error(("struct '" + s.name + "' has no method or sub-type named '" + name + "'").c_str());
                  return fn;
              })
         .def("__repr__", [](const StructInfo& s) {

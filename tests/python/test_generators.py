@@ -120,5 +120,5 @@ def test_generators_check_the_parameter_type(sg, m):
         m.h1(sg.rand_float(), _result=torch.zeros(2, dtype=torch.uint32, device=TEST_DEVICE))
     with pytest.raises(TypeError, match=r"r1\(\): parameter 'r' of type float cannot take call_id\(\)"):
         m.r1(sg.call_id(), _result=torch.zeros(2, device=TEST_DEVICE))
-    with pytest.raises(TypeError, match=r"a grid of rank 2 binds to int2 or int\[2\]"):
+    with pytest.raises(ValueError, match=r"a grid of rank 2 binds to int2 or int\[2\]"):
         m.v3(sg.grid((2, 2)))
