@@ -401,6 +401,8 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
     }
     for (ParamBinding& pb : b.params)
         if (pb.kind == BindingKind::WholeTensor) pb.grad_strategy = grad_strategy(pb);
+    b.writes_tensors = b.result_arg >= 0;
+    for (const ParamBinding& pb : b.params) b.writes_tensors |= pb.is_output && pb.arg_kind == ArgKind::Tensor;
     b.deterministic = modifiers.deterministic;
     b.fast_math = modifiers.fast_math;
     if (grad_mode && !b.autograd && fn->is_differentiable && !lang::differentiates_forward_only(*fn))
