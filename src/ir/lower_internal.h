@@ -89,6 +89,9 @@ public:
     void store_shared(Value* view, std::vector<Value*> index, const Type* t, Value* v);
     /// A CoopId, Barrier, Interlocked, ViewSize, ViewStride or ViewDims call.
     Value* lower_coop_call(Expr* e);
+    /// `t.sample(uv)` (lower_sample.cpp): SlangPy's bilinear read, built of loads and arithmetic
+    /// (so that reverse mode differentiates it like any other code).
+    Value* lower_tensor_sample(Expr* e);
 
     Lowering& owner_;
     lang::FunctionDecl* decl_;
