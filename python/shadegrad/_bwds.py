@@ -38,6 +38,14 @@ class BwdsFunction:
         args = list(args)
         dresult = None
         if fn.returns_value:
+            if "_result" in kwargs:
+                # SlangPy's form: the result container, whose .grad holds the result's gradient.
+                result = kwargs.pop("_result")
+                dresult = getattr(result, "grad", None)
+                if dresult is not None and not isinstance(dresult, torch.Tensor) and hasattr(dresult, "to_torch"):
+                    dresult = dresult.to_torch()
+                if dresult is None:
+                    raise TypeError(f"{fn.name}.bwds(): _result= must hold the result's gradient in .grad")
             if "_result_grad" in kwargs:
                 dresult = kwargs.pop("_result_grad")
             elif args and len(args) > len([p for p in params if p[0] not in kwargs and p[0] not in defaults]):

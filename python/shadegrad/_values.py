@@ -76,6 +76,11 @@ class ValueType(metaclass=_ValueTypeMeta):
             raise ValueError(f"{type(self).__name__} takes {n} components, got {len(flat)}")
         self._data = [_coerce(self._sg_scalar_name, v) for v in flat]
 
+    @property
+    def shape(self) -> tuple:
+        """(N,) for a vector, (R, C) for a matrix (SlangPy's value types have it too)."""
+        return (self._sg_rows, self._sg_cols) if self._sg_cols else (self._sg_rows,)
+
     # -- components
     def __len__(self):
         return self._sg_rows
