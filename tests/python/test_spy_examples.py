@@ -4,9 +4,9 @@
 # same calls, and their results checked (the examples only print them). `import shadegrad as spy`
 # is the only change, and the device type where the example names one.
 #
-# What differs, and why: broadcasting's module also declares a texture-sampling function, which
-# shadegrad cannot load yet (textures are tier 3), so its source here leaves that function and the
-# two texture calls out, and its float3-into-float call raises (not vectorized yet); autodiff's x and result are spy.Tensor in SlangPy, torch tensors here
+# What differs, and why: broadcasting's module, loaded unchanged, also declares a texture-sampling
+# function, which shadegrad sets aside (textures are tier 3): its two texture calls are left out,
+# and its float3-into-float call raises (not vectorized yet); autodiff's x and result are spy.Tensor in SlangPy, torch tensors here
 # (spy.Tensor is another change); return_type's texture result is left out.
 import numpy as np
 import pytest
@@ -31,6 +31,11 @@ float add_floats(float a, float b)
 float3 add_vectors(float3 a, float3 b)
 {
     return a + b;
+}
+
+float4 sample_texture_at_uv(float2 uv, SamplerState sampler, Texture2D<float4> texture)
+{
+    return texture.SampleLevel(sampler, uv, 0);
 }
 """
 
@@ -182,6 +187,10 @@ def test_broadcasting(example):
     res = module.add_vectors(a, b, _result="numpy")
     assert res.shape == (5, 3)
     np.testing.assert_array_equal(res, a + b)
+    # The texture function was set aside at load: using it says why.
+    with pytest.raises(TypeError, match=r"sample_texture_at_uv\(\) cannot be used: its parameter 'sampler' has type "
+                                        r"SamplerState"):
+        module.sample_texture_at_uv
 
 
 def test_mapping(example):
