@@ -63,6 +63,7 @@ from ._values import (
     ValueType,
     WangHashArg,
     diffPair,
+    diff_pair,
     floatDiffPair,
     floatRef,
     intRef,
@@ -75,6 +76,7 @@ __all__ = [
     "ValueType",
     "call_id",
     "diffPair",
+    "diff_pair",
     "floatDiffPair",
     "floatRef",
     "intRef",
@@ -171,21 +173,24 @@ def create_torch_device(type: DeviceType = DeviceType.cpu, index: int = 0, inclu
     return _device("create_torch_device", type, index, include_paths, options)
 
 
-def grid(shape, stride=None, offset=None) -> GridArg:
-    """The call index as an argument: binds to int/int2/int3/... or int[N] parameters.
+def grid(shape, offset=None, stride=None) -> GridArg:
+    """The call index as an argument: binds to int/int2/int3/... or int[N] parameters (SlangPy's
+    grid, with its argument order).
 
     Args:
-        shape: the call shape the grid defines (an int or a tuple of 1 to 8 extents; the last
-            dimension is the fastest).
-        stride, offset: per dimension (or one int for all): a parameter gets
+        shape: the call shape the grid defines: a tuple of 1 to 8 extents (the last dimension is
+            the fastest); an extent of -1 is taken from the other arguments (a tensor, _result=).
+            A plain int N, as in SlangPy, is N dimensions all -1.
+        offset, stride: per dimension (or one int for all): a parameter gets
             `offset + index * stride` (a vector's .x is the last dimension).
 
-    Raises: ValueError for a negative extent or a stride/offset of another rank.
+    Raises: ValueError for an extent below -1 or an offset/stride of another rank.
 
-    Example: ``m.mul2(sg.grid((64, 64)), a, b)`` calls mul2 once per pixel with pix = (x, y).
+    Example: ``m.mul2(sg.grid((64, 64)), a, b)`` calls mul2 once per pixel with pix = (x, y);
+    ``m.f(sg.grid((-1, -1), stride=(4, 4)), _result=out)`` takes the shape from ``out``.
     """
     if isinstance(shape, int):
-        shape = (shape,)
+        shape = (-1,) * shape
     shape = tuple(shape)
     if not 1 <= len(shape) <= 8:
         raise ValueError(f"grid: shape must have 1 to 8 dimensions, got {len(shape)}")
@@ -193,8 +198,9 @@ def grid(shape, stride=None, offset=None) -> GridArg:
     if not compiling:
         shape = tuple(int(s) for s in shape)
         for d, extent in enumerate(shape):
-            if extent < 0:
-                raise ValueError(f"grid: extent {extent} of dimension {d} is negative")
+            if extent < -1:
+                raise ValueError(f"grid: extent {extent} of dimension {d} is negative (-1 takes it from the "
+                                 "other arguments)")
 
     def per_dim(name, v):
         if v is None:
@@ -216,24 +222,50 @@ def grid(shape, stride=None, offset=None) -> GridArg:
     return g
 
 
-def call_id() -> CallIdArg:
-    """The thread's index in the call shape: binds to int, intN (x = the last dimension) or int[N]."""
-    return CallIdArg()
+def call_id(dims: int = -1) -> CallIdArg:
+    """The thread's index in the call shape: binds to int, intN (x = the last dimension) or int[N].
+
+    `dims` (SlangPy's argument): the number of components the parameter must have (-1: any). A
+    tuple, as in SlangPy, is a shape: ``call_id((4, 4))`` is ``grid((4, 4))``.
+    """
+    if isinstance(dims, tuple):
+        return grid(dims)
+    return CallIdArg(dims)
 
 
-def thread_id() -> ThreadIdArg:
-    """The thread's linear index in the call: binds to int / intN ((index, 0, ...))."""
-    return ThreadIdArg()
+def thread_id(dims: int = -1) -> ThreadIdArg:
+    """The thread's linear index in the call: binds to int / intN ((index, 0, ...)); `dims` as
+    for call_id."""
+    return ThreadIdArg(dims)
 
 
-def wang_hash(seed: int = 0) -> WangHashArg:
-    """A per-thread 32-bit hash of the thread index and `seed`: binds to uint, uintN or uint[N]."""
-    return WangHashArg(seed)
+def wang_hash(dim: int = -1, seed: int = _values.DEFAULT_SEED, warmup: int = 0, hash_seed: bool = True) -> WangHashArg:
+    """Per-thread 32-bit hashes, SlangPy's generator with its numbers: binds to uint, uintN, int,
+    intN (the hash's bits) or their arrays.
+
+    Args:
+        dim: the number of components the parameter must have (-1: any).
+        seed: mixed into every thread's hash (SlangPy's default 2640457667).
+        warmup: extra rounds of hashing of the thread index before the seed is mixed in.
+        hash_seed: hash the seed once on the host first (so that consecutive seeds decorrelate).
+
+    Each thread starts from its linear index (times the number of components of a vector),
+    hashes it `warmup` times, xors the seed in, then hashes once per component, each from the
+    previous one.
+    """
+    return WangHashArg(dim, seed, warmup, hash_seed)
 
 
-def rand_float(min: float = 0.0, max: float = 1.0, seed: int = 0) -> RandFloatArg:
-    """A per-thread uniform float in [min, max) from `seed`: binds to float, floatN or float[N]."""
-    return RandFloatArg(min, max, seed)
+def rand_float(min: float = 0.0, max: float = 1.0, dim: int = -1, seed: int = _values.DEFAULT_SEED,
+               warmup: int = 0, hash_seed: bool = True) -> RandFloatArg:
+    """A per-thread uniform float in [min, max), SlangPy's generator with its numbers: binds to
+    float, floatN or float[N]. `min + (max - min) * (h & 0x7FFFFF) / 2^23` of wang_hash's hashes
+    (the same arguments as wang_hash).
+
+    The third positional argument is `dim`, as in SlangPy (earlier shadegrad took the seed
+    there): ``rand_float(0, 1, 42)`` raises a ValueError saying to pass ``seed=42``.
+    """
+    return RandFloatArg(min, max, dim, seed, warmup, hash_seed)
 
 
 # Value types: sg.float3(1, 2, 3), sg.int2(...), sg.float4x4(...), ...

@@ -16,6 +16,10 @@ from __future__ import annotations
 from . import _tensor, _values
 
 
+# Tensor parameter types a call writes (a diff_pair for one holds the incoming gradient).
+WRITTEN_TENSORS = ("WDiffTensor", "IWDiffTensor", "RWDiffTensor", "IRWDiffTensor", "DiffTensorView")
+
+
 class BwdsFunction:
     """The backward of a Function: call it as fn.bwds(args..., dresult)."""
 
@@ -36,6 +40,14 @@ class BwdsFunction:
         if fn.returns_value:
             if isinstance(kwargs.get("_result"), _tensor.Tensor):
                 kwargs["_result_grad"] = kwargs.pop("_result")  # SlangPy's form: the result Tensor, with grads
+            elif "_result" in kwargs:
+                # Another result container, whose .grad holds the result's gradient.
+                result = kwargs.pop("_result")
+                dresult = getattr(result, "grad", None)
+                if dresult is not None and not isinstance(dresult, torch.Tensor) and hasattr(dresult, "to_torch"):
+                    dresult = dresult.to_torch()
+                if dresult is None:
+                    raise TypeError(f"{fn.name}.bwds(): _result= must hold the result's gradient in .grad")
             if "_result_grad" in kwargs:
                 dresult = kwargs.pop("_result_grad")
             elif args and len(args) > len([p for p in params if p[0] not in kwargs and p[0] not in defaults]):
@@ -48,9 +60,11 @@ class BwdsFunction:
 
         tensors = []  # (sg.Tensor, the leaf tensor whose .grad goes to its grad_out)
 
-        def convert(value, direction, name):
+        def convert(value, direction, name, type_name=""):
             if isinstance(value, _tensor.Tensor):
                 return _tensor_arg(fn.name, value, direction, name, tensors, outputs, grads)
+            if isinstance(value, _values.DiffPair) and isinstance(value.primal, torch.Tensor):
+                return tensor_pair(value, direction, type_name)
             if isinstance(value, _values.DiffPair):
                 if direction == "out":
                     if value.grad is None:
@@ -81,15 +95,32 @@ class BwdsFunction:
                 grads.append(_values.value_to_tensor(value.grad, value._sg_scalar_name, *device).to(t.dtype))
                 return t
             if isinstance(value, dict):
-                return {k: convert(v, direction, name) for k, v in value.items()}
+                return {k: convert(v, direction, name, type_name) for k, v in value.items()}
             if isinstance(value, (list, tuple)):
-                return [convert(v, direction, name) for v in value]
+                return [convert(v, direction, name, type_name) for v in value]
             return value
 
+        def tensor_pair(value, direction, type_name):
+            # diff_pair(primal, grad) of torch tensors: a written parameter's grad is its incoming
+            # gradient; a read one's gradient is added into grad (when grad is a tensor).
+            written = direction == "out" or any(type_name.startswith(k) for k in WRITTEN_TENSORS)
+            if written:
+                if not isinstance(value.grad, torch.Tensor):
+                    raise TypeError(f"{fn.name}.bwds(): a diff_pair for a parameter the function writes needs its "
+                                    "incoming gradient as a tensor (diff_pair(output, output_grad))")
+                t = value.primal.detach().clone()  # its values are not read: only its gradient
+                outputs.append(t)
+                grads.append(value.grad)
+                return t
+            t = value.primal.detach().requires_grad_(value.needs_grad and value.primal.is_floating_point())
+            pairs.append((value, t))
+            return t
+
         directions = {p[0]: p[1] for p in params}
-        call_args = [convert(a, params[i][1] if i < len(params) else "in", params[i][0] if i < len(params) else "?")
+        types = {p[0]: p[2] for p in params}
+        call_args = [convert(a, *((params[i][1], params[i][0], params[i][2]) if i < len(params) else ("in", "?", "")))
                      for i, a in enumerate(args)]
-        call_kwargs = {k: convert(v, directions.get(k, "in"), k) for k, v in kwargs.items()}
+        call_kwargs = {k: convert(v, directions.get(k, "in"), k, types.get(k, "")) for k, v in kwargs.items()}
         result_grads = []
         if isinstance(dresult, _tensor.Tensor):
             # A result Tensor: its grad_in is the gradient of the result (leaves in field order).
@@ -116,6 +147,10 @@ class BwdsFunction:
             if t is None:
                 continue
             g = by_tensor.get(id(t))
+            if isinstance(pair.primal, torch.Tensor) and isinstance(pair.grad, torch.Tensor):
+                if g is not None:  # diff_pair(x, x_grad): accumulated into the caller's buffer
+                    pair.grad.add_(g[1].reshape(pair.grad.shape).to(pair.grad.dtype))
+                continue
             pair.grad = _values.tensor_to_value(g[1] if g is not None else torch.zeros_like(t), pair.primal)
         # The caller's own tensors that require grad: their gradients flow as autograd's would
         # (accumulated into a leaf's .grad, through a non-leaf's history).

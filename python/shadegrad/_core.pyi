@@ -41,6 +41,7 @@ class CompileError(Exception):
 class DeviceType(enum.Enum):
     cpu = 0
     cuda = 1
+    automatic = -1
 
 class Device:
     def __init__(self) -> None: ...

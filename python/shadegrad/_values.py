@@ -76,6 +76,11 @@ class ValueType(metaclass=_ValueTypeMeta):
             raise ValueError(f"{type(self).__name__} takes {n} components, got {len(flat)}")
         self._data = [_coerce(self._sg_scalar_name, v) for v in flat]
 
+    @property
+    def shape(self) -> tuple:
+        """(N,) for a vector, (R, C) for a matrix (SlangPy's value types have it too)."""
+        return (self._sg_rows, self._sg_cols) if self._sg_cols else (self._sg_rows,)
+
     # -- components
     def __len__(self):
         return self._sg_rows
@@ -186,40 +191,103 @@ def value_type(scalar_code: int, rows: int, cols: int):
 # ---------------------------------------------------------------- generators
 
 
+def _dims(name: str, value) -> int:
+    """A generator's number of components: -1 (any, the parameter decides) or 1 to 4."""
+    if isinstance(value, bool) or not isinstance(value, int) or not (value == -1 or 1 <= value <= 4):
+        raise ValueError(
+            f"{name}: expected -1 (any) or a number of components from 1 to 4, got {value!r}"
+            + (" (rand_float's third argument is `dim`, as in SlangPy: pass the seed as seed=...)"
+               if name == "rand_float: dim" else ""))
+    return value
+
+
+def _seed(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{name}: the seed must be an int, got {type(value).__name__}")
+    return int(value) & 0xFFFFFFFF
+
+
+def _warmup(name: str, value) -> int:
+    value = int(value)
+    if value < 0:
+        raise ValueError(f"{name}: warmup must be 0 or more rounds, got {value}")
+    return value
+
+
+def wang_hash_int(seed: int) -> int:
+    """Wang's 32-bit integer hash of `seed` (what hash_seed=True does to a generator's seed)."""
+    seed &= 0xFFFFFFFF
+    seed = (seed ^ 61) ^ (seed >> 16)
+    seed = (seed * 9) & 0xFFFFFFFF
+    seed ^= seed >> 4
+    seed = (seed * 0x27D4EB2D) & 0xFFFFFFFF
+    return seed ^ (seed >> 15)
+
+
+# SlangPy's default seed of wang_hash and rand_float.
+DEFAULT_SEED = 2640457667
+
+
 class CallIdArg:
-    """sg.call_id(): the thread's index in the call shape (vectors: .x is the fastest dimension)."""
+    """sg.call_id(dims): the thread's index in the call shape (vectors: .x is the fastest dimension)."""
+
+    def __init__(self, dims: int = -1):
+        self.dims = _dims("call_id: dims", dims)
 
     def __repr__(self):
-        return "call_id()"
+        return "call_id()" if self.dims == -1 else f"call_id(dims={self.dims})"
 
 
 class ThreadIdArg:
-    """sg.thread_id(): the thread's linear index in the call (vectors: (index, 0, 0))."""
+    """sg.thread_id(dims): the thread's linear index in the call (vectors: (index, 0, 0))."""
+
+    def __init__(self, dims: int = -1):
+        self.dims = _dims("thread_id: dims", dims)
 
     def __repr__(self):
-        return "thread_id()"
+        return "thread_id()" if self.dims == -1 else f"thread_id(dims={self.dims})"
 
 
 class WangHashArg:
-    """sg.wang_hash(seed): a per-thread 32-bit hash of the thread index and the seed."""
+    """sg.wang_hash(dim, seed, warmup, hash_seed): per-thread 32-bit hashes of the thread index
+    (SlangPy's generator, with its numbers). `kernel_seed` is the seed the kernel receives: the
+    seed hashed once on the host when hash_seed is true."""
 
-    def __init__(self, seed: int = 0):
-        self.seed = int(seed) & 0xFFFFFFFF
+    def __init__(self, dims: int = -1, seed: int = DEFAULT_SEED, warmup: int = 0, hash_seed: bool = True):
+        self.dims = _dims("wang_hash: dim", dims)
+        self.seed = _seed("wang_hash", seed)
+        self.warmup = _warmup("wang_hash", warmup)
+        self.hash_seed = bool(hash_seed)
+
+    @property
+    def kernel_seed(self) -> int:
+        return wang_hash_int(self.seed) if self.hash_seed else self.seed
 
     def __repr__(self):
-        return f"wang_hash(seed={self.seed})"
+        return (f"wang_hash(dim={self.dims}, seed={self.seed}, warmup={self.warmup}, "
+                f"hash_seed={self.hash_seed})")
 
 
 class RandFloatArg:
-    """sg.rand_float(min, max, seed): a per-thread uniform float in [min, max)."""
+    """sg.rand_float(min, max, dim, seed, warmup, hash_seed): a per-thread uniform float in
+    [min, max) from the hashes of wang_hash (SlangPy's generator, with its numbers)."""
 
-    def __init__(self, min: float = 0.0, max: float = 1.0, seed: int = 0):
+    def __init__(self, min: float = 0.0, max: float = 1.0, dim: int = -1, seed: int = DEFAULT_SEED,
+                 warmup: int = 0, hash_seed: bool = True):
         self.min = float(min)
         self.max = float(max)
-        self.seed = int(seed) & 0xFFFFFFFF
+        self.dims = _dims("rand_float: dim", dim)
+        self.seed = _seed("rand_float", seed)
+        self.warmup = _warmup("rand_float", warmup)
+        self.hash_seed = bool(hash_seed)
+
+    @property
+    def kernel_seed(self) -> int:
+        return wang_hash_int(self.seed) if self.hash_seed else self.seed
 
     def __repr__(self):
-        return f"rand_float(min={self.min}, max={self.max}, seed={self.seed})"
+        return (f"rand_float(min={self.min}, max={self.max}, dim={self.dims}, seed={self.seed}, "
+                f"warmup={self.warmup}, hash_seed={self.hash_seed})")
 
 
 # ---------------------------------------------------------------- references and pairs
@@ -281,6 +349,19 @@ def diffPair(p=None, d=None, needs_grad: bool = True) -> DiffPair:
     Example: ``x = sg.diffPair(3.0); m.sq.bwds(x, 1.0)`` leaves d(x*x)/dx = 6.0 in ``x.grad``.
     """
     return DiffPair(p, d, needs_grad)
+
+
+def diff_pair(primal, grad) -> DiffPair:
+    """SlangPy's pair of torch tensors for a backward call (fn.bwds): `primal` the values, `grad`
+    their gradient buffer.
+
+    For a parameter the function reads, the gradient computed for `primal` is added into `grad`
+    in place; for one it writes (an `out` parameter, a writable differentiable tensor such as
+    `WDiffTensor`), `grad` is the incoming gradient of the written values.
+
+    Example: ``m.sq.bwds(sg.diff_pair(x, x_grad), dy)`` adds 2 * x * dy into ``x_grad``.
+    """
+    return DiffPair(primal, grad, True)
 
 
 def floatDiffPair(p: float = 0.0, d: float = 1.0, needs_grad: bool = True) -> DiffPair:

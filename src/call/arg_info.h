@@ -23,10 +23,11 @@ enum class ArgKind : uint8_t {
     Int = 3,       ///< a Python int
     Bool = 4,      ///< a Python bool
     Grid = 5,      ///< sg.grid(shape): shape in tensor.shape / ndim; number = 1 with a stride or offset
-    CallId = 6,    ///< sg.call_id(): follows the call shape
-    ThreadId = 7,  ///< sg.thread_id(): the linear thread index, follows the call shape
-    WangHash = 8,  ///< sg.wang_hash(seed): integer in `integer`
-    RandFloat = 9, ///< sg.rand_float(min, max, seed): number, number2, integer
+    CallId = 6,    ///< sg.call_id(dims): follows the call shape; `rows` = dims (0: any)
+    ThreadId = 7,  ///< sg.thread_id(dims): the linear thread index; `rows` = dims (0: any)
+    WangHash = 8,  ///< sg.wang_hash(dim, seed, warmup): the seed the kernel gets in `integer`,
+                   ///< `rows` = dim (0: any), offset[0] = warmup
+    RandFloat = 9, ///< sg.rand_float(min, max, dim, seed, warmup): number, number2, and as WangHash
     List = 10,     ///< list / tuple: children are the elements
     Dict = 11,     ///< dict: children are the values, `name` the keys (`_type` dropped)
     Value = 12,    ///< sg.float3(...) etc.: children are the components (row-major); rows/cols

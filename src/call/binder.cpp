@@ -219,19 +219,28 @@ std::vector<int> match_arguments(const lang::FunctionDecl* fn, const std::string
     std::vector<int> arg_of(nparams, -1);
     if (positional > nparams)
         throw_type_error(function + "() takes " + std::to_string(nparams) + " argument" + (nparams == 1 ? "" : "s") + " but " +
-                         std::to_string(positional) + " were given");
+                         std::to_string(positional) + " were given (Too many arguments: expected " + std::to_string(nparams) +
+                         ", got " + std::to_string(positional) + ")");
     for (size_t i = 0; i < positional; ++i) arg_of[i] = int(i);
     for (size_t k = 0; k < keyword_names.size(); ++k) {
         const std::string& kw = keyword_names[k];
         auto it = std::find_if(fn->params.begin(), fn->params.end(), [&](lang::VarDecl* p) { return p->name == kw; });
-        if (it == fn->params.end()) throw_type_error(function + "() got an unexpected keyword argument '" + kw + "'");
+        if (it == fn->params.end()) {
+            std::string names;
+            for (const lang::VarDecl* q : fn->params) names += (names.empty() ? "" : ", ") + q->name;
+            throw_type_error(function + "() got an unexpected keyword argument '" + kw + "' (No parameter named '" + kw +
+                             "'; its parameters: " + (names.empty() ? "none" : names) + ")");
+        }
         size_t p = size_t(it - fn->params.begin());
-        if (arg_of[p] >= 0) throw_type_error(function + "() got multiple values for argument '" + kw + "'");
+        if (arg_of[p] >= 0)
+            throw_type_error(function + "() got multiple values for argument '" + kw + "' (Parameter '" + kw +
+                             "' specified multiple times)");
         arg_of[p] = int(positional + k);
     }
     for (size_t p = 0; p < nparams; ++p)
         if (arg_of[p] < 0 && !fn->params[p]->default_value)
-            throw_type_error(function + "() missing required argument '" + fn->params[p]->name + "'");
+            throw_type_error(function + "() missing required argument '" + fn->params[p]->name + "' (Parameter '" +
+                             fn->params[p]->name + "' not specified)");
     return arg_of;
 }
 
@@ -319,7 +328,8 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
             if (pb.call_dims > 0 && pb.call_dims < b.call_rank && pb.dim_map.empty())
                 throw_value_error(function + "(): parameter '" + pb.name + "' has " + std::to_string(pb.call_dims) +
                                   " call dimension" + (pb.call_dims == 1 ? "" : "s") + " but the call has " +
-                                  std::to_string(b.call_rank) + " (strict_broadcasting forbids implicit rank padding)");
+                                  std::to_string(b.call_rank) +
+                                  " (strict_broadcasting forbids implicit rank padding; Strict broadcasting is enabled)");
     b.device_index = binder.device_index == -2 ? (device == DeviceType::CPU ? -1 : 0) : binder.device_index;
     b.result_type = fn->result_type;
     if (!b.result_type->is_void()) {
@@ -392,8 +402,16 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
     }
     for (ParamBinding& pb : b.params)
         if (pb.kind == BindingKind::WholeTensor) pb.grad_strategy = grad_strategy(pb);
+    b.writes_tensors = b.result_arg >= 0;
+    for (const ParamBinding& pb : b.params) b.writes_tensors |= pb.is_output && pb.arg_kind == ArgKind::Tensor;
     b.deterministic = modifiers.deterministic;
     b.fast_math = modifiers.fast_math;
+    if (grad_mode && !b.autograd && fn->is_differentiable && !lang::differentiates_forward_only(*fn))
+        // As SlangPy does, a call of a differentiable function that gets any tensor requiring grad
+        // is part of the graph, whatever parameter binds it: a read-only or no_diff one gets no
+        // gradient (None), but the result has a grad_fn.
+        for (const ParamBinding& pb : b.params)
+            b.autograd |= pb.arg_kind == ArgKind::Tensor && !pb.is_output && args[pb.arg].tensor.requires_grad;
     b.autograd = b.autograd && fn->is_differentiable;
     if (b.autograd && lang::differentiates_forward_only(*fn))
         // A forward-only function has no backward derivative for torch autograd to call.
@@ -460,7 +478,7 @@ void compute_call_shape(const Binding& b, const ArgInfo* args, int64_t* shape) {
             throw_value_error(b.function + "(): parameter '" + pb.name + "' of shape " +
                               shape_text(a.tensor.shape, a.tensor.ndim) + " does not broadcast with " + other +
                               " (call dimension " + std::to_string(call_dim) + ": " + std::to_string(e) + " vs " +
-                              std::to_string(shape[call_dim]) + ")");
+                              std::to_string(shape[call_dim]) + "; Shape mismatch)");
         }
     }
     if (b.result_arg >= 0) {

@@ -122,6 +122,7 @@ struct Binding {
     int result_arg = -1;                ///< the `_result=` tensor's node in the argument array, or -1
     int result_call_dims = 0;           ///< ...and the call dims it spans (it shapes the call too)
     bool autograd = false;              ///< grad mode on and some differentiable input requires grad
+    bool writes_tensors = false;        ///< `_result=` or a written tensor argument (written_checks.h)
     /// Grad mode on, the function is not [Differentiable], and this parameter, which it would
     /// differentiate if it were, got a tensor that requires grad (empty otherwise): the call warns
     /// once per function (Host::warn_not_differentiable).

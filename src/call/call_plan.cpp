@@ -226,6 +226,7 @@ void put_uniform(std::vector<uint8_t>& block, size_t offset, const codegen::Fiel
     int64_t i = a.kind == ArgKind::Int || a.kind == ArgKind::Bool ? a.integer : int64_t(v);
     if (component == kUniformMax) v = a.number2;
     if (component == kUniformSeed) v = double(i = a.integer);
+    if (component == kUniformWarmup) v = double(i = a.offset[0]);
     if (component >= kUniformGridStride && component < kUniformGridStride + kMaxTensorRank)
         v = double(i = a.tensor.strides[component - kUniformGridStride]);
     if (component >= kUniformGridOffset && component < kUniformGridOffset + kMaxTensorRank)

@@ -40,7 +40,8 @@ std::vector<std::string> thread_id_components(GeneratorGlue& g, const ParamBindi
     return parts;
 }
 
-/// Wang's 32-bit integer hash, and a float in [0, 1) from a hash's top 24 bits.
+/// Wang's 32-bit integer hash, its warm-up rounds, and a float in [0, 1) from a hash's low 23 bits
+/// (SlangPy's generators: the same numbers for the same seed).
 constexpr const char* kHashHelpers = R"(uint __sg_wang_hash(uint seed)
 {
     seed = (seed ^ 61u) ^ (seed >> 16u);
@@ -50,23 +51,42 @@ constexpr const char* kHashHelpers = R"(uint __sg_wang_hash(uint seed)
     seed = seed ^ (seed >> 15u);
     return seed;
 }
-float __sg_unit_float(uint h) { return float(h >> 8u) * (1.0f / 16777216.0f); }
+uint __sg_wang_warmup(uint h, uint rounds)
+{
+    for (uint i = 0u; i < rounds; i++) h = __sg_wang_hash(h);
+    return h;
+}
+float __sg_unit_float(uint h) { return float(h & 8388607u) * (1.0f / 8388608.0f); }
 )";
 
-/// One hash per component: the first of the element's linear index and the seed, each next one
-/// of the previous hash and the component's number.
+/// SlangPy's per-thread hashes: start from the thread's linear index (times the number of
+/// components of a vector, so that neighbouring threads do not share hashes), hash it `warmup`
+/// times, xor the seed in, then hash once per component, each hash from the previous one. The
+/// seed arrives already hashed when the call asked for it (hash_seed=True, done on the host).
 std::vector<std::string> wang_hash_components(GeneratorGlue& g, const ParamBinding& p, int n) {
     g.helpers(kHashHelpers);
     const std::string seed = g.uniform("_p_" + p.ident + "_seed", g.uint_type(), kUniformSeed);
+    const std::string warmup = g.uniform("_p_" + p.ident + "_warmup", g.uint_type(), kUniformWarmup);
+    const std::string start = "uint(" + g.linear_index() + ")" + (p.type->is_scalar() ? "" : " * " + std::to_string(n) + "u");
+    std::string prev = "_h_" + p.ident;
+    g.statement("    uint " + prev + " = __sg_wang_warmup(" + start + ", " + warmup + ") ^ " + seed + ";\n");
     std::vector<std::string> hashes;
     for (int k = 0; k < n; ++k) {
         std::string hk = "_h_" + p.ident + "_" + std::to_string(k);
-        std::string value = k == 0 ? "__sg_wang_hash(__sg_wang_hash(uint(" + g.linear_index() + ")) ^ " + seed + ")"
-                                   : "__sg_wang_hash(" + hashes.back() + " + " + std::to_string(k) + "u)";
-        g.statement("    uint " + hk + " = " + value + ";\n");
+        g.statement("    uint " + hk + " = __sg_wang_hash(" + prev + ");\n");
         hashes.push_back(hk);
+        prev = hk;
     }
     return hashes;
+}
+
+/// wang_hash into an int parameter: the hash's bits as an int.
+std::vector<std::string> wang_hash_typed(GeneratorGlue& g, const ParamBinding& p, int n) {
+    std::vector<std::string> parts = wang_hash_components(g, p, n);
+    const Type* s = p.type->is_array() ? p.type->element : p.type;
+    if (s->scalar == ScalarKind::Int32)
+        for (std::string& hk : parts) hk = "int(" + hk + ")";
+    return parts;
 }
 
 std::vector<std::string> rand_float_components(GeneratorGlue& g, const ParamBinding& p, int n) {
@@ -77,12 +97,16 @@ std::vector<std::string> rand_float_components(GeneratorGlue& g, const ParamBind
     return parts;
 }
 
+bool binds_to_int_or_uint(const Type* t) {
+    return scalar_vector_or_array_of(t, ScalarKind::UInt32) || scalar_vector_or_array_of(t, ScalarKind::Int32);
+}
+
 }  // namespace
 
 const Generator kCallIdGenerator{binds_to_index, "int, intN or int[N]", false, call_id_components};
 const Generator kThreadIdGenerator{binds_to_index, "int, intN or int[N]", true, thread_id_components};
-const Generator kWangHashGenerator{[](const Type* t) { return scalar_vector_or_array_of(t, ScalarKind::UInt32); },
-                                   "uint, uintN or uint[N]", true, wang_hash_components};
+const Generator kWangHashGenerator{binds_to_int_or_uint, "uint, uintN, uint[N], int, intN or int[N]", true,
+                                   wang_hash_typed};
 const Generator kRandFloatGenerator{[](const Type* t) { return scalar_vector_or_array_of(t, ScalarKind::Float); },
                                     "float, floatN or float[N]", true, rand_float_components};
 

@@ -117,9 +117,10 @@ public:
             }
             break;
         case ArgKind::Dict:
-            if (arrays == 0 && is_type_param(te) && a.struct_name) {
+            // `_type` names the dict's type: a struct, or a vector ({"_type": "float4", "x": ...}).
+            if (arrays == 0 && a.struct_name) {
                 if (const Type* t = module_.named_type(std::string(a.struct_name, a.struct_name_size)))
-                    bind(index_of(te->name), type_arg(t), false, from);
+                    unify_mapped(te, skip, t, from, depth);
             }
             break;
         case ArgKind::Grid:

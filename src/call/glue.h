@@ -30,6 +30,7 @@ enum UniformComponent : int {
     kUniformValue = 0,        ///< the scalar; RandFloat: min
     kUniformMax = 1,          ///< RandFloat: max
     kUniformSeed = 2,         ///< WangHash / RandFloat: the seed
+    kUniformWarmup = 3,       ///< WangHash / RandFloat: the warm-up rounds of the hash
     kUniformGridStride = 8,   ///< + d: a grid's stride of dimension d
     kUniformGridOffset = 16,  ///< + d: a grid's offset of dimension d
 };

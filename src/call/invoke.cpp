@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "call/autograd_node.h"
+#include "call/written_checks.h"
 #include "call/compile_kernel.h"
 #include "call/coop_launch.h"
 #include "call/call_options.h"
@@ -51,9 +52,9 @@ void build_key(CallKey& key, const FunctionState& fn, const Modifiers& mods, con
 
 /// The output_is_input_dirty flag of a tensor the call writes under autograd (host.h): 1,
 /// written in place (its history is rebased onto the call's node), or, for a leaf that requires
-/// grad, 2: a write-only parameter's tensor becomes a fresh output of the node (torch forbids
-/// in-place writes to such leaves); an inout one is refused, naming the parameter. `binding` is
-/// -1 for a `_result=` tensor.
+/// grad, 2: a fresh output of the node (the bridges support it, but check_written_tensors refuses
+/// such write-only leaves first, as torch refuses in-place writes to them); an inout one is
+/// refused here, naming the parameter. `binding` is -1 for a `_result=` tensor.
 [[gnu::noinline]] uint8_t written_dirty_flag(const Binding& b, int binding, const TensorInfo& t) {
     if (!(t.is_leaf && t.requires_grad)) return 1;
     if (binding >= 0 && b.params[size_t(binding)].dir == lang::ParamDir::InOut)
@@ -253,6 +254,7 @@ void invoke(Host& host, FunctionState& fn, const Modifiers& mods, const CallArgs
     const Binding& b = plan->binding();
     if (!b.undifferentiated_param.empty() && !fn.warned_not_differentiable) [[unlikely]]
         warn_not_differentiable(host, fn, b);
+    if (b.writes_tensors) check_written_tensors(b, a.args, grad_mode);
     int64_t call_shape[16];
     compute_call_shape(b, a.args, call_shape);
     int64_t total = 1;
@@ -299,7 +301,7 @@ void invoke_backward(Host& host, FunctionState& fn, const Modifiers& mods, const
     out.differentiated = false;
     std::shared_ptr<CallPlan> plan = plan_for(host, fn, mods, a, /*grad_mode=*/true);  // kept: host calls follow
     const Binding& b = plan->binding();
-    if (!b.autograd) return;  // no argument requires grad
+    if (!b.autograd || plan->grad_mask() == 0) return;  // no differentiable argument requires grad
     out.differentiated = true;
     int64_t call_shape[16];
     compute_call_shape(b, a.args, call_shape);
@@ -406,7 +408,7 @@ std::string debug_code(Host& host, FunctionState& fn, const Modifiers& mods, con
     const UserModule& module = *fn.module;
     out += "// ---- forward kernel (" + plan->forward().generated.entry + ", device prelude omitted)\n" +
            kernel_body(module, plan->forward_glue(), plan->forward());
-    if (plan->binding().autograd) {
+    if (plan->binding().autograd && plan->grad_mask() != 0) {
         const CallPlan::Backward& bw = plan->backward(plan->grad_mask());
         out += "// ---- backward glue (kernel language)\n" + bw.glue.source;
         out += "// ---- backward kernel (" + bw.kernel.generated.entry + ", device prelude omitted)\n" +

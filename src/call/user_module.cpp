@@ -1,6 +1,7 @@
 // src/call/user_module.cpp — loading and reflecting a user module.
 #include "call/user_module.h"
 
+#include <algorithm>
 #include <set>
 
 #include "call/errors.h"
@@ -37,10 +38,20 @@ UserModule::UserModule(std::string name, std::string source, ModuleSetup setup)
         loader_ = setup_.loader;
     }
     constants_ = effective_constants(setup_);
-    modules_ = parse_into(sources_, ast_, diags_, /*require_values=*/false);
+    modules_ = parse_into(sources_, ast_, diags_, /*require_values=*/false, &set_aside_);
     diags_.throw_if_errors();
     analysis_ = std::make_unique<lang::Analysis>(ast_, types_, diags_);
     analysis_->run(modules_);
+    if (diags_.has_errors() && !set_aside_.empty()) {
+        // A call of a set-aside function from the module is an error there: say why it is gone.
+        std::vector<std::string> named;
+        for (const lang::Diagnostic& d : diags_.all())
+            for (const auto& [fn, f] : set_aside_)
+                if (d.severity == lang::Severity::Error && d.message.find("'" + fn + "'") != std::string::npos)
+                    named.push_back(fn);
+        for (const auto& [fn, f] : set_aside_)
+            if (std::find(named.begin(), named.end(), fn) != named.end()) diags_.note(f.loc, lang::set_aside_message(fn, f));
+    }
     diags_.throw_if_errors();
     extern_names_ = lang::extern_constant_names(modules_);
     exports_ = lang::exported_constants(modules_, diags_);
@@ -67,12 +78,16 @@ UserModule::UserModule(std::string name, std::string source, ModuleSetup setup)
 }
 
 std::vector<lang::ModuleAst*> UserModule::parse_into(lang::SourceManager& sources, lang::AstContext& ast,
-                                                     lang::Diagnostics& diags, bool require_values) const {
+                                                     lang::Diagnostics& diags, bool require_values,
+                                                     std::map<std::string, lang::SetAsideFunction>* set_aside) const {
     std::string file = name_;
     if (setup_.path.empty() && file.find('.') == std::string::npos) file += ".slang";
     lang::SourceFile* root = sources.add(file, source_);
     root->path = setup_.path;
     std::vector<lang::ModuleAst*> modules = lang::load_modules(root, sources, *loader_, ast, diags);
+    // Functions with textures or samplers are checked lazily: set aside, the rest loads.
+    std::map<std::string, lang::SetAsideFunction> aside = lang::set_aside_tier3_functions(modules);
+    if (set_aside) *set_aside = std::move(aside);
     lang::bind_link_constants(modules, constants_, require_values, ast, diags);
     return modules;
 }

@@ -3,11 +3,14 @@
 // the reflection the binder reads (functions and their types).
 #pragma once
 
+#include <map>
+
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "lang/analysis.h"
+#include "lang/tier3_functions.h"
 #include "syntax/ast.h"
 #include "lang/link_constants.h"
 #include "lang/sema.h"
@@ -48,6 +51,11 @@ public:
     /// The struct named `name` (nullptr when none).
     const lang::StructDecl* find_struct(const std::string& name) const;
     std::vector<std::string> struct_names() const;
+    /// Why function `name` was set aside at load (textures, samplers), or nullptr.
+    const lang::SetAsideFunction* set_aside(const std::string& name) const {
+        auto it = set_aside_.find(name);
+        return it == set_aside_.end() ? nullptr : &it->second;
+    }
 
 
     /// Every declared function: free functions, methods ("Spring.energy", `this` first) and
@@ -88,7 +96,8 @@ public:
     /// beside their glue). The files are the ones the load read, never read again. With
     /// `require_values`, an extern without a value is an error.
     std::vector<lang::ModuleAst*> parse_into(lang::SourceManager& sources, lang::AstContext& ast,
-                                             lang::Diagnostics& diags, bool require_values) const;
+                                             lang::Diagnostics& diags, bool require_values,
+                                             std::map<std::string, lang::SetAsideFunction>* set_aside = nullptr) const;
 
 private:
     std::string name_;
@@ -106,6 +115,8 @@ private:
     std::string link_key_;
     std::string content_key_;
     std::unique_ptr<lang::Analysis> analysis_;  ///< declared after what it refers to: destroyed first
+    /// Functions with texture or sampler types, set aside at load (lang/tier3_functions.h).
+    std::map<std::string, lang::SetAsideFunction> set_aside_;
 };
 
 }  // namespace sg::call

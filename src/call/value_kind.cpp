@@ -125,8 +125,10 @@ ValueNode bind_grid(BindContext& c, const BindRequest& r) {
     int rank = a.tensor.ndim;
     if (r.dir != lang::ParamDir::In) throw_type_error(r.where(c) + " is an out/inout parameter and cannot take " + describe_grid(a));
     if (index_components(r.type) != rank)
-        throw_type_error(r.where(c) + " cannot take " + describe_grid(a) + ": a grid of rank " + std::to_string(rank) +
-                         " binds to int" + (rank > 1 ? std::to_string(rank) : "") + " or int[" + std::to_string(rank) + "]");
+        throw_value_error(r.where(c) + " cannot take " + describe_grid(a) + ": a grid of rank " + std::to_string(rank) +
+                          " binds to int" + (rank > 1 ? std::to_string(rank) : "") + " or int[" + std::to_string(rank) +
+                          "] (Could not find suitable conversion from a grid of rank " + std::to_string(rank) + " to " +
+                          lang::type_name(r.type) + ")");
     ParamBinding pb;
     pb.kind = BindingKind::Grid;
     pb.call_dims = rank;
@@ -134,7 +136,16 @@ ValueNode bind_grid(BindContext& c, const BindRequest& r) {
     return c.add_leaf(pb);
 }
 
-std::string describe_generator(const ArgInfo& a) { return std::string(arg_kind_name(a.kind)) + "()"; }
+std::string describe_generator(const ArgInfo& a) {
+    return std::string(arg_kind_name(a.kind)) + (a.rows ? "(dim=" + std::to_string(a.rows) + ")" : "()");
+}
+
+/// A generator's required number of components (SlangPy's `dim`; 0: any) decides its binding.
+void key_generator(const ArgInfo& a, std::string& s) { put<uint8_t>(s, a.rows); }
+
+void render_generator(const std::string& s, size_t& pos, std::string& out) {
+    if (uint8_t dim = take<uint8_t>(s, pos)) out += " dim=" + std::to_string(dim);
+}
 
 ValueNode bind_generator(BindContext& c, const BindRequest& r) {
     const ArgInfo& a = c.args[r.arg];
@@ -144,6 +155,14 @@ ValueNode bind_generator(BindContext& c, const BindRequest& r) {
     const Generator& g = *value_kind(a.kind).generator;
     if (!g.binds_to(t))
         throw_type_error(r.where(c) + " cannot take " + describe_generator(a) + " (it binds to " + g.binds_to_text + ")");
+    if (a.rows) {
+        // dim= asks for exactly that many components: a vector (or array) of dim, or a scalar for 1.
+        int n = t->is_scalar() ? 1 : t->is_vector() ? t->rows : int(t->count);
+        if (n != a.rows)
+            throw_type_error(r.where(c) + " cannot take " + describe_generator(a) +
+                             ": it has " + std::to_string(n) + " component" + (n == 1 ? "" : "s") + ", the generator asks for " +
+                             std::to_string(a.rows));
+    }
     ParamBinding pb;
     pb.kind = BindingKind::Generator;
     pb.call_dims = 0;  // follows the call shape; sets no extent
@@ -368,12 +387,52 @@ std::string unknown_keys_text(const BindContext& c, const ArgInfo& a, const std:
            " does not have (its fields: " + names + ")";
 }
 
+/// A dict for a vector parameter (SlangPy's `{"x": 1, "y": 2}`): each component once, by name;
+/// `_type`, when given, names the parameter's vector type.
+ValueNode bind_dict_vector(BindContext& c, const BindRequest& r) {
+    const ArgInfo& a = c.args[r.arg];
+    const Type* t = r.type;
+    const std::string type_name = lang::type_name(t);
+    if (a.struct_name && std::string(a.struct_name, a.struct_name_size) != type_name)
+        throw_type_error(r.where(c) + " got a dict with _type '" + std::string(a.struct_name, a.struct_name_size) + "'");
+    ValueNode node;
+    node.type = t;
+    std::vector<bool> used(size_t(a.child_count), false);
+    for (int k = 0; k < t->rows; ++k) {
+        const char* name = kComponents[k] + 1;
+        int found = -1;
+        for (int i = 0; i < a.child_count; ++i) {
+            const ArgInfo& child = c.args[a.first_child + i];
+            if (child.name_size == 1 && child.name[0] == name[0]) found = i;
+        }
+        if (found < 0)
+            throw_type_error(r.where(c) + " got a dict without component '" + name + "' (a dict for " + type_name +
+                             " has the keys " + std::string("x, y, z, w").substr(0, size_t(3 * t->rows - 2)) + ", one each)");
+        used[size_t(found)] = true;
+        node.children.push_back(c.bind_child(a.first_child + found, scalar_type(c, t->scalar), kComponents[k],
+                                             r.name + kComponents[k], r.differentiable));
+    }
+    for (int i = 0; i < a.child_count; ++i)
+        if (!used[size_t(i)]) {
+            const ArgInfo& child = c.args[a.first_child + i];
+            throw_type_error(r.where(c) + " got a dict with key '" + std::string(child.name, child.name_size) + "', which " +
+                             type_name + " does not have (its components: " +
+                             std::string("x, y, z, w").substr(0, size_t(3 * t->rows - 2)) + ")");
+        }
+    return node;
+}
+
 ValueNode bind_dict(BindContext& c, const BindRequest& r) {
     const ArgInfo& a = c.args[r.arg];
     const Type* t = r.type;
+    if (t->is_vector()) {
+        check_composite_dir(c, r, describe_dict(a));
+        return bind_dict_vector(c, r);
+    }
     // An out / inout struct from a dict: its fields are written back one by one (each must be
     // a tensor or a ValueRef: the scalars' binding says so).
-    if (!t->is_struct()) throw_type_error(r.where(c) + " cannot take " + describe_dict(a) + " (a dict binds to a struct)");
+    if (!t->is_struct())
+        throw_type_error(r.where(c) + " cannot take " + describe_dict(a) + " (a dict binds to a struct or a vector)");
     const std::string struct_name = t->decl->name;
     if (a.struct_name && std::string(a.struct_name, a.struct_name_size) != struct_name)
         throw_type_error(r.where(c) + " got a dict with _type '" + std::string(a.struct_name, a.struct_name_size) + "'");
@@ -457,10 +516,10 @@ constexpr ValueKind kRows[] = {
     {ArgKind::Int, "int", no_key, no_render, describe_scalar, bind_scalar},
     {ArgKind::Bool, "bool", no_key, no_render, describe_scalar, bind_scalar},
     {ArgKind::Grid, "grid", key_grid, render_grid, describe_grid, bind_grid},
-    {ArgKind::CallId, "call_id", no_key, no_render, describe_generator, bind_generator, &kCallIdGenerator},
-    {ArgKind::ThreadId, "thread_id", no_key, no_render, describe_generator, bind_generator, &kThreadIdGenerator},
-    {ArgKind::WangHash, "wang_hash", no_key, no_render, describe_generator, bind_generator, &kWangHashGenerator},
-    {ArgKind::RandFloat, "rand_float", no_key, no_render, describe_generator, bind_generator, &kRandFloatGenerator},
+    {ArgKind::CallId, "call_id", key_generator, render_generator, describe_generator, bind_generator, &kCallIdGenerator},
+    {ArgKind::ThreadId, "thread_id", key_generator, render_generator, describe_generator, bind_generator, &kThreadIdGenerator},
+    {ArgKind::WangHash, "wang_hash", key_generator, render_generator, describe_generator, bind_generator, &kWangHashGenerator},
+    {ArgKind::RandFloat, "rand_float", key_generator, render_generator, describe_generator, bind_generator, &kRandFloatGenerator},
     {ArgKind::List, "list", key_composite, render_composite, describe_list, bind_list},
     {ArgKind::Dict, "dict", key_dict, render_dict, describe_dict, bind_dict},
     {ArgKind::Value, "value", key_value, render_value, describe_value, bind_value},

@@ -63,6 +63,7 @@ Value* Lower::lower_call(Expr* e) {
         else b_.tensor_atomic_add(t, index, v);
         return nullptr;
     }
+    case BuiltinKind::TensorSample: return lower_tensor_sample(e);
     case BuiltinKind::CoopId:
     case BuiltinKind::Barrier:
     case BuiltinKind::Interlocked:

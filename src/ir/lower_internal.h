@@ -91,6 +91,9 @@ public:
     Value* lower_coop_call(Expr* e);
     /// A wave intrinsic call (lower_wave.cpp).
     Value* lower_wave_call(Expr* e);
+    /// `t.sample(uv)` (lower_sample.cpp): SlangPy's bilinear read, built of loads and arithmetic
+    /// (so that reverse mode differentiates it like any other code).
+    Value* lower_tensor_sample(Expr* e);
 
     Lowering& owner_;
     lang::FunctionDecl* decl_;

@@ -33,6 +33,7 @@ enum class BuiltinKind : uint8_t {
     TensorLoad,     ///< `t.load(...)`, `t.load_once(...)`, `t.load_uniform(...)`
     TensorStore,    ///< `t.store(..., v)`
     TensorAdd,      ///< `t.add(..., v)` on AtomicTensor
+    TensorSample,   ///< `t.sample(float2 uv)` on a 2-D tensor of floats: SlangPy's bilinear read
     CallIndex,      ///< `__sg_call_index(d)` (glue only)
     TensorSlice,    ///< `__sg_slice(t, i0, ...)`: t's view at leading indices (glue only)
     BufferDimensions,  ///< `buf.GetDimensions(out count, out stride)`

@@ -12,6 +12,7 @@ const Builtin kGetDiff{BuiltinKind::PairGetDiff, IntrinsicId::Count, "getDiffere
 const Builtin kTensorLoad{BuiltinKind::TensorLoad, IntrinsicId::Count, "load"};
 const Builtin kTensorStore{BuiltinKind::TensorStore, IntrinsicId::Count, "store"};
 const Builtin kTensorAdd{BuiltinKind::TensorAdd, IntrinsicId::Count, "add"};
+const Builtin kTensorSample{BuiltinKind::TensorSample, IntrinsicId::Count, "sample"};
 
 /// "1 argument", "2 arguments".
 std::string arguments(size_t n) { return std::to_string(n) + (n == 1 ? " argument" : " arguments"); }
@@ -541,6 +542,33 @@ const Type* Sema::check_tensor_method(Expr* e, Expr* tensor, const std::string& 
         e->builtin = method == "store" ? &kTensorStore : &kTensorAdd;
         e->is_lvalue = false;
         return types_.void_type();
+    }
+    if (method == "sample") {
+        // SlangPy's bilinear read of a 2-D tensor of floating-point scalars or vectors at uv in
+        // [0, 1]^2 (lowered by ir/lower_sample.cpp).
+        const Type* elem = t->element;
+        const bool floating = (elem->is_scalar() || elem->is_vector()) && is_floating(elem->scalar);
+        if (t->rank != 2 || !floating || k.view || k.buffer) {
+            diags_.error(e->loc, "sample(float2 uv) needs a 2-D tensor of float, half or double scalars or vectors, not " +
+                                     type_name(t));
+            return types_.error_type();
+        }
+        if (k.access == TensorAccess::Write) {
+            diags_.error(e->loc, "cannot sample write-only " + type_name(t));
+            return types_.error_type();
+        }
+        const Type* uv = types_.vector(ScalarKind::Float, 2);
+        if (args.size() != 1) {
+            diags_.error(e->loc, "sample takes one argument (float2 uv), got " + std::to_string(args.size()));
+            return types_.error_type();
+        }
+        if (!implicitly_convertible(args[0]->type, uv)) {
+            diags_.error(args[0]->loc, "cannot convert " + type_name(args[0]->type) + " to float2 in sample");
+            return types_.error_type();
+        }
+        warn_implicit_conversion(args[0], uv);
+        e->builtin = &kTensorSample;
+        return elem;
     }
     diags_.error(e->loc, type_name(t) + " has no method '" + method + "'");
     return types_.error_type();

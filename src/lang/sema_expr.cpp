@@ -566,7 +566,7 @@ const Type* Sema::check_member(Expr* e) {
         }
         e->ref = RefKind::TensorMember;
         if (n == "shape") return types_.array(types_.uint32(), bt->rank);
-        if (n == "load" || n == "store" || n == "add" || n == "load_once" || n == "load_uniform")
+        if (n == "load" || n == "store" || n == "add" || n == "load_once" || n == "load_uniform" || n == "sample")
             return types_.void_type();  // resolved as a call
         diags_.error(e->loc, type_name(bt) + " has no member '" + n + "'");
         return types_.error_type();

@@ -140,7 +140,7 @@ constexpr const char* kStruct =
     "(m.S.method), Functions taking `this` first or through .bind(this).";
 
 constexpr const char* kGridArg =
-    "The call index as an argument (made by shadegrad.grid(shape, stride, offset)).";
+    "The call index as an argument (made by shadegrad.grid(shape, offset, stride)).";
 
 constexpr const char* kTorchBridgeStatus =
     "Which torch bridge is active: a dict with 'active' (\"native\" or \"fallback\"), 'reason'\n"

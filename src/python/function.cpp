@@ -484,9 +484,11 @@ nb::object Module::find_function_in_struct(const std::string& struct_name, const
 nb::object Module::function(const std::string& name) {
     nb::object fn = find_function(name);
     if (fn.is_none()) {
+        if (const lang::SetAsideFunction* f = module_->set_aside(name))  // textures, samplers
+            throw nb::type_error(("module '" + module_->name() + "': " + lang::set_aside_message(name, *f)).c_str());
         std::string known;
         for (const std::string& n : module_->function_names()) known += (known.empty() ? "" : ", ") + n;
-        throw nb::attribute_error(("module '" + module_->name() + "' has no function '" + name + "' (it has: " + known + ")").c_str());
+        throw nb::attribute_error(("module '" + module_->name() + "' has no function or type named '" + name + "' (it has: " + known + ")").c_str());
     }
     return fn;
 }

@@ -273,7 +273,8 @@ private:
         a.tensor.ndim = int32_t(g.shape.size());
         a.number = (g.stride.empty() && g.offset.empty()) ? 0 : 1;
         for (size_t d = 0; d < g.shape.size() && d < size_t(kMaxTensorRank); ++d) {
-            a.tensor.shape[d] = g.shape[d];
+            // An extent of -1 is left to the other arguments: 1 here, which broadcasts.
+            a.tensor.shape[d] = g.shape[d] < 0 ? 1 : g.shape[d];
             a.tensor.strides[d] = g.stride.empty() ? 1 : g.stride[d];
             a.offset[d] = g.offset.empty() ? 0 : g.offset[d];
         }
@@ -380,24 +381,38 @@ void recognise_ref(Describer& d, PyObject* o, size_t i, ArgKind, const KindRegis
     d.scratch().writebacks.push_back({int(i), o, tp, r.helper(Helper::Store)});
 }
 
-/// call_id(), thread_id(): the kind says it all.
-void recognise_generator(Describer& d, PyObject*, size_t i, ArgKind kind, const KindRegistration&) {
-    d.arg(i).kind = kind;
+/// `dims` / `dim` of a generator (SlangPy's -1: any) into `rows` (0: any).
+uint8_t generator_dims(nb::handle h, const char* attr) {
+    int64_t d = nb::cast<int64_t>(h.attr(attr));
+    return d > 0 && d <= 255 ? uint8_t(d) : 0;
+}
+
+/// call_id(dims), thread_id(dims): the kind and the number of components asked for.
+void recognise_generator(Describer& d, PyObject* o, size_t i, ArgKind kind, const KindRegistration&) {
+    ArgInfo& a = d.arg(i);
+    a.kind = kind;
+    a.rows = generator_dims(nb::handle(o), "dims");
+}
+
+/// wang_hash / rand_float: the seed as the kernel gets it (hashed on the host when asked), the
+/// warm-up rounds, the components asked for.
+void recognise_hash(ArgInfo& a, nb::handle h, ArgKind kind) {
+    a.kind = kind;
+    a.integer = nb::cast<int64_t>(h.attr("kernel_seed"));
+    a.offset[0] = nb::cast<int64_t>(h.attr("warmup"));
+    a.rows = generator_dims(h, "dims");
 }
 
 void recognise_wang_hash(Describer& d, PyObject* o, size_t i, ArgKind kind, const KindRegistration&) {
-    ArgInfo& a = d.arg(i);
-    a.kind = kind;
-    a.integer = nb::cast<int64_t>(nb::handle(o).attr("seed"));
+    recognise_hash(d.arg(i), nb::handle(o), kind);
 }
 
 void recognise_rand_float(Describer& d, PyObject* o, size_t i, ArgKind kind, const KindRegistration&) {
     ArgInfo& a = d.arg(i);
     nb::handle h(o);
-    a.kind = kind;
+    recognise_hash(a, h, kind);
     a.number = nb::cast<double>(h.attr("min"));
     a.number2 = nb::cast<double>(h.attr("max"));
-    a.integer = nb::cast<int64_t>(h.attr("seed"));
 }
 
 /// A subclass of sg.Tensor (the class itself is recognised inline).

@@ -19,6 +19,7 @@
 #include "python/device_check.h"
 #include "python/docstrings.h"
 #include "python/function.h"
+#include "python/module_files.h"
 #include "python/torch_ops.h"
 #include "runtime/cpu_module.h"
 #include "runtime/cuda_driver.h"
@@ -160,7 +161,8 @@ NB_MODULE(_core, m) {
 
     nb::enum_<DeviceType>(m, "DeviceType", doc::kDeviceType)
         .value("cpu", DeviceType::CPU, "The CPU: generated C++ compiled by the host compiler.")
-        .value("cuda", DeviceType::CUDA, "An NVIDIA GPU: generated CUDA compiled by NVRTC.");
+        .value("cuda", DeviceType::CUDA, "An NVIDIA GPU: generated CUDA compiled by NVRTC.")
+        .value("automatic", kAutomaticDevice, "CUDA when a usable GPU is there, else the CPU (chosen by create_device).");
 
     nb::class_<Device>(m, "Device", doc::kDevice)
         .def(nb::init<>())
@@ -184,6 +186,7 @@ NB_MODULE(_core, m) {
         "create_device",
         [](DeviceType type, int index, std::vector<std::string> include_paths, const std::string& caller,
            bool check) {
+            if (type == kAutomaticDevice) type = automatic_device_type(index);
             if (type == DeviceType::CUDA && check) {
                 const std::string problems = cuda_device_problems(caller, index);
                 if (!problems.empty()) throw std::runtime_error(problems);
@@ -276,7 +279,7 @@ NB_MODULE(_core, m) {
                  nb::object fn = s.module.is_valid() ? nb::cast<Module&>(s.module).find_function(s.name + "." + name)
                                                      : nb::none();
                  if (fn.is_none())
-                     throw nb::attribute_error(("struct '" + s.name + "' has no method '" + name + "'").c_str());
+                     throw nb::attribute_error(("struct '" + s.name + "' has no method or sub-type named '" + name + "'").c_str());
                  return fn;
              })
         // module.Particle(...): the struct's constructors (its `__init` overloads), vectorized
@@ -344,7 +347,8 @@ NB_MODULE(_core, m) {
             nb::arg("link") = nb::none(), nb::sig(doc::kLoadFromSourceSig), doc::kLoadFromSource)
         .def_static(
             "load_from_file",
-            [module_options, linked_exports](Device device, const std::string& path, nb::handle options, nb::handle link) {
+            [module_options, linked_exports](Device device, const std::string& name, nb::handle options, nb::handle link) {
+                const std::string path = find_module_file(name, device.include_paths);  // SlangPy's search
                 std::FILE* f = std::fopen(path.c_str(), "rb");
                 if (!f) throw nb::value_error(("cannot read kernel file '" + path + "'").c_str());
                 std::string text;

@@ -38,7 +38,6 @@ constexpr UnsupportedKeyword kUnsupportedDeclKeywords[] = {
 /// reported and otherwise ignored so that the rest of the declaration is still checked.
 constexpr std::string_view kUnsupportedModifiers[] = {
     "inline",
-    "uniform",
 };
 
 }  // namespace
@@ -346,6 +345,12 @@ Modifiers Parser::parse_modifiers() {
                 advance();
                 continue;
             }
+            if (word == "uniform") {  // SlangPy's `uniform` parameters: no effect on a function's parameter
+                if (m.uniform.valid()) error(where, "duplicate modifier 'uniform'");
+                m.uniform = where;
+                advance();
+                continue;
+            }
             if (word == "groupshared") {  // cooperative kernels: only a global may be (the caller checks)
                 if (m.groupshared.valid()) error(where, "duplicate modifier 'groupshared'");
                 m.groupshared = where;
@@ -422,6 +427,7 @@ Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> a
         diags_.error(mods.visibility_loc, "'private' applies to struct members, not to a top-level declaration", 30603);
     if (mods.is_in || mods.is_out || mods.is_inout)
         error(mods.first, "parameter direction modifiers are only allowed on parameters");
+    reject_uniform(mods);
     TypeExpr* type = parse_type();
     // A reserved word may name a global (`static const int in = 4;`), not a function.
     bool keyword_global = is_reserved_word(kind()) && kind(1) != TokenKind::LParen && kind(1) != TokenKind::Less;

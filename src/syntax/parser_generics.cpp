@@ -194,6 +194,7 @@ void Parser::parse_struct_member(StructDecl* s) {
     if (mods.is_in || mods.is_out || mods.is_inout)
         error(mods.first, "parameter direction modifiers are not allowed on struct members");
     if (mods.groupshared.valid()) error(mods.groupshared, "'groupshared' is not allowed on a struct member");
+    reject_uniform(mods);
     if (lead.visibility != Visibility::Default && mods.visibility != Visibility::Default)
         diags_.error(mods.visibility_loc, "duplicate modifier: a declaration has one visibility", 31202);
     else if (mods.visibility == Visibility::Default)

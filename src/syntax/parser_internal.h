@@ -56,6 +56,7 @@ struct Modifiers {
     bool is_extern = false;
     bool is_export = false;
     SourceLoc groupshared;  ///< where `groupshared` was written (invalid when absent)
+    SourceLoc uniform;      ///< where `uniform` was written: a no-op on a parameter, tier 3 elsewhere
     SourceLoc visibility_loc;  ///< where `public` / `internal` / `private` was written
     Visibility visibility = Visibility::Default;
 };
@@ -137,6 +138,10 @@ public:
         if (m.link.valid())
             unsupported(m.link, std::string("'") + (m.is_extern ? "extern" : "export") +
                                     "' outside a global 'static const'");
+    }
+    /// `uniform` anywhere but on a parameter (a shader parameter: tier 3): reported.
+    void reject_uniform(const Modifiers& m) {
+        if (m.uniform.valid()) unsupported(m.uniform, "'uniform' modifier outside a parameter");
     }
     bool report_unsupported_declaration(std::vector<Decl*>* out);
     Decl* make_decl(DeclKind kind, SourceLoc loc);

@@ -232,6 +232,7 @@ Stmt* Parser::parse_decl_statement() {
     if (mods.is_in || mods.is_out || mods.is_inout)
         error(mods.first, "parameter direction modifiers are only allowed on parameters");
     if (mods.groupshared.valid()) unsupported(mods.groupshared, "'groupshared' on a local variable (declare it at global scope)");
+    reject_uniform(mods);
     VarDecl proto;
     proto.is_const = mods.is_const;
     proto.is_static = mods.is_static;  // `static const` tables inside functions (HLSL idiom)

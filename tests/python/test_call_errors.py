@@ -48,8 +48,10 @@ def test_matrix_rows_of_the_wrong_shape(m):
 
 
 def test_dict_for_a_non_struct_and_bad_keys(m):
-    with pytest.raises(TypeError, match=r"len3\(\): parameter 'v' of type float3 cannot take a Python dict of 1 field"):
+    with pytest.raises(TypeError, match=r"len3\(\): parameter 'v' of type float3 got a dict without component 'y'"):
         m.len3({"x": 1.0})
+    with pytest.raises(TypeError, match=r"twice\(\): parameter 'i' of type int cannot take a Python dict of 1 field"):
+        m.twice({"x": 1.0})
     with pytest.raises(TypeError, match=r"keys must be field names"):
         m.usep({1: 2.0})
     with pytest.raises(TypeError, match=r"_type must be a struct name"):

@@ -327,10 +327,13 @@ def test_t05_struct_from_dict_vectorized_with_gradients(sg, device):
     torch.testing.assert_close(pos.grad.cpu(), torch.tensor([[2.1, -0.2, 4.0]] * n), rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(vel.grad.cpu(), torch.tensor([[1.21, -2.02, 0.40]] * n), rtol=1e-5, atol=1e-6)
     torch.testing.assert_close(dt.grad.cpu(), torch.full((n,), 1.25), rtol=1e-5, atol=1e-6)
-    # mass is no_diff: a tensor for it takes part in no gradient.
+    # mass is no_diff: a tensor for it takes part in no gradient. The call is still part of the
+    # graph (SlangPy's rule: any tensor that requires grad), and backward leaves mass.grad None.
     mass = torch.full((n,), 2.0, device=TEST_DEVICE, requires_grad=True)
     e2 = m.energy({"pos": pos.detach(), "vel": vel.detach(), "mass": mass}, dt.detach())
-    assert e2.grad_fn is None
+    assert e2.grad_fn is not None
+    e2.sum().backward()
+    assert mass.grad is None
 
 
 def test_t05_misses_and_extras_are_named(sg, device):

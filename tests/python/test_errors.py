@@ -101,7 +101,7 @@ def test_wrong_keyword_name(sg, m):
 
 
 def test_unknown_function(sg, m):
-    with pytest.raises(AttributeError, match=r"module 'errs' has no function 'nope'"):
+    with pytest.raises(AttributeError, match=r"module 'errs' has no function or type named 'nope'"):
         m.nope
 
 
@@ -141,7 +141,7 @@ def test_unsupported_argument_type(sg, m):
 
 
 def test_grid_of_wrong_rank(sg, m):
-    with pytest.raises(TypeError, match=r"mul2\(\): parameter 'pix' of type int2 cannot take grid\(\(2, 2, 2\)\)"):
+    with pytest.raises(ValueError, match=r"mul2\(\): parameter 'pix' of type int2 cannot take grid\(\(2, 2, 2\)\)"):
         m.mul2(sg.grid((2, 2, 2)), torch.ones(2, 2), torch.ones(2, 2))
 
 

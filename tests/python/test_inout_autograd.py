@@ -1,7 +1,7 @@
 # tests/python/test_inout_autograd.py — autograd through tensors a call writes: inout parameters
 # (the old value's gradient through the inout's derivative, the written tensor's history rebased
-# onto the call like a torch in-place op) and write-only parameters given a leaf created with
-# requires_grad=True (it becomes an output of the call). Gradients against torch float64
+# onto the call like a torch in-place op) and write-only parameters (their tensor becomes an
+# output of the call; a leaf that requires grad is refused, as torch refuses in-place writes). Gradients against torch float64
 # references and finite differences (gradcheck), on both torch bridges.
 import pytest
 import torch
@@ -131,20 +131,35 @@ def test_inout_leaf_that_requires_grad_is_refused_naming_the_parameter(m):
 
 
 @pytest.mark.parametrize("fn", ["wsq", "wsq2"])
-def test_writable_tensor_created_with_requires_grad_becomes_an_output(sg, m, fn):
+def test_a_written_tensor_becomes_an_output(sg, m, fn):
     x = t([1.0, 2.0, 3.0], requires_grad=True)
-    y = torch.zeros(3, device=TEST_DEVICE, requires_grad=True)
+    y = torch.zeros(3, device=TEST_DEVICE)
     getattr(m, fn)(sg.grid((3,)), x, y)
     assert y.tolist() == [1.0, 4.0, 9.0]
-    assert y.grad_fn is not None and not y.is_leaf
+    assert y.grad_fn is not None and y.requires_grad
     (y * t([1.0, 0.5, 2.0])).sum().backward()
     assert x.grad.tolist() == [2.0, 2.0, 12.0]
 
 
-def test_out_parameters_created_with_requires_grad_become_outputs(m):
+@pytest.mark.parametrize("fn", ["wsq", "wsq2"])
+def test_a_leaf_that_requires_grad_is_not_written(sg, m, fn):
+    # torch's in-place rule: a leaf that requires grad is refused (naming the parameter), as an
+    # inout one is; under no_grad the call writes it like any tensor.
+    x = t([1.0, 2.0, 3.0], requires_grad=True)
+    y = torch.zeros(3, device=TEST_DEVICE, requires_grad=True)
+    with pytest.raises(ValueError, match=fn + r"\(\): parameter 'y' is written and got a leaf tensor that requires grad; "
+                                              r"torch does not allow writing such a tensor in place"):
+        getattr(m, fn)(sg.grid((3,)), x, y)
+    assert y.tolist() == [0.0, 0.0, 0.0]
+    with torch.no_grad():
+        getattr(m, fn)(sg.grid((3,)), x, y)
+    assert y.tolist() == [1.0, 4.0, 9.0] and y.is_leaf and y.grad_fn is None
+
+
+def test_out_parameters_become_outputs(m):
     r = t([2.0, 1.5], requires_grad=True)
     th = t([0.5, 0.25], requires_grad=True)
-    p = torch.zeros(2, 2, device=TEST_DEVICE, requires_grad=True)
+    p = torch.zeros(2, 2, device=TEST_DEVICE)
     m.polar(r, th, p)
     assert p.grad_fn is not None
     (p * p * t([[1.0, 2.0], [3.0, 4.0]])).sum().backward()
@@ -155,17 +170,19 @@ def test_out_parameters_created_with_requires_grad_become_outputs(m):
     torch.testing.assert_close(th.grad.double(), thd.grad, rtol=1e-5, atol=1e-6)
     # An out array.
     x = t([1.0, 2.0], requires_grad=True)
-    v = torch.zeros(2, 3, device=TEST_DEVICE, requires_grad=True)
+    v = torch.zeros(2, 3, device=TEST_DEVICE)
     m.fill3(x, v)
     assert v.tolist() == [[1, 1, 3], [2, 4, 6]] and v.grad_fn is not None
     v.sum().backward()
     assert x.grad.tolist() == [1 + 2 + 3, 1 + 4 + 3]
+    with pytest.raises(ValueError, match=r"polar\(\): parameter 'p' is out and got a leaf tensor that requires grad"):
+        m.polar(r, th, torch.zeros(2, 2, device=TEST_DEVICE, requires_grad=True))
 
 
-def test_an_earlier_use_of_an_overwritten_leaf_raises_instead_of_a_wrong_gradient(sg, m):
+def test_an_earlier_use_of_an_overwritten_tensor_raises_instead_of_a_wrong_gradient(sg, m):
     x = t([1.0, 2.0, 3.0], requires_grad=True)
-    y = torch.zeros(3, device=TEST_DEVICE, requires_grad=True)
-    z = (y * y).sum()  # uses the leaf before the call overwrites it
+    y = torch.zeros(3, device=TEST_DEVICE, requires_grad=True).clone()
+    z = (y * y).sum()  # uses the tensor before the call overwrites it
     m.wsq(sg.grid((3,)), x, y)
     with pytest.raises(RuntimeError):
         z.backward()
@@ -192,7 +209,7 @@ m.mac(acc, x, 0.25)
 ref = a.detach() * x.detach() + 0.25
 assert torch.allclose(a.grad, 2 * ref * x.detach()), a.grad
 assert torch.allclose(x.grad, 2 * ref * a.detach()), x.grad
-y = torch.zeros(3, device="{device}", requires_grad=True)
+y = torch.zeros(3, device="{device}")
 xs = torch.tensor([1.0, 2.0, 3.0], device="{device}", requires_grad=True)
 v = y._version
 m.wsq(sg.grid((3,)), xs, y)

@@ -155,7 +155,7 @@ def test_lookup(sg, m):
     assert m.find_function("nosuch") is None
     with pytest.raises(ValueError, match="has no function 'nosuch'"):
         m.require_function("nosuch")
-    with pytest.raises(AttributeError, match="has no function 'nosuch'"):
+    with pytest.raises(AttributeError, match="has no function or type named 'nosuch'"):
         m.nosuch
     with pytest.raises(KeyError, match="nosuch"):
         m["nosuch"]

@@ -1,7 +1,8 @@
 # tests/python/test_no_gradient.py — arguments a call does not differentiate get no gradient:
 # a tensor that requires grad passed to a `no_diff` parameter or to a read-only tensor parameter
 # (ITensor, Tensor) keeps .grad None and no gradient buffer is allocated for it, on both torch
-# bridges (the allocations of the backward are observed through a TorchDispatchMode); and a
+# bridges (the allocations of the backward are observed through a TorchDispatchMode), while the
+# call still records a node when only such a tensor requires grad (SlangPy's rule); and a
 # function without [Differentiable] called with a tensor that requires grad warns once.
 import warnings
 
@@ -65,10 +66,17 @@ m.scale(sa, x2).sum().backward()
 assert a.grad is None
 torch.testing.assert_close(x2.grad, 2.0 * sa.detach() * x2.detach())
 
-# Only a non-differentiated input requires grad: the result has no grad_fn.
+# Only a non-differentiated input requires grad: as in SlangPy, the call is still part of the
+# graph (the result has a grad_fn and backward runs), but the input gets no gradient, no buffer
+# and no kernel.
 t2 = torch.tensor([1.0, 2.0, 3.0], device=dev, requires_grad=True)
 r = m.lookup(torch.tensor([2, 0], device=dev, dtype=torch.int32), t2)
-assert r.grad_fn is None and r.tolist() == [3.0, 1.0]
+assert r.grad_fn is not None and r.tolist() == [3.0, 1.0]
+with Allocations() as alloc:
+    r.sum().backward()
+assert t2.grad is None and set(alloc.numels) <= {{1}}, (t2.grad, alloc.numels)
+with torch.no_grad():
+    assert m.lookup(torch.tensor([1], device=dev, dtype=torch.int32), t2).grad_fn is None
 print("ok")
 """
 

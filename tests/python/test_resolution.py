@@ -217,8 +217,8 @@ def test_no_fit_for_a_wrong_argument_count(ov):
         ov.h(1, 2)
     assert str(e.value) == (
         "h(): no overload fits the arguments (a Python int, a Python int); the candidates:\n"
-        "  float h(int x): takes 1 argument but 2 were given\n"
-        "  float h(float x): takes 1 argument but 2 were given"
+        "  float h(int x): takes 1 argument but 2 were given (Too many arguments: expected 1, got 2)\n"
+        "  float h(float x): takes 1 argument but 2 were given (Too many arguments: expected 1, got 2)"
     )
 
 

@@ -54,7 +54,7 @@ def test_instance_method_with_this_first_or_bound(sg, m):
 
 
 def test_method_lookup_errors(m):
-    with pytest.raises(AttributeError, match="struct 'Particle' has no method 'nosuch'"):
+    with pytest.raises(AttributeError, match="struct 'Particle' has no method or sub-type named 'nosuch'"):
         m.Particle.nosuch
     with pytest.raises(TypeError, match=r"Particle.advance\(\): bind\(\) takes the `this` of an instance method"):
         m.Particle.advance.bind({})

@@ -115,7 +115,7 @@ SAMPLES = {
     "value_ref": (lambda sg: sg.ValueRef(1.0), "got a float32 ValueRef of shape () on cpu"),
     "call_id": (lambda sg: sg.call_id(), "cannot take call_id()"),
     "thread_id": (lambda sg: sg.thread_id(), "cannot take thread_id()"),
-    "wang_hash": (lambda sg: sg.wang_hash(3), "cannot take wang_hash()"),
+    "wang_hash": (lambda sg: sg.wang_hash(seed=3), "cannot take wang_hash()"),
     "rand_float": (lambda sg: sg.rand_float(), "cannot take rand_float()"),
     "diff_pair": (lambda sg: sg.diffPair(1.0, 1.0), "a diffPair argument is for backward calls"),
     "tensor": (lambda sg: type("MyTensor", (sg.Tensor,), {})(__import__("torch").zeros(2), "float"),
