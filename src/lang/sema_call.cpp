@@ -170,7 +170,9 @@ const Type* Sema::check_call(Expr* e) {
         e->builtin = b;
         size_t nargs = e->operands.size() - 1;
         switch (b->kind) {
-        case BuiltinKind::Intrinsic: return check_intrinsic(e, intrinsic_info(b->intrinsic));
+        case BuiltinKind::Intrinsic:
+            if (callee->type_expr) return check_explicit_intrinsic(e, intrinsic_info(b->intrinsic));
+            return check_intrinsic(e, intrinsic_info(b->intrinsic));
         case BuiltinKind::CoopId:
         case BuiltinKind::Barrier:
         case BuiltinKind::Interlocked: return check_coop_call(e);

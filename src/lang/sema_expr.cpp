@@ -236,6 +236,12 @@ const Type* Sema::check_name(Expr* e) {
             diags_.error(e->loc, "'" + e->name + "' is not generic: it takes no generic arguments", 39999);
             return types_.error_type();
         }
+        if (const Builtin* b = find_builtin(e->name, allow_internal_); b && b->kind == BuiltinKind::Intrinsic &&
+                                                                       !lookup_local(e->name)) {
+            e->ref = RefKind::Builtin;  // `pow<float>`: check_explicit_intrinsic
+            e->builtin = b;
+            return types_.void_type();
+        }
         const Type* t = resolve_type(e->type_expr);
         if (t->is_error()) return t;
         e->ref = RefKind::Type;

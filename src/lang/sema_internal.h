@@ -302,6 +302,8 @@ private:
     bool derivative_call_fits(Expr* e, FunctionDecl* target, bool backward, bool exact);
     const Type* check_constructor(Expr* e, const Type* t, size_t first_arg);
     const Type* check_intrinsic(Expr* e, const IntrinsicInfo& info);
+    /// `pow<float>(x, 3)`: the built-in with its element type given (sema_explicit_intrinsics.cpp).
+    const Type* check_explicit_intrinsic(Expr* e, const IntrinsicInfo& info);
     const Type* check_tensor_method(Expr* e, Expr* tensor, const std::string& method);
     const Type* check_tensor_index(Expr* at, const Type* tensor, const std::vector<Expr*>& index);
     // ---- cooperative kernels (sema_coop.cpp)
