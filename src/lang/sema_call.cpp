@@ -107,6 +107,7 @@ const Type* Sema::check_call(Expr* e) {
         }
     }
     if (callee->kind == ExprKind::Member) {
+        if (const Type* t = check_differential_member(e)) return t;        // `V.dzero()`
         if (const Type* t = check_scalar_type_member(e, true)) return t;  // `float.getPi()`
         if (const Type* t = check_member_call(e)) return t;
         // Not a struct: the base and the arguments other than initializer lists are checked.

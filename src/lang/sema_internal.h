@@ -361,6 +361,8 @@ private:
     // ---- `float.getPi()`, `int.maxValue` (sema_scalar_members.cpp)
     const Type* scalar_type_base(const Expr* base);
     const Type* check_scalar_type_member(Expr* e, bool called);
+    // ---- `V.dzero()`, `V.dadd(a, b)`, `V.Differential(...)` (sema_differential_members.cpp)
+    const Type* check_differential_member(Expr* e);
     // ---- `m._12`, `m._m01` (sema_matrix_elements.cpp)
     const Type* check_matrix_element(Expr* e, const Type* matrix);
     // ---- public / internal / private (sema_visibility.cpp)
