@@ -178,6 +178,8 @@ public:
     bool infer_generic_args(FunctionDecl* g, const std::vector<Expr*>& args, std::vector<GenericArg>& known,
                             size_t explicit_count, SourceLoc at, bool report);
     bool satisfies(const GenericParam& p, const GenericArg& a) const;
+    /// Whether type `t` meets the one constraint `c` ("" is met by every value type).
+    bool satisfies_constraint(const std::string& c, const Type* t) const;
     std::string describe_constraint_failure(const GenericParam& p, const GenericArg& a) const;
     /// The candidates of a call of `name`: the concrete overloads, and the instantiations of its
     /// generic ones for the explicit (`f<4>`) or inferred arguments.

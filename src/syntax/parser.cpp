@@ -253,6 +253,7 @@ void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
             d->function->generic_params = std::move(generic_prefix);
         }
     }
+    if (d->kind == DeclKind::Function && d->function) apply_where_clauses(d->function, true);
     out.push_back(d);
 }
 
@@ -464,7 +465,7 @@ Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> a
     return d;
 }
 
-// function_rest = "(" ("void" | param ("," param)* ","?)? ")" where_clause? (";" | block)
+// function_rest = "(" ("void" | param ("," param)* ","?)? ")" where_clause* (";" | block)
 void Parser::parse_function_rest(FunctionDecl* fn) {
     NameScope scope(*this);  // the parameters' names
     expect(TokenKind::LParen);
@@ -474,7 +475,7 @@ void Parser::parse_function_rest(FunctionDecl* fn) {
         while (match(TokenKind::Comma) && !at(TokenKind::RParen));  // a trailing comma, as in Slang
     }
     expect(TokenKind::RParen);
-    reject_where_clause();
+    parse_where_clauses(fn);
     if (at(TokenKind::Colon)) {  // `float4 main() : SV_Target` (entry points are tier 3)
         unsupported(loc(), "semantic annotation");
         advance();

@@ -29,13 +29,7 @@ void Parser::parse_generic_params(std::vector<GenericParam>& out) {
             Token name = expect(TokenKind::Identifier);
             p.loc = loc(name);
             p.name = std::string(text(name));
-            if (match(TokenKind::Colon)) {
-                p.constraint = std::string(text(expect(TokenKind::Identifier)));
-                if (at(TokenKind::Less)) {
-                    unsupported(loc(), "a generic interface as a constraint");
-                    throw SyntaxError{};
-                }
-            }
+            if (match(TokenKind::Colon)) parse_constraints(p);
             type_names_.insert(p.name);  // `(T)x` is a cast
         }
         if (at(TokenKind::Assign)) {
@@ -45,13 +39,6 @@ void Parser::parse_generic_params(std::vector<GenericParam>& out) {
         out.push_back(std::move(p));
     } while (match(TokenKind::Comma));
     expect_closing_angle();
-}
-
-/// `where` clauses after a signature are tier 3: reported, and the clause skipped up to the body.
-void Parser::reject_where_clause() {
-    if (!at_word("where")) return;
-    unsupported(loc(), "a 'where' clause");
-    while (!at(TokenKind::LBrace) && !at(TokenKind::Semicolon) && !at(TokenKind::EndOfFile)) advance();
 }
 
 // interface_decl = "interface" ident (":" ident ("," ident)*)? "{" interface_member* "}" ";"?
@@ -147,6 +134,7 @@ void Parser::parse_struct_member(StructDecl* s) {
         ret->name = s->name;  // sema replaces it with the (instantiated) struct type
         fn->return_type = ret;
         parse_function_rest(fn);
+        apply_where_clauses(fn, true);
         s->methods.push_back(fn);
         return;
     }
@@ -220,6 +208,7 @@ void Parser::parse_struct_member(StructDecl* s) {
         // `T get<T : IFloat>(T x)`: instantiated per call (in an interface: a generic requirement)
         if (at(TokenKind::Less)) parse_generic_params(fn->generic_params);
         parse_function_rest(fn);
+        apply_where_clauses(fn, true);
         s->methods.push_back(fn);
         return;
     }

@@ -153,7 +153,13 @@ public:
 
     // ---- generics, interfaces, struct members (parser_generics.cpp)
     void parse_generic_params(std::vector<GenericParam>& out);
-    void reject_where_clause();
+    /// `where T : IA (& IB)*`, any number of them, after a function's parameters (parser_where.cpp).
+    void parse_where_clauses(FunctionDecl* fn);
+    /// `: IA (& IB)*` of a generic parameter or where clause: the first in p.constraint.
+    void parse_constraints(GenericParam& p);
+    /// Merges fn's where clauses into its generic parameters; with `final`, one naming none of
+    /// them is reported (else it waits for a `__generic<...>` prefix's parameters).
+    void apply_where_clauses(FunctionDecl* fn, bool final);
     Decl* parse_interface(SourceLoc first);
     void parse_bases(StructDecl* s);
 
