@@ -139,6 +139,8 @@ const Type* Sema::check_call(Expr* e) {
     if (rewrite_implicit_member_call(e)) return check_call(e);
     // A callee may name a function, builtin or type, which check_expr rejects as values.
     callee->type = check_name(callee);
+    if ((callee->ref == RefKind::Local || callee->ref == RefKind::Global) && rewrite_call_operator(e))
+        return check_call(e);  // `p(x)`: p.operator()(x)
     if (callee->ref == RefKind::Builtin &&
         (callee->builtin->kind == BuiltinKind::BwdDiff || callee->builtin->kind == BuiltinKind::FwdDiff)) {
         // `bwd_diff(f)` alone: its argument names a function, which is no value to check.
@@ -230,7 +232,8 @@ const Type* Sema::check_call(Expr* e) {
         break;
     }
     case RefKind::Local:
-    case RefKind::Global: diags_.error(callee->loc, "'" + callee->name + "' is a variable, not a function"); break;
+    case RefKind::Global:
+        diags_.error(callee->loc, "'" + callee->name + "' is a variable, not a function"); break;
     default: break;
     }
     return types_.error_type();

@@ -319,7 +319,8 @@ const Type* Sema::check_unary(Expr* e) {
         return a;
     default: break;
     }
-    diags_.error(e->loc, std::string("operator '") + op_spelling(e->op) + "' cannot be applied to " + type_name(a));
+    diags_.error(e->loc, std::string("operator '") + op_spelling(e->op) + "' cannot be applied to " + type_name(a),
+                 a->is_struct() ? 39999 : 0);  // Slang: no overload applicable (a struct's operator- too)
     return types_.error_type();
 }
 
@@ -329,6 +330,8 @@ const Type* Sema::check_binary(Expr* e) {
     if (a->is_error() || b->is_error()) return types_.error_type();
     if (const Type* r = check_standin_binary(e, e->op, a, b, false)) return r;
     const Type* t = binary_operand_type(types_, e->op, a, b);
+    if (!t)
+        if (const Type* r = check_user_operator(e)) return r;  // `V operator+(V a, V b)`
     if (!t) {
         // Slang: 39999, no overload of the operator applies (e.g. to a generic's unconstrained T).
         diags_.error(e->loc,
@@ -385,8 +388,10 @@ const Type* Sema::check_assign(Expr* e) {
     if (const Type* r = check_standin_binary(e, bin, a, b, true)) return r->is_error() ? r : a;
     const Type* t = binary_operand_type(types_, bin, a, b);
     if (!t || !implicitly_convertible(t, a)) {
-        diags_.error(e->loc, std::string("operator '") + op_spelling(e->op) + "' cannot be applied to " + type_name(a) +
-                                 " and " + type_name(b));
+        diags_.error(e->loc,
+                     std::string("operator '") + op_spelling(e->op) + "' cannot be applied to " + type_name(a) + " and " +
+                         type_name(b),
+                     a->is_struct() || b->is_struct() ? 39999 : 0);  // Slang: no overload (operator+ is not +=)
         return types_.error_type();
     }
     bool bitwise = bin == Op::Shl || bin == Op::Shr || bin == Op::BitAnd || bin == Op::BitOr || bin == Op::BitXor;

@@ -365,6 +365,11 @@ private:
     const Type* check_scalar_type_member(Expr* e, bool called);
     // ---- `V.dzero()`, `V.dadd(a, b)`, `V.Differential(...)` (sema_differential_members.cpp)
     const Type* check_differential_member(Expr* e);
+    // ---- `operator+` functions and `operator()` members (sema_operators.cpp)
+    /// `a + b` that no built-in operator takes, when the program declares `operator+`: the call.
+    const Type* check_user_operator(Expr* e);
+    /// `p(x)` where p is a value of a struct with `operator()`: rewrites the callee to `p.operator()`.
+    bool rewrite_call_operator(Expr* e);
     // ---- `m._12`, `m._m01` (sema_matrix_elements.cpp)
     const Type* check_matrix_element(Expr* e, const Type* matrix);
     // ---- public / internal / private (sema_visibility.cpp)

@@ -432,13 +432,19 @@ Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> a
         mods.is_extern = mods.is_export = false;
     }
 
-    if (kind(1) == TokenKind::LParen || kind(1) == TokenKind::Less) {
+    const bool is_operator = at_word("operator") && kind(1) != TokenKind::Semicolon && kind(1) != TokenKind::Assign &&
+                             kind(1) != TokenKind::Comma && kind(1) != TokenKind::LBracket;
+    if (is_operator || kind(1) == TokenKind::LParen || kind(1) == TokenKind::Less) {
         Decl* d = make_decl(DeclKind::Function, first);
-        Token name = advance();
         auto* fn = ctx_.make<FunctionDecl>();
+        if (is_operator) {
+            parse_operator_name(fn->name, fn->loc);  // `V operator+(V a, V b)`
+        } else {
+            Token name = advance();
+            fn->loc = loc(name);
+            fn->name = std::string(text(name));
+        }
         if (at(TokenKind::Less)) parse_generic_params(fn->generic_params);
-        fn->loc = loc(name);
-        fn->name = std::string(text(name));
         fn->attrs = std::move(attrs);
         fn->return_type = type;
         fn->return_no_diff = mods.is_no_diff;

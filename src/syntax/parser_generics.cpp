@@ -187,16 +187,16 @@ void Parser::parse_struct_member(StructDecl* s) {
     else if (mods.visibility == Visibility::Default)
         mods.visibility = lead.visibility;
     TypeExpr* type = parse_type();
-    if (at_word("operator")) {
-        unsupported(loc(), "operator overloading");
-        synchronize();
-        return;
-    }
-    if (at(TokenKind::Identifier) && (kind(1) == TokenKind::LParen || kind(1) == TokenKind::Less)) {
-        Token name = advance();
+    const bool is_operator = at_word("operator") && kind(1) != TokenKind::Semicolon && kind(1) != TokenKind::Assign;
+    if (is_operator || (at(TokenKind::Identifier) && (kind(1) == TokenKind::LParen || kind(1) == TokenKind::Less))) {
         auto* fn = ctx_.make<FunctionDecl>();
-        fn->loc = loc(name);
-        fn->member_name = std::string(text(name));
+        if (is_operator) {
+            parse_operator_name(fn->member_name, fn->loc);  // `float operator()(float x)`
+        } else {
+            Token name = advance();
+            fn->loc = loc(name);
+            fn->member_name = std::string(text(name));
+        }
         fn->name = s->name + "." + fn->member_name;
         fn->owner = s;
         fn->visibility = mods.visibility;

@@ -155,6 +155,9 @@ public:
     void parse_generic_params(std::vector<GenericParam>& out);
     /// `where T : IA (& IB)*`, any number of them, after a function's parameters (parser_where.cpp).
     void parse_where_clauses(FunctionDecl* fn);
+    /// `operator+` / `operator()` at the cursor: its function name and location (parser_operators.cpp);
+    /// false, consuming nothing, when the cursor is not at `operator`.
+    bool parse_operator_name(std::string& name, SourceLoc& where);
     /// `: IA (& IB)*` of a generic parameter or where clause: the first in p.constraint.
     void parse_constraints(GenericParam& p);
     /// Merges fn's where clauses into its generic parameters; with `final`, one naming none of
