@@ -372,6 +372,7 @@ const Type* Sema::check_binary(Expr* e) {
 }
 
 const Type* Sema::check_assign(Expr* e) {
+    if (const Type* t = check_accessor_assign(e)) return t;  // `s.x = v`, `s[i] += v`
     Expr* lhs = e->operands[0];
     const Type* a = check_expr(lhs);
     require_lvalue(lhs, "assign");
@@ -432,6 +433,7 @@ const Type* Sema::check_conditional(Expr* e) {
 const Type* Sema::check_index(Expr* e) {
     Expr* base = e->operands[0];
     const Type* bt = check_expr(base);
+    if (const Type* t = check_subscript_read(e, bt)) return t;  // `s[i]` of a __subscript
     std::vector<Expr*> index(e->operands.begin() + 1, e->operands.end());
     for (Expr* i : index) check_expr(i);
     if (bt->is_error()) return bt;
@@ -555,6 +557,7 @@ const Type* Sema::check_member(Expr* e) {
             e->var_ref = c;
             return c->type ? c->type : types_.error_type();
         }
+        if (const Type* t = check_property_read(e, bt)) return t;  // `s.x` of a property
         diags_.error(e->loc, "struct " + type_name(bt) + " has no member '" + n + "'", 30027);
         return types_.error_type();
     }

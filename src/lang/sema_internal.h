@@ -365,6 +365,10 @@ private:
     const Type* check_scalar_type_member(Expr* e, bool called);
     // ---- `V.dzero()`, `V.dadd(a, b)`, `V.Differential(...)` (sema_differential_members.cpp)
     const Type* check_differential_member(Expr* e);
+    // ---- `property` and `__subscript` uses: calls of their accessors (sema_accessors.cpp)
+    const Type* check_property_read(Expr* e, const Type* struct_type);
+    const Type* check_subscript_read(Expr* e, const Type* base_type);
+    const Type* check_accessor_assign(Expr* e);
     // ---- `operator+` functions and `operator()` members (sema_operators.cpp)
     /// `a + b` that no built-in operator takes, when the program declares `operator+`: the call.
     const Type* check_user_operator(Expr* e);

@@ -111,13 +111,19 @@ void Parser::add_member_alias(StructDecl* s, const Token& name, TypeExpr* type) 
 //        | "typealias" ident "=" type ";" | "typedef" type ident ";"   (member type aliases)
 //        | modifiers type ident generic_params? "(" params ")" (";" | block)   (a method)
 //        | modifiers type declarators ";"                      (fields; `static const` members)
-// Tier-3 members (`property`, `__subscript`, operators, nested types) are reported and skipped.
+//        | "property" ... | "__subscript" ...                   (parser_accessors.cpp)
+// Nested types are reported and skipped.
 void Parser::parse_struct_member(StructDecl* s) {
     if (match(TokenKind::Semicolon)) return;
     std::vector<Attribute> attrs;
     parse_attributes(attrs);  // `[mutating]`, `[Differentiable]`, ... precede member functions
     Modifiers lead;           // `public __init(...)`, `private float x;`
     while (parse_visibility(lead)) {
+    }
+    if ((at_word("property") && kind(1) == TokenKind::Identifier) ||
+        (at_word("__subscript") && kind(1) == TokenKind::LParen)) {
+        parse_accessor_member(s, std::move(attrs), lead);
+        return;
     }
     if (at_word("__init")) {
         auto* fn = ctx_.make<FunctionDecl>();

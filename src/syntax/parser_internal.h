@@ -158,6 +158,8 @@ public:
     /// `operator+` / `operator()` at the cursor: its function name and location (parser_operators.cpp);
     /// false, consuming nothing, when the cursor is not at `operator`.
     bool parse_operator_name(std::string& name, SourceLoc& where);
+    /// `property` / `__subscript` in a struct: its accessors as methods (parser_accessors.cpp).
+    void parse_accessor_member(StructDecl* s, std::vector<Attribute> attrs, const Modifiers& lead);
     /// `: IA (& IB)*` of a generic parameter or where clause: the first in p.constraint.
     void parse_constraints(GenericParam& p);
     /// Merges fn's where clauses into its generic parameters; with `final`, one naming none of
