@@ -178,13 +178,20 @@ Decl* Parser::make_decl(DeclKind kind, SourceLoc loc) {
     return d;
 }
 
-// top_decl = ";" | import_decl
+// top_decl = ";" | "__exported"? import_decl
 //          | attributes? ("__generic" generic_params)? (interface_decl | unsupported_decl | struct_decl
 //                                                        | function_or_global)
 void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
     if (match(TokenKind::Semicolon)) return;  // e.g. after a function body: harmless
     SourceLoc first = loc();
     if (at(TokenKind::KwImport) || at_word("__include")) {
+        out.push_back(parse_import());
+        return;
+    }
+    // `__exported import m;`: m's declarations are visible to this module's importers too, as
+    // every imported module's are here (an import makes its whole closure visible).
+    if (at_word("__exported") && kind(1) == TokenKind::KwImport) {
+        advance();
         out.push_back(parse_import());
         return;
     }
