@@ -365,6 +365,8 @@ private:
     const Type* check_scalar_type_member(Expr* e, bool called);
     // ---- `V.dzero()`, `V.dadd(a, b)`, `V.Differential(...)` (sema_differential_members.cpp)
     const Type* check_differential_member(Expr* e);
+    // ---- `extension S { ... }`: its members moved into S (sema_extensions.cpp)
+    void merge_extensions(const std::vector<ModuleAst*>& modules);
     // ---- `property` and `__subscript` uses: calls of their accessors (sema_accessors.cpp)
     const Type* check_property_read(Expr* e, const Type* struct_type);
     const Type* check_subscript_read(Expr* e, const Type* base_type);

@@ -294,7 +294,9 @@ struct EnumDecl {
     const Type* type = nullptr;     ///< sema
 };
 
-enum class DeclKind : uint8_t { Import, Function, Struct, Interface, GlobalVar, Unsupported, TypeAlias, Enum };
+/// Extension: `extension S : IFoo { methods }` (structure: its members, named after S; sema moves
+/// them into S).
+enum class DeclKind : uint8_t { Import, Function, Struct, Interface, GlobalVar, Unsupported, TypeAlias, Enum, Extension };
 
 /// What an Import declaration says: `import m;`, `__include m;`, `module m;`, `implementing m;`.
 enum class ImportKind : uint8_t { Import, Include, ModuleName, Implementing };

@@ -160,6 +160,8 @@ public:
     bool parse_operator_name(std::string& name, SourceLoc& where);
     /// `property` / `__subscript` in a struct: its accessors as methods (parser_accessors.cpp).
     void parse_accessor_member(StructDecl* s, std::vector<Attribute> attrs, const Modifiers& lead);
+    /// `extension S (: bases)? { members }` (parser_extensions.cpp).
+    Decl* parse_extension(SourceLoc first);
     /// `: IA (& IB)*` of a generic parameter or where clause: the first in p.constraint.
     void parse_constraints(GenericParam& p);
     /// Merges fn's where clauses into its generic parameters; with `final`, one naming none of
