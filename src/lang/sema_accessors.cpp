@@ -25,6 +25,17 @@ Expr* member_callee(AstContext& ast, Expr* base, const std::string& name, Source
     return m;
 }
 
+/// Whether evaluating `e` may change something (an assignment, ++/--, a call): such an operand
+/// cannot be read twice, as `s[i++] += v` would through its getter and setter.
+bool has_side_effects(const Expr* e) {
+    if (!e) return false;
+    if (e->kind == ExprKind::Assign || e->kind == ExprKind::Postfix || e->kind == ExprKind::Call) return true;
+    if (e->kind == ExprKind::Unary && (e->op == Op::PreInc || e->op == Op::PreDec)) return true;
+    for (const Expr* o : e->operands)
+        if (has_side_effects(o)) return true;
+    return false;
+}
+
 }  // namespace
 
 const Type* Sema::check_property_read(Expr* e, const Type* bt) {
@@ -64,6 +75,11 @@ const Type* Sema::check_accessor_assign(Expr* e) {
         for (const auto& f : types_.fields(bt))
             if (f.name == lhs->name) return nullptr;  // a field of that name wins
     Expr* value = e->operands[1];
+    if (e->op != Op::Assign && has_side_effects(lhs)) {
+        diags_.unsupported(e->loc, "a compound assignment through a property or subscript whose operands have side "
+                                   "effects (they would be evaluated twice)");
+        return types_.error_type();
+    }
     if (e->op != Op::Assign) {  // `s.x += v`: the setter gets `s.x + v`
         static const Op kCompound[] = {Op::Mul, Op::Div, Op::Rem,    Op::Add,    Op::Sub,
                                        Op::Shl, Op::Shr, Op::BitAnd, Op::BitXor, Op::BitOr};
