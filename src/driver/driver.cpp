@@ -94,8 +94,11 @@ void lower_entries(const Workspace& ws, const Options& options, const lang::Sema
         ir::Function* fn = lowering.instantiate(f, concrete_params(*f, ws.types));
         result.entries.push_back(fn);
         if (options.derivatives == Derivatives::EachLowered && f->is_differentiable) {
-            if (!fn->custom_backward && !fn->forward_only) lowering.derivative(fn, ir::DerivativeKind::Backward);
-            if (!fn->custom_forward) lowering.derivative(fn, ir::DerivativeKind::Forward);
+            // As AllRequestable: not through a callee that has only the other kind's derivative.
+            if (!fn->custom_backward && derivative_requestable(*fn, true))
+                lowering.derivative(fn, ir::DerivativeKind::Backward);
+            if (!fn->custom_forward && derivative_requestable(*fn, false))
+                lowering.derivative(fn, ir::DerivativeKind::Forward);
         }
     }
     if (options.derivatives == Derivatives::AllRequestable) {
@@ -198,6 +201,14 @@ void compile(const Workspace& ws, const Input& input, const Options& options, Re
         ws.diags.throw_if_errors();
     }
     if (options.stop_after == Phase::Sema) return;
+    {
+        // A root loaded without link values (shadegradc) may leave an extern without one: code
+        // cannot be generated for it, which is its located 45001 here as in a kernel compile.
+        const lang::LinkConstants none;
+        for (const RootFile& root : input.roots)
+            if (!root.constants) lang::bind_link_constants(result.modules, none, /*require_values=*/true, ws.ast, ws.diags);
+        ws.diags.throw_if_errors();
+    }
 
     result.program.types = &ws.types;
     ir::Lowering lowering(result.program, ws.diags);

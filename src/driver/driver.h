@@ -77,7 +77,8 @@ enum class Derivatives : uint8_t {
     None,
     /// shadegradc: right after each [Differentiable] function is lowered, its backward then its
     /// forward derivative, as a bwd_diff/fwd_diff call would generate them; none of a kind the
-    /// user supplies ([BackwardDerivative] / [ForwardDerivative]).
+    /// user supplies ([BackwardDerivative] / [ForwardDerivative]), nor one sema would refuse (through
+    /// a callee with only the other kind's derivative).
     EachLowered,
     /// The fuzzer and the limits tests: once every function is lowered, the forward then the
     /// backward derivative of every differentiable IR function, each only where sema would accept

@@ -16,8 +16,8 @@ Value* Lower::lower_call(Expr* e) {
         return lower_user_call(e, e->diff_target, true, n == "bwd_diff" || n == "__bwd_diff");
     }
     if (e->callee) return lower_user_call(e, e->callee, false, false);
-    if (callee->kind == ExprKind::Name && callee->ref == RefKind::Type)
-        return lower_constructor(e, callee->type_ref, 1);
+    if ((callee->kind == ExprKind::Name || callee->kind == ExprKind::Member) && callee->ref == RefKind::Type)
+        return lower_constructor(e, callee->type_ref, 1);  // `float3(x)`, `V.Differential(x, y)`
     SG_INTERNAL_ASSERT(e->builtin != nullptr, "call without a resolved target");
     auto arg = [&](size_t k) { return e->operands[k + 1]; };
     switch (e->builtin->kind) {
@@ -31,6 +31,8 @@ Value* Lower::lower_call(Expr* e) {
     }
     case BuiltinKind::Detach: return b_.detach(lower_expr(arg(0)));
     case BuiltinKind::Unused: lower_expr(arg(0)); return nullptr;  // evaluated for its effects
+    case BuiltinKind::DZero:
+    case BuiltinKind::DAdd: return lower_differential_member(e);
     case BuiltinKind::PairGetPrimal: return b_.extract(lower_expr(callee->operands[0]), 0);
     case BuiltinKind::PairGetDiff: return b_.extract(lower_expr(callee->operands[0]), 1);
     case BuiltinKind::CallIndex: return b_.call_index(int(arg(0)->int_value), e->type);

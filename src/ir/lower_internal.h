@@ -73,6 +73,9 @@ public:
     Value* lower_user_call(Expr* e, lang::FunctionDecl* callee, bool derivative, bool backward);
     Value* lower_constructor(Expr* e, const Type* t, size_t first);
     Value* lower_intrinsic(Expr* e);
+    /// `X.dzero()` / `X.dadd(a, b)` (lower_differential.cpp).
+    Value* lower_differential_member(Expr* e);
+    Value* differential_add(Value* a, Value* b);
     Value* lower_tensor_access(Expr* at, Value* tensor, const std::vector<Expr*>& index,
                                std::vector<Value*>* out_index);
     Value* lower_binary(Expr* e);

@@ -50,6 +50,7 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
                 declare_type_name(d);
             }
         }
+    merge_extensions(modules);  // before any struct's members are declared
     auto check_generic_params = [&](const std::vector<GenericParam>& params) {
         for (size_t i = 0; i < params.size(); ++i)
             for (size_t j = 0; j < i; ++j)

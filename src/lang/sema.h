@@ -46,6 +46,8 @@ enum class BuiltinKind : uint8_t {
     ViewDims,       ///< `view.dims()`
     Wave,           ///< `WaveActiveSum(x)` ... (lang/wave.h)
     Unused,         ///< `unused(x)`: says x is deliberately unused; evaluates x, returns nothing
+    DZero,          ///< `X.dzero()`: the zero of X.Differential (the call's type)
+    DAdd,           ///< `X.dadd(a, b)`: a + b in X.Differential (the call's type)
 };
 
 struct Builtin {

@@ -108,6 +108,7 @@ const Type* Sema::check_call(Expr* e) {
         }
     }
     if (callee->kind == ExprKind::Member) {
+        if (const Type* t = check_differential_member(e)) return t;        // `V.dzero()`
         if (const Type* t = check_scalar_type_member(e, true)) return t;  // `float.getPi()`
         if (const Type* t = check_member_call(e)) return t;
         // Not a struct: the base and the arguments other than initializer lists are checked.
@@ -139,6 +140,8 @@ const Type* Sema::check_call(Expr* e) {
     if (rewrite_implicit_member_call(e)) return check_call(e);
     // A callee may name a function, builtin or type, which check_expr rejects as values.
     callee->type = check_name(callee);
+    if ((callee->ref == RefKind::Local || callee->ref == RefKind::Global) && rewrite_call_operator(e))
+        return check_call(e);  // `p(x)`: p.operator()(x)
     if (callee->ref == RefKind::Builtin &&
         (callee->builtin->kind == BuiltinKind::BwdDiff || callee->builtin->kind == BuiltinKind::FwdDiff)) {
         // `bwd_diff(f)` alone: its argument names a function, which is no value to check.
@@ -171,7 +174,9 @@ const Type* Sema::check_call(Expr* e) {
         e->builtin = b;
         size_t nargs = e->operands.size() - 1;
         switch (b->kind) {
-        case BuiltinKind::Intrinsic: return check_intrinsic(e, intrinsic_info(b->intrinsic));
+        case BuiltinKind::Intrinsic:
+            if (callee->type_expr) return check_explicit_intrinsic(e, intrinsic_info(b->intrinsic));
+            return check_intrinsic(e, intrinsic_info(b->intrinsic));
         case BuiltinKind::CoopId:
         case BuiltinKind::Barrier:
         case BuiltinKind::Interlocked: return check_coop_call(e);
@@ -229,7 +234,8 @@ const Type* Sema::check_call(Expr* e) {
         break;
     }
     case RefKind::Local:
-    case RefKind::Global: diags_.error(callee->loc, "'" + callee->name + "' is a variable, not a function"); break;
+    case RefKind::Global:
+        diags_.error(callee->loc, "'" + callee->name + "' is a variable, not a function"); break;
     default: break;
     }
     return types_.error_type();

@@ -236,6 +236,12 @@ const Type* Sema::check_name(Expr* e) {
             diags_.error(e->loc, "'" + e->name + "' is not generic: it takes no generic arguments", 39999);
             return types_.error_type();
         }
+        if (const Builtin* b = find_builtin(e->name, allow_internal_); b && b->kind == BuiltinKind::Intrinsic &&
+                                                                       !lookup_local(e->name)) {
+            e->ref = RefKind::Builtin;  // `pow<float>`: check_explicit_intrinsic
+            e->builtin = b;
+            return types_.void_type();
+        }
         const Type* t = resolve_type(e->type_expr);
         if (t->is_error()) return t;
         e->ref = RefKind::Type;
@@ -313,7 +319,8 @@ const Type* Sema::check_unary(Expr* e) {
         return a;
     default: break;
     }
-    diags_.error(e->loc, std::string("operator '") + op_spelling(e->op) + "' cannot be applied to " + type_name(a));
+    diags_.error(e->loc, std::string("operator '") + op_spelling(e->op) + "' cannot be applied to " + type_name(a),
+                 a->is_struct() ? 39999 : 0);  // Slang: no overload applicable (a struct's operator- too)
     return types_.error_type();
 }
 
@@ -323,6 +330,8 @@ const Type* Sema::check_binary(Expr* e) {
     if (a->is_error() || b->is_error()) return types_.error_type();
     if (const Type* r = check_standin_binary(e, e->op, a, b, false)) return r;
     const Type* t = binary_operand_type(types_, e->op, a, b);
+    if (!t)
+        if (const Type* r = check_user_operator(e)) return r;  // `V operator+(V a, V b)`
     if (!t) {
         // Slang: 39999, no overload of the operator applies (e.g. to a generic's unconstrained T).
         diags_.error(e->loc,
@@ -363,6 +372,7 @@ const Type* Sema::check_binary(Expr* e) {
 }
 
 const Type* Sema::check_assign(Expr* e) {
+    if (const Type* t = check_accessor_assign(e)) return t;  // `s.x = v`, `s[i] += v`
     Expr* lhs = e->operands[0];
     const Type* a = check_expr(lhs);
     require_lvalue(lhs, "assign");
@@ -379,8 +389,10 @@ const Type* Sema::check_assign(Expr* e) {
     if (const Type* r = check_standin_binary(e, bin, a, b, true)) return r->is_error() ? r : a;
     const Type* t = binary_operand_type(types_, bin, a, b);
     if (!t || !implicitly_convertible(t, a)) {
-        diags_.error(e->loc, std::string("operator '") + op_spelling(e->op) + "' cannot be applied to " + type_name(a) +
-                                 " and " + type_name(b));
+        diags_.error(e->loc,
+                     std::string("operator '") + op_spelling(e->op) + "' cannot be applied to " + type_name(a) + " and " +
+                         type_name(b),
+                     a->is_struct() || b->is_struct() ? 39999 : 0);  // Slang: no overload (operator+ is not +=)
         return types_.error_type();
     }
     bool bitwise = bin == Op::Shl || bin == Op::Shr || bin == Op::BitAnd || bin == Op::BitOr || bin == Op::BitXor;
@@ -421,6 +433,7 @@ const Type* Sema::check_conditional(Expr* e) {
 const Type* Sema::check_index(Expr* e) {
     Expr* base = e->operands[0];
     const Type* bt = check_expr(base);
+    if (const Type* t = check_subscript_read(e, bt)) return t;  // `s[i]` of a __subscript
     std::vector<Expr*> index(e->operands.begin() + 1, e->operands.end());
     for (Expr* i : index) check_expr(i);
     if (bt->is_error()) return bt;
@@ -544,6 +557,7 @@ const Type* Sema::check_member(Expr* e) {
             e->var_ref = c;
             return c->type ? c->type : types_.error_type();
         }
+        if (const Type* t = check_property_read(e, bt)) return t;  // `s.x` of a property
         diags_.error(e->loc, "struct " + type_name(bt) + " has no member '" + n + "'", 30027);
         return types_.error_type();
     }

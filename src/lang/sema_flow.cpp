@@ -419,6 +419,11 @@ Flow DerivativeFlow::call(const Expr* e) {
         eval_args(false);
         return {};
     }
+    if (e->builtin && e->builtin->kind == BuiltinKind::DAdd) {  // `X.dadd(a, b)`: a sum, differentiable in both
+        eval_args(false);
+        for (const Flow& a : args) needs_derivative(a);
+        return typed(Flow{joined().carries, nullptr}, e->type);
+    }
     if (callee->kind == ExprKind::Member) {  // tensor methods and pair accessors
         const Expr* base = callee->operands[0];
         expr(base);

@@ -71,7 +71,7 @@ bool Sema::standin_args(const std::vector<GenericParam>& params, std::vector<Gen
                          std::set<const Type*>& opaque, bool& constrained) {
     bool any = false;
     for (const GenericParam& p : params) {
-        if (p.is_value || !(p.constraint.empty() || standin_models(p.constraint))) {
+        if (p.is_value || !p.more_constraints.empty() || !(p.constraint.empty() || standin_models(p.constraint))) {
             // No stand-in: the representative (a user interface's needs a conforming struct).
             if (!representative_args({p}, args)) return false;
             continue;

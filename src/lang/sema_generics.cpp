@@ -61,9 +61,14 @@ std::optional<int64_t> Sema::generic_value(const std::string& name) {
 
 bool Sema::satisfies(const GenericParam& p, const GenericArg& a) const {
     if (p.is_value || a.is_value) return p.is_value == a.is_value;
-    const Type* t = a.type;
-    if (t->is_error()) return true;  // already reported
-    const std::string& c = p.constraint;
+    if (a.type->is_error()) return true;  // already reported
+    if (!satisfies_constraint(p.constraint, a.type)) return false;
+    for (const std::string& c : p.more_constraints)  // `T : IA & IB`, `where T : IB`
+        if (!satisfies_constraint(c, a.type)) return false;
+    return true;
+}
+
+bool Sema::satisfies_constraint(const std::string& c, const Type* t) const {
     if (t->is_void() || t->is_tensor()) return false;
     if (c.empty()) return true;
     if (const std::string* have = standins_.constraint_of(t)) return standin_implies(*have, c);
@@ -86,8 +91,11 @@ bool Sema::satisfies(const GenericParam& p, const GenericArg& a) const {
 std::string Sema::describe_constraint_failure(const GenericParam& p, const GenericArg& a) const {
     if (p.is_value) return "generic parameter '" + p.name + "' takes an integer, not a type";
     if (a.is_value) return "generic parameter '" + p.name + "' takes a type, not a value";
-    return "type argument " + type_name(a.type) + " does not conform to '" + p.constraint + "' (generic parameter '" +
-           p.name + "')";
+    std::string c = p.constraint;
+    for (const std::string& m : p.more_constraints)
+        if (satisfies_constraint(c, a.type)) c = m;  // the first one it does not meet
+    return "type argument " + type_name(a.type) + " does not conform to '" + c + "' (generic parameter '" + p.name +
+           "')";
 }
 
 bool Sema::explicit_generic_args(TypeExpr* te, const std::vector<GenericParam>& params, const std::string& what,
@@ -349,6 +357,16 @@ bool Sema::representative_args(const std::vector<GenericParam>& params, std::vec
                     t = s->type;
                     break;
                 }
+        if (t && !satisfies(p, {t, 0, false})) {
+            // `T : IA & IB`: the first struct (or float, int) that meets every constraint.
+            t = nullptr;
+            std::vector<const Type*> tries{const_cast<TypeContext&>(types_).float32(),
+                                           const_cast<TypeContext&>(types_).int32()};
+            for (const StructDecl* s : result_.structs)
+                if (!s->generic_origin) tries.push_back(s->type);
+            for (const Type* c : tries)
+                if (!t && satisfies(p, {c, 0, false})) t = c;
+        }
         if (!t) return false;  // no struct conforms to the interface: nothing to check with
         out.push_back({t, 0, false});
     }
@@ -504,10 +522,19 @@ FunctionDecl* Sema::instantiate_function(FunctionDecl* g, const std::vector<Gene
             const TypeExpr* te = p->type_expr;
             if (!te || !te->type_args.empty() || !te->array_dims.empty() || !te->member.empty()) continue;
             for (const GenericParam& gp : g->generic_params) {
-                auto iface = gp.is_value || gp.name != te->name ? module_.interfaces.end()
-                                                                : module_.interfaces.find(gp.constraint);
-                if (iface != module_.interfaces.end() && !interface_extends(iface->second, "IDifferentiable"))
-                    p->is_no_diff = true;
+                if (gp.is_value || gp.name != te->name) continue;
+                // `T : IA & IDifferentiable`: differentiable when one of its constraints says so.
+                bool user_iface = false, differentiable = false;
+                std::vector<std::string> all{gp.constraint};
+                all.insert(all.end(), gp.more_constraints.begin(), gp.more_constraints.end());
+                for (const std::string& c : all) {
+                    auto iface = module_.interfaces.find(c);
+                    if (iface == module_.interfaces.end())
+                        differentiable |= c == "IDifferentiable" || Standins::builtin_implies(c, "IDifferentiable");
+                    else if (interface_extends(iface->second, "IDifferentiable")) differentiable = true;
+                    else user_iface = true;
+                }
+                if (user_iface && !differentiable) p->is_no_diff = true;
             }
         }
         std::string context = diags_.set_context(instance_context(f));

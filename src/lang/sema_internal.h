@@ -178,6 +178,8 @@ public:
     bool infer_generic_args(FunctionDecl* g, const std::vector<Expr*>& args, std::vector<GenericArg>& known,
                             size_t explicit_count, SourceLoc at, bool report);
     bool satisfies(const GenericParam& p, const GenericArg& a) const;
+    /// Whether type `t` meets the one constraint `c` ("" is met by every value type).
+    bool satisfies_constraint(const std::string& c, const Type* t) const;
     std::string describe_constraint_failure(const GenericParam& p, const GenericArg& a) const;
     /// The candidates of a call of `name`: the concrete overloads, and the instantiations of its
     /// generic ones for the explicit (`f<4>`) or inferred arguments.
@@ -302,6 +304,8 @@ private:
     bool derivative_call_fits(Expr* e, FunctionDecl* target, bool backward, bool exact);
     const Type* check_constructor(Expr* e, const Type* t, size_t first_arg);
     const Type* check_intrinsic(Expr* e, const IntrinsicInfo& info);
+    /// `pow<float>(x, 3)`: the built-in with its element type given (sema_explicit_intrinsics.cpp).
+    const Type* check_explicit_intrinsic(Expr* e, const IntrinsicInfo& info);
     const Type* check_tensor_method(Expr* e, Expr* tensor, const std::string& method);
     const Type* check_tensor_index(Expr* at, const Type* tensor, const std::vector<Expr*>& index);
     // ---- cooperative kernels (sema_coop.cpp)
@@ -365,6 +369,19 @@ private:
     // ---- `float.getPi()`, `int.maxValue` (sema_scalar_members.cpp)
     const Type* scalar_type_base(const Expr* base);
     const Type* check_scalar_type_member(Expr* e, bool called);
+    // ---- `V.dzero()`, `V.dadd(a, b)`, `V.Differential(...)` (sema_differential_members.cpp)
+    const Type* check_differential_member(Expr* e);
+    // ---- `extension S { ... }`: its members moved into S (sema_extensions.cpp)
+    void merge_extensions(const std::vector<ModuleAst*>& modules);
+    // ---- `property` and `__subscript` uses: calls of their accessors (sema_accessors.cpp)
+    const Type* check_property_read(Expr* e, const Type* struct_type);
+    const Type* check_subscript_read(Expr* e, const Type* base_type);
+    const Type* check_accessor_assign(Expr* e);
+    // ---- `operator+` functions and `operator()` members (sema_operators.cpp)
+    /// `a + b` that no built-in operator takes, when the program declares `operator+`: the call.
+    const Type* check_user_operator(Expr* e);
+    /// `p(x)` where p is a value of a struct with `operator()`: rewrites the callee to `p.operator()`.
+    bool rewrite_call_operator(Expr* e);
     // ---- `m._12`, `m._m01` (sema_matrix_elements.cpp)
     const Type* check_matrix_element(Expr* e, const Type* matrix);
     // ---- public / internal / private (sema_visibility.cpp)

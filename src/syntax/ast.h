@@ -197,6 +197,8 @@ struct GenericParam {
     bool is_value = false;           ///< `let N : int` / `int N`
     TypeExpr* value_type = nullptr;  ///< the value parameter's type (`int`, `uint`)
     std::string constraint;          ///< type parameter: interface name ("" when unconstrained)
+    /// Further constraints the argument must meet too: `T : IA & IB`, `where T : IB` (parser_where.cpp).
+    std::vector<std::string> more_constraints;
 };
 
 /// One argument of an instantiation: a type, or an integer for a value parameter.
@@ -233,6 +235,8 @@ struct FunctionDecl {
 
     // ---- members and generics (parser, except where marked sema)
     std::vector<GenericParam> generic_params;     ///< `f<T : IFloat, let N : int>`: a generic function
+    /// `where T : IA & IB` clauses not yet merged into generic_params (parser only).
+    std::vector<GenericParam> where_clauses;
     StructDecl* owner = nullptr;                  ///< member function of this struct or interface
     std::string member_name;                      ///< method: the name inside the struct ("energy")
     bool is_static = false;                       ///< `static` member function (no `this`)
@@ -290,7 +294,9 @@ struct EnumDecl {
     const Type* type = nullptr;     ///< sema
 };
 
-enum class DeclKind : uint8_t { Import, Function, Struct, Interface, GlobalVar, Unsupported, TypeAlias, Enum };
+/// Extension: `extension S : IFoo { methods }` (structure: its members, named after S; sema moves
+/// them into S).
+enum class DeclKind : uint8_t { Import, Function, Struct, Interface, GlobalVar, Unsupported, TypeAlias, Enum, Extension };
 
 /// What an Import declaration says: `import m;`, `__include m;`, `module m;`, `implementing m;`.
 enum class ImportKind : uint8_t { Import, Include, ModuleName, Implementing };

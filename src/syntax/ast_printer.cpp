@@ -66,9 +66,10 @@ void Printer::decl(const Decl& d, int indent) {
             var("global", *d.globals[i]);
         }
         return;
+    case DeclKind::Extension:
     case DeclKind::Struct: {
         const StructDecl& s = *d.structure;
-        out += "(struct " + s.name;
+        out += (d.kind == DeclKind::Extension ? "(extension " : "(struct ") + s.name;
         for (size_t i = 0; i < s.bases.size(); ++i) out += (i ? ", " : " : ") + s.bases[i];
         for (const VarDecl* f : s.fields) {
             newline(indent + 1);

@@ -177,13 +177,20 @@ Decl* Parser::make_decl(DeclKind kind, SourceLoc loc) {
     return d;
 }
 
-// top_decl = ";" | import_decl
+// top_decl = ";" | "__exported"? import_decl
 //          | attributes? ("__generic" generic_params)? (interface_decl | unsupported_decl | struct_decl
 //                                                        | function_or_global)
 void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
     if (match(TokenKind::Semicolon)) return;  // e.g. after a function body: harmless
     SourceLoc first = loc();
     if (at(TokenKind::KwImport) || at_word("__include")) {
+        out.push_back(parse_import());
+        return;
+    }
+    // `__exported import m;`: m's declarations are visible to this module's importers too, as
+    // every imported module's are here (an import makes its whole closure visible).
+    if (at_word("__exported") && kind(1) == TokenKind::KwImport) {
+        advance();
         out.push_back(parse_import());
         return;
     }
@@ -225,6 +232,12 @@ void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
         out.push_back(d);
         return;
     }
+    if (at_word("extension") && kind(1) == TokenKind::Identifier) {
+        if (!attrs.empty()) error(attrs[0].loc, "attributes on an extension are not supported yet");
+        if (!generic_prefix.empty()) unsupported(generic_prefix[0].loc, "a generic extension");
+        out.push_back(parse_extension(first));
+        return;
+    }
     if (report_unsupported_declaration(&out)) {
         synchronize();
         return;
@@ -252,6 +265,7 @@ void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
             d->function->generic_params = std::move(generic_prefix);
         }
     }
+    if (d->kind == DeclKind::Function && d->function) apply_where_clauses(d->function, true);
     out.push_back(d);
 }
 
@@ -437,13 +451,19 @@ Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> a
         mods.is_extern = mods.is_export = false;
     }
 
-    if (kind(1) == TokenKind::LParen || kind(1) == TokenKind::Less) {
+    const bool is_operator = at_word("operator") && kind(1) != TokenKind::Semicolon && kind(1) != TokenKind::Assign &&
+                             kind(1) != TokenKind::Comma && kind(1) != TokenKind::LBracket;
+    if (is_operator || kind(1) == TokenKind::LParen || kind(1) == TokenKind::Less) {
         Decl* d = make_decl(DeclKind::Function, first);
-        Token name = advance();
         auto* fn = ctx_.make<FunctionDecl>();
+        if (is_operator) {
+            parse_operator_name(fn->name, fn->loc);  // `V operator+(V a, V b)`
+        } else {
+            Token name = advance();
+            fn->loc = loc(name);
+            fn->name = std::string(text(name));
+        }
         if (at(TokenKind::Less)) parse_generic_params(fn->generic_params);
-        fn->loc = loc(name);
-        fn->name = std::string(text(name));
         fn->attrs = std::move(attrs);
         fn->return_type = type;
         fn->return_no_diff = mods.is_no_diff;
@@ -470,7 +490,7 @@ Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> a
     return d;
 }
 
-// function_rest = "(" ("void" | param ("," param)* ","?)? ")" where_clause? (";" | block)
+// function_rest = "(" ("void" | param ("," param)* ","?)? ")" where_clause* (";" | block)
 void Parser::parse_function_rest(FunctionDecl* fn) {
     NameScope scope(*this);  // the parameters' names
     expect(TokenKind::LParen);
@@ -480,7 +500,7 @@ void Parser::parse_function_rest(FunctionDecl* fn) {
         while (match(TokenKind::Comma) && !at(TokenKind::RParen));  // a trailing comma, as in Slang
     }
     expect(TokenKind::RParen);
-    reject_where_clause();
+    parse_where_clauses(fn);
     if (at(TokenKind::Colon)) {  // `float4 main() : SV_Target` (entry points are tier 3)
         unsupported(loc(), "semantic annotation");
         advance();

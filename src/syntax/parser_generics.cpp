@@ -29,13 +29,7 @@ void Parser::parse_generic_params(std::vector<GenericParam>& out) {
             Token name = expect(TokenKind::Identifier);
             p.loc = loc(name);
             p.name = std::string(text(name));
-            if (match(TokenKind::Colon)) {
-                p.constraint = std::string(text(expect(TokenKind::Identifier)));
-                if (at(TokenKind::Less)) {
-                    unsupported(loc(), "a generic interface as a constraint");
-                    throw SyntaxError{};
-                }
-            }
+            if (match(TokenKind::Colon)) parse_constraints(p);
             type_names_.insert(p.name);  // `(T)x` is a cast
         }
         if (at(TokenKind::Assign)) {
@@ -45,13 +39,6 @@ void Parser::parse_generic_params(std::vector<GenericParam>& out) {
         out.push_back(std::move(p));
     } while (match(TokenKind::Comma));
     expect_closing_angle();
-}
-
-/// `where` clauses after a signature are tier 3: reported, and the clause skipped up to the body.
-void Parser::reject_where_clause() {
-    if (!at_word("where")) return;
-    unsupported(loc(), "a 'where' clause");
-    while (!at(TokenKind::LBrace) && !at(TokenKind::Semicolon) && !at(TokenKind::EndOfFile)) advance();
 }
 
 // interface_decl = "interface" ident (":" ident ("," ident)*)? "{" interface_member* "}" ";"?
@@ -124,13 +111,19 @@ void Parser::add_member_alias(StructDecl* s, const Token& name, TypeExpr* type) 
 //        | "typealias" ident "=" type ";" | "typedef" type ident ";"   (member type aliases)
 //        | modifiers type ident generic_params? "(" params ")" (";" | block)   (a method)
 //        | modifiers type declarators ";"                      (fields; `static const` members)
-// Tier-3 members (`property`, `__subscript`, operators, nested types) are reported and skipped.
+//        | "property" ... | "__subscript" ...                   (parser_accessors.cpp)
+// Nested types are reported and skipped.
 void Parser::parse_struct_member(StructDecl* s) {
     if (match(TokenKind::Semicolon)) return;
     std::vector<Attribute> attrs;
     parse_attributes(attrs);  // `[mutating]`, `[Differentiable]`, ... precede member functions
     Modifiers lead;           // `public __init(...)`, `private float x;`
     while (parse_visibility(lead)) {
+    }
+    if ((at_word("property") && kind(1) == TokenKind::Identifier) ||
+        (at_word("__subscript") && kind(1) == TokenKind::LParen)) {
+        parse_accessor_member(s, std::move(attrs), lead);
+        return;
     }
     if (at_word("__init")) {
         auto* fn = ctx_.make<FunctionDecl>();
@@ -147,6 +140,7 @@ void Parser::parse_struct_member(StructDecl* s) {
         ret->name = s->name;  // sema replaces it with the (instantiated) struct type
         fn->return_type = ret;
         parse_function_rest(fn);
+        apply_where_clauses(fn, true);
         s->methods.push_back(fn);
         return;
     }
@@ -200,16 +194,16 @@ void Parser::parse_struct_member(StructDecl* s) {
     else if (mods.visibility == Visibility::Default)
         mods.visibility = lead.visibility;
     TypeExpr* type = parse_type();
-    if (at_word("operator")) {
-        unsupported(loc(), "operator overloading");
-        synchronize();
-        return;
-    }
-    if (at(TokenKind::Identifier) && (kind(1) == TokenKind::LParen || kind(1) == TokenKind::Less)) {
-        Token name = advance();
+    const bool is_operator = at_word("operator") && kind(1) != TokenKind::Semicolon && kind(1) != TokenKind::Assign;
+    if (is_operator || (at(TokenKind::Identifier) && (kind(1) == TokenKind::LParen || kind(1) == TokenKind::Less))) {
         auto* fn = ctx_.make<FunctionDecl>();
-        fn->loc = loc(name);
-        fn->member_name = std::string(text(name));
+        if (is_operator) {
+            parse_operator_name(fn->member_name, fn->loc);  // `float operator()(float x)`
+        } else {
+            Token name = advance();
+            fn->loc = loc(name);
+            fn->member_name = std::string(text(name));
+        }
         fn->name = s->name + "." + fn->member_name;
         fn->owner = s;
         fn->visibility = mods.visibility;
@@ -221,6 +215,7 @@ void Parser::parse_struct_member(StructDecl* s) {
         // `T get<T : IFloat>(T x)`: instantiated per call (in an interface: a generic requirement)
         if (at(TokenKind::Less)) parse_generic_params(fn->generic_params);
         parse_function_rest(fn);
+        apply_where_clauses(fn, true);
         s->methods.push_back(fn);
         return;
     }

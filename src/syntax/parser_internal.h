@@ -158,7 +158,20 @@ public:
 
     // ---- generics, interfaces, struct members (parser_generics.cpp)
     void parse_generic_params(std::vector<GenericParam>& out);
-    void reject_where_clause();
+    /// `where T : IA (& IB)*`, any number of them, after a function's parameters (parser_where.cpp).
+    void parse_where_clauses(FunctionDecl* fn);
+    /// `operator+` / `operator()` at the cursor: its function name and location (parser_operators.cpp);
+    /// false, consuming nothing, when the cursor is not at `operator`.
+    bool parse_operator_name(std::string& name, SourceLoc& where);
+    /// `property` / `__subscript` in a struct: its accessors as methods (parser_accessors.cpp).
+    void parse_accessor_member(StructDecl* s, std::vector<Attribute> attrs, const Modifiers& lead);
+    /// `extension S (: bases)? { members }` (parser_extensions.cpp).
+    Decl* parse_extension(SourceLoc first);
+    /// `: IA (& IB)*` of a generic parameter or where clause: the first in p.constraint.
+    void parse_constraints(GenericParam& p);
+    /// Merges fn's where clauses into its generic parameters; with `final`, one naming none of
+    /// them is reported (else it waits for a `__generic<...>` prefix's parameters).
+    void apply_where_clauses(FunctionDecl* fn, bool final);
     Decl* parse_interface(SourceLoc first);
     void parse_bases(StructDecl* s);
 

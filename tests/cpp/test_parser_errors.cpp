@@ -158,7 +158,7 @@ TEST(ParserErrors, UnsupportedDeclarationsAreReportedAndSkipped) {
         const char* source;
         const char* message;
     } cases[] = {
-        {"extension float : IFoo { float g() { return 1; } }", "'extension' is not supported yet"},
+        {"extension<T : IFoo> Box<T> { float g() { return 1; } }", "'extension' is not supported yet"},
         {"namespace N { float f() { return 1; } }", "'namespace' is not supported yet"},
         {"class C { float x; };", "'class' is not supported yet"},
         {"cbuffer C { float x; };", "'cbuffer' is not supported yet"},
@@ -190,8 +190,6 @@ TEST(ParserErrors, UnsupportedStructMembersAreSkippedAndFieldsKept) {
         const char* members;
         const char* message;
     } cases[] = {
-        {"property float p { get { return 1; } }", "'property' is not supported yet"},
-        {"__subscript(int i) -> float { get { return 1; } }", "'__subscript' is not supported yet"},
         {"associatedtype T;", "'associatedtype' outside an interface is not supported yet"},
         {"static float k;", "a static struct member that is not 'static const' is not supported yet"},
         {"struct Inner { float a; };", "nested struct declaration is not supported yet"},
@@ -206,6 +204,24 @@ TEST(ParserErrors, UnsupportedStructMembersAreSkippedAndFieldsKept) {
         ASSERT_EQ(s->fields.size(), 2u) << c.members;
         EXPECT_EQ(s->fields[1]->name, "y");
     }
+}
+
+// `property` and `__subscript` members become accessor methods (parser_accessors.cpp).
+TEST(ParserErrors, AccessorMembersBecomeMethods) {
+    Parsed p("struct S {\n  float x;\n  property float p { get { return x; } set { x = newValue; } }\n"
+             "  __subscript(int i) -> float { get { return x; } }\n  float y;\n};");
+    EXPECT_EQ(p.diags.error_count(), 0u) << p.errors();
+    ASSERT_EQ(p.module->decls.size(), 1u);
+    const StructDecl* s = p.module->decls[0]->structure;
+    ASSERT_EQ(s->fields.size(), 2u);
+    ASSERT_EQ(s->methods.size(), 3u);
+    EXPECT_EQ(s->methods[0]->member_name, "__get_p");
+    EXPECT_EQ(s->methods[1]->member_name, "__set_p");
+    ASSERT_EQ(s->methods[1]->params.size(), 1u);
+    EXPECT_EQ(s->methods[1]->params[0]->name, "newValue");
+    EXPECT_NE(find_attribute(s->methods[1]->attrs, "mutating"), nullptr);
+    EXPECT_EQ(s->methods[2]->member_name, "__subscript_get");
+    ASSERT_EQ(s->methods[2]->params.size(), 1u);
 }
 
 TEST(ParserErrors, GenericMemberFunctionsParse) {

@@ -1,0 +1,102 @@
+// src/lang/sema_accessors.cpp — uses of `property` and `__subscript` members (their accessors
+// are methods: parser_accessors.cpp). Each use becomes a call of an accessor, checked, lowered
+// and differentiated as any method call:
+//
+//   s.x          s.__get_x()                 s[i]          s.__subscript_get(i)
+//   s.x = v      s.__set_x(v)                s[i] = v      s.__subscript_set(i, v)
+//   s.x += v     s.__set_x(s.x + v)          s[i] *= v     s.__subscript_set(i, s[i] * v)
+//
+// A property without a getter cannot be read, one without a setter cannot be assigned (30011,
+// as any value that is not an lvalue).
+#include "lang/sema_internal.h"
+#include "syntax/ast_clone.h"
+
+namespace sg::lang {
+
+namespace {
+
+/// `base.name` as a callee.
+Expr* member_callee(AstContext& ast, Expr* base, const std::string& name, SourceLoc loc) {
+    auto* m = ast.make<Expr>();
+    m->kind = ExprKind::Member;
+    m->loc = loc;
+    m->name = name;
+    m->operands.push_back(base);
+    return m;
+}
+
+/// Whether evaluating `e` may change something (an assignment, ++/--, a call): such an operand
+/// cannot be read twice, as `s[i++] += v` would through its getter and setter.
+bool has_side_effects(const Expr* e) {
+    if (!e) return false;
+    if (e->kind == ExprKind::Assign || e->kind == ExprKind::Postfix || e->kind == ExprKind::Call) return true;
+    if (e->kind == ExprKind::Unary && (e->op == Op::PreInc || e->op == Op::PreDec)) return true;
+    for (const Expr* o : e->operands)
+        if (has_side_effects(o)) return true;
+    return false;
+}
+
+}  // namespace
+
+const Type* Sema::check_property_read(Expr* e, const Type* bt) {
+    const std::string getter = "__get_" + e->name;
+    if (find_methods(bt->decl, getter).empty()) {
+        if (find_methods(bt->decl, "__set_" + e->name).empty()) return nullptr;
+        diags_.error(e->loc, "property '" + e->name + "' of struct " + type_name(bt) + " has no 'get'", 30011);
+        return types_.error_type();
+    }
+    Expr* base = e->operands[0];
+    e->kind = ExprKind::Call;
+    e->operands = {member_callee(ast_, base, getter, e->loc)};
+    e->name.clear();
+    e->ref = RefKind::None;
+    return check_call(e);
+}
+
+const Type* Sema::check_subscript_read(Expr* e, const Type* bt) {
+    if (!bt->is_struct() || !bt->decl || find_methods(bt->decl, "__subscript_get").empty()) return nullptr;
+    e->kind = ExprKind::Call;
+    e->operands[0] = member_callee(ast_, e->operands[0], "__subscript_get", e->loc);
+    return check_call(e);
+}
+
+const Type* Sema::check_accessor_assign(Expr* e) {
+    Expr* lhs = e->operands[0];
+    if ((lhs->kind != ExprKind::Member && lhs->kind != ExprKind::Index) || lhs->operands.empty()) return nullptr;
+    Expr* base = lhs->operands[0];
+    if (base->kind == ExprKind::Name && !lookup_local(base->name) && !module_.globals.count(base->name))
+        return nullptr;  // `S.N`, `float.maxValue`, an enum: no value to call a setter on
+    const Type* bt = check_expr(base);
+    if (!bt->is_struct() || !bt->decl) return nullptr;
+    const bool index = lhs->kind == ExprKind::Index;
+    const std::string setter = index ? "__subscript_set" : "__set_" + lhs->name;
+    if (find_methods(bt->decl, setter).empty()) return nullptr;
+    if (!index)
+        for (const auto& f : types_.fields(bt))
+            if (f.name == lhs->name) return nullptr;  // a field of that name wins
+    Expr* value = e->operands[1];
+    if (e->op != Op::Assign && has_side_effects(lhs)) {
+        diags_.unsupported(e->loc, "a compound assignment through a property or subscript whose operands have side "
+                                   "effects (they would be evaluated twice)");
+        return types_.error_type();
+    }
+    if (e->op != Op::Assign) {  // `s.x += v`: the setter gets `s.x + v`
+        static const Op kCompound[] = {Op::Mul, Op::Div, Op::Rem,    Op::Add,    Op::Sub,
+                                       Op::Shl, Op::Shr, Op::BitAnd, Op::BitXor, Op::BitOr};
+        auto* sum = ast_.make<Expr>();
+        sum->kind = ExprKind::Binary;
+        sum->loc = e->loc;
+        sum->op = kCompound[int(e->op) - int(Op::MulAssign)];
+        sum->operands = {clone_expr(ast_, lhs), value};
+        value = sum;
+    }
+    std::vector<Expr*> operands{member_callee(ast_, base, setter, lhs->loc)};
+    if (index) operands.insert(operands.end(), lhs->operands.begin() + 1, lhs->operands.end());
+    operands.push_back(value);
+    e->kind = ExprKind::Call;
+    e->op = Op::None;
+    e->operands = std::move(operands);
+    return check_call(e);
+}
+
+}  // namespace sg::lang

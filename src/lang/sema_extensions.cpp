@@ -1,0 +1,50 @@
+// src/lang/sema_extensions.cpp — `extension S : IFoo { ... }`: before any struct's members are
+// declared, each extension's members move into the struct it names (its methods become S's,
+// `this` and all), and its interfaces join S's bases, so conformance, calls and derivatives see
+// one struct. An extension of an unknown name is 30015, of a generic struct by its bare name
+// 30408; of an interface, a built-in type or a generic struct's instances (`extension<T> Box<T>`)
+// not supported yet; a field in one is 31400 (as in Slang, an extension adds no storage).
+#include "lang/sema_internal.h"
+
+namespace sg::lang {
+
+void Sema::merge_extensions(const std::vector<ModuleAst*>& modules) {
+    for (ModuleAst* m : modules)
+        for (Decl* d : m->decls) {
+            if (d->kind != DeclKind::Extension) continue;
+            StructDecl* ext = d->structure;
+            auto plain = module_.structs.find(ext->name);
+            auto generic = module_.generic_structs.find(ext->name);
+            if (generic != module_.generic_structs.end()) {  // Slang: 30408, `extension<T> Box<T>` is the form
+                diags_.error(ext->loc, "generic struct '" + ext->name + "' used without its generic arguments", 30408);
+                continue;
+            }
+            StructDecl* target = plain != module_.structs.end() ? plain->second : nullptr;
+            if (!target) {
+                if (module_.interfaces.count(ext->name) || is_builtin_interface(ext->name))
+                    diags_.unsupported(ext->loc, "an extension of an interface");
+                else if (resolve_named_type(ext->name, ext->loc, false))
+                    diags_.unsupported(ext->loc, "an extension of the built-in type '" + ext->name + "'");
+                else  // Slang: undefined identifier
+                    diags_.error(ext->loc, "extension of unknown type '" + ext->name + "'", 30015);
+                continue;
+            }
+            for (const VarDecl* f : ext->fields)  // Slang: declaration not allowed in this context
+                diags_.error(f->loc, "an extension cannot add a field ('" + f->name + "') to struct " + ext->name,
+                             31400);
+            for (FunctionDecl* f : ext->methods) {
+                f->owner = target;
+                target->methods.push_back(f);
+            }
+            target->static_consts.insert(target->static_consts.end(), ext->static_consts.begin(),
+                                         ext->static_consts.end());
+            target->type_aliases.insert(target->type_aliases.end(), ext->type_aliases.begin(),
+                                        ext->type_aliases.end());
+            for (size_t k = 0; k < ext->bases.size(); ++k) {
+                target->bases.push_back(ext->bases[k]);
+                target->base_locs.push_back(ext->base_locs[k]);
+            }
+        }
+}
+
+}  // namespace sg::lang

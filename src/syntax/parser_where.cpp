@@ -1,0 +1,78 @@
+// src/syntax/parser_where.cpp — constraints on generic parameters: conjunctions `T : IA & IB`
+// and `where` clauses after a function's parameters (`f<T>(T x) where T : IA where T : IB`).
+// A where clause adds its constraints to the generic parameter it names; the checker sees one
+// parameter with all of them (GenericParam::constraint and more_constraints).
+#include "syntax/parser_internal.h"
+
+namespace sg::lang::detail {
+
+// constraints = ident ("&" ident)*
+void Parser::parse_constraints(GenericParam& p) {
+    do {
+        std::string name(text(expect(TokenKind::Identifier)));
+        if (at(TokenKind::Less)) {
+            unsupported(loc(), "a generic interface as a constraint");
+            throw SyntaxError{};
+        }
+        if (p.constraint.empty()) p.constraint = std::move(name);
+        else if (name != p.constraint) p.more_constraints.push_back(std::move(name));
+    } while (match(TokenKind::Amp));
+}
+
+// where_clause = "where" ident ":" constraints
+void Parser::parse_where_clauses(FunctionDecl* fn) {
+    while (at_word("where")) {
+        advance();
+        if (at_word("optional")) {
+            unsupported(loc(), "an optional constraint ('where optional')");
+            throw SyntaxError{};
+        }
+        GenericParam clause;
+        Token name = expect(TokenKind::Identifier);
+        clause.loc = loc(name);
+        clause.name = std::string(text(name));
+        if (at(TokenKind::EqualEqual)) {
+            unsupported(loc(), "a type equality in a 'where' clause");
+            throw SyntaxError{};
+        }
+        expect(TokenKind::Colon);
+        parse_constraints(clause);
+        fn->where_clauses.push_back(std::move(clause));
+    }
+    apply_where_clauses(fn, false);
+}
+
+void Parser::apply_where_clauses(FunctionDecl* fn, bool final) {
+    std::vector<GenericParam> left;
+    for (GenericParam& clause : fn->where_clauses) {
+        GenericParam* p = nullptr;
+        for (GenericParam& g : fn->generic_params)
+            if (!g.is_value && g.name == clause.name) p = &g;
+        if (!p) {
+            if (!final) {
+                left.push_back(std::move(clause));
+                continue;
+            }
+            if (fn->generic_params.empty())  // Slang reads no clause there (20001, unexpected token)
+                error(clause.loc, "a 'where' clause constrains a generic function's own type parameters; '" +
+                                      (fn->member_name.empty() ? fn->name : fn->member_name) + "' is not generic");
+            else  // Slang: 30015 undefined identifier
+                diags_.error(clause.loc, "'" + clause.name + "' in a 'where' clause is not a generic type parameter of '" +
+                                             (fn->member_name.empty() ? fn->name : fn->member_name) + "'",
+                             30015);
+            continue;
+        }
+        std::vector<std::string> all{clause.constraint};
+        all.insert(all.end(), clause.more_constraints.begin(), clause.more_constraints.end());
+        for (std::string& c : all) {
+            bool have = c == p->constraint;
+            for (const std::string& m : p->more_constraints) have |= m == c;
+            if (have) continue;
+            if (p->constraint.empty()) p->constraint = std::move(c);
+            else p->more_constraints.push_back(std::move(c));
+        }
+    }
+    fn->where_clauses = std::move(left);
+}
+
+}  // namespace sg::lang::detail
