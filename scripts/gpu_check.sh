@@ -65,9 +65,9 @@ fi
 xdist=""
 python3 -c "import xdist" 2>/dev/null && xdist="-n 8"
 [ "$mode" = "--memcheck-only" ] || step "pytest (CUDA backend)" pytest_cuda.log \
-    env SHADEGRAD_TEST_DEVICE=cuda python3 -m pytest -q $xdist -p no:cacheprovider tests/python
+    env SHADEGRAD_TEST_DEVICE=cuda python3 -m pytest -v -rfE $xdist -p no:cacheprovider tests/python
 [ "$mode" = "--memcheck-only" ] || [ $quick -eq 1 ] || step "pytest (CPU backend)" pytest_cpu.log \
-    env SHADEGRAD_TEST_DEVICE=cpu python3 -m pytest -q $xdist -p no:cacheprovider tests/python
+    env SHADEGRAD_TEST_DEVICE=cpu python3 -m pytest -v -rfE $xdist -p no:cacheprovider tests/python
 
 if [ $quick -eq 0 ]; then
     if [ -f bench/bench_gpu.py ] && [ "$mode" != "--memcheck-only" ]; then

@@ -71,7 +71,7 @@ def test_wave_operations_with_thread_count():
     assert torch.equal(counts.cpu(), want[2])
 
 
-def test_wave_intrinsic_in_a_function_called_per_element_is_a_located_error():
-    m = sg.Module.load_from_source(sg.create_device(), "per_element_wave", SOURCE)
+def test_wave_intrinsic_in_a_function_called_per_element_is_a_located_error(device):
+    m = sg.Module.load_from_source(device, "per_element_wave", SOURCE)
     with pytest.raises(sg.CompileError, match=r"per_element_wave.slang:13:37: error: WaveActiveMax\(\) is only available in a \[CUDAKernel\]"):
         m.per_element(torch.ones(3, device=TEST_DEVICE))
