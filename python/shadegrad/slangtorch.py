@@ -69,18 +69,30 @@ class KernelFunction:
         self.__name__ = function.name
 
     def __call__(self, *args, **kwargs) -> LaunchableKernel:
+        self._check_keywords("", kwargs)
         return LaunchableKernel(self._function, args, kwargs)
 
     def bwd(self, *args, **kwargs) -> LaunchableKernel:
         """The backward kernel (bwd_diff of the kernel), launched with the same block and grid:
         a DiffTensorView's gradient receives the gradient of its loads (added) and gives the
         gradient of its stores (`store` consumes it: reads and clears; `storeOnce` reads it)."""
+        self._check_keywords(".bwd", kwargs)
         return LaunchableKernel(self._function, args, kwargs, 1)
 
     def fwd(self, *args, **kwargs) -> LaunchableKernel:
         """The forward-mode derivative kernel (fwd_diff of the kernel): a DiffTensorView's
         gradient holds the tangent of its values; its stores write the tangent of theirs."""
+        self._check_keywords(".fwd", kwargs)
         return LaunchableKernel(self._function, args, kwargs, 2)
+
+    def _check_keywords(self, suffix: str, kwargs: dict) -> None:
+        # SlangPy's launch keyword would only be stored here and the call would run nothing.
+        if "_thread_count" in kwargs:
+            raise TypeError(
+                f"{self._function.name}{suffix}(): _thread_count= is SlangPy's launch form; a shadegrad.slangtorch "
+                "kernel runs when you call .launchRaw(blockSize=..., gridSize=...) on what this call returns "
+                "(or load the module with shadegrad.Module.load_from_file to launch with _thread_count=)"
+            )
 
     def __repr__(self) -> str:
         return f"<shadegrad.slangtorch kernel {self._function.name}>"

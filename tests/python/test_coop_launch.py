@@ -234,3 +234,13 @@ void to_tensor(int v, RWTensor<int, 2> hist) { int old; InterlockedMax(hist[v, 0
     want1 = torch.where(counts > 0, 1 + (counts - 1) * (torch.arange(6) * 3 + 1), torch.zeros(6, dtype=torch.long))
     assert h2.cpu()[:, 0].tolist() == want0.tolist()
     assert h2.cpu()[:, 1].tolist() == want1.tolist()
+
+
+def test_thread_count_on_a_slangtorch_kernel_is_an_error_not_a_silent_no_op():
+    # slangtorch's kernels run at .launchRaw(); SlangPy's _thread_count= keyword would be kept as
+    # an argument and nothing would run, so it is refused, naming the function.
+    m = load()
+    x = torch.zeros(8, device=TEST_DEVICE)
+    for call, name in ((m.block_sums, "block_sums"), (m.block_sums.bwd, "block_sums.bwd")):
+        with pytest.raises(TypeError, match=rf"{name}\(\): _thread_count= is SlangPy's launch form"):
+            call(x, x, _thread_count=8)
