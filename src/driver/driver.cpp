@@ -107,8 +107,12 @@ void lower_entries(const Workspace& ws, const Options& options, const lang::Sema
         for (size_t k = 0; k < primal_count; ++k) {
             ir::Function* fn = result.program.functions[k].get();
             if (!fn->differentiable) continue;
-            if (derivative_requestable(*fn, false)) lowering.derivative(fn, ir::DerivativeKind::Forward);
-            if (derivative_requestable(*fn, true)) lowering.derivative(fn, ir::DerivativeKind::Backward);
+            // A custom derivative is used as written: the body is not differentiated in its place
+            // (it may hold what that derivative exists to avoid, e.g. a loop without [MaxIters]).
+            if (!fn->custom_forward && derivative_requestable(*fn, false))
+                lowering.derivative(fn, ir::DerivativeKind::Forward);
+            if (!fn->custom_backward && derivative_requestable(*fn, true))
+                lowering.derivative(fn, ir::DerivativeKind::Backward);
         }
     }
 }

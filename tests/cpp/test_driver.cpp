@@ -117,5 +117,34 @@ TEST(Driver, ConcreteParamsBindEveryBuffer) {
     EXPECT_EQ(run_frontend("lut.slang", source, concrete).ir_functions, 1u);
 }
 
+TEST(Driver, EveryDerivativeModeUsesCustomDerivativesAsWritten) {
+    // The fuzzer's mode (both derivatives of every differentiable function) takes a custom
+    // backward as written, as a call does: the body it replaces, here a loop without [MaxIters],
+    // is not differentiated (it stopped with "differentiable loop without MaxIters").
+    const char* source = R"(
+[BackwardDerivative(power_bwd)]
+float power(float x, uint n)
+{
+    float r = 1.0;
+    for (uint j = 0; j < n; j++) r *= x;
+    return r;
+}
+void power_bwd(inout DifferentialPair<float> x, uint n, float dOut)
+{
+    x = diffPair(x.p, dOut * float(n) * pow(x.p, float(n) - 1.0));
+}
+[Differentiable]
+float twice(float x, uint n) { return power(x, n) * 2.0; }
+)";
+    FrontendOptions options;
+    options.concrete_tensors = true;
+    options.differentiate_all = true;
+    options.verify = true;
+    options.print_ir = true;
+    FrontendResult r = run_frontend("custom_bwd_loop.slang", source, options);
+    EXPECT_TRUE(r.ok) << r.diagnostics;
+    EXPECT_GE(r.ir_functions, 3u);  // power, power_bwd, twice and twice's derivatives
+}
+
 }  // namespace
 }  // namespace sg::test
