@@ -48,11 +48,12 @@ def construct_struct(struct, *args, **kwargs):
     return {"_type": struct.name, **kwargs}
 
 
-def _shaped(fn, shape: tuple, args: tuple, kwargs: dict, where: str):
+def _shaped(fn, device, shape: tuple, args: tuple, kwargs: dict, where: str):
     """The arguments of a constructor call made to run once per instance (call shape `shape`):
     one argument that is a plain value (not a generator or a tensor already of that shape) is
-    given as a tensor of its parameter's type broadcast to `shape`, so generators (rand_float,
-    ...) give each instance its own value, as SlangPy's construct() does."""
+    given as a tensor of its parameter's type broadcast to `shape`, on the module's device
+    (`device`), so generators (rand_float, ...) give each instance its own value, as SlangPy's
+    construct() does."""
     params = fn.parameters
     by_name = {p[0]: p[2] for p in params}
 
@@ -67,7 +68,7 @@ def _shaped(fn, shape: tuple, args: tuple, kwargs: dict, where: str):
             return None
         data = value._data if hasattr(value, "_data") else value
         try:
-            t = torch.as_tensor(data, dtype=d.torch_dtype)
+            t = torch.as_tensor(data, dtype=d.torch_dtype, device=_tensor._torch_device(device, where))
         except (TypeError, ValueError):
             return None
         t = t.reshape(tuple(d.shape)) if t.numel() == d.components else t.expand(tuple(d.shape))
@@ -143,7 +144,7 @@ class InstanceTensor(_tensor.Tensor):
         init = _init_of(self.struct, where)
         if init is None:
             raise TypeError(f"{where}: struct {self.struct.name} has no __init")
-        args, kwargs = _shaped(init, tuple(self.shape), args, kwargs, where)
+        args, kwargs = _shaped(init, self._storage.device, tuple(self.shape), args, kwargs, where)
         init(*args, **kwargs, _result=self)
         return self
 
@@ -230,7 +231,7 @@ class InstanceList:
             raise TypeError(f"{where}: struct {self._struct.name} has no __init")
         shape = self._shape()
         if shape:
-            args, kwargs = _shaped(init, shape, args, kwargs, where)
+            args, kwargs = _shaped(init, _device_of(self._struct, where), shape, args, kwargs, where)
         value = init(*args, **kwargs, _result="tensor") if shape else init(*args, **kwargs)
         if self._whole is not None:
             self._whole.copy_from_torch(value.to_torch().expand(self._whole.to_torch().shape))
