@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "base/device_type.h"
@@ -264,6 +265,11 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
 /// instead of trapping; shift counts are masked to the bit width; float % is C fmod; a tensor
 /// stride of a struct-element tensor counts whole elements (scalar elements otherwise).
 const char* device_prelude();
+
+/// The parts of the device prelude that `code` (a kernel's own text) needs, in prelude order:
+/// the core parts always, each optional one (cooperative kernels, waves, gradient reductions
+/// and tables) when `code` or a needed part names what it defines. What generated kernels carry.
+std::string device_prelude_for(std::string_view code);
 
 /// Emits a non-kernel function (for `shadegradc --emit cpp|cuda` on a plain function): the
 /// prelude plus the function and its callees as `SG_FN` functions.

@@ -81,6 +81,37 @@ TEST(Literals, RoundTripAndSpecialValues) {
     EXPECT_EQ(codegen::detail::sanitize_identifier("my.name"), "my_name");
 }
 
+// A kernel carries the prelude parts its code names, and what those parts need in turn.
+TEST(Prelude, AKernelCarriesOnlyThePartsItsCodeNames) {
+    const std::string whole = codegen::device_prelude();
+    const std::string plain = codegen::device_prelude_for("float f(float x) { return x; }");
+    for (const char* part : {"==== intrinsics ====", "==== calls, faults, tensors, atomics ====", "==== half ===="})
+        EXPECT_NE(plain.find(part), std::string::npos) << part;
+    for (const char* part : {"==== cooperative kernels ====", "==== wave intrinsics ====", "==== gradient reductions ====",
+                             "==== ordered gradient tables ====", "==== fixed-point gradient tables ===="})
+        EXPECT_EQ(plain.find(part), std::string::npos) << part;
+    EXPECT_LT(plain.size() * 3, whole.size() * 2);
+    // A name a part defines brings that part (comments do not count).
+    const std::string coop = codegen::device_prelude_for("void k(sg_view<float> v) { sg_coop_barrier(); }");
+    EXPECT_NE(coop.find("==== cooperative kernels ===="), std::string::npos);
+    EXPECT_EQ(coop.find("==== gradient reductions ===="), std::string::npos);
+    // The CPU's block scheduler (ids, barriers) completes the cooperative part's declarations.
+    EXPECT_NE(coop.find("struct sg_coop_ids"), std::string::npos);
+    EXPECT_EQ(plain.find("struct sg_coop_ids"), std::string::npos);
+    EXPECT_EQ(codegen::device_prelude_for("// sg_view<float> in a comment").find("==== cooperative kernels ===="),
+              std::string::npos);
+    // Text naming everything the prelude defines gets the whole prelude, in order.
+    EXPECT_EQ(codegen::device_prelude_for(whole), whole);
+    // The core alone compiles on both targets, with a kernel that uses tensors and math.
+    auto cpu = write_source(plain + "int main() { return 0; }\n", ".cpp");
+    auto [status, output] = run_command("g++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror " + cpu.string());
+    EXPECT_EQ(status, 0) << output;
+    EXPECT_TRUE(nvrtc_compiles("#define SG_TARGET_CUDA 1\n" + plain +
+                               "extern \"C\" __global__ void probe(float* o, sg_tensor<sg_float3, 1> t) {\n"
+                               "    sg_float3 v = sg_tensor_load(t, (int)threadIdx.x);\n"
+                               "    *o = sg_dot(v, v) + sg_sin(v.x);\n}\n"));
+}
+
 TEST(Prelude, CompilesAloneOnBothTargetsWithoutSystemHeadersOnCuda) {
     const std::string prelude = codegen::device_prelude();
     auto cpu = write_source(prelude + "int main() { return 0; }\n", ".cpp");
