@@ -5,7 +5,11 @@
 # other's warm state, so the target is defined on the independent form.
 #
 #   python bench/bench_fwd_bwd_host.py [--device cuda|cpu] [--processes 3] [--quick]
-#                                      [--json PATH] [--markdown PATH]
+#                                      [--size N] [--json PATH] [--markdown PATH]
+#
+# --size N runs both cases on NxN instead (both keep their grad pattern). On the CPU backend the
+# kernels run on the host, so 256x256 measures kernel time as much as host overhead: use a small
+# size (8) there to compare host costs.
 #
 # Cases (issue: forward + backward overhead):
 #   both   mul2(grid, a, b) on 64x64, a and b require grad       vs (a * b).backward(g)
@@ -35,12 +39,20 @@ TARGET = 0.9
 BLOCKS = 7
 
 
-def _setup(case: str, device: str):
+def _spec(case: str, size) -> dict:
+    spec = dict(CASES[case])
+    if size:
+        spec["shape"] = (size, size)
+        spec["text"] = spec["text"].replace("x".join(map(str, CASES[case]["shape"])), f"{size}x{size}")
+    return spec
+
+
+def _setup(case: str, device: str, size=None):
     import torch
 
     import shadegrad as sg
 
-    spec = CASES[case]
+    spec = _spec(case, size)
     gen = torch.Generator(device="cpu").manual_seed(3)
     a = (torch.rand(spec["shape"], generator=gen) + 0.5).to(device).requires_grad_(spec["grads"][0])
     b = (torch.rand(spec["shape"], generator=gen) + 0.5).to(device).requires_grad_(spec["grads"][1])
@@ -82,15 +94,15 @@ def _block_us(run, sync, number: int) -> float:
     return (time.perf_counter() - t0) / number * 1e6
 
 
-def worker(case: str, side: str, device: str, number: int) -> float:
-    runs, sync = _setup(case, device)
+def worker(case: str, side: str, device: str, number: int, size=None) -> float:
+    runs, sync = _setup(case, device, size)
     run = runs[side]
     run(max(number // 2, 10))  # warm-up: plans, caching allocator, autograd engine threads
     return statistics.median(_block_us(run, sync, number) for _ in range(BLOCKS))
 
 
-def interleaved(case: str, device: str, number: int) -> dict:
-    runs, sync = _setup(case, device)
+def interleaved(case: str, device: str, number: int, size=None) -> dict:
+    runs, sync = _setup(case, device, size)
     for run in runs.values():
         run(max(number // 2, 10))
     samples = {side: [] for side in runs}
@@ -113,6 +125,7 @@ def main() -> int:
     p.add_argument("--device", choices=["cuda", "cpu"], default=None)
     p.add_argument("--processes", type=int, default=3, help="fresh processes per side and case")
     p.add_argument("--quick", action="store_true", help="short blocks (a smoke run, noisy)")
+    p.add_argument("--size", type=int, default=None, help="run both cases on NxN (CPU host cost: 8)")
     p.add_argument("--json", metavar="PATH")
     p.add_argument("--markdown", metavar="PATH")
     p.add_argument("--worker", nargs=2, metavar=("CASE", "SIDE"), help=argparse.SUPPRESS)
@@ -125,15 +138,16 @@ def main() -> int:
         a.device = "cuda" if torch.cuda.is_available() else "cpu"
     number = a.number or (50 if a.quick else 500)
     if a.worker:
-        print(worker(a.worker[0], a.worker[1], a.device, number))
+        print(worker(a.worker[0], a.worker[1], a.device, number, a.size))
         return 0
     if a.interleaved:
-        print(json.dumps(interleaved(a.interleaved, a.device, number)))
+        print(json.dumps(interleaved(a.interleaved, a.device, number, a.size)))
         return 0
 
-    common = ["--device", a.device, "--number", str(number)]
+    common = ["--device", a.device, "--number", str(number)] + (["--size", str(a.size)] if a.size else [])
     results = []
-    for case, spec in CASES.items():
+    for case in CASES:
+        spec = _spec(case, a.size)
         own = {side: [_spawn(["--worker", case, side, *common]) for _ in range(a.processes)] for side in ("sg", "torch")}
         proc = subprocess.run([sys.executable, os.path.abspath(__file__), "--interleaved", case, *common],
                               capture_output=True, text=True, timeout=600)

@@ -4,9 +4,10 @@
 # bench_call's: mul(a, b), mul2(grid, a, b) and mul2 forward + backward, on 8x8 tensors (a, b
 # require grad in the last). The counts include the CPU kernel itself and the Python loop.
 # torch_mul and torch_fwdbwd count torch's own torch.mul(a, b) and (a * b).backward(g) on the same
-# tensors, for reference.
+# tensors, for reference. mixed_fwdbwd is the frozen/learnable case (a does not require grad, b
+# does: mul2(grid, a, b).backward(g)), torch_mixed_fwdbwd the same in torch.
 #
-#   python3 scripts/call_instructions.py [--calls N] [--cases mul,mul2,fwdbwd] [--keep DIR]
+#   python3 scripts/call_instructions.py [--calls N] [--cases mul,mul2,fwdbwd,mixed_fwdbwd] [--keep DIR]
 #
 # With --keep, the callgrind outputs stay in DIR (callgrind_annotate --inclusive=yes FILE shows
 # where the instructions go; an unstripped _core, built with NOSTRIP, names its functions).
@@ -34,6 +35,7 @@ m = sg.Module.load_from_source(sg.create_torch_device(type=sg.DeviceType.cpu), "
 a, b = torch.rand(8, 8), torch.rand(8, 8)
 grid = sg.grid((8, 8))
 ga, gb = a.clone().requires_grad_(True), b.clone().requires_grad_(True)
+fa, lb = a.clone(), b.clone().requires_grad_(True)  # the mixed case: a frozen, b learnable
 g = torch.ones(8, 8)
 mul, mul2 = m.mul, m.mul2
 
@@ -48,8 +50,19 @@ def torch_fwdbwd():
     (ga * gb).backward(g)
 
 
+def mixed_fwdbwd():
+    lb.grad = None
+    mul2(grid, fa, lb).backward(g)
+
+
+def torch_mixed_fwdbwd():
+    lb.grad = None
+    (fa * lb).backward(g)
+
+
 cases = {{"mul": lambda: mul(a, b), "mul2": lambda: mul2(grid, a, b), "fwdbwd": fwdbwd,
-          "torch_mul": lambda: torch.mul(a, b), "torch_fwdbwd": torch_fwdbwd}}
+          "mixed_fwdbwd": mixed_fwdbwd, "torch_mul": lambda: torch.mul(a, b), "torch_fwdbwd": torch_fwdbwd,
+          "torch_mixed_fwdbwd": torch_mixed_fwdbwd}}
 for warm in cases.values():  # every case compiles and warms up in both runs
     for _ in range(200):
         warm()

@@ -79,6 +79,13 @@ if [ $quick -eq 0 ]; then
             python3 bench/bench_fwd_bwd_host.py --device cuda --json "$out/fwd_bwd_host.json" \
             --markdown "$out/fwd_bwd_host.md"
     fi
+    # A small training step (three shadegrad kernels, a loss, SGD) against plain torch and under
+    # CUDA graph replay, each side in processes of its own.
+    if [ -f bench/bench_train_step.py ] && [ "$mode" != "--memcheck-only" ]; then
+        step "training step, own processes" train_step.log \
+            python3 bench/bench_train_step.py --device cuda --json "$out/train_step.json" \
+            --markdown "$out/train_step.md"
+    fi
     # The flagship example at full size: its pictures (for docs/images/gaussian_splatting/) and
     # the time per step against the same model in plain torch, in the log.
     if [ -f examples/gaussian_splatting.py ] && [ "$mode" != "--memcheck-only" ]; then
