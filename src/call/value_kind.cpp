@@ -495,6 +495,8 @@ ValueNode bind_value(BindContext& c, const BindRequest& r) {
     const Type* t = r.type;
     check_composite_dir(c, r, describe_value(a));
     bool shape_ok = a.cols == 0 ? t->is_vector() && t->rows == a.rows : t->is_matrix() && t->rows == a.rows && t->cols == a.cols;
+    if (a.cols == 0 && t->is_scalar() && !t->enumeration && ScalarKind(a.scalar) == t->scalar && r.dir == lang::ParamDir::In)
+        throw ValueOverScalar(r.arg, r.where(c) + " cannot take " + describe_value(a));  // one call dim of its components
     if (!shape_ok || !components_fit(ScalarKind(a.scalar), t->scalar))
         throw_type_error(r.where(c) + " cannot take " + describe_value(a));
     ValueNode node;
