@@ -1,7 +1,8 @@
 # tests/python/test_spy_element_types.py — arguments whose element type is not the parameter's,
 # as SlangPy resolves or rejects them: a vector value (sg.float3) given to a scalar parameter of
 # its component type is read as that many scalars, one call dimension (SlangPy's broadcasting
-# example); a torch tensor (..., 3) of floats to a float parameter is floats; other mismatches
+# example); a torch tensor (..., 3) of floats to a float parameter is floats, but a shadegrad
+# Tensor of float3 is not (its elements bind whole: SlangPy finds no binding); other mismatches
 # (another component type, another vector size, int tensors to float parameters, float tensors to
 # int parameters) are TypeErrors naming the function and the parameter.
 import numpy as np
@@ -86,3 +87,25 @@ def test_overloads_are_not_read_by_components(sg, m):
     # With overloads, a value fits the overload that takes it whole or none: the message lists them.
     with pytest.raises(TypeError, match=r"add_overloaded\(\): no overload fits the arguments"):
         m.add_overloaded(sg.float3(1, 2, 3), 1.0)
+
+
+def test_a_tensor_of_float3_binds_its_elements_whole(sg, m, device):
+    data = np.arange(6, dtype=np.float32).reshape(2, 3)
+    v = sg.Tensor.from_numpy(device, data, dtype="float3")
+    with pytest.raises(TypeError, match=r"add_floats\(\): parameter 'a' of type float cannot take a shadegrad\.Tensor "
+                                        r"whose elements have shape \(3,\) \(a Tensor's elements bind whole, as in "
+                                        r"SlangPy; its \.to_torch\(\) reads their components\)"):
+        m.add_floats(v, 1.0)
+    with pytest.raises(TypeError, match=r"add_floats\(\): parameter 'b' of type float cannot take a shadegrad\.Tensor"):
+        m.add_floats(b=v, a=1.0)
+    m3 = sg.Tensor.from_numpy(device, np.ones((2, 3, 3), dtype=np.float32), dtype="float3x3")
+    with pytest.raises(TypeError, match=r"id3\(\): parameter 'v' of type float3 cannot take a shadegrad\.Tensor whose "
+                                        r"elements have shape \(3, 3\)"):
+        m.id3(m3)
+    # Whole elements bind: float3 to float3, and the storage's floats to float.
+    r = m.id3(v)
+    assert isinstance(r, sg.Tensor) and r.to_numpy().tolist() == data.tolist()
+    assert m.add_floats(v.to_torch(), 1.0).cpu().tolist() == (data + data).tolist()
+    # A Tensor of floats (2, 3) still fills float3 parameters, as SlangPy's scalar Tensors do.
+    f = sg.Tensor.from_numpy(device, data)
+    assert m.id3(f).to_numpy().tolist() == data.tolist()
