@@ -5,7 +5,9 @@
 # require grad in the last). The counts include the CPU kernel itself and the Python loop.
 # torch_mul and torch_fwdbwd count torch's own torch.mul(a, b) and (a * b).backward(g) on the same
 # tensors, for reference. mixed_fwdbwd is the frozen/learnable case (a does not require grad, b
-# does: mul2(grid, a, b).backward(g)), torch_mixed_fwdbwd the same in torch.
+# does: mul2(grid, a, b).backward(g)), torch_mixed_fwdbwd the same in torch; tensor_mul is
+# mul(A, B) with sg.Tensors over a and b (bench row 1e), against torch_args_mul, the same lambda
+# given a and b.
 #
 #   python3 scripts/call_instructions.py [--calls N] [--cases mul,mul2,fwdbwd,mixed_fwdbwd] [--keep DIR]
 #
@@ -38,6 +40,7 @@ ga, gb = a.clone().requires_grad_(True), b.clone().requires_grad_(True)
 fa, lb = a.clone(), b.clone().requires_grad_(True)  # the mixed case: a frozen, b learnable
 g = torch.ones(8, 8)
 mul, mul2 = m.mul, m.mul2
+ta, tb = sg.Tensor.from_torch(a), sg.Tensor.from_torch(b)
 
 
 def fwdbwd():
@@ -61,7 +64,10 @@ def torch_mixed_fwdbwd():
 
 
 cases = {{"mul": lambda: mul(a, b), "mul2": lambda: mul2(grid, a, b), "fwdbwd": fwdbwd,
-          "mixed_fwdbwd": mixed_fwdbwd, "torch_mul": lambda: torch.mul(a, b), "torch_fwdbwd": torch_fwdbwd,
+          "mixed_fwdbwd": mixed_fwdbwd,
+          # the same names looked up either way (a global's lookup cost depends on its name)
+          "torch_args_mul": lambda x=a, y=b: mul(x, y), "tensor_mul": lambda x=ta, y=tb: mul(x, y),
+          "torch_mul": lambda: torch.mul(a, b), "torch_fwdbwd": torch_fwdbwd,
           "torch_mixed_fwdbwd": torch_mixed_fwdbwd}}
 for warm in cases.values():  # every case compiles and warms up in both runs
     for _ in range(200):

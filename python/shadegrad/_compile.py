@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.util
+import inspect
 import sys
 from functools import lru_cache
 
@@ -84,12 +85,49 @@ def traced_call(self, /, *args, **kwargs):
     would."""
     if not torch.compiler.is_compiling():
         return _core.Function._call(self, *args, **kwargs)
+    container = _container_position(args, kwargs)
+    if container is not None:
+        # A shadegrad Tensor argument: the call runs eagerly, between two graphs, exactly as
+        # outside torch.compile (its result is a Tensor, its autograd torch's own). With
+        # fullgraph=True the break is an error carrying this message.
+        _graph_break(msg=_traced_container_message(self, container))
+        return _core.Function._call(self, *args, **kwargs)
     layout, tensors, ints, floats = [], [], [], []
     for value in args:
         _encode(value, "", layout, tensors, ints, floats)
     for name, value in kwargs.items():
         _encode(value, name + "=", layout, tensors, ints, floats)
     return torch.ops.shadegrad.call(id(self), ",".join(layout), tensors, ints, floats)
+
+
+def _container_position(args, kwargs):
+    """The position or keyword of the first argument that is a shadegrad Tensor (or a Tensor
+    subclass), or None."""
+    from ._tensor import Tensor
+
+    for i, value in enumerate(args):
+        if isinstance(value, Tensor):
+            return i
+    for name, value in kwargs.items():
+        if isinstance(value, Tensor):
+            return name
+    return None
+
+
+def _container_message(fn, where) -> str:
+    """Why a call with a shadegrad Tensor breaks the graph, naming the function and parameter.
+    Run at trace time as a constant (Dynamo does not trace the extension's properties)."""
+    names = fn.parameter_names
+    param = where if isinstance(where, str) else (names[where] if where < len(names) else f"#{where}")
+    return (f"shadegrad under torch.compile: {fn.name}() parameter '{param}' is given a shadegrad.Tensor, so the "
+            "call runs outside the compiled graph (pass its .to_torch() to keep the call in the graph)")
+
+
+_traced_container_message = _container_message  # made a trace-time constant by _register()
+
+
+def _graph_break(msg: str) -> None:
+    torch._dynamo.graph_break(msg=msg)
 
 
 @lru_cache(maxsize=None)
@@ -325,6 +363,10 @@ def _register() -> None:
     if _registered:
         return
     _registered = True
+    global _traced_container_message, _graph_break
+    _traced_container_message = torch._dynamo.assume_constant_result(_container_message)
+    if "msg" not in inspect.signature(torch._dynamo.graph_break).parameters:  # before torch 2.7
+        _graph_break = lambda msg: torch._dynamo.graph_break()  # noqa: E731
     call = torch.library.custom_op(
         "shadegrad::call",
         mutates_args=(),

@@ -172,6 +172,17 @@ def _make_type(scalar: str, rows: int, cols: int = 0):
     return type(name, (ValueType,), attrs)
 
 
+def components_tensor(value, device_type: int, device_index: int):
+    """A vector value's components as a 1-D torch tensor on the call's device: what a scalar
+    parameter of the component type reads it as (one call dimension, as SlangPy does)."""
+    import torch
+
+    from ._core import DeviceType
+
+    device = torch.device("cuda", max(device_index, 0)) if device_type == DeviceType.cuda.value else torch.device("cpu")
+    return torch.from_numpy(value.to_numpy()).to(device)
+
+
 VALUE_TYPES = {}
 for _s in ("float", "int", "uint", "bool", "double", "half"):
     for _n in (2, 3, 4):

@@ -47,7 +47,7 @@ struct ArgInfo {
     ArgKind kind = ArgKind::None;
     ArgOrigin origin = ArgOrigin::Torch;
     uint8_t scalar = 0;     ///< Value: lang::ScalarKind of the components
-    uint8_t rows = 0;       ///< Value: vector length or matrix rows
+    uint8_t rows = 0;       ///< Value: vector length or matrix rows; Tensor: a shadegrad Tensor's element dims
     uint8_t cols = 0;       ///< Value: matrix columns (0 for vectors)
     double number = 0;      ///< Float / Bool / Int (exact for |i| < 2^53); RandFloat: min
     double number2 = 0;     ///< RandFloat: max

@@ -16,6 +16,16 @@ public:
     ErrorKind kind;
 };
 
+/// A vector value (sg.float3) given to a scalar parameter of its component type: SlangPy reads
+/// it as that many scalars, one call dimension. The binder cannot give a value a call dimension,
+/// so it says which argument node it was (`arg`); the Python layer calls again with the value's
+/// components as a tensor. Elsewhere it is the TypeError its message states.
+class ValueOverScalar : public CallError {
+public:
+    ValueOverScalar(int arg, const std::string& message) : CallError(ErrorKind::Type, message), arg(arg) {}
+    int arg;
+};
+
 [[noreturn]] void throw_type_error(const std::string& message);
 [[noreturn]] void throw_value_error(const std::string& message);
 

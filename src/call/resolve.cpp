@@ -368,6 +368,10 @@ Binding resolve_call(const UserModule& module, const Callee& callee, const ArgIn
                 bind_declaration(module, fn, args, positional, keyword_names, grad_mode, device, modifiers, result_arg);
             a.rank = rank_of(a.binding, args, arg_of, generic);
             a.fits = true;
+        } catch (const ValueOverScalar& e) {
+            if (plain.size() + generics.size() == 1) throw;  // the one candidate: called again by components
+            a.reason = e.what();
+            a.error_kind = e.kind;
         } catch (const CallError& e) {
             a.reason = e.what();
             a.error_kind = e.kind;

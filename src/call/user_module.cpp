@@ -43,12 +43,18 @@ UserModule::UserModule(std::string name, std::string source, ModuleSetup setup)
     analysis_ = std::make_unique<lang::Analysis>(ast_, types_, diags_);
     analysis_->run(modules_);
     if (diags_.has_errors() && !set_aside_.empty()) {
-        // A call of a set-aside function from the module is an error there: say why it is gone.
+        // A call of a set-aside function or method from the module is an error there (an unknown
+        // name, or "S has no member 'm'"): say why it is gone.
         std::vector<std::string> named;
+        auto names = [](const std::string& message, const std::string& fn) {
+            const size_t dot = fn.rfind('.');
+            if (dot == std::string::npos) return message.find("'" + fn + "'") != std::string::npos;
+            return message.find("'" + fn.substr(dot + 1) + "'") != std::string::npos &&
+                   message.find(fn.substr(0, dot)) != std::string::npos;
+        };
         for (const lang::Diagnostic& d : diags_.all())
             for (const auto& [fn, f] : set_aside_)
-                if (d.severity == lang::Severity::Error && d.message.find("'" + fn + "'") != std::string::npos)
-                    named.push_back(fn);
+                if (d.severity == lang::Severity::Error && names(d.message, fn)) named.push_back(fn);
         for (const auto& [fn, f] : set_aside_)
             if (std::find(named.begin(), named.end(), fn) != named.end()) diags_.note(f.loc, lang::set_aside_message(fn, f));
     }

@@ -178,6 +178,7 @@ void key_tensor(const ArgInfo& a, std::string& s) {
     put<uint8_t>(s, uint8_t(t.device_type));
     put<uint8_t>(s, uint8_t(t.device_index + 1));
     put<uint8_t>(s, uint8_t(a.origin));
+    put<uint8_t>(s, a.rows);  // a shadegrad Tensor's element dims (its elements bind whole)
     put_extents(s, t.shape, t.ndim);
 }
 
@@ -187,11 +188,13 @@ void render_tensor(const std::string& s, size_t& pos, std::string& out) {
     uint8_t dev = take<uint8_t>(s, pos);
     int index = int(take<uint8_t>(s, pos)) - 1;
     uint8_t origin = take<uint8_t>(s, pos);
+    uint8_t element_dims = take<uint8_t>(s, pos);
     out += std::string(" ") + dtype_name(dtype) + " " + (dev == 0 ? "cpu" : "cuda:" + std::to_string(index)) + " ";
     render_extents(s, pos, out);
     out += " g" + std::to_string(rg);
     if (origin == uint8_t(ArgOrigin::NumPy)) out += " numpy";
     if (origin == uint8_t(ArgOrigin::Ref)) out += " ref";
+    if (element_dims) out += " Tensor/" + std::to_string(element_dims);
 }
 
 std::string describe_tensor(const ArgInfo& a) {
@@ -245,6 +248,10 @@ ValueNode bind_tensor(BindContext& c, const BindRequest& r) {
                          describe_tensor(a));
     ParamBinding pb;
     int e = int(elem.size());
+    if (a.rows > e && a.rows <= ti.ndim)  // a shadegrad Tensor of float3 to a float: SlangPy finds no binding either
+        throw_type_error(where + " cannot take a shadegrad.Tensor whose elements have shape " +
+                         shape_text(ti.shape + ti.ndim - a.rows, a.rows) +
+                         " (a Tensor's elements bind whole, as in SlangPy; its .to_torch() reads their components)");
     if (t->is_tensor()) {
         if (ti.ndim < t->rank + e)
             throw_type_error(where + " needs a tensor of rank " + std::to_string(t->rank + e) + ", got " + describe_tensor(a));
@@ -495,6 +502,8 @@ ValueNode bind_value(BindContext& c, const BindRequest& r) {
     const Type* t = r.type;
     check_composite_dir(c, r, describe_value(a));
     bool shape_ok = a.cols == 0 ? t->is_vector() && t->rows == a.rows : t->is_matrix() && t->rows == a.rows && t->cols == a.cols;
+    if (a.cols == 0 && t->is_scalar() && !t->enumeration && ScalarKind(a.scalar) == t->scalar && r.dir == lang::ParamDir::In)
+        throw ValueOverScalar(r.arg, r.where(c) + " cannot take " + describe_value(a));  // one call dim of its components
     if (!shape_ok || !components_fit(ScalarKind(a.scalar), t->scalar))
         throw_type_error(r.where(c) + " cannot take " + describe_value(a));
     ValueNode node;

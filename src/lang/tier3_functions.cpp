@@ -32,24 +32,46 @@ std::string tier3_in(const TypeExpr* te) {
 
 }  // namespace
 
+namespace {
+
+/// Why `fn` is set aside ("its parameter 'sampler' has type SamplerState"), or "" when its
+/// result and parameter types name no texture or sampler type.
+std::string tier3_reason(const FunctionDecl* fn) {
+    if (std::string n = tier3_in(fn->return_type); !n.empty()) return "its result has type " + n;
+    for (const VarDecl* p : fn->params)
+        if (std::string n = tier3_in(p->type_expr); !n.empty()) return "its parameter '" + p->name + "' has type " + n;
+    return "";
+}
+
+/// Removes the methods of `s` (a struct or an extension of one) with texture or sampler types,
+/// recording them as "S.method".
+void set_aside_methods(StructDecl* s, std::map<std::string, SetAsideFunction>& out) {
+    auto& methods = s->methods;
+    methods.erase(std::remove_if(methods.begin(), methods.end(),
+                                 [&](FunctionDecl* fn) {
+                                     std::string why = tier3_reason(fn);
+                                     if (why.empty()) return false;
+                                     out[fn->name] = SetAsideFunction{fn->loc, why};  // "S.method"
+                                     return true;
+                                 }),
+                  methods.end());
+}
+
+}  // namespace
+
 std::map<std::string, SetAsideFunction> set_aside_tier3_functions(const std::vector<ModuleAst*>& modules) {
     std::map<std::string, SetAsideFunction> out;
     for (ModuleAst* m : modules) {
         auto& decls = m->decls;
+        for (Decl* d : decls)
+            if ((d->kind == DeclKind::Struct || d->kind == DeclKind::Extension) && d->structure && !d->structure->is_interface)
+                set_aside_methods(d->structure, out);
         decls.erase(std::remove_if(decls.begin(), decls.end(),
                                    [&](Decl* d) {
                                        if (d->kind != DeclKind::Function || !d->function) return false;
-                                       const FunctionDecl* fn = d->function;
-                                       std::string why;
-                                       if (std::string n = tier3_in(fn->return_type); !n.empty())
-                                           why = "its result has type " + n;
-                                       for (const VarDecl* p : fn->params) {
-                                           if (!why.empty()) break;
-                                           if (std::string n = tier3_in(p->type_expr); !n.empty())
-                                               why = "its parameter '" + p->name + "' has type " + n;
-                                       }
+                                       std::string why = tier3_reason(d->function);
                                        if (why.empty()) return false;
-                                       out[fn->name] = SetAsideFunction{fn->loc, why};
+                                       out[d->function->name] = SetAsideFunction{d->function->loc, why};
                                        return true;
                                    }),
                     decls.end());

@@ -1,7 +1,8 @@
 // src/lang/tier3_functions.h — functions a module declares with texture and sampler types
 // (SlangPy modules often have one beside plain functions): set aside before checking, so that the
-// rest of the module loads. Each is checked lazily: calling it (from Python, or from another
-// function of the module) is an error naming the construct.
+// rest of the module loads; a struct's methods likewise, so that the struct and its other methods
+// load. Each is checked lazily: calling it (from Python, or from another function of the module)
+// is an error naming the construct.
 #pragma once
 
 #include <map>
@@ -19,8 +20,9 @@ struct SetAsideFunction {
     std::string reason;
 };
 
-/// Removes from `modules` every free function whose result or parameter types name a texture
-/// or sampler type (Texture2D, SamplerState, ...), and returns them by name.
+/// Removes from `modules` every free function and struct method whose result or parameter types
+/// name a texture or sampler type (Texture2D, SamplerState, ...), and returns them by name (a
+/// method as "Struct.method"); the struct keeps its other members.
 std::map<std::string, SetAsideFunction> set_aside_tier3_functions(const std::vector<ModuleAst*>& modules);
 
 /// The sentence for a set-aside function: "f() cannot be used: its parameter 'sampler' has type

@@ -163,8 +163,34 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
     CallScratch& s = t_scratch;
     ScratchRelease release{s};
     const bool grad_mode = describe(s, args, kwargs);
-    call::invoke(torch_host(), *state_, mods_.kernel, described(s), grad_mode, s.outcome);
+    try {
+        call::invoke(torch_host(), *state_, mods_.kernel, described(s), grad_mode, s.outcome);
+    } catch (const call::ValueOverScalar& e) {
+        nb::object out;
+        if (by_components(s, args, kwargs, e.arg, out)) return out;
+        throw;
+    }
     return finish(s);
+}
+
+bool Function::by_components(const CallScratch& s, const nb::args& args, const nb::kwargs& kwargs, int arg,
+                             nb::object& out) {
+    const size_t i = size_t(arg);
+    if (arg < 0 || i >= s.count || mods_.bound_this.is_valid() || (mods_.set_values.is_valid() && !mods_.set_values.is_none()))
+        return false;
+    nb::module_ values = nb::module_::import_("shadegrad._values");
+    const bool positional = i < s.positional;
+    if (!positional && i - s.positional >= s.keywords.size()) return false;
+    const std::string keyword = positional ? std::string() : s.keywords[i - s.positional];
+    nb::object value = positional ? nb::borrow(args[i]) : nb::borrow(kwargs[keyword.c_str()]);
+    if (!nb::isinstance(value, values.attr("ValueType"))) return false;
+    nb::object tensor = values.attr("components_tensor")(value, int(device_.type), device_.index);
+    nb::list new_args;
+    for (size_t k = 0; k < args.size(); ++k) new_args.append(positional && k == i ? tensor : nb::borrow(args[k]));
+    nb::dict new_kwargs;
+    for (auto [k, v] : kwargs) new_kwargs[k] = !positional && nb::cast<std::string>(k) == keyword ? tensor : nb::borrow(v);
+    out = call(nb::borrow<nb::args>(nb::tuple(new_args)), nb::borrow<nb::kwargs>(new_kwargs));
+    return true;
 }
 
 nb::list Function::coop_params() const {
@@ -478,14 +504,20 @@ nb::object Module::find_function_in_struct(const std::string& struct_name, const
     std::string s = struct_name;
     for (size_t at; (at = s.find("::")) != std::string::npos;) s.replace(at, 2, ".");
     if (!module_->find_struct(s)) return nb::none();
-    return find_function(s + "." + name);
+    nb::object fn = find_function(s + "." + name);
+    if (fn.is_none()) throw_if_set_aside(s + "." + name);
+    return fn;
+}
+
+void Module::throw_if_set_aside(const std::string& name) const {
+    if (const lang::SetAsideFunction* f = module_->set_aside(name))  // textures, samplers
+        throw nb::type_error(("module '" + module_->name() + "': " + lang::set_aside_message(name, *f)).c_str());
 }
 
 nb::object Module::function(const std::string& name) {
     nb::object fn = find_function(name);
     if (fn.is_none()) {
-        if (const lang::SetAsideFunction* f = module_->set_aside(name))  // textures, samplers
-            throw nb::type_error(("module '" + module_->name() + "': " + lang::set_aside_message(name, *f)).c_str());
+        throw_if_set_aside(name);
         std::string known;
         for (const std::string& n : module_->function_names()) known += (known.empty() ? "" : ", ") + n;
         throw nb::attribute_error(("module '" + module_->name() + "' has no function or type named '" + name + "' (it has: " + known + ")").c_str());

@@ -56,6 +56,10 @@ public:
     Function& operator=(const Function&) = delete;
 
     nb::object call(nb::args args, nb::kwargs kwargs);
+    /// The call again with argument node `arg` (a vector value given to a scalar parameter) as a
+    /// tensor of its components, as SlangPy reads it; false when that node is not a top-level
+    /// value type this function object can replace.
+    bool by_components(const CallScratch& s, const nb::args& args, const nb::kwargs& kwargs, int arg, nb::object& out);
     /// The backward of a call without its forward (fn.bwds, torch.compile's backward): `args` and
     /// `kwargs` as for a call (tensors that require grad get gradients), `result_grads` the
     /// gradients of the result leaves, `written_grads` (tensor, incoming gradient) pairs for
@@ -160,6 +164,9 @@ public:
     const lang::LinkConstants& exports() const { return module_->exports(); }
     /// The function named `name`; throws AttributeError (m.nosuch) when there is none.
     nb::object function(const std::string& name);
+    /// Raises the TypeError that says why function or method `name` ("S.m") was set aside at load
+    /// (textures, samplers); returns when it was not.
+    void throw_if_set_aside(const std::string& name) const;
     nb::object find_function(const std::string& name);
     /// A method of a struct (`struct_name` may spell nesting "A::B"); None when absent.
     nb::object find_function_in_struct(const std::string& struct_name, const std::string& name);

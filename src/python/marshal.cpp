@@ -117,6 +117,43 @@ nb::object sg_tensor_dtype(PyObject* o) {
     return nb::steal(d);
 }
 
+uint8_t sg_element_dims_of(PyObject* dtype, PyObject* shape_name, PyObject* fields_name);
+
+/// The element dims of an sg.Tensor's dtype (a DType's `shape`: 1 for float3, 2 for float3x3),
+/// 0 for scalars and structs (a struct Tensor binds as its fields' components).
+uint8_t sg_element_dims(PyObject* o) {
+    static PyObject* const shape_name = PyUnicode_InternFromString("shape");
+    static PyObject* const fields_name = PyUnicode_InternFromString("fields");
+    // The last few dtypes asked about (held, so that an address is never another object's).
+    static PyObject* seen[4] = {};
+    static uint8_t seen_dims[4] = {};
+    static unsigned next = 0;
+    nb::object dtype = Py_TYPE(o) == g_sg_tensor_type ? nb::borrow(slot_at(o, g_sg_slots.dtype)) : sg_tensor_dtype(o);
+    for (int k = 0; k < 4; ++k)
+        if (seen[k] == dtype.ptr()) [[likely]]
+            return seen_dims[k];
+    const uint8_t dims = sg_element_dims_of(dtype.ptr(), shape_name, fields_name);
+    const unsigned at = next++ % 4;
+    Py_XDECREF(seen[at]);
+    seen[at] = dtype.inc_ref().ptr();
+    seen_dims[at] = dims;
+    return dims;
+}
+
+uint8_t sg_element_dims_of(PyObject* dtype, PyObject* shape_name, PyObject* fields_name) {
+    PyObject* fields = PyObject_GetAttr(dtype, fields_name);
+    if (!fields) throw nb::python_error();
+    const bool structure = fields != Py_None;
+    Py_DECREF(fields);
+    if (structure) return 0;
+    PyObject* shape = PyObject_GetAttr(dtype, shape_name);
+    if (!shape) throw nb::python_error();
+    const Py_ssize_t n = PyObject_Length(shape);
+    Py_DECREF(shape);
+    if (n < 0) throw nb::python_error();
+    return uint8_t(n);
+}
+
 /// What an sg.Tensor binds as: its `_sg_arg` (the storage tensor); a new reference.
 nb::object sg_tensor_arg(PyObject* o) {
     static PyObject* const name = PyUnicode_InternFromString("_sg_arg");
@@ -169,6 +206,7 @@ public:
         ArgInfo& a = s_.args[i];
         a.kind = ArgKind::None;
         a.origin = ArgOrigin::Torch;
+        a.rows = 0;  // a tensor's element dims are a shadegrad Tensor's only (describe_sg_tensor)
         a.object = o;
         a.type_name = nullptr;
         a.child_count = 0;
@@ -231,6 +269,7 @@ public:
         describe(p, i, depth + 1);
         s_.any_torch = torch_before;
         s_.any_sg_tensor = true;
+        if (s_.args[i].kind == ArgKind::Tensor) s_.args[i].rows = sg_element_dims(o);
     }
 
     /// The node `i` being described.

@@ -278,6 +278,7 @@ NB_MODULE(_core, m) {
                      throw nb::attribute_error(name.c_str());
                  nb::object fn = s.module.is_valid() ? nb::cast<Module&>(s.module).find_function(s.name + "." + name)
                                                      : nb::none();
+                 if (fn.is_none() && s.module.is_valid()) nb::cast<Module&>(s.module).throw_if_set_aside(s.name + "." + name);
                  if (fn.is_none())
                      throw nb::attribute_error(("struct '" + s.name + "' has no method or sub-type named '" + name + "'").c_str());
                  return fn;
@@ -385,6 +386,7 @@ NB_MODULE(_core, m) {
         .def("require_function",
              [](Module& mod, const std::string& name) {
                  nb::object fn = mod.find_function(name);
+                 if (fn.is_none()) mod.throw_if_set_aside(name);  // textures, samplers
                  if (fn.is_none()) throw nb::value_error(("module '" + mod.name() + "' has no function '" + name + "'").c_str());
                  return fn;
              },

@@ -5,9 +5,9 @@
 # is the only change, and the device type where the example names one.
 #
 # What differs, and why: broadcasting's module, loaded unchanged, also declares a texture-sampling
-# function, which shadegrad sets aside (textures are tier 3): its two texture calls are left out,
-# and its float3-into-float call raises (not vectorized yet); autodiff's x and result are spy.Tensor in SlangPy, torch tensors here
-# (spy.Tensor is another change); return_type's texture result is left out.
+# function, which shadegrad sets aside (textures are tier 3): its two texture calls are left out;
+# autodiff's x and result are spy.Tensor in SlangPy, torch tensors here (its spy.Tensor form is in
+# test_slangpy_more_examples.py); return_type's texture result is left out.
 import numpy as np
 import pytest
 import torch
@@ -160,17 +160,13 @@ def test_broadcasting(example):
         assert res.shape == (10, 5)
         np.testing.assert_array_equal(res, a + b)
 
-    # "Add a float3 and an array of 3 floats": SlangPy reads a float3 given to a float parameter
-    # as 3 floats (one call dimension). shadegrad does not vectorize a value type over a scalar
-    # parameter yet: it says so, naming the parameter (a difference listed in docs/from_slangpy.md).
+    # "Add a float3 and an array of 3 floats": as in SlangPy, a float3 given to a float parameter
+    # is read as 3 floats (one call dimension).
     a = spy.float3(1, 2, 3)
     b = np.random.rand(3).astype(np.float32)
-    assert a.shape == (3,) and b.shape == (3,)
-    with pytest.raises(TypeError, match=r"add_floats\(\): parameter 'a' of type float cannot take a float3"):
-        module.add_floats(a, b, _result="numpy")
-    res = module.add_floats(a.to_numpy(), b, _result="numpy")
-    assert res.shape == (3,)
-    np.testing.assert_allclose(res, np.array([1, 2, 3], dtype=np.float32) + b)
+    res = module.add_floats(a, b, _result="numpy")
+    assert a.shape == (3,) and b.shape == (3,) and res.shape == (3,)
+    np.testing.assert_array_equal(res, np.array([1, 2, 3], dtype=np.float32) + b)
 
     # The example expects a ValueError here (SlangPy does not pad dimensions) and lets it pass
     # either way; shadegrad right-aligns the shapes, as torch does, and broadcasts.
