@@ -47,6 +47,15 @@ Value* Lower::lower_global(const VarDecl* g) {
     return lower_expr_as(g->init, g->type);
 }
 
+Value* Lower::static_value(const VarDecl* g) {
+    auto it = env_.find(g);
+    if (it != env_.end()) return it->second;
+    SG_INTERNAL_ASSERT(fn_.is_kernel, "static variable '" + g->name + "' is not a parameter of " + fn_.name);
+    Value* v = g->init ? lower_global(g) : default_value(g->type);
+    env_[g] = v;
+    return v;
+}
+
 /// Whether a value of `t` has a field with a default value (`t` itself or within it).
 static bool has_field_defaults(const Type* t, int depth = 0) {
     while (t->is_array()) t = t->element;
@@ -173,6 +182,11 @@ void Lower::assign(Expr* lhs, Value* v) {
             store_shared(view, index, lhs->type, convert(v, lhs->type));
             return;
         }
+        if (lang::is_static_variable(lhs->var_ref)) {
+            static_value(lhs->var_ref);  // a kernel starts it first (its initializer runs once)
+            env_[lhs->var_ref] = convert(v, lhs->var_ref->type);
+            return;
+        }
         SG_INTERNAL_ASSERT(lhs->var_ref && !lhs->var_ref->is_global, "assignment to a non-local");
         env_[lhs->var_ref] = convert(v, lhs->var_ref->type);
         return;
@@ -286,6 +300,7 @@ Value* Lower::lower_expr(Expr* e) {
             shared_path(e, view, index);
             return load_shared(view, index, e->type);
         }
+        if (lang::is_static_variable(e->var_ref)) return static_value(e->var_ref);
         if (e->ref == RefKind::Global) return lower_global(e->var_ref);
         auto it = env_.find(e->var_ref);
         SG_INTERNAL_ASSERT(it != env_.end(), "variable '" + e->name + "' has no value in lowering");

@@ -71,9 +71,10 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
                     result_.globals.push_back(g);
                     continue;
                 }
-                if (!g->is_static || !g->is_const)
+                if (g->is_static && !g->is_const && !g->is_extern) check_static_variable(g);  // sema_globals.cpp
+                else if (!g->is_static || !g->is_const)
                     diags_.unsupported(g->loc, "a global variable that is not 'static const'");
-                check_global(g);
+                if (!is_static_variable(g)) check_global(g);
                 if (module_.globals.count(g->name)) diags_.error(g->loc, "redefinition of '" + g->name + "'");
                 module_.globals[g->name] = g;
                 result_.globals.push_back(g);
@@ -116,6 +117,7 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     for (size_t i = 0; i < result_.structs.size(); ++i) check_field_defaults(result_.structs[i]);
     for (FunctionDecl* f : result_.functions) check_function_attributes(f);
     attributes_checked_ = true;
+    check_static_initializers();  // sema_globals.cpp
     // Pass 4: bodies.
     check_bodies(0);
     // Generics that no body instantiated are checked once as declared, through one
@@ -125,6 +127,7 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     check_bodies(first_representative);
     if (!diags_.has_errors()) check_generics_against_constraints();
     check_recursion_and_derivatives(0);
+    collect_static_globals(0);  // sema_globals.cpp
     return result_;
 }
 

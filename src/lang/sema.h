@@ -107,6 +107,8 @@ bool param_is_differentiable(const TypeContext& types, const VarDecl& p);
 /// (Slang's forward-only differentiable function) or only a [ForwardDerivative]. bwd_diff of it
 /// is Slang's 30027; to a body differentiated both ways it is non-differentiable (41022).
 bool differentiates_forward_only(const FunctionDecl& f);
+/// A `static` global that is not const: thread-private state (sema_globals.cpp).
+bool is_static_variable(const VarDecl* v);
 
 /// A call with `nargs` arguments fits `f`: at most one per parameter, and every parameter left
 /// out has a default value.

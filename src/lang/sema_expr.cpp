@@ -270,7 +270,8 @@ const Type* Sema::check_name(Expr* e) {
     if (g != module_.globals.end()) {
         e->ref = RefKind::Global;
         e->var_ref = g->second;
-        e->is_lvalue = g->second->is_groupshared;  // one copy per block, which its threads write
+        // groupshared: one copy per block, which its threads write; static: one per thread.
+        e->is_lvalue = g->second->is_groupshared || is_static_variable(g->second);
         return g->second->type ? g->second->type : types_.error_type();
     }
     if (module_.functions.count(e->name) || module_.generic_functions.count(e->name)) {
