@@ -29,7 +29,7 @@ bool stmt_may_break(const Stmt* s) {
 static const VarDecl* lvalue_root(const Expr* e) {
     while (e && (e->kind == ExprKind::Member || e->kind == ExprKind::Index)) e = e->operands[0];
     return (e && e->kind == ExprKind::Name && e->var_ref &&
-            (!e->var_ref->is_global || lang::is_static_variable(e->var_ref)))
+            (!e->var_ref->is_global || lang::uses_global_storage(e->var_ref)))
                ? e->var_ref
                : nullptr;
 }
@@ -142,7 +142,9 @@ Function* Lowering::instantiate(lang::FunctionDecl* decl, const std::vector<cons
         // The static globals it uses: hidden no_diff inout parameters (sema_globals.cpp).
         fn->hidden_first = fn->params.size();
         for (const VarDecl* g : decl->static_globals) {
-            fn->params.push_back({"static_" + g->name, g->type, ParamDir::InOut, true});
+            // A static variable goes in and out; a global buffer only in (its handle).
+            const bool writable = lang::is_static_variable(g);
+            fn->params.push_back({"global_" + g->name, g->type, writable ? ParamDir::InOut : ParamDir::In, true});
             fn->hidden_globals.push_back(g);
         }
     }
@@ -234,7 +236,7 @@ void Lowering::FunctionLowering::run() {
     // Static globals: a kernel starts each from its initializer, any other function takes
     // their values as hidden parameters (which follow the declared ones).
     for (const VarDecl* g : decl_->static_globals)
-        if (fn_.is_kernel) static_value(g);
+        if (fn_.is_kernel && lang::is_static_variable(g)) static_value(g);
     for (const void* g : fn_.hidden_globals) env_[static_cast<const VarDecl*>(g)] = fn_.body->params[entry++];
     has_return_ = stmt_may_return(decl_->body);
     if (has_return_) {
@@ -247,7 +249,9 @@ void Lowering::FunctionLowering::run() {
         results.push_back(has_return_ ? env_[&ret_value_] : b_.zero(decl_->result_type));
     for (size_t k = 0; k < decl_->params.size(); ++k)
         if (fn_.params[k].dir != ParamDir::In) results.push_back(env_[decl_->params[k]]);
-    for (const void* g : fn_.hidden_globals) results.push_back(env_[static_cast<const VarDecl*>(g)]);
+    for (size_t k = 0; k < fn_.hidden_globals.size(); ++k)
+        if (fn_.params[fn_.hidden_first + k].dir != ParamDir::In)
+            results.push_back(env_[static_cast<const VarDecl*>(fn_.hidden_globals[k])]);
     // [TreatAsDifferentiable]: differentiable for its callers, with a zero derivative.
     if (lang::find_attribute(decl_->attrs, "TreatAsDifferentiable"))
         for (Value*& r : results)

@@ -51,6 +51,9 @@ Value* Lower::static_value(const VarDecl* g) {
     auto it = env_.find(g);
     if (it != env_.end()) return it->second;
     SG_INTERNAL_ASSERT(fn_.is_kernel, "static variable '" + g->name + "' is not a parameter of " + fn_.name);
+    // The call layer binds every global buffer its entry's callee uses (sema rejects them in
+    // [CUDAKernel] functions), before the call.
+    SG_INTERNAL_ASSERT(lang::is_static_variable(g), "global buffer '" + g->name + "' is not bound in " + fn_.name);
     Value* v = g->init ? lower_global(g) : default_value(g->type);
     env_[g] = v;
     return v;
@@ -182,8 +185,10 @@ void Lower::assign(Expr* lhs, Value* v) {
             store_shared(view, index, lhs->type, convert(v, lhs->type));
             return;
         }
-        if (lang::is_static_variable(lhs->var_ref)) {
-            static_value(lhs->var_ref);  // a kernel starts it first (its initializer runs once)
+        if (lang::uses_global_storage(lhs->var_ref)) {
+            // A kernel starts a static variable first (its initializer runs once); a global
+            // buffer is bound here, by the generated entry.
+            if (lang::is_static_variable(lhs->var_ref)) static_value(lhs->var_ref);
             env_[lhs->var_ref] = convert(v, lhs->var_ref->type);
             return;
         }
@@ -300,7 +305,7 @@ Value* Lower::lower_expr(Expr* e) {
             shared_path(e, view, index);
             return load_shared(view, index, e->type);
         }
-        if (lang::is_static_variable(e->var_ref)) return static_value(e->var_ref);
+        if (lang::uses_global_storage(e->var_ref)) return static_value(e->var_ref);
         if (e->ref == RefKind::Global) return lower_global(e->var_ref);
         auto it = env_.find(e->var_ref);
         SG_INTERNAL_ASSERT(it != env_.end(), "variable '" + e->name + "' has no value in lowering");

@@ -71,10 +71,13 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
                     result_.globals.push_back(g);
                     continue;
                 }
-                if (g->is_static && !g->is_const && !g->is_extern) check_static_variable(g);  // sema_globals.cpp
-                else if (!g->is_static || !g->is_const)
+                // Static variables and global buffers: sema_globals.cpp.
+                bool checked = g->is_static && !g->is_const && !g->is_extern;
+                if (checked) check_static_variable(g);
+                else if (!g->is_static && !g->is_const && !g->is_extern) checked = check_global_resource(g);
+                if (!checked && (!g->is_static || !g->is_const))
                     diags_.unsupported(g->loc, "a global variable that is not 'static const'");
-                if (!is_static_variable(g)) check_global(g);
+                if (!checked) check_global(g);
                 if (module_.globals.count(g->name)) diags_.error(g->loc, "redefinition of '" + g->name + "'");
                 module_.globals[g->name] = g;
                 result_.globals.push_back(g);

@@ -109,6 +109,11 @@ bool param_is_differentiable(const TypeContext& types, const VarDecl& p);
 bool differentiates_forward_only(const FunctionDecl& f);
 /// A `static` global that is not const: thread-private state (sema_globals.cpp).
 bool is_static_variable(const VarDecl* v);
+/// A global buffer or tensor (`RWStructuredBuffer<float> g_buf;`): a parameter of the module
+/// that the caller binds (sema_globals.cpp).
+bool is_global_resource(const VarDecl* v);
+/// Either: functions that use it take it as a hidden parameter (FunctionDecl::static_globals).
+bool uses_global_storage(const VarDecl* v);
 
 /// A call with `nargs` arguments fits `f`: at most one per parameter, and every parameter left
 /// out has a default value.

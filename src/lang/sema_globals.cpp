@@ -20,6 +20,29 @@ bool is_static_variable(const VarDecl* v) {
     return v && v->is_global && v->is_static && !v->is_const && !v->is_groupshared && !v->is_extern;
 }
 
+bool is_global_resource(const VarDecl* v) {
+    return v && v->is_global && !v->is_static && !v->is_const && !v->is_groupshared && !v->is_extern && v->type &&
+           v->type->is_tensor();
+}
+
+bool uses_global_storage(const VarDecl* v) { return is_static_variable(v) || is_global_resource(v); }
+
+bool Sema::check_global_resource(VarDecl* g) {
+    if (!g->type_expr) return false;
+    const Type* t = resolve_type(g->type_expr);
+    if (!t->is_tensor()) return false;  // a uniform value: not supported yet (the caller says so)
+    g->is_global = true;
+    g->type = t;
+    if (t->tensor.differentiable || t->tensor.interface || t->tensor.view) {
+        // Global buffers and tensors hold no gradient: StructuredBuffer, RWStructuredBuffer,
+        // Tensor and RWTensor.
+        diags_.unsupported(g->loc, "a global of type " + type_name(t));
+        g->type = types_.error_type();
+    }
+    if (g->init) diags_.unsupported(g->init->loc, "an initializer on global buffer '" + g->name + "' (the caller binds it)");
+    return true;
+}
+
 void Sema::check_static_variable(VarDecl* g) {
     g->is_global = true;
     g->type = g->type_expr ? resolve_type(g->type_expr) : nullptr;
@@ -91,7 +114,7 @@ private:
     }
     void expr(Expr* e, std::vector<VarDecl*>& out) {
         if (!e) return;
-        if (e->kind == ExprKind::Name && is_static_variable(e->var_ref)) out.push_back(e->var_ref);
+        if (e->kind == ExprKind::Name && uses_global_storage(e->var_ref)) out.push_back(e->var_ref);
         add_all(e->callee, out);
         add_all(e->diff_target, out);
         for (Expr* o : e->operands) expr(o, out);
@@ -114,12 +137,23 @@ private:
 
 void Sema::collect_static_globals(size_t first) {
     bool any = false;
-    for (const auto& [name, g] : module_.globals) any |= is_static_variable(g);
+    for (const auto& [name, g] : module_.globals) any |= uses_global_storage(g);
     if (!any) return;
     StaticGlobalUses uses;
     for (size_t k = first; k < result_.functions.size(); ++k) {
         FunctionDecl* f = result_.functions[k];
         uses.of(f);
+    }
+    // A [CUDAKernel] is launched with its own arguments only: nothing binds a global buffer.
+    for (size_t k = first; k < result_.functions.size(); ++k) {
+        FunctionDecl* f = result_.functions[k];
+        if (!find_attribute(f->attrs, "CUDAKernel")) continue;
+        for (const VarDecl* g : f->static_globals)
+            if (is_global_resource(g)) {
+                diags_.unsupported(f->loc, "global buffer '" + g->name + "' used by [CUDAKernel] function '" + f->name +
+                                               "' (pass it as a TensorView parameter)");
+                break;
+            }
     }
     // A custom derivative is called in place of its primal with the primal's arguments: the
     // hidden parameters would not line up.

@@ -110,6 +110,9 @@ public:
     /// A `static` global that is not const, and which static globals each function uses
     /// (FunctionDecl::static_globals, from result_.functions[first] on): sema_globals.cpp.
     void check_static_variable(VarDecl* g);
+    /// A global buffer or tensor (`RWStructuredBuffer<float> g_buf;`): true when `g` is one
+    /// (checked; its type set), false when it is some other global.
+    bool check_global_resource(VarDecl* g);
     void check_static_type(VarDecl* g);
     /// Initializers of static variables with a declared type, checked once functions are
     /// declared (they may construct structs and call functions).

@@ -1,7 +1,10 @@
-# tests/python/test_static_globals.py — `static` globals that are not const, called from Python:
-# every element of a call (one thread) starts from the declared initial values, whatever other
-# elements or earlier calls wrote; a differentiable function reads a global as a constant
+# tests/python/test_globals.py — globals called from Python. `static` globals that are not
+# const: every element of a call (one thread) starts from the declared initial values, whatever
+# other elements or earlier calls wrote; a differentiable function reads a global as a constant
 # (torch autograd gets the same gradient as the hand-written derivative, none for the global).
+# Global buffers: the module loads and its other functions work; a function that uses one
+# cannot be called from Python yet (a TypeError naming the function and the global).
+import pytest
 import torch
 
 SOURCE = """
@@ -59,3 +62,23 @@ def test_a_helper_sets_the_global_before_the_differentiated_read(sg, device):
     eps = 1e-6
     fd = (m.rescaled(x.detach() + eps, s) - m.rescaled(x.detach() - eps, s)) / (2 * eps)
     assert torch.allclose(x.grad, fd, atol=1e-6)
+
+
+BUFFER_SOURCE = """
+RWStructuredBuffer<float> g_table;
+float lookup(int i) { return g_table[i]; }
+float twice_lookup(int i) { return 2.0 * lookup(i); }
+float plain(float x) { return x + 1.0; }
+"""
+
+
+def test_a_module_with_a_global_buffer_loads(sg, device):
+    m = sg.Module.load_from_source(device, "global_buffer", BUFFER_SOURCE)
+    assert torch.equal(m.plain(torch.tensor([1.0, 2.0])), torch.tensor([2.0, 3.0]))
+
+
+def test_calling_a_function_that_uses_a_global_buffer_names_it(sg, device):
+    m = sg.Module.load_from_source(device, "global_buffer", BUFFER_SOURCE)
+    with pytest.raises(TypeError, match=r"twice_lookup\(\): it uses global buffer 'g_table' \(line 2\), which a call "
+                                        r"from Python cannot bind yet"):
+        m.twice_lookup(1)
