@@ -187,6 +187,7 @@ Value* Lower::lower_constructor(Expr* e, const Type* t, size_t first) {
         return b_.construct(t, {p, d});
     }
     if (args.size() == 1 && args[0]->type->is_scalar()) return convert(args[0], t);  // splat
+    if (args.size() == 1 && lang::matrix_resizes(args[0]->type, t)) return convert(args[0], t);
     if (args.size() == 1 && args[0]->type->kind == t->kind && args[0]->type->rows == t->rows &&
         args[0]->type->cols == t->cols)
         return b_.convert(args[0], t);

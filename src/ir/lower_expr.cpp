@@ -29,6 +29,18 @@ using Lower = Lowering::FunctionLowering;
 
 Value* Lower::convert(Value* v, const Type* to) {
     if (v->type == to) return v;
+    if (lang::matrix_resizes(v->type, to)) {
+        // The top-left rows and columns, converted to the target's scalar kind.
+        const Type* row = types_.vector(to->scalar, to->cols);
+        std::vector<Value*> rows;
+        for (int r = 0; r < to->rows; ++r) {
+            Value* from_row = b_.extract(v, r);
+            std::vector<Value*> comps;
+            for (int c = 0; c < to->cols; ++c) comps.push_back(b_.convert(b_.extract(from_row, c), types_.scalar_of(to)));
+            rows.push_back(b_.construct(row, comps));
+        }
+        return b_.construct(to, rows);
+    }
     if (v->type->is_scalar() && (to->is_vector() || to->is_matrix()))
         return b_.splat(b_.convert(v, types_.scalar_of(to)), to);
     return b_.convert(v, to);
