@@ -110,6 +110,8 @@ public:
     /// A `static` global that is not const, and which static globals each function uses
     /// (FunctionDecl::static_globals, from result_.functions[first] on): sema_globals.cpp.
     void check_static_variable(VarDecl* g);
+    /// `bwd_diff(S.f)(...)` / `fwd_diff(S::f)(...)` of a static method (sema_qualified_diff.cpp).
+    const Type* check_qualified_derivative(Expr* e, Expr* target, bool bwd, const std::string& op);
     /// A global buffer or tensor (`RWStructuredBuffer<float> g_buf;`): true when `g` is one
     /// (checked; its type set), false when it is some other global.
     bool check_global_resource(VarDecl* g);
