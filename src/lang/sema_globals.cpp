@@ -44,21 +44,27 @@ bool Sema::check_global_resource(VarDecl* g) {
 }
 
 void Sema::check_static_variable(VarDecl* g) {
+    // The type now; what it holds and the initializer once structs and functions are declared
+    // (check_static_initializers).
     g->is_global = true;
     g->type = g->type_expr ? resolve_type(g->type_expr) : nullptr;
-    if (!g->type_expr) {
-        // `static var g = ...`: the initializer gives the type now (it cannot call functions).
-        check_static_initializer(g);
-        return;
-    }
-    check_static_type(g);
+}
+
+/// Whether a value of `t` holds a buffer or tensor (itself, or a field of a struct within it).
+static bool holds_resource(TypeContext& types, const Type* t, int depth = 0) {
+    while (t->is_array()) t = t->element;
+    if (t->is_tensor()) return true;
+    if (!t->is_struct() || depth > 64) return false;
+    for (const FieldInfo& f : types.fields(t))
+        if (holds_resource(types, f.type, depth + 1)) return true;
+    return false;
 }
 
 void Sema::check_static_type(VarDecl* g) {
     if (!g->type) g->type = types_.error_type();
     const Type* t = g->type;
     while (t->is_array()) t = t->element;
-    if (t->is_tensor()) {
+    if (holds_resource(types_, t)) {
         diags_.error(g->loc, "static variable '" + g->name + "' cannot have opaque type " + type_name(g->type) +
                                  " (a global buffer or tensor is a parameter of the module, not static)",
                      30076);
@@ -70,8 +76,11 @@ void Sema::check_static_type(VarDecl* g) {
 }
 
 void Sema::check_static_initializers() {
-    for (VarDecl* g : result_.globals)
-        if (is_static_variable(g) && g->type_expr && g->init) check_static_initializer(g);
+    for (VarDecl* g : result_.globals) {
+        if (!is_static_variable(g)) continue;
+        if (g->type_expr) check_static_type(g);
+        check_static_initializer(g);
+    }
 }
 
 void Sema::check_static_initializer(VarDecl* g) {
@@ -84,6 +93,7 @@ void Sema::check_static_initializer(VarDecl* g) {
         diags_.error(g->loc, "static variable '" + g->name + "' needs a type or an initializer");
     }
     if (!g->type_expr) check_static_type(g);
+    if (!g->type) g->type = types_.error_type();
 }
 
 namespace {
