@@ -105,6 +105,26 @@ RWByteAddressBuffer sg_out;
 void sg_entry(uint3 tid : SV_DispatchThreadID) { sg_out.Store(0, test()); }
 """
 RESULT_RE = re.compile(r"^\s*(float|int|uint)([234]?)\s+test\s*\(\s*\)", re.M)
+GLOBAL_BUFFER_RE = re.compile(r"^\s*(?:RW)?StructuredBuffer<\s*(\w+)\s*>\s+(\w+)\s*;", re.M)
+
+
+def global_buffers(spy, device, text: str) -> dict:
+    """The program's global buffers with their `// input: NAME = ...` contents (elements of one
+    scalar kind, stored densely as the tests/lang harness stores them)."""
+    import numpy as np
+
+    out = {}
+    usage = spy.BufferUsage.unordered_access | spy.BufferUsage.shader_resource
+    for elem, name in GLOBAL_BUFFER_RE.findall(text):
+        for h in header(text, "input"):
+            key, _, values = h.partition("=")
+            if key.strip() != name:
+                continue
+            kind = np.int32 if elem.startswith("int") else np.uint32 if elem.startswith("uint") else np.float32
+            data = np.array([float(v) for v in re.findall(r"[-+]?[0-9.]+(?:e[-+]?[0-9]+)?", values)], dtype=kind)
+            data = np.concatenate([data, np.zeros((-len(data)) % 4, dtype=kind)])  # whole 16-byte rows
+            out[name] = device.create_buffer(size=data.nbytes, usage=usage, data=data)
+    return out
 
 
 def run_entry(spy, device, n: int, path: Path, text: str):
@@ -117,7 +137,7 @@ def run_entry(spy, device, n: int, path: Path, text: str):
         kernel = device.create_compute_kernel(program)
         usage = spy.BufferUsage.unordered_access | spy.BufferUsage.shader_resource
         buffer = device.create_buffer(size=64, usage=usage, data=np.zeros(16, dtype=np.uint32))
-        kernel.dispatch(thread_count=[1, 1, 1], vars={"sg_out": buffer})
+        kernel.dispatch(thread_count=[1, 1, 1], vars={"sg_out": buffer, **global_buffers(spy, device, text)})
     except Exception as e:  # noqa: BLE001
         return slang_errors(str(e), 1), None
     m = RESULT_RE.search(text)

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "call/errors.h"
+#include "call/global_bindings.h"
 #include "call/value_kind.h"
 
 namespace sg::call {
@@ -253,6 +254,7 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
                          const std::vector<std::string>& keyword_names, bool grad_mode, DeviceType device,
                          const CallModifiers& modifiers, int result_arg) {
     const std::string& function = fn->name;
+    check_global_bindings(*fn, function);  // global_bindings.cpp
     Binding b;
     b.function = function;
     b.decl = fn;

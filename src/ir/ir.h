@@ -107,6 +107,12 @@ struct Function {
     bool cooperative = false;
     Function* custom_backward = nullptr; ///< [BackwardDerivative]: reverse mode calls it
     Function* custom_forward = nullptr;  ///< [ForwardDerivative]: forward mode calls it
+    /// The `static` globals the function uses (its callees' included), passed as hidden no_diff
+    /// inout parameters params[hidden_first ...] (lowering; a derivative keeps its primal's, as
+    /// in parameters in a backward one). A kernel has none: it starts them from their
+    /// initializers.
+    std::vector<const void*> hidden_globals;  ///< the lang::VarDecl of each, in order
+    size_t hidden_first = 0;
     /// Calls of a function with a custom derivative stay calls (never inlined): autodiff replaces
     /// them by calls of the user's derivative, and the kernel calls the primal as a function.
     bool has_custom_derivative() const { return custom_backward || custom_forward; }

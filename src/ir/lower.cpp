@@ -28,7 +28,10 @@ bool stmt_may_break(const Stmt* s) {
 
 static const VarDecl* lvalue_root(const Expr* e) {
     while (e && (e->kind == ExprKind::Member || e->kind == ExprKind::Index)) e = e->operands[0];
-    return (e && e->kind == ExprKind::Name && e->var_ref && !e->var_ref->is_global) ? e->var_ref : nullptr;
+    return (e && e->kind == ExprKind::Name && e->var_ref &&
+            (!e->var_ref->is_global || lang::uses_global_storage(e->var_ref)))
+               ? e->var_ref
+               : nullptr;
 }
 
 void collect_assigned_expr(const Expr* e, std::set<const VarDecl*>& out) {
@@ -43,6 +46,9 @@ void collect_assigned_expr(const Expr* e, std::set<const VarDecl*>& out) {
         if (e->op == lang::Op::PreInc || e->op == lang::Op::PreDec) add(e->operands[0]);
         break;
     case ExprKind::Call:
+        // The static globals a callee uses may change (hidden inout parameters).
+        for (const lang::FunctionDecl* f : {e->callee, e->diff_target})
+            if (f) out.insert(f->static_globals.begin(), f->static_globals.end());
         if (e->callee) {
             for (size_t k = 0; k + 1 < e->operands.size() && k < e->callee->params.size(); ++k)
                 if (e->callee->params[k]->dir != lang::ParamDir::In) add(e->operands[k + 1]);
@@ -132,6 +138,16 @@ Function* Lowering::instantiate(lang::FunctionDecl* decl, const std::vector<cons
         VarDecl* p = decl->params[k];
         fn->params.push_back({p->name, param_types[k], ParamDir(int(p->dir)), p->is_no_diff});
     }
+    if (!fn->is_kernel) {
+        // The static globals it uses: hidden no_diff inout parameters (sema_globals.cpp).
+        fn->hidden_first = fn->params.size();
+        for (const VarDecl* g : decl->static_globals) {
+            // A static variable goes in and out; a global buffer only in (its handle).
+            const bool writable = lang::is_static_variable(g);
+            fn->params.push_back({"global_" + g->name, g->type, writable ? ParamDir::InOut : ParamDir::In, true});
+            fn->hidden_globals.push_back(g);
+        }
+    }
     for (const Param& p : fn->params)
         if (p.dir != ParamDir::In) fn->result_types.push_back(p.type);
     for (const Param& p : fn->params) {
@@ -160,7 +176,10 @@ Function* Lowering::derivative(Function* primal, DerivativeKind kind) {
     fn->loc = primal->loc;
     fn->body = std::make_unique<Block>();
     auto diff = [&](const Param& p) { return !p.no_diff && types.is_differentiable(p.type); };
-    for (const Param& p : primal->params) {
+    fn->hidden_globals = primal->hidden_globals;
+    for (size_t k = 0; k < primal->params.size(); ++k) {
+        const Param& p = primal->params[k];
+        if (k == primal->hidden_first) fn->hidden_first = fn->params.size();  // each is kept
         if (backward) {
             if (diff(p)) {
                 if (p.dir == ParamDir::Out)
@@ -214,6 +233,11 @@ void Lowering::FunctionLowering::run() {
         const Param& p = fn_.params[k];
         env_[decl_->params[k]] = p.dir == ParamDir::Out ? b_.zero(p.type) : fn_.body->params[entry++];
     }
+    // Static globals: a kernel starts each from its initializer, any other function takes
+    // their values as hidden parameters (which follow the declared ones).
+    for (const VarDecl* g : decl_->static_globals)
+        if (fn_.is_kernel && lang::is_static_variable(g)) static_value(g);
+    for (const void* g : fn_.hidden_globals) env_[static_cast<const VarDecl*>(g)] = fn_.body->params[entry++];
     has_return_ = stmt_may_return(decl_->body);
     if (has_return_) {
         env_[&ret_flag_] = b_.const_bool(false);
@@ -225,6 +249,9 @@ void Lowering::FunctionLowering::run() {
         results.push_back(has_return_ ? env_[&ret_value_] : b_.zero(decl_->result_type));
     for (size_t k = 0; k < decl_->params.size(); ++k)
         if (fn_.params[k].dir != ParamDir::In) results.push_back(env_[decl_->params[k]]);
+    for (size_t k = 0; k < fn_.hidden_globals.size(); ++k)
+        if (fn_.params[fn_.hidden_first + k].dir != ParamDir::In)
+            results.push_back(env_[static_cast<const VarDecl*>(fn_.hidden_globals[k])]);
     // [TreatAsDifferentiable]: differentiable for its callers, with a zero derivative.
     if (lang::find_attribute(decl_->attrs, "TreatAsDifferentiable"))
         for (Value*& r : results)

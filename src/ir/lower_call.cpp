@@ -114,11 +114,19 @@ Value* Lower::lower_user_call(Expr* e, lang::FunctionDecl* callee, bool derivati
         target =
             custom ? custom : owner_.derivative(primal, backward ? DerivativeKind::Backward : DerivativeKind::Forward);
     }
-    SG_INTERNAL_ASSERT(target->params.size() == args.size(), "call of " + target->name + ": argument count");
-    std::vector<Value*> values;
+    // The static globals the target uses follow its declared parameters (before a backward
+    // derivative's dResult): hidden arguments, the globals' current values.
+    const size_t hidden = target->hidden_globals.size();
+    SG_INTERNAL_ASSERT(target->params.size() == args.size() + hidden, "call of " + target->name + ": argument count");
+    auto param_of = [&](size_t k) { return hidden && k >= target->hidden_first ? k + hidden : k; };
+    auto global_of = [&](size_t i) -> const VarDecl* {
+        if (i < target->hidden_first || i >= target->hidden_first + hidden) return nullptr;
+        return static_cast<const VarDecl*>(target->hidden_globals[i - target->hidden_first]);
+    };
+    std::vector<Value*> arg_values(args.size(), nullptr);
     std::vector<Value*> entry(args.size(), nullptr);  // the value an inout argument had before the call
     for (size_t k = 0; k < args.size(); ++k) {
-        const Param& p = target->params[k];
+        const Param& p = target->params[param_of(k)];
         if (p.dir == ParamDir::Out) continue;
         Value* v = p.dir == ParamDir::In ? lower_expr_as(args[k], p.type) : lower_expr(args[k]);
         entry[k] = v;
@@ -127,7 +135,16 @@ Value* Lower::lower_user_call(Expr* e, lang::FunctionDecl* callee, bool derivati
         if (!derivative && p.dir == ParamDir::In && p.no_diff && callee->is_differentiable &&
             types_.is_differentiable(v->type))
             v = b_.detach(v);
-        values.push_back(v);
+        arg_values[k] = v;
+    }
+    std::vector<Value*> values;
+    for (size_t i = 0, k = 0; i < target->params.size(); ++i) {
+        if (const VarDecl* g = global_of(i)) {
+            values.push_back(static_value(g));
+            continue;
+        }
+        if (target->params[i].dir != ParamDir::Out) values.push_back(arg_values[k]);
+        ++k;
     }
     b_.set_loc(e->loc);
     std::vector<Value*> results = b_.call(target, values, !fn_.differentiable);
@@ -136,12 +153,20 @@ Value* Lower::lower_user_call(Expr* e, lang::FunctionDecl* callee, bool derivati
     // derivative it had before the call (the callee is taken as the identity for derivatives).
     bool detach = !derivative && fn_.differentiable && !callee->is_differentiable;
     size_t r = target->return_type && !target->return_type->is_void() ? 1 : 0;
-    for (size_t k = 0; k < args.size(); ++k) {
-        if (target->params[k].dir == ParamDir::In) continue;
+    for (size_t i = 0, k = 0; i < target->params.size(); ++i) {
+        const VarDecl* g = global_of(i);
+        const ParamDir dir = target->params[i].dir;
+        if (!g) ++k;
+        if (dir == ParamDir::In) continue;
         Value* v = results[r++];
+        if (g) {
+            // A global holds no derivative.
+            env_[g] = fn_.differentiable && types_.is_differentiable(v->type) ? b_.detach(v) : v;
+            continue;
+        }
         if (detach && types_.is_differentiable(v->type))
-            v = target->params[k].dir == ParamDir::InOut ? b_.keep_derivative(v, entry[k]) : b_.detach(v);
-        assign(args[k], v);
+            v = dir == ParamDir::InOut ? b_.keep_derivative(v, entry[k - 1]) : b_.detach(v);
+        assign(args[k - 1], v);
     }
     if (target->return_type && !target->return_type->is_void()) {
         Value* v = results[0];
@@ -162,6 +187,7 @@ Value* Lower::lower_constructor(Expr* e, const Type* t, size_t first) {
         return b_.construct(t, {p, d});
     }
     if (args.size() == 1 && args[0]->type->is_scalar()) return convert(args[0], t);  // splat
+    if (args.size() == 1 && lang::matrix_resizes(args[0]->type, t)) return convert(args[0], t);
     if (args.size() == 1 && args[0]->type->kind == t->kind && args[0]->type->rows == t->rows &&
         args[0]->type->cols == t->cols)
         return b_.convert(args[0], t);

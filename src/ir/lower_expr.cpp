@@ -29,6 +29,18 @@ using Lower = Lowering::FunctionLowering;
 
 Value* Lower::convert(Value* v, const Type* to) {
     if (v->type == to) return v;
+    if (lang::matrix_resizes(v->type, to)) {
+        // The top-left rows and columns, converted to the target's scalar kind.
+        const Type* row = types_.vector(to->scalar, to->cols);
+        std::vector<Value*> rows;
+        for (int r = 0; r < to->rows; ++r) {
+            Value* from_row = b_.extract(v, r);
+            std::vector<Value*> comps;
+            for (int c = 0; c < to->cols; ++c) comps.push_back(b_.convert(b_.extract(from_row, c), types_.scalar_of(to)));
+            rows.push_back(b_.construct(row, comps));
+        }
+        return b_.construct(to, rows);
+    }
     if (v->type->is_scalar() && (to->is_vector() || to->is_matrix()))
         return b_.splat(b_.convert(v, types_.scalar_of(to)), to);
     return b_.convert(v, to);
@@ -45,6 +57,18 @@ Value* Lower::lower_global(const VarDecl* g) {
     SG_INTERNAL_ASSERT(g->init != nullptr, "global '" + g->name + "' has no value at lowering");
     if (g->init->kind == ExprKind::InitList) return lower_init_list(g->init, g->type);
     return lower_expr_as(g->init, g->type);
+}
+
+Value* Lower::static_value(const VarDecl* g) {
+    auto it = env_.find(g);
+    if (it != env_.end()) return it->second;
+    SG_INTERNAL_ASSERT(fn_.is_kernel, "static variable '" + g->name + "' is not a parameter of " + fn_.name);
+    // The call layer binds every global buffer its entry's callee uses (sema rejects them in
+    // [CUDAKernel] functions), before the call.
+    SG_INTERNAL_ASSERT(lang::is_static_variable(g), "global buffer '" + g->name + "' is not bound in " + fn_.name);
+    Value* v = g->init ? lower_global(g) : default_value(g->type);
+    env_[g] = v;
+    return v;
 }
 
 /// Whether a value of `t` has a field with a default value (`t` itself or within it).
@@ -173,6 +197,13 @@ void Lower::assign(Expr* lhs, Value* v) {
             store_shared(view, index, lhs->type, convert(v, lhs->type));
             return;
         }
+        if (lang::uses_global_storage(lhs->var_ref)) {
+            // A kernel starts a static variable first (its initializer runs once); a global
+            // buffer is bound here, by the generated entry.
+            if (lang::is_static_variable(lhs->var_ref)) static_value(lhs->var_ref);
+            env_[lhs->var_ref] = convert(v, lhs->var_ref->type);
+            return;
+        }
         SG_INTERNAL_ASSERT(lhs->var_ref && !lhs->var_ref->is_global, "assignment to a non-local");
         env_[lhs->var_ref] = convert(v, lhs->var_ref->type);
         return;
@@ -286,6 +317,7 @@ Value* Lower::lower_expr(Expr* e) {
             shared_path(e, view, index);
             return load_shared(view, index, e->type);
         }
+        if (lang::uses_global_storage(e->var_ref)) return static_value(e->var_ref);
         if (e->ref == RefKind::Global) return lower_global(e->var_ref);
         auto it = env_.find(e->var_ref);
         SG_INTERNAL_ASSERT(it != env_.end(), "variable '" + e->name + "' has no value in lowering");

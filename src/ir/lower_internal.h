@@ -81,6 +81,9 @@ public:
     Value* lower_binary(Expr* e);
     Value* binary_op(lang::Op op, Value* a, Value* b, const Type* operand_type, lang::SourceLoc loc);
     Value* lower_global(const VarDecl* g);
+    /// The current value of static global `g`; a kernel gives it its initial value on first
+    /// use (sema_globals.cpp).
+    Value* static_value(const VarDecl* g);
 
     // ---- cooperative kernels (lower_coop.cpp)
     /// When `e` is a groupshared variable or an element (or sub-array) of one: its storage and

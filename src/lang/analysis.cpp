@@ -143,6 +143,7 @@ FunctionDecl* Sema::instantiate_generic(FunctionDecl* g, const std::vector<Gener
     if (!f) return nullptr;
     check_bodies(first);
     check_recursion_and_derivatives(first_call);
+    collect_static_globals(first);
     return f;
 }
 

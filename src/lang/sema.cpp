@@ -71,9 +71,13 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
                     result_.globals.push_back(g);
                     continue;
                 }
-                if (!g->is_static || !g->is_const)
+                // Static variables and global buffers: sema_globals.cpp.
+                bool checked = g->is_static && !g->is_const && !g->is_extern;
+                if (checked) check_static_variable(g);
+                else if (!g->is_static && !g->is_const && !g->is_extern) checked = check_global_resource(g);
+                if (!checked && (!g->is_static || !g->is_const))
                     diags_.unsupported(g->loc, "a global variable that is not 'static const'");
-                check_global(g);
+                if (!checked) check_global(g);
                 if (module_.globals.count(g->name)) diags_.error(g->loc, "redefinition of '" + g->name + "'");
                 module_.globals[g->name] = g;
                 result_.globals.push_back(g);
@@ -116,6 +120,7 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     for (size_t i = 0; i < result_.structs.size(); ++i) check_field_defaults(result_.structs[i]);
     for (FunctionDecl* f : result_.functions) check_function_attributes(f);
     attributes_checked_ = true;
+    check_static_initializers();  // sema_globals.cpp
     // Pass 4: bodies.
     check_bodies(0);
     // Generics that no body instantiated are checked once as declared, through one
@@ -125,6 +130,7 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     check_bodies(first_representative);
     if (!diags_.has_errors()) check_generics_against_constraints();
     check_recursion_and_derivatives(0);
+    collect_static_globals(0);  // sema_globals.cpp
     return result_;
 }
 

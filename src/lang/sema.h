@@ -107,6 +107,16 @@ bool param_is_differentiable(const TypeContext& types, const VarDecl& p);
 /// (Slang's forward-only differentiable function) or only a [ForwardDerivative]. bwd_diff of it
 /// is Slang's 30027; to a body differentiated both ways it is non-differentiable (41022).
 bool differentiates_forward_only(const FunctionDecl& f);
+/// A matrix resizing conversion (`float2x2(m3)`, `(float2x3)m4`): `to` keeps the top-left
+/// rows and columns of `from`, which has at least as many of each (sema_matrix_resize.cpp).
+bool matrix_resizes(const Type* from, const Type* to);
+/// A `static` global that is not const: thread-private state (sema_globals.cpp).
+bool is_static_variable(const VarDecl* v);
+/// A global buffer or tensor (`RWStructuredBuffer<float> g_buf;`): a parameter of the module
+/// that the caller binds (sema_globals.cpp).
+bool is_global_resource(const VarDecl* v);
+/// Either: functions that use it take it as a hidden parameter (FunctionDecl::static_globals).
+bool uses_global_storage(const VarDecl* v);
 
 /// A call with `nargs` arguments fits `f`: at most one per parameter, and every parameter left
 /// out has a default value.

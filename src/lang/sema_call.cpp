@@ -79,6 +79,8 @@ const Type* Sema::check_call(Expr* e) {
                 FunctionDecl* inst = derivative_instance(e, target);
                 return inst ? check_derivative_call(e, inst, bwd) : types_.error_type();
             }
+            // `bwd_diff(S.f)`, `fwd_diff(S::f)`: a static method (sema_qualified_diff.cpp).
+            if (target->kind == ExprKind::Member) return check_qualified_derivative(e, target, bwd, n);
             auto it = target->kind == ExprKind::Name ? module_.functions.find(target->name) : module_.functions.end();
             if (it == module_.functions.end()) {
                 diags_.error(target->loc, n + " needs the name of a function");
@@ -396,6 +398,7 @@ const Type* Sema::check_constructor(Expr* e, const Type* t, size_t first) {
         if (args.size() == 1 && args[0]->type->kind == t->kind && args[0]->type->rows == t->rows &&
             args[0]->type->cols == t->cols)
             return t;  // conversion
+        if (args.size() == 1 && matrix_resizes(args[0]->type, t)) return t;  // `float2x2(m3)`: the top-left part
         int count = 0;
         for (Expr* a : args) {
             if (!a->type->is_scalar() && !a->type->is_vector()) return fail();

@@ -270,7 +270,10 @@ const Type* Sema::check_name(Expr* e) {
     if (g != module_.globals.end()) {
         e->ref = RefKind::Global;
         e->var_ref = g->second;
-        e->is_lvalue = g->second->is_groupshared;  // one copy per block, which its threads write
+        // groupshared: one copy per block, which its threads write; static: one per thread.
+        // A global buffer is bound by the generated entry (glue) only.
+        e->is_lvalue = g->second->is_groupshared || is_static_variable(g->second) ||
+                       (is_global_resource(g->second) && current_fn_ && current_fn_->is_glue_entry);
         return g->second->type ? g->second->type : types_.error_type();
     }
     if (module_.functions.count(e->name) || module_.generic_functions.count(e->name)) {

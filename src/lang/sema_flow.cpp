@@ -114,7 +114,8 @@ private:
     Flow call(const Expr* e);
     Flow user_call(const Expr* e, const FunctionDecl& f, const std::vector<Flow>& args);
     Flow init_list(const Expr* e);
-    void store(const Expr* lhs, const Flow& value, bool whole_assignment);
+    /// `argument`: lhs is an out/inout argument of a differentiable callee.
+    void store(const Expr* lhs, const Flow& value, bool whole_assignment, bool argument = false);
     /// `value` reaches a place that needs a derivative: a lost one is an error (41022).
     void needs_derivative(const Flow& value);
     void report(SourceLoc loc, std::string message, int code) { pending_.push_back({loc, std::move(message), code}); }
@@ -392,7 +393,7 @@ Flow DerivativeFlow::user_call(const Expr* e, const FunctionDecl& f, const std::
         const VarDecl* p = f.params[k];
         if (p->dir == ParamDir::In) continue;
         store(e->operands[k + 1], Flow{in_carries && !p->is_no_diff && diff(p->type), nullptr},
-              p->dir == ParamDir::Out);
+              p->dir == ParamDir::Out, /*argument=*/true);
     }
     return typed(Flow{in_carries && !f.return_no_diff, nullptr}, e->type);
 }
@@ -472,7 +473,7 @@ Flow DerivativeFlow::call(const Expr* e) {
     }
 }
 
-void DerivativeFlow::store(const Expr* lhs, const Flow& value, bool whole_assignment) {
+void DerivativeFlow::store(const Expr* lhs, const Flow& value, bool whole_assignment, bool argument) {
     // Walk down to the root variable, noting non-differentiable locations on the way.
     bool non_diff = false;
     std::string why;
@@ -504,6 +505,20 @@ void DerivativeFlow::store(const Expr* lhs, const Flow& value, bool whole_assign
         // rebuilds it from primal values).
         non_diff = true;
         why = "groupshared variable '" + e->var_ref->name + "'";
+    }
+    if (!non_diff && e->kind == ExprKind::Name && is_static_variable(e->var_ref)) {
+        // As in Slang: a global holds no derivative (sema_globals.cpp); passed as an out/inout
+        // argument it is Slang's 41025.
+        if (value.carries && diff(lhs->type) && argument) {
+            report(start_of(lhs),
+                   "a derivative is lost passing static variable '" + e->var_ref->name +
+                       "' (which holds no derivative) as an out/inout argument of a differentiable function; "
+                       "pass a local variable and store detach() of it",
+                   41025);
+            return;
+        }
+        non_diff = true;
+        why = "static variable '" + e->var_ref->name + "'";
     }
     if (value.carries && diff(lhs->type) && non_diff) {
         report(start_of(lhs),

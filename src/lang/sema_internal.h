@@ -107,6 +107,20 @@ public:
     FunctionDecl* merge_declaration(FunctionDecl* a, FunctionDecl* b);
     void check_recursion_and_derivatives(size_t first_derivative_call);
     void check_global(VarDecl* g);
+    /// A `static` global that is not const, and which static globals each function uses
+    /// (FunctionDecl::static_globals, from result_.functions[first] on): sema_globals.cpp.
+    void check_static_variable(VarDecl* g);
+    /// `bwd_diff(S.f)(...)` / `fwd_diff(S::f)(...)` of a static method (sema_qualified_diff.cpp).
+    const Type* check_qualified_derivative(Expr* e, Expr* target, bool bwd, const std::string& op);
+    /// A global buffer or tensor (`RWStructuredBuffer<float> g_buf;`): true when `g` is one
+    /// (checked; its type set), false when it is some other global.
+    bool check_global_resource(VarDecl* g);
+    void check_static_type(VarDecl* g);
+    /// Initializers of static variables with a declared type, checked once functions are
+    /// declared (they may construct structs and call functions).
+    void check_static_initializers();
+    void check_static_initializer(VarDecl* g);
+    void collect_static_globals(size_t first);
     void check_function_attributes(FunctionDecl* f);
     std::string instance_context(const FunctionDecl* f) const;
     void check_function(FunctionDecl* f);

@@ -164,6 +164,7 @@ const Type* Sema::check_cast(Expr* e) {
     if ((from->is_vector() || from->is_matrix()) && from->kind == to->kind && from->rows == to->rows &&
         from->cols == to->cols)
         ok = true;
+    ok |= matrix_resizes(from, to);  // `(float2x2)m3`: the top-left part
     if (!ok) {
         diags_.error(e->loc, "cannot cast " + type_name(from) + " to " + type_name(to) + " (type mismatch)",
                      kTypeMismatch);

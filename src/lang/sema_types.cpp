@@ -415,7 +415,8 @@ void Sema::declare_struct(StructDecl* s) {
             diags_.error(f->loc, "struct " + s->name + " contains itself (through field '" + f->name + "')");
             f->type = types_.error_type();
         }
-        if (f->type->is_tensor()) diags_.unsupported(f->loc, "a tensor as a struct field");
+        if (f->type->is_tensor() && !(f->type->tensor.buffer && !f->type->tensor.differentiable))
+            diags_.unsupported(f->loc, "a tensor as a struct field");
         for (const auto& prev : fields)
             if (prev.name == f->name) diags_.error(f->loc, "duplicate field '" + f->name + "' in struct " + s->name);
         fields.push_back({f->name, f->type, f->is_no_diff});

@@ -232,6 +232,9 @@ struct FunctionDecl {
     /// sema: the bodiless stand-in for `fwd_diff(f)` when a derivative operator is applied to
     /// it (a higher-order derivative); lowering makes it f's forward derivative stub.
     FunctionDecl* derivative_of = nullptr;
+    /// sema: the `static` (non-const) globals it reads or writes, through its callees too, in
+    /// declaration order; lowering passes them in and out as hidden inout parameters.
+    std::vector<VarDecl*> static_globals;
 
     // ---- members and generics (parser, except where marked sema)
     std::vector<GenericParam> generic_params;     ///< `f<T : IFloat, let N : int>`: a generic function

@@ -238,6 +238,16 @@ void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
         out.push_back(parse_extension(first));
         return;
     }
+    if (at_word("__func_extension")) {
+        // As slangc 0.43.1 does: an experimental declaration it warns about (30131) and ignores
+        // unless -experimental-feature is given; the function keeps its own derivatives.
+        diags_.warning(loc(), "'__func_extension' is experimental in Slang and is ignored (slangc needs "
+                              "-experimental-feature); attach a custom derivative with [BackwardDerivative(f)] or "
+                              "[ForwardDerivative(f)] instead",
+                       30131);
+        synchronize();
+        return;
+    }
     if (report_unsupported_declaration(&out)) {
         synchronize();
         return;
@@ -362,6 +372,14 @@ Modifiers Parser::parse_modifiers() {
             if (word == "uniform") {  // SlangPy's `uniform` parameters: no effect on a function's parameter
                 if (m.uniform.valid()) error(where, "duplicate modifier 'uniform'");
                 m.uniform = where;
+                advance();
+                continue;
+            }
+            if ((word == "row_major" || word == "column_major") && kind(1) == TokenKind::Identifier) {
+                // Matrix layout qualifiers. Matrices are stored row by row everywhere here (in
+                // buffers and when bound from tensors), so row_major changes nothing;
+                // column_major would change how a stored matrix is read.
+                if (word == "column_major") unsupported(where, "'column_major' modifier");
                 advance();
                 continue;
             }

@@ -22,6 +22,7 @@ namespace sg::test {
 /// One buffer argument of test(): its parameter, element layout and contents.
 struct BufferInput {
     std::string name;
+    std::string global;  ///< a global buffer the entry binds (its parameter: `name`), else ""
     const lang::Type* type = nullptr;  ///< the buffer type
     lang::ScalarKind scalar = lang::ScalarKind::Float;
     int64_t components = 0;  ///< scalars per element
@@ -87,7 +88,7 @@ BufferInput buffer_input(const lang::TypeContext& types, const std::string& name
 inline void buffer_entry_parts(const std::vector<BufferInput>& inputs, std::string& params, std::string& args) {
     for (const BufferInput& in : inputs) {
         params += ", " + lang::type_name(in.type) + " " + in.name;
-        args += (args.empty() ? "" : ", ") + in.name;
+        if (in.global.empty()) args += (args.empty() ? "" : ", ") + in.name;
     }
 }
 

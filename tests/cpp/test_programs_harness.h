@@ -177,7 +177,10 @@ inline size_t result_slots(const std::vector<Leaf>& leaves) {
 inline std::string test_entry_source(const std::vector<Leaf>& leaves, const std::vector<BufferInput>& inputs = {}) {
     std::string params, args;
     buffer_entry_parts(inputs, params, args);
-    std::string s = "[__sg_kernel]\nvoid __sg_test(RWTensor<double, 1> _r" + params + ")\n{\n    let _v = test(" + args + ");\n";
+    std::string s = "[__sg_kernel]\nvoid __sg_test(RWTensor<double, 1> _r" + params + ")\n{\n";
+    for (const BufferInput& in : inputs)
+        if (!in.global.empty()) s += "    " + in.global + " = " + in.name + ";\n";  // a global buffer
+    s += "    let _v = test(" + args + ");\n";
     size_t slot = 0;
     for (const Leaf& l : leaves) {
         const std::string v = "_v" + l.path;
@@ -295,6 +298,12 @@ inline TestProgram prepare_test_program(const std::string& name, const std::stri
     const std::vector<std::string> headers = header_values(source, "input");
     for (const lang::VarDecl* param : fns[0]->params)
         p.inputs.push_back(buffer_input(p.module->types(), param->name, param->type, headers, parse_expect));
+    for (const lang::VarDecl* g : fns[0]->static_globals) {  // global buffers test() uses
+        if (!lang::is_global_resource(g)) continue;
+        p.inputs.push_back(buffer_input(p.module->types(), g->name, g->type, headers, parse_expect));
+        p.inputs.back().global = g->name;
+        p.inputs.back().name = "__sg_global_" + g->name;
+    }
     p.glue.source = test_entry_source(p.leaves, p.inputs);
     p.glue.entry = "__sg_test";
     p.glue.params = {call::GlueParam{"_r", call::ParamSource::Result, -1, false, false}};
