@@ -13,6 +13,7 @@ const char* device_prelude() {
 #include "codegen/prelude_tensor.inc"
 #include "codegen/prelude_coop.inc"
 #include "codegen/prelude_fiber.inc"
+#include "codegen/prelude_call_group.inc"
 #include "codegen/prelude_wave.inc"
 #include "codegen/prelude_reduce.inc"
 #include "codegen/prelude_ordered.inc"

@@ -47,7 +47,7 @@ const Builtin* find_coop_builtin(const std::string& name) {
     // (a function-local static: thread-safe, as compilations may run on several threads).
     static const std::map<std::string, Builtin> table = [] {
         std::map<std::string, Builtin> t;
-        for (int k = 0; k < 4; ++k) {
+        for (int k = 0; k < kCoopIdCount; ++k) {
             const char* n = coop_id_name(CoopId(k));
             t.emplace(n, Builtin{BuiltinKind::CoopId, IntrinsicId::Count, n});
         }
@@ -216,6 +216,16 @@ const Type* Sema::check_view_method(Expr* e, const Type* view, const std::string
 const Type* Sema::check_coop_call(Expr* e) {
     const Builtin* b = e->builtin;
     std::vector<Expr*> args(e->operands.begin() + 1, e->operands.end());
+    if (CoopId id; b->kind == BuiltinKind::CoopId && find_coop_id(b->name, id) && is_call_shape_id(id)) {
+        // SlangPy's call-group ids (CallShapeInfo's methods call these): int(int dim), int().
+        const size_t want = id == CoopId::CallRank ? 0 : 1;
+        if (args.size() != want || (want == 1 && !is_integer_scalar(args[0]->type))) {
+            diags_.error(e->loc, std::string(b->name) + (want ? " takes one integer dimension" : " takes no arguments"),
+                         39999);
+            return types_.error_type();
+        }
+        return types_.int32();
+    }
     if (b->kind == BuiltinKind::CoopId || b->kind == BuiltinKind::Barrier) {
         if (!args.empty()) {
             diags_.error(e->loc, std::string(b->name) + " takes no arguments", 39999);
