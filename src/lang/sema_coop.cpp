@@ -23,9 +23,10 @@ const Builtin kViewSize{BuiltinKind::ViewSize, IntrinsicId::Count, "size"};
 const Builtin kViewStride{BuiltinKind::ViewStride, IntrinsicId::Count, "stride"};
 const Builtin kViewDims{BuiltinKind::ViewDims, IntrinsicId::Count, "dims"};
 
-/// Whether `t` may be a TensorView element: a scalar other than bool, or a vector of one.
+/// Whether `t` may be a TensorView element: a scalar (bool too: a torch.bool tensor, one byte an
+/// element, as in SlangPy), or a vector of a scalar other than bool.
 bool is_view_element(const Type* t) {
-    return (t->is_scalar() || t->is_vector()) && t->scalar != ScalarKind::Bool;
+    return t->is_scalar() || (t->is_vector() && t->scalar != ScalarKind::Bool);
 }
 
 bool is_atomic_scalar(const Type* t, AtomicOp op) {
