@@ -182,9 +182,10 @@ nb::object Function::launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb
     call::LaunchShape shape;
     if (!thread_count.is_none()) {
         if (!call::is_cooperative(*state_->module, state_->callee))
-            call::throw_type_error(state_->name + "(): _thread_count= launches a [CUDAKernel] function over N threads; " +
-                                   state_->name + "() is called per element of its arguments, whose shapes give its "
-                                   "thread count: call it without _thread_count");
+            call::throw_type_error(state_->name + "() is not a [CUDAKernel] function: _thread_count= launches a "
+                                   "[CUDAKernel] function over N threads, and " + state_->name +
+                                   "() is called per element of its arguments, whose shapes give its thread count: "
+                                   "call it without _thread_count");
         if (!PyLong_Check(thread_count.ptr()) || PyBool_Check(thread_count.ptr()))
             call::throw_type_error(state_->name + "(): _thread_count must be an int, got " +
                                    std::string(Py_TYPE(thread_count.ptr())->tp_name));

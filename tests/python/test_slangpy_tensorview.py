@@ -180,7 +180,7 @@ def test_thread_count_fills_thread_ids(tv):
 
 
 def test_thread_count_on_a_function_called_per_element_is_refused(tv):
-    with pytest.raises(TypeError, match="per_element\\(\\): _thread_count= launches a \\[CUDAKernel\\]"):
+    with pytest.raises(TypeError, match="per_element\\(\\) is not a \\[CUDAKernel\\] function: _thread_count= launches"):
         tv.per_element(t([0, 2, 4], torch.int32), _thread_count=3)
 
 
