@@ -3,13 +3,14 @@
 # differentiable kernel in gaussian_splatting.slang (front-to-back alpha compositing) and fitted
 # by Adam to a procedural target image. The same model written in plain torch (vectorized over
 # pixels x Gaussians) checks the kernel's image and gradients at the start and, with
-# --compare-torch, is timed against it. The default renderer is the tiled cooperative rasterizer
-# of tiled_splatting.{slang,py} (per-tile Gaussian lists, groupshared batches, a reverse-walking
-# backward); --renderer per-pixel uses gaussian_splatting.slang, whose per-pixel calls run
+# --compare-torch, is timed against it (--compare-compile: also under torch.compile, in one
+# table). The default renderer is the tiled cooperative rasterizer of tiled_splatting.{slang,py}
+# (per-tile Gaussian lists, groupshared batches, a reverse-walking backward); --renderer per-pixel uses gaussian_splatting.slang, whose per-pixel calls run
 # unchanged under `import shadegrad as spy`.
 #
 #   python examples/gaussian_splatting.py [--device cpu|cuda] [--size small|full] [--steps N]
-#                                         [--out DIR] [--compare-torch] [--renderer tiled|per-pixel]
+#                                         [--out DIR] [--compare-torch] [--compare-compile]
+#                                         [--renderer tiled|per-pixel]
 #
 # Writes DIR/target.png, DIR/fitted.png and DIR/loss.png, prints a progress bar and the factor
 # by which the loss fell. small: 64x64 pixels, 96 Gaussians (a CPU run of well under a minute);
@@ -153,6 +154,44 @@ def time_step(render, params, target, device, repeats: int) -> float:
     return (time.perf_counter() - start) / repeats
 
 
+def compiled_torch_render(size):
+    """The plain-torch model under torch.compile, or (None, why) where torch.compile cannot work
+    here (no torch.compile, no compiler for its backend, a Python it does not support)."""
+    if not hasattr(torch, "compile"):
+        return None, "this torch has no torch.compile"
+    try:
+        compiled = torch.compile(lambda p: torch_render(p, size))
+        return compiled, None
+    except Exception as e:  # noqa: BLE001 - any refusal means: skip it, saying why
+        return None, f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+
+
+def compare_times(args, render, per_pixel, params, target, size):
+    """Times a forward + backward step of each renderer and prints a table: the tiled kernel, the
+    per-pixel kernel, plain torch and (--compare-compile) torch under torch.compile."""
+    repeats = 20 if args.device == "cuda" else 5
+    rows = []
+    if args.renderer == "tiled":
+        rows.append(("shadegrad tiled kernel", time_step(render, params, target, args.device, repeats)))
+    rows.append(("shadegrad per-pixel kernel", time_step(per_pixel, params, target, args.device, repeats)))
+    t_torch = time_step(lambda p: torch_render(p, size), params, target, args.device, repeats)
+    rows.append(("plain torch", t_torch))
+    if args.compare_compile:
+        compiled, why = compiled_torch_render(size)
+        if compiled is not None:
+            try:
+                rows.append(("torch.compile(plain torch)", time_step(compiled, params, target, args.device, repeats)))
+            except Exception as e:  # noqa: BLE001 - the first call compiles: a missing compiler shows here
+                why = f"{type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"
+        if why is not None:
+            print(f"torch.compile skipped: {why}")
+    print(f"time per step (forward + backward), {args.device}, {args.size} size:")
+    print(f"  {'renderer':<28} {'ms / step':>10} {'torch / it':>11}")
+    for name, t in rows:
+        print(f"  {name:<28} {t * 1e3:>10.2f} {t_torch / t:>10.2f}x")
+    return rows
+
+
 def progress(step: int, steps: int, loss: float, start: float) -> None:
     width = 30
     done = round(width * step / steps)
@@ -170,6 +209,9 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=None, help="Adam steps (default: per size)")
     parser.add_argument("--out", default="out/gaussian_splatting", help="folder for the PNG files")
     parser.add_argument("--compare-torch", action="store_true", help="time a step of the plain-torch model too")
+    parser.add_argument("--compare-compile", action="store_true",
+                        help="as --compare-torch, and time the plain-torch model under torch.compile too (skipped, "
+                             "saying why, where torch.compile cannot work)")
     parser.add_argument("--renderer", default="tiled", choices=["tiled", "per-pixel"],
                         help="tiled: the cooperative tile rasterizer of tiled_splatting.slang (shadegrad.slangtorch); "
                              "per-pixel: gaussian_splatting.slang, every pixel walking every Gaussian")
@@ -187,15 +229,8 @@ def main(argv=None):
     print(f"{count} Gaussians, {size}x{size} pixels, {steps} steps on {args.device}, {args.renderer} renderer")
     check_against_torch(render, params, size, target)
 
-    if args.compare_torch:
-        repeats = 20 if args.device == "cuda" else 5
-        t_kernel = time_step(render, params, target, args.device, repeats)
-        t_torch = time_step(lambda p: torch_render(p, size), params, target, args.device, repeats)
-        print(f"time per step (forward + backward): shadegrad {args.renderer} {t_kernel * 1e3:.2f} ms, "
-              f"torch {t_torch * 1e3:.2f} ms, torch / shadegrad = {t_torch / t_kernel:.2f}")
-        if args.renderer == "tiled":
-            t_pixel = time_step(per_pixel, params, target, args.device, repeats)
-            print(f"  per-pixel kernel {t_pixel * 1e3:.2f} ms, torch / per-pixel = {t_torch / t_pixel:.2f}")
+    if args.compare_torch or args.compare_compile:
+        compare_times(args, render, per_pixel, params, target, size)
 
     optimizer = torch.optim.Adam([{"params": [params[k]], "lr": lr} for k, lr in LEARNING_RATES.items()])
     losses = []

@@ -29,10 +29,29 @@ class BwdsFunction:
     def __repr__(self):
         return f"<shadegrad backward of {self._fn.name}>"
 
+    def _launch_kernel_backward(self, args, kwargs):
+        """SlangPy's `kernel.bwds(args..., _thread_count=N)` of a [Differentiable] [CUDAKernel]
+        function: its backward kernel launched over N threads (1-D), as slangtorch's `.bwd`; a
+        `diff_pair(values, grad)` binds a DiffTensorView to its values and gradient tensors."""
+        kwargs = dict(kwargs)
+        count = kwargs.pop("_thread_count")
+
+        def unpair(v):
+            if isinstance(v, _values.DiffPair):
+                return (v.primal, v.grad) if v.grad is not None else v.primal
+            return v
+
+        args = tuple(unpair(a) for a in args)
+        kwargs = {k: unpair(v) for k, v in kwargs.items()}
+        self._fn._launch(args, kwargs, (), (), count, 1)
+        return None
+
     def __call__(self, *args, **kwargs):
         import torch
 
         fn = self._fn
+        if "_thread_count" in kwargs:
+            return self._launch_kernel_backward(args, kwargs)
         params = fn.parameters  # [(name, dir, type name)]
         defaults = fn.parameter_defaults  # {name: source text} of those that may be left out
         args = list(args)

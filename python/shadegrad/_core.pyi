@@ -95,6 +95,8 @@ class Function:
         """The same function whose backward gives bitwise-identical gradients on every run (part of the call key)."""
     def fast_math(self, enabled: bool = True) -> Function:
         """The same function whose CUDA kernels use approximate float math (part of the call key; no effect on the CPU)."""
+    def call_group_shape(self, shape: Sequence[int] | int | None) -> Function:
+        """The same function run in SlangPy's call groups of `shape` elements (groupshared memory and barriers; part of the call key)."""
     bwds: Any
     @property
     def parameter_names(self) -> list[str]: ...

@@ -149,6 +149,11 @@ struct CallModifiers {
     bool strict_broadcasting = false;        ///< module option: no implicit rank padding
     bool deterministic = false;              ///< module option or fn.deterministic(): in the key
     bool fast_math = false;                  ///< module option or fn.fast_math(): in the key
+    /// fn.call_group_shape(shape) (SlangPy's call groups): the group's extents as given (at most
+    /// the call's rank of them, each in [1, 1024], at most 1024 elements a group; padded with
+    /// leading 1s to the call's rank when a plan is made); in the key.
+    bool has_call_group = false;
+    std::vector<int> call_group;
 };
 
 /// The type fn.map(a="...") names: what the module calls that name (scalars, vectors, matrices,

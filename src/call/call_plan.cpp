@@ -3,6 +3,7 @@
 // kernel_faults.h). Deterministic CUDA launches' variants, grids and scratch:
 // deterministic_launch.cpp.
 #include "call/call_plan.h"
+#include "call/call_group.h"
 #include "call/launch.h"
 
 #include <algorithm>
@@ -370,6 +371,7 @@ void launch::run(const CompiledKernel& kernel, std::vector<uint8_t>& block, void
         for (const codegen::GeneratedKernel::FixedTable& t : g.fixed)
             request.fixed_extent = std::max(request.fixed_extent, ordered_extent(kernel, block, t.param));
     request.sequential = kernel.sequential;
+    if (g.call_group_block > 0) call_group_launch(kernel, header, request);  // call_group.h
     request.wait = debug_mode();
     const runtime::LaunchResult result = backend.launch(request);
     if (result.origin != runtime::FaultOrigin::None) [[unlikely]]

@@ -9,6 +9,7 @@
 #include <cstring>
 
 #include "call/autograd_node.h"
+#include "call/call_group.h"
 #include "call/written_checks.h"
 #include "call/compile_kernel.h"
 #include "call/coop_launch.h"
@@ -191,6 +192,14 @@ void Modifiers::set(CallModifiers call) {
     }
     if (call_.deterministic) key_bytes_.push_back('D');
     if (call_.fast_math) key_bytes_.push_back('F');
+    if (call_.has_call_group) {  // 'G', the count, each extent in two bytes (at most 1024)
+        key_bytes_.push_back('G');
+        key_bytes_.push_back(char(call_.call_group.size()));
+        for (int e : call_.call_group) {
+            key_bytes_.push_back(char(e & 0xff));
+            key_bytes_.push_back(char(e >> 8));
+        }
+    }
 }
 
 namespace {
@@ -229,7 +238,8 @@ const std::shared_ptr<CallPlan>& plan_in(ThreadScratch& t, Host& host, FunctionS
     if (binding.device == DeviceType::CUDA) [[unlikely]]
         refuse_during_capture(fn.name, "forward kernel", binding.device, binding.device_index,
                               host.current_stream(binding.device, binding.device_index));
-    const codegen::CodegenOptions codegen = codegen_options(options, fn.device, debug_mode());
+    codegen::CodegenOptions codegen = codegen_options(options, fn.device, debug_mode());
+    if (modifiers.has_call_group) apply_call_group(binding, modifiers, codegen);  // call_group.cpp
     auto plan = std::make_shared<CallPlan>(*fn.module, std::move(binding), t.key, codegen);
     if (it == fn.plans.end()) return fn.plans.emplace(t.key, std::move(plan)).first->second;
     t.uncached = std::move(plan);

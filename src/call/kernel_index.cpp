@@ -19,11 +19,11 @@ namespace {
 
 constexpr std::string_view kIndexKind = "index";
 /// Bump when the entry's encoding or the meaning of a field changes.
-constexpr uint64_t kIndexFormat = 2;  // 2: a DiffTensorView's grad_view
+constexpr uint64_t kIndexFormat = 3;  // 2: a DiffTensorView's grad_view; 3: call_group_block
 
 // Every codegen option is part of the key: a new one must be added to options_text, and then
 // this size updated.
-static_assert(sizeof(codegen::CodegenOptions) == 80, "a new codegen option must be keyed in options_text");
+static_assert(sizeof(codegen::CodegenOptions) == 112, "a new codegen option must be keyed in options_text");
 
 std::string options_text(const codegen::CodegenOptions& o) {
     std::string out;
@@ -42,6 +42,8 @@ std::string options_text(const codegen::CodegenOptions& o) {
     field("fixed_phase", uint64_t(o.fixed_phase));
     field("deterministic", o.deterministic);
     field("fast_math", o.fast_math);
+    field("call_group_rank", uint64_t(int64_t(o.call_group_rank)));
+    for (int d = 0; d < 8; ++d) field("call_group", uint64_t(int64_t(o.call_group[d])));
     return out;
 }
 
@@ -117,6 +119,7 @@ std::string encode(const codegen::GeneratedKernel& g, const std::string& module_
     w.str(g.fixed_entry);
     w.i64(g.elements_per_thread);
     w.i64(g.reduced_slots);
+    w.i64(g.call_group_block);
     w.u64(g.ordered.size());
     for (const auto& t : g.ordered) {
         w.i64(t.param);
@@ -157,6 +160,7 @@ bool decode(const std::string& payload, codegen::GeneratedKernel& g, std::string
     r.str(g.fixed_entry);
     r.num(g.elements_per_thread);
     r.num(g.reduced_slots);
+    r.num(g.call_group_block);
     size_t n = 0;
     if (!r.count(n, 24)) return false;
     g.ordered.resize(n);

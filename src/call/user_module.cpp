@@ -8,6 +8,7 @@
 #include "runtime/content_hash.h"
 #include "runtime/module_cache.h"  // append_key_field
 #include "syntax/module_loader.h"
+#include "syntax/slangpy_module.h"
 
 namespace sg::call {
 
@@ -131,7 +132,7 @@ std::vector<lang::FunctionDecl*> UserModule::generic_functions(const std::string
 std::vector<std::string> UserModule::function_names() const {
     std::set<std::string> names;
     for (lang::FunctionDecl* f : analysis_->result().functions)
-        if (!f->generic_origin) names.insert(f->name);
+        if (!f->generic_origin && !lang::in_slangpy_module(f->loc)) names.insert(f->name);
     for (lang::FunctionDecl* g : analysis_->result().generic_functions) names.insert(g->name);
     return {names.begin(), names.end()};
 }
@@ -144,7 +145,8 @@ const lang::StructDecl* UserModule::find_struct(const std::string& name) const {
 
 std::vector<std::string> UserModule::struct_names() const {
     std::set<std::string> names;
-    for (const lang::StructDecl* s : analysis_->result().structs) names.insert(s->name);
+    for (const lang::StructDecl* s : analysis_->result().structs)
+        if (!lang::in_slangpy_module(s->loc)) names.insert(s->name);
     return {names.begin(), names.end()};
 }
 

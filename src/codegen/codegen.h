@@ -166,6 +166,13 @@ struct CodegenOptions {
     /// --prec-div=false, compile_kernel.cpp); sqrt, double and integer math stay exact. CPU: no
     /// effect (the same precise code). Error bounds: docs/performance.md.
     bool fast_math = false;
+    /// SlangPy's call groups (fn.call_group_shape): the extent of a group in each of the call's
+    /// call_group_rank dimensions (outermost first, padded with leading 1s to the call's rank);
+    /// -1: none. The kernel then runs a CUDA block (a CPU block of fibers when it meets at
+    /// barriers) per group, and its ids (lang::CoopId::CallId ...) come from the group's
+    /// position; groupshared memory, barriers and wave operations are allowed.
+    int32_t call_group_rank = -1;
+    int32_t call_group[8] = {1, 1, 1, 1, 1, 1, 1, 1};
 };
 
 /// Shared memory of the ordered gradient tables of one kernel (CodegenOptions::ordered_params),
@@ -250,7 +257,21 @@ struct GeneratedKernel {
     /// is enough). CPU kernels with reduced gradients: `void(const void* params)`, run once after
     /// the main entry's chunks, that adds their sums (reduced_slots). Empty otherwise.
     std::string final_entry;
+    /// A kernel whose calls run in call groups (CodegenOptions::call_group_rank, or a kernel that
+    /// reads its call-group ids without one: groups of one element): the threads of each launch
+    /// block, a multiple of the group's size; the launch has a block per this many threads of
+    /// the call's groups laid end to end (call_group_blocks). 0: an ordinary call kernel.
+    int call_group_block = 0;
 };
+
+/// The blocks of a call-group launch (GeneratedKernel::call_group_block `block`) over a call of
+/// `rank` extents `shape`, in groups of `group` (rank extents): every group's threads, the
+/// groups of each dimension rounded up, `block` threads a block.
+inline int64_t call_group_blocks(const int64_t* shape, int rank, const int32_t* group, int block) {
+    int64_t threads = 1;
+    for (int d = 0; d < rank; ++d) threads *= (shape[d] + group[d] - 1) / group[d] * group[d];
+    return block > 0 ? (threads + block - 1) / block : 0;
+}
 
 /// Emits the kernel and every function it still calls (after inlining, only functions with a
 /// custom derivative remain). CPU entry: `extern "C" void ENTRY(const void* params, int64_t

@@ -78,7 +78,16 @@ std::string Emitter::coop_element_pointer(const Inst& inst, size_t index_end, bo
 void Emitter::emit_coop(const Inst& inst) {
     const Value* r = inst.result();
     switch (inst.op) {
-    case OpKind::CoopId: define(r, "sg_coop_id(" + std::to_string(inst.imm_int) + ")"); return;
+    case OpKind::CoopId:
+        if (const auto id = lang::CoopId(inst.imm_int); lang::is_call_shape_id(id)) {  // SlangPy's call groups
+            if (id == lang::CoopId::CallRank) define(r, "sg_call_shape_rank()");
+            else
+                define(r, "sg_call_shape_id(sg_faults, " + std::to_string(inst.imm_int) + ", (int64_t)" +
+                              ref(inst.operands[0]) + ", " + fault_location(inst) + ")");
+            return;
+        }
+        define(r, "sg_coop_id(" + std::to_string(inst.imm_int) + ")");
+        return;
     case OpKind::Barrier: line("sg_coop_barrier(" + std::to_string(inst.imm_int) + ");"); return;
     case OpKind::SharedView: return;  // its accesses name the storage (coop_element_pointer)
     case OpKind::ViewQuery: {

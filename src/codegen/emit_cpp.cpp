@@ -503,17 +503,20 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
     if (options.fixed_params == 0) options.fixed_phase = CodegenOptions::FixedPhase::Accumulate;
     const bool scan = options.fixed_phase == CodegenOptions::FixedPhase::Scan;
     if (scan) options.reduced_params = options.privatized_params = options.ordered_params = 0;
-    if (kernel.cooperative) {
+    // SlangPy's call groups (emit_call_group.cpp): blocks of whole groups of call elements, one
+    // thread per element, so none of the block-wide gradient machinery either.
+    const bool grouped = !kernel.cooperative && (options.call_group_rank >= 0 || detail::reads_call_shape_ids(*kernel.body));
+    if (kernel.cooperative || grouped) {
         // One invocation per thread of an explicit launch: nothing of the call machinery applies.
         options.reduced_params = options.privatized_params = options.ordered_params = options.fixed_params = 0;
-        options.call_shaped_params = 0;
+        options.call_shaped_params = options.chunk_table_params = 0;
         options.elements_per_thread = 1;
         options.fixed_phase = CodegenOptions::FixedPhase::Accumulate;
     }
-    out.elements_per_thread = kernel.cooperative ? 1 : choose_elements_per_thread(kernel, target, options);
+    out.elements_per_thread = kernel.cooperative || grouped ? 1 : choose_elements_per_thread(kernel, target, options);
     Emitter emitter(program, target, options);
     // The plain multi-element entry below issues its elements' loads first (emit_prefetch.cpp).
-    const bool plain_cuda = !kernel.cooperative && target == DeviceType::CUDA && options.reduced_params == 0 && options.privatized_params == 0 &&
+    const bool plain_cuda = !kernel.cooperative && !grouped && target == DeviceType::CUDA && options.reduced_params == 0 && options.privatized_params == 0 &&
                             options.ordered_params == 0;
     if (plain_cuda && out.elements_per_thread > 1) emitter.enable_prefetch();
     // The plain four-element entry also takes vector accesses where a launch allows (emit_dense.cpp).
@@ -591,6 +594,9 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
                                       : std::string("sg_call_index");
     if (kernel.cooperative) {
         entry = cooperative_entry(out, kernel, target, params, thread);
+    } else if (grouped) {
+        entry = detail::call_group_entry({out, options, target, params, thread, idx, has_group_sync(*kernel.body),
+                                          !program.shared.empty()});
     } else if (target == DeviceType::CUDA && !emitter.ordered_params().empty()) {
         OrderedEntry o{out, emitter.ordered_params(), params, thread, idx, decompose, acc_decls, acc_args, acc_flush, slots};
         entry = ordered_entries(o);

@@ -298,3 +298,24 @@ private:
 };
 
 }  // namespace sg::codegen::detail
+
+namespace sg::codegen::detail {
+
+/// SlangPy's call groups (emit_call_group.cpp).
+/// Whether `block` or a function it calls reads a call element's call-group ids (CallShapeInfo).
+bool reads_call_shape_ids(const ir::Block& block);
+/// What the entry of a call-group kernel is made of: the kernel, the names of its parameter
+/// struct and thread function, its index type, whether its threads meet at barriers or waves
+/// (CPU: fibers) or it has groupshared memory (no other group may share its block).
+struct CallGroupEntry {
+    GeneratedKernel& out;
+    const CodegenOptions& options;
+    DeviceType target;
+    const std::string &params, &thread, &idx;
+    bool meets = false;
+    bool shares = false;
+};
+/// The entry point (sets out.call_group_block): a block per group, or blocks of whole groups.
+std::string call_group_entry(const CallGroupEntry& e);
+
+}  // namespace sg::codegen::detail

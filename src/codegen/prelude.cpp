@@ -49,6 +49,9 @@ const Part kParts[] = {
     {"fiber",
 #include "codegen/prelude_fiber.inc"
      , false, "coop"},
+    {"call_group",
+#include "codegen/prelude_call_group.inc"
+     , false},
     {"wave",
 #include "codegen/prelude_wave.inc"
      , false},

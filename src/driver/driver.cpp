@@ -130,6 +130,9 @@ const ir::Inst* first_cooperative_inst(const ir::Block& block, std::set<const ir
     for (const auto& inst : block.insts) {
         switch (inst->op) {
         case ir::OpKind::CoopId:
+            // SlangPy's call-group ids belong to calls, not launches (call_shape_inst finds them).
+            if (lang::is_call_shape_id(lang::CoopId(inst->imm_int))) break;
+            return inst.get();
         case ir::OpKind::Barrier:
         case ir::OpKind::Wave:
         case ir::OpKind::SharedView: return inst.get();
@@ -145,8 +148,32 @@ const ir::Inst* first_cooperative_inst(const ir::Block& block, std::set<const ir
     return nullptr;
 }
 
-void check_not_cooperative(const ir::Program& program, const ir::Function& kernel, lang::Diagnostics& diags) {
-    if (kernel.cooperative) return;
+/// The first of SlangPy's call-group ids (CallShapeInfo) that `block` or a function it calls
+/// reads.
+const ir::Inst* call_shape_inst(const ir::Block& block, std::set<const ir::Function*>& seen) {
+    for (const auto& inst : block.insts) {
+        if (inst->op == ir::OpKind::CoopId && lang::is_call_shape_id(lang::CoopId(inst->imm_int))) return inst.get();
+        if (inst->op == ir::OpKind::Call && inst->callee->body && seen.insert(inst->callee).second)
+            if (const ir::Inst* found = call_shape_inst(*inst->callee->body, seen)) return found;
+        for (const auto& region : inst->regions)
+            if (const ir::Inst* found = call_shape_inst(*region, seen)) return found;
+    }
+    return nullptr;
+}
+
+/// A kernel called per element may use its block (groupshared memory, barriers, waves) only in
+/// call groups (CodegenOptions::call_group_rank); a [CUDAKernel] function has no call shape.
+void check_not_cooperative(const ir::Program& program, const ir::Function& kernel, const codegen::CodegenOptions& options,
+                           lang::Diagnostics& diags) {
+    if (kernel.cooperative) {
+        std::set<const ir::Function*> seen;
+        if (const ir::Inst* inst = call_shape_inst(*kernel.body, seen))
+            diags.error(inst->loc, "CallShapeInfo (SlangPy's call ids) is only available in a function called per "
+                                   "element; a [CUDAKernel] function runs once per thread of a launch: use "
+                                   "cudaThreadIdx() and cudaBlockIdx()");
+        return;
+    }
+    if (options.call_group_rank >= 0) return;
     std::set<const ir::Function*> seen;
     const ir::Inst* inst = first_cooperative_inst(*kernel.body, seen);
     if (!inst) return;
@@ -156,7 +183,8 @@ void check_not_cooperative(const ir::Program& program, const ir::Function& kerne
     else if (inst->op == ir::OpKind::Wave) what = std::string(lang::wave_op_name(lang::WaveOp(inst->imm_int))) + "()";
     else what = "groupshared variable '" + program.shared.at(size_t(inst->imm_int)).name + "'";
     diags.error(inst->loc, what + " is only available in a [CUDAKernel] function (and the functions it calls), which "
-                                  "runs once per thread of a launch; this function is called per element");
+                                  "runs once per thread of a launch, or in a call in call groups "
+                                  "(fn.call_group_shape(...)); this function is called per element");
 }
 
 std::mutex g_totals_mutex;
@@ -237,7 +265,7 @@ void compile(const Workspace& ws, const Input& input, const Options& options, Re
         // A kernel is the only function its generated code needs (its callees are inlined).
         if (options.scope == Scope::Kernel) {
             result.pipeline->run(*result.entries.front(), hooks);
-            check_not_cooperative(result.program, *result.entries.front(), ws.diags);
+            check_not_cooperative(result.program, *result.entries.front(), options.codegen, ws.diags);
             ws.diags.throw_if_errors();
         } else {
             result.pipeline->run(result.program, hooks);

@@ -407,6 +407,14 @@ Value* Builder::coop_id(lang::CoopId id) {
     return i->result();
 }
 
+Value* Builder::call_shape_id(lang::CoopId id, Value* dim) {
+    SG_INTERNAL_ASSERT(lang::is_call_shape_id(id) && (dim != nullptr) == (id != lang::CoopId::CallRank),
+                       "call_shape_id: not a call-group id, or a wrong operand");
+    Inst* i = make(OpKind::CoopId, dim ? std::vector<Value*>{dim} : std::vector<Value*>{}, {types_.int32()});
+    i->imm_int = int64_t(id);
+    return i->result();
+}
+
 Value* Builder::wave(lang::WaveOp op, const std::vector<Value*>& operands, const Type* result) {
     IR_ASSERT(operands.size() <= 2, "wave operands");
     Inst* i = make(OpKind::Wave, operands, {result});

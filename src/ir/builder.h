@@ -75,6 +75,8 @@ public:
     Value* call_index(int dim, const Type* type = nullptr);
     // ---- cooperative kernels
     Value* coop_id(lang::CoopId id);
+    /// A call element's call-group id in dimension `dim` (null for CoopId::CallRank): an int.
+    Value* call_shape_id(lang::CoopId id, Value* dim);
     void barrier(bool sync, bool device);
     Value* shared_view(int index, const Type* view_type);
     /// (t, index..., [compare,] value): the element's previous value.

@@ -85,6 +85,11 @@ Value* Lower::lower_coop_call(Expr* e) {
     case BuiltinKind::CoopId: {
         lang::CoopId id;
         lang::find_coop_id(builtin->name, id);
+        if (lang::is_call_shape_id(id)) {
+            Value* dim = id == lang::CoopId::CallRank ? nullptr : lower_expr_as(arg(0), types_.int32());
+            b_.set_loc(e->loc);
+            return b_.call_shape_id(id, dim);
+        }
         return b_.coop_id(id);
     }
     case BuiltinKind::Barrier: {

@@ -5,7 +5,11 @@ namespace sg::lang {
 
 namespace {
 
-constexpr const char* kIdNames[] = {"cudaThreadIdx", "cudaBlockIdx", "cudaBlockDim", "cudaGridDim"};
+constexpr const char* kIdNames[] = {"cudaThreadIdx",           "cudaBlockIdx",
+                                    "cudaBlockDim",            "cudaGridDim",
+                                    "__slangpy_call_id",       "__slangpy_call_group_id",
+                                    "__slangpy_call_group_thread_id", "__slangpy_call_rank"};
+static_assert(sizeof kIdNames / sizeof kIdNames[0] == kCoopIdCount);
 
 // HLSL's six barriers: the memory a fence covers, and whether the block's threads also meet.
 constexpr BarrierInfo kBarriers[] = {
@@ -21,7 +25,7 @@ constexpr const char* kAtomicNames[] = {"InterlockedAdd", "InterlockedMin", "Int
 }  // namespace
 
 bool find_coop_id(std::string_view name, CoopId& out) {
-    for (int k = 0; k < 4; ++k)
+    for (int k = 0; k < kCoopIdCount; ++k)
         if (name == kIdNames[k]) {
             out = CoopId(k);
             return true;

@@ -12,7 +12,14 @@
 namespace sg::lang {
 
 /// `cudaThreadIdx()`, `cudaBlockIdx()`, `cudaBlockDim()`, `cudaGridDim()`: each a uint3.
-enum class CoopId : uint8_t { ThreadIdx, BlockIdx, BlockDim, GridDim };
+/// Then the ids of a vectorized call's element in SlangPy's call groups (lang/call_shape.cpp:
+/// `CallShapeInfo`, whose methods call these internal built-ins): `__slangpy_call_id(d)`,
+/// `__slangpy_call_group_id(d)` and `__slangpy_call_group_thread_id(d)` (an int each, dimension
+/// d of the call's shape, outermost first) and `__slangpy_call_rank()` (the call's dimensions).
+enum class CoopId : uint8_t { ThreadIdx, BlockIdx, BlockDim, GridDim, CallId, CallGroupId, CallGroupThreadId, CallRank };
+inline constexpr int kCoopIdCount = 8;
+/// Whether `id` is one of a call element's call-group ids (not a launch's thread id).
+inline bool is_call_shape_id(CoopId id) { return id >= CoopId::CallId; }
 
 /// The memory barriers. `sync`: the ...WithGroupSync forms also wait for every thread of the
 /// block. `device`: the fence covers device memory (tensors) as well as groupshared memory.

@@ -60,6 +60,12 @@ const Type* Sema::check_call(Expr* e) {
         return check_constructor(e, t, 0);
     }
     Expr* callee = e->operands[0];
+    // A user call checked before, whose callee is resolved (a member call rewritten to its
+    // function: `S::f()`, `s.f()`): an accessor's rewrite (`S::f().prop`, `s.f().field[i]`)
+    // checks its base again, and the resolution stands.
+    if (e->callee && e->type && !e->type->is_error() && callee->kind == ExprKind::Name &&
+        callee->ref == RefKind::Function)
+        return e->type;
     // bwd_diff(f)(args) / fwd_diff(f)(args)
     if (callee->kind == ExprKind::Call && callee->operands.size() == 2 && callee->operands[0]->kind == ExprKind::Name) {
         const std::string& n = callee->operands[0]->name;

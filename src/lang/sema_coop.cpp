@@ -23,9 +23,10 @@ const Builtin kViewSize{BuiltinKind::ViewSize, IntrinsicId::Count, "size"};
 const Builtin kViewStride{BuiltinKind::ViewStride, IntrinsicId::Count, "stride"};
 const Builtin kViewDims{BuiltinKind::ViewDims, IntrinsicId::Count, "dims"};
 
-/// Whether `t` may be a TensorView element: a scalar other than bool, or a vector of one.
+/// Whether `t` may be a TensorView element: a scalar (bool too: a torch.bool tensor, one byte an
+/// element, as in SlangPy), or a vector of a scalar other than bool.
 bool is_view_element(const Type* t) {
-    return (t->is_scalar() || t->is_vector()) && t->scalar != ScalarKind::Bool;
+    return t->is_scalar() || (t->is_vector() && t->scalar != ScalarKind::Bool);
 }
 
 bool is_atomic_scalar(const Type* t, AtomicOp op) {
@@ -47,7 +48,7 @@ const Builtin* find_coop_builtin(const std::string& name) {
     // (a function-local static: thread-safe, as compilations may run on several threads).
     static const std::map<std::string, Builtin> table = [] {
         std::map<std::string, Builtin> t;
-        for (int k = 0; k < 4; ++k) {
+        for (int k = 0; k < kCoopIdCount; ++k) {
             const char* n = coop_id_name(CoopId(k));
             t.emplace(n, Builtin{BuiltinKind::CoopId, IntrinsicId::Count, n});
         }
@@ -216,6 +217,16 @@ const Type* Sema::check_view_method(Expr* e, const Type* view, const std::string
 const Type* Sema::check_coop_call(Expr* e) {
     const Builtin* b = e->builtin;
     std::vector<Expr*> args(e->operands.begin() + 1, e->operands.end());
+    if (CoopId id; b->kind == BuiltinKind::CoopId && find_coop_id(b->name, id) && is_call_shape_id(id)) {
+        // SlangPy's call-group ids (CallShapeInfo's methods call these): int(int dim), int().
+        const size_t want = id == CoopId::CallRank ? 0 : 1;
+        if (args.size() != want || (want == 1 && !is_integer_scalar(args[0]->type))) {
+            diags_.error(e->loc, std::string(b->name) + (want ? " takes one integer dimension" : " takes no arguments"),
+                         39999);
+            return types_.error_type();
+        }
+        return types_.int32();
+    }
     if (b->kind == BuiltinKind::CoopId || b->kind == BuiltinKind::Barrier) {
         if (!args.empty()) {
             diags_.error(e->loc, std::string(b->name) + " takes no arguments", 39999);

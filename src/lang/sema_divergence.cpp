@@ -5,8 +5,11 @@
 // it is computed from cudaThreadIdx(), a per-lane wave value (WaveGetLaneIndex, WavePrefixSum,
 // WaveIsFirstLane), or variables assigned from those or inside such control flow. Values that
 // are the same for the whole block (cudaBlockIdx(), parameters, loop counters over uniform
-// bounds) do not count, nor does an early `return` (threads past the end of a tensor commonly
-// leave before a kernel's last barrier).
+// bounds) do not count. The same holds for a call, under such control flow, of a function that
+// waits at a barrier (itself or through the functions it calls), and for a barrier (or such a
+// call) after a `return` under such control flow: the threads that returned never reach it.
+#include <functional>
+#include <map>
 #include <set>
 
 #include "lang/coop.h"
@@ -17,9 +20,72 @@ namespace sg::lang {
 
 namespace {
 
+/// The functions of a name (a callee whose call is not resolved yet: its body is checked later).
+using FunctionLookup = std::function<const std::vector<FunctionDecl*>*(const std::string&)>;
+
+/// Where a function waits for its block: the first barrier with GroupSync it reaches, itself or
+/// through a function it calls (null when none).
+class BarrierFinder {
+public:
+    explicit BarrierFinder(FunctionLookup lookup) : lookup_(std::move(lookup)) {}
+
+    const Expr* in_function(const FunctionDecl* f) {
+        if (!f || !f->body) return nullptr;
+        auto [it, fresh] = memo_.emplace(f, nullptr);
+        if (!fresh) return it->second;  // known, or being searched (recursion)
+        const Expr* found = in_stmt(f->body);
+        memo_[f] = found;
+        return found;
+    }
+
+    /// The barrier a call waits at: a barrier built-in with GroupSync, or a user function that
+    /// waits at one (by its resolution, or by name when its only function is known).
+    const Expr* in_call(const Expr* e) {
+        if (e->kind != ExprKind::Call || e->operands.empty()) return nullptr;
+        if (e->builtin) {
+            const BarrierInfo* b = e->builtin->kind == BuiltinKind::Barrier ? find_barrier(e->builtin->name) : nullptr;
+            return b && b->sync ? e : nullptr;
+        }
+        if (e->callee) return in_function(e->callee);
+        const Expr* callee = e->operands[0];
+        if (callee->kind != ExprKind::Name) return nullptr;
+        if (const BarrierInfo* b = find_barrier(callee->name)) return b->sync ? e : nullptr;
+        const std::vector<FunctionDecl*>* fns = lookup_(callee->name);
+        return fns && fns->size() == 1 ? in_function(fns->front()) : nullptr;
+    }
+
+private:
+    const Expr* in_expr(const Expr* e) {
+        if (!e) return nullptr;
+        for (const Expr* o : e->operands)
+            if (const Expr* found = in_expr(o)) return found;
+        return in_call(e);
+    }
+    const Expr* in_stmt(const Stmt* s) {
+        if (!s) return nullptr;
+        for (const Expr* e : {s->expr, s->cond, s->step})
+            if (const Expr* found = in_expr(e)) return found;
+        for (const VarDecl* d : s->decls)
+            if (const Expr* found = in_expr(d->init)) return found;
+        for (const Stmt* b : s->body)
+            if (const Expr* found = in_stmt(b)) return found;
+        for (const Stmt* b : {s->init, s->then_stmt, s->else_stmt})
+            if (const Expr* found = in_stmt(b)) return found;
+        return nullptr;
+    }
+
+    FunctionLookup lookup_;
+    std::map<const FunctionDecl*, const Expr*> memo_;
+};
+
+std::string at(SourceLoc loc) {
+    const auto [line, column] = loc.file->line_col(loc.offset);
+    return std::to_string(line) + ":" + std::to_string(column);
+}
+
 class BarrierDivergence {
 public:
-    explicit BarrierDivergence(Diagnostics& diags) : diags_(diags) {}
+    BarrierDivergence(Diagnostics& diags, FunctionLookup lookup) : diags_(diags), barriers_(std::move(lookup)) {}
 
     void check(const FunctionDecl* f) {
         // Grow the set of varying variables to a fixed point (a loop's later assignments reach
@@ -34,8 +100,13 @@ public:
 
 private:
     Diagnostics& diags_;
+    BarrierFinder barriers_;
     std::set<const VarDecl*> varying_;
     bool report_ = false;
+    /// The first `return` under control flow that varies within a block (report pass), and the
+    /// condition that made it so: a barrier after it waits for threads that have left.
+    const Stmt* divergent_return_ = nullptr;
+    const Expr* return_condition_ = nullptr;
 
     bool varies(const Expr* e) const {
         if (!e) return false;
@@ -69,23 +140,35 @@ private:
             const VarDecl* v = root_var(e->operands[0]);
             if (v && (divergent || (e->kind == ExprKind::Assign && varies(e->operands[1])))) varying_.insert(v);
         }
-        if (e->kind == ExprKind::Call && e->builtin && e->builtin->kind == BuiltinKind::Barrier && divergent &&
-            report_) {
-            const BarrierInfo* b = find_barrier(e->builtin->name);
-            if (b && b->sync) {
-                const Expr* first = divergent;  // where the condition starts (a binary operator is located at itself)
-                while ((first->kind == ExprKind::Binary || first->kind == ExprKind::Index || first->kind == ExprKind::Member ||
-                        first->kind == ExprKind::Postfix || first->kind == ExprKind::Conditional) &&
-                       !first->operands.empty() && first->operands[0]->loc.valid())
-                    first = first->operands[0];
-                const auto [line, column] = first->loc.file->line_col(first->loc.offset);
-                diags_.error(e->loc, std::string(b->name) + "() inside control flow that depends on the thread (the "
-                                                            "condition at " +
-                                         std::to_string(line) + ":" + std::to_string(column) +
-                                         " varies within a block): every thread of a block must reach the same "
-                                         "barriers");
-            }
-        }
+        if (!report_ || e->kind != ExprKind::Call || (!divergent && !divergent_return_)) return;
+        const Expr* barrier = barriers_.in_call(e);
+        if (!barrier) return;
+        // What waits: the barrier itself, or a call of a function that waits at one.
+        const bool direct = barrier == e;
+        const std::string name = direct ? std::string(e->builtin ? e->builtin->name : e->operands[0]->name) : "";
+        const std::string callee = e->callee ? e->callee->name : e->operands[0]->name;
+        const std::string what = direct ? name + "()"
+                                        : "the call of " + callee + "(), which waits for the block at " +
+                                              at(barrier->loc) + ",";
+        if (divergent)
+            diags_.error(e->loc, what + " inside control flow that depends on the thread (the condition at " +
+                                     at(condition_start(divergent)->loc) +
+                                     " varies within a block): every thread of a block must reach the same barriers");
+        else
+            diags_.error(e->loc, what + " after a return that only some threads of a block take (the return at " +
+                                     at(divergent_return_->loc) + ", under the condition at " +
+                                     at(condition_start(return_condition_)->loc) +
+                                     "): every thread of a block must reach the same barriers; keep the threads and "
+                                     "skip their work instead (`if (inside) { ... }`)");
+    }
+
+    /// Where a condition starts (a binary operator is located at itself).
+    static const Expr* condition_start(const Expr* first) {
+        while ((first->kind == ExprKind::Binary || first->kind == ExprKind::Index || first->kind == ExprKind::Member ||
+                first->kind == ExprKind::Postfix || first->kind == ExprKind::Conditional) &&
+               !first->operands.empty() && first->operands[0]->loc.valid())
+            first = first->operands[0];
+        return first;
     }
 
     void stmt(const Stmt* s, const Expr* divergent) {
@@ -94,8 +177,14 @@ private:
         case StmtKind::Block:
             for (const Stmt* b : s->body) stmt(b, divergent);
             return;
-        case StmtKind::Expr:
-        case StmtKind::Return: expr(s->expr, divergent); return;
+        case StmtKind::Expr: expr(s->expr, divergent); return;
+        case StmtKind::Return:
+            expr(s->expr, divergent);
+            if (report_ && divergent && !divergent_return_) {
+                divergent_return_ = s;
+                return_condition_ = divergent;
+            }
+            return;
         case StmtKind::Decl:
             for (const VarDecl* d : s->decls) {
                 expr(d->init, divergent);
@@ -133,7 +222,12 @@ private:
 }  // namespace
 
 void Sema::check_barrier_divergence(const FunctionDecl* f) {
-    if (f->body) BarrierDivergence(diags_).check(f);
+    if (!f->body) return;
+    FunctionLookup lookup = [this](const std::string& name) -> const std::vector<FunctionDecl*>* {
+        auto it = module_.functions.find(name);
+        return it == module_.functions.end() ? nullptr : &it->second;
+    };
+    BarrierDivergence(diags_, std::move(lookup)).check(f);
 }
 
 }  // namespace sg::lang

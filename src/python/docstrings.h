@@ -135,6 +135,13 @@ constexpr const char* kFastMath =
     "The function whose CUDA kernels use approximate float intrinsics and division (no effect on\n"
     "the CPU).";
 
+constexpr const char* kCallGroupShapeSig = "def call_group_shape(self, shape: Sequence[int] | int | None) -> Function";
+constexpr const char* kCallGroupShape =
+    "The function whose calls run in SlangPy's call groups of `shape` elements (padded with\n"
+    "leading 1s to the call's rank; at most 1024 elements): each group is one launch block, so\n"
+    "the function may use groupshared memory, barriers and wave operations, and reads its ids\n"
+    "with CallShapeInfo (import slangpy). Part of the call key; None: no call groups.";
+
 constexpr const char* kStruct =
     "A struct of a Module (m.S): .name, .fields ({field: type name}); its methods are attributes\n"
     "(m.S.method), Functions taking `this` first or through .bind(this).";

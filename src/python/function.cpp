@@ -8,6 +8,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "call/call_group.h"
 #include "call/call_options.h"
 #include "call/errors.h"
 #include "call/graph_capture.h"
@@ -206,6 +207,11 @@ nb::object Function::launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb
     ScratchRelease release{s};
     call::LaunchShape shape;
     if (!thread_count.is_none()) {
+        if (!call::is_cooperative(*state_->module, state_->callee))
+            call::throw_type_error(state_->name + "() is not a [CUDAKernel] function: _thread_count= launches a "
+                                   "[CUDAKernel] function over N threads, and " + state_->name +
+                                   "() is called per element of its arguments, whose shapes give its thread count: "
+                                   "call it without _thread_count");
         if (!PyLong_Check(thread_count.ptr()) || PyBool_Check(thread_count.ptr()))
             call::throw_type_error(state_->name + "(): _thread_count must be an int, got " +
                                    std::string(Py_TYPE(thread_count.ptr())->tp_name));
@@ -386,6 +392,37 @@ Function* Function::fast_math(bool enabled) const {
     Modifiers m = mods_;
     call::CallModifiers c = m.kernel.call();
     c.fast_math = enabled;
+    m.kernel.set(std::move(c));
+    return with(std::move(m));
+}
+
+Function* Function::call_group_shape(nb::handle shape) const {
+    Modifiers m = mods_;
+    call::CallModifiers c = m.kernel.call();
+    c.has_call_group = !shape.is_none();
+    c.call_group.clear();
+    auto extent = [&](nb::handle h) {
+        if (!PyLong_Check(h.ptr()) || PyBool_Check(h.ptr()))
+            call::throw_type_error(state_->name + "(): call_group_shape(): parameter 'shape' takes ints, got " +
+                                   std::string(Py_TYPE(h.ptr())->tp_name));
+        const long long v = PyLong_AsLongLong(h.ptr());
+        if (v == -1 && PyErr_Occurred()) {
+            PyErr_Clear();
+            call::throw_value_error(state_->name + "(): call_group_shape(): parameter 'shape' has an extent too large");
+        }
+        c.call_group.push_back(int(v < -1000000 ? -1000000 : v > 1000000 ? 1000000 : v));
+    };
+    if (c.has_call_group) {
+        if (PyLong_Check(shape.ptr())) extent(shape);
+        else {
+            nb::object items = nb::hasattr(shape, "as_tuple") ? shape.attr("as_tuple")() : nb::borrow(shape);
+            if (!PySequence_Check(items.ptr()) || nb::isinstance<nb::str>(items))
+                call::throw_type_error(state_->name + "(): call_group_shape(): parameter 'shape' takes a tuple of ints, "
+                                                      "got " + std::string(Py_TYPE(shape.ptr())->tp_name));
+            for (nb::handle h : items) extent(h);
+        }
+        call::check_call_group_shape(state_->name, c.call_group);
+    }
     m.kernel.set(std::move(c));
     return with(std::move(m));
 }

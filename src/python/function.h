@@ -100,6 +100,9 @@ public:
     /// fn.fast_math(enabled=True): the function whose CUDA kernels use approximate float
     /// intrinsics and division (no effect on the CPU); part of the call key.
     Function* fast_math(bool enabled) const;
+    /// fn.call_group_shape(shape): SlangPy's call groups (call/call_group.h); part of the call
+    /// key. `shape` is a sequence of ints (or an int; None: no call groups).
+    Function* call_group_shape(nb::handle shape) const;
     /// Number of cached call plans (shared by every modifier of this function).
     size_t plan_count() const { return state_->plans.size(); }
     const std::string& name() const { return state_->name; }

@@ -246,6 +246,8 @@ NB_MODULE(_core, m) {
              nb::sig(doc::kDeterministicSig), doc::kDeterministic)
         .def("fast_math", &Function::fast_math, nb::arg("enabled") = true, nb::rv_policy::take_ownership,
              nb::sig(doc::kFastMathSig), doc::kFastMath)
+        .def("call_group_shape", &Function::call_group_shape, nb::arg("shape").none(), nb::rv_policy::take_ownership,
+             nb::sig(doc::kCallGroupShapeSig), doc::kCallGroupShape)
         .def_prop_ro("plan_count", &Function::plan_count, "Cached call plans (shared with the modifiers' functions).")
         .def_prop_ro("name", &Function::name, "The function's name (\"f\", \"S.method\", \"f<3>\").")
         .def_prop_ro("parameter_names", &Function::parameter_names, "The parameters' names, in order.")

@@ -5,6 +5,7 @@
 
 #include "syntax/parser.h"
 #include "syntax/preprocessor.h"
+#include "syntax/slangpy_module.h"
 
 namespace sg::lang {
 
@@ -61,7 +62,12 @@ void ModuleLoader::load(const SourceFile* file, const std::string& key, int dept
 
 void ModuleLoader::resolve(const SourceFile* from, const ModuleAst* module, const Decl* d, int depth) {
     if (d->import_kind == ImportKind::ModuleName || d->import_kind == ImportKind::Implementing) return;
-    if (d->import_kind == ImportKind::Import && d->import_name == "slangpy") return;
+    if (d->import_kind == ImportKind::Import && d->import_name == "slangpy") {
+        // The built-in slangpy module (slangpy_module.h), loaded once.
+        if (!state_.count(kSlangpyModuleName))
+            load(sources_.add(kSlangpyModuleName, slangpy_module_source()), kSlangpyModuleName, depth + 1);
+        return;
+    }
     SourceLoc at = d->import_loc.valid() ? d->import_loc : d->loc;
     std::vector<std::string> names = candidate_names(d);
     // Lookups start beside the file the declaration was written in (an `#include`d file's own

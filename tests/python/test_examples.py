@@ -71,3 +71,35 @@ def test_gaussian_splatting_fits_its_target(tmp_path):
     assert _read_png(tmp_path / "target.png") == (64, 64)
     assert _read_png(tmp_path / "fitted.png") == (64, 64)
     assert _read_png(tmp_path / "loss.png") == (480, 240)
+
+
+def test_gaussian_splatting_compare_compile_prints_the_table(tmp_path):
+    # --compare-compile: one table of the tiled kernel, the per-pixel kernel, plain torch and
+    # torch.compile of the torch model (or a line saying why torch.compile was skipped).
+    proc = run_example("gaussian_splatting.py", "--size", "small", "--steps", "1", "--compare-compile",
+                       "--out", str(tmp_path))
+    out = proc.stdout
+    assert "time per step (forward + backward)" in out, out
+    rows = dict(re.findall(r"^  (shadegrad tiled kernel|shadegrad per-pixel kernel|plain torch|"
+                           r"torch\.compile\(plain torch\))\s+([\d.]+)\s+[\d.]+x$", out, re.M))
+    assert {"shadegrad tiled kernel", "shadegrad per-pixel kernel", "plain torch"} <= set(rows), out
+    assert all(float(ms) > 0 for ms in rows.values())
+    assert ("torch.compile(plain torch)" in rows) != ("torch.compile skipped:" in out), out
+
+
+def test_gaussian_splatting_skips_torch_compile_where_it_cannot_work(monkeypatch):
+    sys.path.insert(0, str(REPO / "examples"))
+    try:
+        import gaussian_splatting
+    finally:
+        sys.path.pop(0)
+    import torch
+
+    def refuse(*args, **kwargs):
+        raise RuntimeError("Dynamo is not supported on this Python")
+
+    monkeypatch.setattr(torch, "compile", refuse)
+    compiled, why = gaussian_splatting.compiled_torch_render(8)
+    assert compiled is None and "RuntimeError: Dynamo is not supported" in why
+    monkeypatch.delattr(torch, "compile")
+    assert gaussian_splatting.compiled_torch_render(8) == (None, "this torch has no torch.compile")
