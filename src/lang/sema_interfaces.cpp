@@ -82,7 +82,8 @@ void Sema::check_conformance(StructDecl* s) {
     }
     for (const StructDecl* iface : required) {
         // Associated types first: the requirements' signatures may name them.
-        Substitution assoc;
+        Substitution assoc;  // an instance of a generic interface: its arguments too
+        if (const Substitution* args = substitution_of_struct(iface)) assoc = *args;
         bool assoc_missing = false;
         for (size_t k = 0; k < iface->associated_types.size(); ++k) {
             const std::string& a = iface->associated_types[k];

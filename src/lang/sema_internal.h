@@ -259,6 +259,30 @@ public:
     bool interface_extends(const StructDecl* iface, const std::string& base, int depth = 0) const;
     bool is_builtin_interface(const std::string& name) const;
 
+    // ---- generic interfaces: `interface IGet<T>` (sema_generic_interfaces.cpp)
+    /// A constraint string that names a generic interface with arguments ("IGet<T>"): `satisfies`
+    /// leaves it to the instantiation (check_generic_interface_constraints).
+    static bool is_deferred_constraint(const std::string& c);
+    /// 30401 for a constraint naming a generic interface without its arguments (pass 1).
+    void check_generic_interface_names(const std::vector<ModuleAst*>& modules);
+    /// The instance `IGet<float>` names (under subst_), made on first use; nullptr when reported.
+    StructDecl* interface_instance(TypeExpr* te);
+    StructDecl* instantiate_interface(StructDecl* g, const std::vector<GenericArg>& args, SourceLoc at);
+    void finish_interface_instance(StructDecl* s);
+    /// Names in `s->bases` the instance of each generic interface written with arguments.
+    void resolve_generic_bases(StructDecl* s);
+    /// The generic-interface constraints of `params` met by `args` (38029 at `at` otherwise),
+    /// resolved with the substitution of `instance`.
+    bool check_generic_interface_constraints(const std::vector<GenericParam>& params,
+                                             const std::vector<GenericArg>& args, const void* instance,
+                                             const std::string& what, SourceLoc at);
+    /// Parameters of instance `f` typed by a type parameter that only generic interfaces not
+    /// extending IDifferentiable constrain: no_diff.
+    void mark_generic_interface_parameters(const FunctionDecl* g, FunctionDecl* f);
+    /// Binds type parameters that appear as a generic-interface constraint's arguments from the
+    /// bases of the struct bound to the constrained parameter.
+    void bind_through_generic_interfaces(const FunctionDecl* g, std::vector<std::optional<GenericArg>>& bound);
+
     // ---- generic method requirements (sema_generic_requirements.cpp)
     struct GenericSignature {
         const Type* result = nullptr;

@@ -50,6 +50,7 @@ bool Sema::standin_models(const std::string& constraint) const {
 bool Sema::models_user_interface(const std::string& name, int depth) const {
     auto it = module_.interfaces.find(name);
     if (it == module_.interfaces.end() || depth > 32 || !it->second->associated_types.empty()) return false;
+    if (it->second->generic_origin) return false;  // an instance of a generic interface: not modelled
     for (const std::string& b : it->second->bases)
         if (b != "IDifferentiable" && !models_user_interface(b, depth + 1)) return false;
     return true;

@@ -92,7 +92,10 @@ public:
 
     std::vector<GenericParam> generic_params(const std::vector<GenericParam>& in) {
         std::vector<GenericParam> out = in;
-        for (GenericParam& p : out) p.value_type = type(p.value_type);
+        for (GenericParam& p : out) {
+            p.value_type = type(p.value_type);
+            for (TypeExpr*& c : p.constraint_types) c = type(c);
+        }
         return out;
     }
 
@@ -121,6 +124,7 @@ public:
         c->name = s->name;
         c->bases = s->bases;
         c->base_locs = s->base_locs;
+        for (TypeExpr* b : s->base_types) c->base_types.push_back(type(b));
         c->visibility = s->visibility;
         for (VarDecl* f : s->fields) c->fields.push_back(var(f));
         for (FunctionDecl* m : s->methods) {
