@@ -283,6 +283,16 @@ public:
     /// bases of the struct bound to the constrained parameter.
     void bind_through_generic_interfaces(const FunctionDecl* g, std::vector<std::optional<GenericArg>>& bound);
 
+    // ---- `__init` requirements of interfaces (sema_interface_inits.cpp)
+    /// The parameter types of init requirement `r` of `iface` (with a generic instance's
+    /// arguments); false when one does not resolve (reported).
+    bool init_requirement_params(const StructDecl* iface, const FunctionDecl* r, std::vector<const Type*>& out);
+    /// `s` declares an `__init` that requirement `r` of `iface` can call (38100 otherwise).
+    void check_init_requirement(StructDecl* s, const StructDecl* iface, const FunctionDecl* r);
+    /// `T(args)` on the stand-in of a type parameter whose interface requires `__init`s: `to`
+    /// when one takes the arguments, 39999 when none does; nullptr without such requirements.
+    const Type* check_standin_init(Expr* e, const Type* to, const std::vector<Expr*>& args);
+
     // ---- generic method requirements (sema_generic_requirements.cpp)
     struct GenericSignature {
         const Type* result = nullptr;

@@ -171,6 +171,7 @@ const Type* Sema::check_standin_construct(Expr* e, const Type* to, const std::ve
             }
         return nullptr;
     }
+    if (const Type* made = check_standin_init(e, to, args)) return made;  // `T(x)`, T : IMake
     bool ok = false;
     if (from == to) ok = standins_.can(to, StandinOp::Copy);
     else if (from && from->is_scalar() && !from->is_enum())
