@@ -21,6 +21,7 @@ void Sema::declare_local(VarDecl* v) {
 }
 
 SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
+    make_interface_parameters_generic(modules);  // `float f(IShape s)` (sema_interface_parameters.cpp)
     // Pass 1: names of structs, interfaces and generics (so that fields and signatures may refer
     // to any of them).
     for (ModuleAst* m : modules)

@@ -123,10 +123,15 @@ bool Sema::check_generic_interface_constraints(const std::vector<GenericParam>& 
                 break;
             }
             if (!conforms_to(args[k].type, iface->name)) {
-                diags_.error(at,
-                             "type argument " + type_name(args[k].type) + " does not conform to '" + iface->name +
-                                 "' (generic parameter '" + params[k].name + "') in '" + what + "'",
-                             38029);
+                if (is_interface_parameter(params[k]))  // `float f(IGet<float> g)`: Slang's type mismatch
+                    diags_.error(at, "argument for parameter '" + params[k].name.substr(5) + "' must conform to '" +
+                                         iface->name + "', got " + type_name(args[k].type),
+                                 30019);
+                else
+                    diags_.error(at,
+                                 "type argument " + type_name(args[k].type) + " does not conform to '" + iface->name +
+                                     "' (generic parameter '" + params[k].name + "') in '" + what + "'",
+                                 38029);
                 ok = false;
                 break;
             }

@@ -283,6 +283,13 @@ void Sema::instantiate_candidates(const std::vector<FunctionDecl*>& generics, Ex
     for (FunctionDecl* g : generics) {
         if (!accepts_argument_count(*g, args.size())) continue;
         std::vector<GenericArg> gargs;
+        if (callee->type_expr && !allow_internal_ && is_interface_parameter(g->generic_params.front())) {
+            // Only parameters of interface type made it generic (sema_interface_parameters.cpp);
+            // the call glue names the specialization it binds.
+            diags_.error(callee->loc, "'" + callee->name + "' is not generic", 39999);
+            reported = true;
+            continue;
+        }
         if (callee->type_expr && !explicit_generic_args(callee->type_expr, g->generic_params,
                                                         members ? g->member_name : g->name, gargs, true)) {
             reported = true;
@@ -297,7 +304,12 @@ void Sema::instantiate_candidates(const std::vector<FunctionDecl*>& generics, Ex
         for (size_t k = 0; k < gargs.size() && ok; ++k) {
             if (satisfies(g->generic_params[k], gargs[k])) continue;
             ok = false;
-            if (report) {
+            if (report && is_interface_parameter(g->generic_params[k])) {  // Slang: a type mismatch
+                diags_.error(e->loc, describe_interface_argument(g->generic_params[k], gargs[k]) + " in call of '" +
+                                         g->name + "'",
+                             30019);
+                reported = true;
+            } else if (report) {
                 diags_.error(e->loc, describe_constraint_failure(g->generic_params[k], gargs[k]) + " in call of '" +
                                          g->name + "'",
                              38029);
@@ -518,6 +530,7 @@ FunctionDecl* Sema::instantiate_function(FunctionDecl* g, const std::vector<Gene
     return instantiate(g, args, at, false, outer, [&](FunctionDecl* f) {
         if (check_generic_interface_constraints(g->generic_params, args, f, f->name, at))
             mark_generic_interface_parameters(g, f);
+        check_interface_parameter_directions(g, f, at);  // `inout IShape s`: 30077
         // As in Slang, a parameter typed by a type parameter whose constraint is a user interface
         // that does not extend IDifferentiable is not differentiable inside the generic, whatever
         // the argument: no derivative flows through it.

@@ -283,6 +283,16 @@ public:
     /// bases of the struct bound to the constrained parameter.
     void bind_through_generic_interfaces(const FunctionDecl* g, std::vector<std::optional<GenericArg>>& bound);
 
+    // ---- parameters of interface type (sema_interface_parameters.cpp)
+    /// Each parameter of interface type (`IShape s`, `IGet<float> g`) of a function or method
+    /// becomes a generic parameter of its own constrained by the interface (before pass 1).
+    void make_interface_parameters_generic(const std::vector<ModuleAst*>& modules);
+    /// Whether `p` is one of those (named "some <parameter>").
+    static bool is_interface_parameter(const GenericParam& p);
+    /// 30077 at `at` for an out / inout parameter of interface type of instance `f` of `g`.
+    bool check_interface_parameter_directions(const FunctionDecl* g, const FunctionDecl* f, SourceLoc at);
+    std::string describe_interface_argument(const GenericParam& p, const GenericArg& a) const;
+
     // ---- `__init` requirements of interfaces (sema_interface_inits.cpp)
     /// The parameter types of init requirement `r` of `iface` (with a generic instance's
     /// arguments); false when one does not resolve (reported).
