@@ -318,10 +318,7 @@ void Sema::check_function_attributes(FunctionDecl* f) {
             if (!known.count(a.name)) diags_.warning(a.loc, "unknown attribute [" + a.name + "] ignored");
             continue;
         }
-        if (f->owner || f->generic_origin) {
-            diags_.unsupported(a.loc, "[" + a.name + "] on a member function or generic");
-            continue;
-        }
+        if (!f->generic_origin && !f->generic_params.empty()) continue;  // each instance resolves its own
         if (of) resolve_derivative_of(f, a, a.name == "BackwardDerivativeOf");
         else resolve_custom_derivative(f, a, bwd);
     }

@@ -122,6 +122,10 @@ public:
     /// The overloads an attribute names (`[BackwardDerivative(fn)]`, `[BackwardDerivativeOf(fn)]`);
     /// nullptr, after reporting, when its argument is not a known function's name.
     const std::vector<FunctionDecl*>* attribute_functions(const Attribute& a);
+    /// The functions a derivative attribute on `f` may name: module functions; for a method its
+    /// struct's methods; for an instance of a generic the same generic's instances with f's
+    /// arguments (sema_member_derivatives.cpp). nullopt after reporting.
+    std::optional<std::vector<FunctionDecl*>> derivative_attribute_candidates(FunctionDecl* f, const Attribute& a);
     /// 41022 and 41031 in a differentiated body (the derivative-flow analysis, sema_flow.cpp).
     void check_derivative_flow(FunctionDecl* f);
     /// bwd_diff(f) / fwd_diff(f): every function whose body the derivative goes through must
