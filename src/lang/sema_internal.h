@@ -438,6 +438,13 @@ private:
     void check_init_list_visibility(const Expr* list, const Type* struct_type);
     // ---- a struct's own `typedef S Differential;` (sema_differential_alias.cpp)
     bool declares_own_differential(StructDecl* s);
+    // ---- `[DerivativeMember(D.f)]` on fields of a struct whose Differential is D (sema_derivative_members.cpp)
+    /// The declared Differential D of `s` (`typedef D Differential;`, D not s) when every
+    /// differentiable field names its counterpart (recorded in `fields`); nullptr otherwise
+    /// (reported: 30121 a field without one, 30027 an unknown field, 30019 another type).
+    const Type* declared_member_differential(StructDecl* s, std::vector<FieldInfo>& fields);
+    /// [DerivativeMember] on a field of a struct that is not differentiable.
+    void check_derivative_members_unused(StructDecl* s);
     // ---- derivatives of derivatives (sema_higher_order.cpp)
     FunctionDecl* derivative_function(Expr* outer, Expr* target);
     Expr* int_literal(SourceLoc loc, int64_t value);

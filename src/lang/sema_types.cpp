@@ -435,6 +435,8 @@ void Sema::declare_struct(StructDecl* s) {
     const Type* differential = nullptr;
     if (differentiable && declares_own_differential(s)) {
         differential = s->type;  // `typedef S Differential;` (sema_differential_alias.cpp)
+    } else if (differentiable && (differential = declared_member_differential(s, fields))) {
+        // `typedef D Differential;` with [DerivativeMember(D.f)] fields (sema_derivative_members.cpp)
     } else if (differentiable) {
         if (differential_is_self) {
             differential = s->type;
@@ -449,6 +451,7 @@ void Sema::declare_struct(StructDecl* s) {
             differential = d->type;
         }
     }
+    if (!differentiable) check_derivative_members_unused(s);
     types_.set_fields(s, std::move(fields), differentiable, differential);
     declaring_structs_.erase(s);
     declared_structs_.insert(s);

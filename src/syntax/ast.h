@@ -185,6 +185,9 @@ struct VarDecl {
     bool is_export = false;         ///< `export static const`: fills other modules' externs
     bool is_groupshared = false;    ///< `groupshared` global: one copy per block of a cooperative kernel
     Visibility visibility = Visibility::Default;  ///< struct members (also accepted elsewhere)
+    /// `[DerivativeMember(D.f)]` on a struct field: the field of the struct's declared
+    /// Differential D that holds its derivative (sema_derivative_members.cpp); else nullptr.
+    Expr* derivative_member = nullptr;
 
     const Type* type = nullptr;     ///< sema
     int index = -1;                 ///< sema: parameter index or field index

@@ -60,6 +60,7 @@ public:
         c->is_no_diff = v->is_no_diff;
         c->visibility = v->visibility;
         c->is_constref = v->is_constref;
+        c->derivative_member = expr(v->derivative_member);
         c->is_const = v->is_const;
         c->is_static = v->is_static;
         c->is_param = v->is_param;

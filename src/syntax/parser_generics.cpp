@@ -224,8 +224,14 @@ void Parser::parse_struct_member(StructDecl* s) {
         synchronize();
         return;
     }
-    if (!attrs.empty()) error(attrs[0].loc, "attributes on struct fields are not supported yet");
     VarDecl proto;
+    for (Attribute& a : attrs) {
+        // `[DerivativeMember(D.f)]`: which field of the declared Differential D holds this one's derivative.
+        if (a.name == "DerivativeMember" && a.args.size() == 1 && !proto.derivative_member)
+            proto.derivative_member = a.args[0];
+        else if (a.name == "DerivativeMember") error(a.loc, "[DerivativeMember] takes one field of the Differential: [DerivativeMember(D.f)]");
+        else error(a.loc, "attribute [" + a.name + "] on a struct field is not supported yet");
+    }
     proto.is_no_diff = mods.is_no_diff;
     proto.is_const = mods.is_const;
     proto.visibility = mods.visibility;
