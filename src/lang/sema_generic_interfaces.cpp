@@ -124,9 +124,7 @@ bool Sema::check_generic_interface_constraints(const std::vector<GenericParam>& 
             }
             if (!conforms_to(args[k].type, iface->name)) {
                 if (is_interface_parameter(params[k]))  // `float f(IGet<float> g)`: Slang's type mismatch
-                    diags_.error(at, "argument for parameter '" + params[k].name.substr(5) + "' must conform to '" +
-                                         iface->name + "', got " + type_name(args[k].type),
-                                 30019);
+                    diags_.error(at, describe_interface_argument(params[k], args[k]), 30019);
                 else
                     diags_.error(at,
                                  "type argument " + type_name(args[k].type) + " does not conform to '" + iface->name +
