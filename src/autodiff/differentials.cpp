@@ -12,6 +12,24 @@ int field_index(const std::vector<lang::FieldInfo>& fields, const std::string& n
     return -1;
 }
 
+/// The name of the Differential's field that holds `f`'s derivative ([DerivativeMember]).
+const std::string& differential_name(const lang::FieldInfo& f) {
+    return f.differential_name.empty() ? f.name : f.differential_name;
+}
+
+/// Index of the primal field whose derivative the Differential's field `name` holds, or -1.
+int primal_index(const std::vector<lang::FieldInfo>& fields, const std::string& name) {
+    for (size_t k = 0; k < fields.size(); ++k)
+        if (differential_name(fields[k]) == name) return int(k);
+    return -1;
+}
+
+bool has_declared_members(const std::vector<lang::FieldInfo>& fields) {
+    for (const auto& f : fields)
+        if (!f.differential_name.empty()) return true;
+    return false;
+}
+
 }  // namespace
 
 ir::Value* to_differential(ir::Builder& b, ir::Value* derivative, const ir::Type* primal) {
@@ -33,13 +51,15 @@ ir::Value* to_differential(ir::Builder& b, ir::Value* derivative, const ir::Type
             members.push_back(to_differential(b, b.extract(derivative, int(k)), primal->element));
         return b.construct(d, members);
     }
-    // A struct whose Differential keeps a subset of its fields, matched by name.
+    // A struct whose Differential keeps a subset of its fields, matched by name (or by their
+    // [DerivativeMember]; a declared Differential's field no primal field names stays zero).
     const auto& from = types.fields(primal);
+    const bool declared = has_declared_members(from);
     std::vector<ir::Value*> members;
     for (const auto& f : types.fields(d)) {
-        int k = field_index(from, f.name);
-        SG_INTERNAL_ASSERT(k >= 0, "Differential field " + f.name + " missing in " + lang::type_name(primal));
-        members.push_back(to_differential(b, b.extract(derivative, k), from[size_t(k)].type));
+        int k = primal_index(from, f.name);
+        SG_INTERNAL_ASSERT(k >= 0 || declared, "Differential field " + f.name + " missing in " + lang::type_name(primal));
+        members.push_back(k < 0 ? b.zero(f.type) : to_differential(b, b.extract(derivative, k), from[size_t(k)].type));
     }
     return b.construct(d, members);
 }
@@ -64,7 +84,7 @@ ir::Value* from_differential(ir::Builder& b, ir::Value* d, const ir::Type* prima
     const auto& have = types.fields(d->type);
     std::vector<ir::Value*> members;
     for (const auto& f : types.fields(primal)) {
-        int k = field_index(have, f.name);
+        int k = field_index(have, differential_name(f));
         members.push_back(k < 0 ? b.zero(f.type) : from_differential(b, b.extract(d, k), f.type));
     }
     return b.construct(primal, members);

@@ -84,6 +84,15 @@ public:
         return node;
     }
 
+    /// `access` of a struct's field as the Differential spells it: a field with a
+    /// [DerivativeMember] has its derivative under that name.
+    std::string differential_access(const Type* parent, const std::string& access) const {
+        if (!module || !parent || !parent->is_struct() || access.size() < 2 || access[0] != '.') return access;
+        for (const lang::FieldInfo& f : module->types().fields(parent))
+            if (f.name == access.substr(1) && !f.differential_name.empty()) return "." + f.differential_name;
+        return access;
+    }
+
     ValueNode bind_child(int arg, const Type* type, const std::string& access, const std::string& name,
                          bool differentiable) override {
         const BindRequest& parent = *request_;
@@ -93,7 +102,7 @@ public:
         r.dir = parent.dir;
         r.differentiable = differentiable;
         r.name = name;
-        r.diff_path = parent.diff_path + access;
+        r.diff_path = parent.diff_path + differential_access(parent.type, access);
         r.param = parent.param;
         ValueNode node = bind(r);
         request_ = &parent;
@@ -159,7 +168,8 @@ private:
 
 /// The result's leaves: the whole value when a tensor can hold it, else one per struct field.
 void result_leaves(const UserModule& module, const std::string& function, const Type* t, const std::string& path,
-                   std::vector<std::string>& keys, std::vector<ResultLeaf>& out, int depth, bool differentiable) {
+                   const std::string& diff_path, std::vector<std::string>& keys, std::vector<ResultLeaf>& out, int depth,
+                   bool differentiable) {
     if (depth > kMaxValueDepth) throw_type_error(function + "(): the result type is nested too deeply");
     ResultLeaf leaf;
     if (element_shape(t, leaf.elem_shape, leaf.scalar)) {
@@ -167,6 +177,7 @@ void result_leaves(const UserModule& module, const std::string& function, const 
         array_inner(t, &counts);
         leaf.array_dims = int(counts.size());
         leaf.path = path;
+        leaf.diff_path = diff_path;
         leaf.keys = keys;
         leaf.differentiable = differentiable && lang::is_floating(leaf.scalar);
         leaf.type = t;
@@ -177,7 +188,10 @@ void result_leaves(const UserModule& module, const std::string& function, const 
         throw_type_error(function + "(): returning " + lang::type_name(t) + " to Python is not supported yet");
     for (const lang::FieldInfo& f : module.types().fields(t)) {
         keys.push_back(f.name);
-        result_leaves(module, function, f.type, path + "." + f.name, keys, out, depth + 1, differentiable && !f.no_diff);
+        // A field's derivative may live under another name in the Differential ([DerivativeMember]).
+        const std::string& d = f.differential_name.empty() ? f.name : f.differential_name;
+        result_leaves(module, function, f.type, path + "." + f.name, diff_path + "." + d, keys, out, depth + 1,
+                      differentiable && !f.no_diff);
         keys.pop_back();
     }
 }
@@ -336,7 +350,7 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
     b.result_type = fn->result_type;
     if (!b.result_type->is_void()) {
         std::vector<std::string> keys;
-        result_leaves(module, function, b.result_type, "", keys, b.result_leaves, 0, !fn->return_no_diff);
+        result_leaves(module, function, b.result_type, "", "", keys, b.result_leaves, 0, !fn->return_no_diff);
         b.result_elem_dims = int(b.result_leaves[0].elem_shape.size());
     }
     if (result_arg >= 0) {

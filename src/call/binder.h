@@ -99,6 +99,7 @@ struct ParamSlot {
 /// One piece of the result: the whole result, or one numeric field of a struct result.
 struct ResultLeaf {
     std::string path;                     ///< access from the result value (".pos"; "" for all of it)
+    std::string diff_path;                ///< the same in the result's Differential ([DerivativeMember] names)
     std::vector<std::string> keys;        ///< dict keys down to the field (empty for all of it)
     const lang::Type* type = nullptr;
     std::vector<int64_t> elem_shape;      ///< trailing dims of its tensor

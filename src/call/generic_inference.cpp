@@ -162,6 +162,13 @@ public:
         out.clear();
         const auto& params = g_->generic_params;
         for (size_t k = 0; k < params.size(); ++k) {
+            if (!bound_[k] && params[k].name.starts_with("some ")) {
+                // A parameter of interface type (lang/sema_interface_parameters.cpp): its struct
+                // is named by the dict's `_type`.
+                why = "parameter '" + params[k].name.substr(5) + "' has interface type '" + params[k].constraint +
+                      "': pass a dict whose '_type' names the struct (or a struct value of a known type)";
+                return false;
+            }
             if (!bound_[k]) {
                 why = "generic parameter '" + params[k].name +
                       "' cannot be inferred from the arguments (name it: " + g_->name + "<...>)";

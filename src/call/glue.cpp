@@ -575,7 +575,7 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
             std::string n = "_result_grad_" + std::to_string(k);
             w.param(GlueWriter::tensor_type("Tensor", leaf.type, b.call_rank) + " " + n,
                     {n, ParamSource::ResultGrad, int(k), false, false});
-            w.body += "    _rg" + leaf.path + " = " + w.load(n, b.call_rank, leaf.type, "_rg_" + std::to_string(k)) + ";\n";
+            w.body += "    _rg" + leaf.diff_path + " = " + w.load(n, b.call_rank, leaf.type, "_rg_" + std::to_string(k)) + ";\n";
         }
         result_grad = "_rg";
     }

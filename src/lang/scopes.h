@@ -18,7 +18,8 @@ namespace sg::lang {
 struct ModuleScope {
     std::map<std::string, StructDecl*> structs;  ///< concrete structs, instances of generic ones included
     std::map<std::string, StructDecl*> generic_structs;
-    std::map<std::string, StructDecl*> interfaces;
+    std::map<std::string, StructDecl*> interfaces;  ///< instances of generic ones included ("IGet<float>")
+    std::map<std::string, StructDecl*> generic_interfaces;  ///< `interface IGet<T>`
     std::map<std::string, std::vector<FunctionDecl*>> functions;  ///< concrete overloads by name
     std::map<std::string, std::vector<FunctionDecl*>> generic_functions;
     std::map<std::string, VarDecl*> globals;

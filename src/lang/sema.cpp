@@ -21,6 +21,7 @@ void Sema::declare_local(VarDecl* v) {
 }
 
 SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
+    make_interface_parameters_generic(modules);  // `float f(IShape s)` (sema_interface_parameters.cpp)
     // Pass 1: names of structs, interfaces and generics (so that fields and signatures may refer
     // to any of them).
     for (ModuleAst* m : modules)
@@ -29,10 +30,13 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
             if (d->kind == DeclKind::Struct || d->kind == DeclKind::Interface) {
                 StructDecl* s = d->structure;
                 if (module_.structs.count(s->name) || module_.generic_structs.count(s->name) ||
-                    module_.interfaces.count(s->name) || is_builtin_interface(s->name) ||
+                    module_.interfaces.count(s->name) || module_.generic_interfaces.count(s->name) ||
+                    is_builtin_interface(s->name) ||
                     resolve_named_type(s->name, s->loc, false))
                     diags_.error(s->loc, "redefinition of type '" + s->name + "'");
-                if (s->is_interface) {
+                if (s->is_interface && !s->generic_params.empty()) {
+                    module_.generic_interfaces[s->name] = s;  // instantiated where named (sema_generic_interfaces.cpp)
+                } else if (s->is_interface) {
                     module_.interfaces[s->name] = s;
                     result_.interfaces.push_back(s);
                 } else if (!s->generic_params.empty()) {
@@ -59,6 +63,7 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     };
     for (FunctionDecl* g : result_.generic_functions) check_generic_params(g->generic_params);
     for (StructDecl* g : result_.generic_structs) check_generic_params(g->generic_params);
+    check_generic_interface_names(modules);
     // Pass 2: globals (constants may size arrays used in struct fields), then struct fields.
     for (ModuleAst* m : modules)
         for (Decl* d : m->decls) {
@@ -319,10 +324,7 @@ void Sema::check_function_attributes(FunctionDecl* f) {
             if (!known.count(a.name)) diags_.warning(a.loc, "unknown attribute [" + a.name + "] ignored");
             continue;
         }
-        if (f->owner || f->generic_origin) {
-            diags_.unsupported(a.loc, "[" + a.name + "] on a member function or generic");
-            continue;
-        }
+        if (!f->generic_origin && !f->generic_params.empty()) continue;  // each instance resolves its own
         if (of) resolve_derivative_of(f, a, a.name == "BackwardDerivativeOf");
         else resolve_custom_derivative(f, a, bwd);
     }

@@ -86,24 +86,31 @@ const std::vector<FunctionDecl*>* Sema::attribute_functions(const Attribute& a) 
 }
 
 void Sema::resolve_custom_derivative(FunctionDecl* f, const Attribute& a, bool backward) {
-    const std::vector<FunctionDecl*>* overloads = attribute_functions(a);
+    std::optional<std::vector<FunctionDecl*>> overloads = derivative_attribute_candidates(f, a);
     if (!overloads) return;
     const std::string& name = a.args[0]->name;
     // The derivative has exactly the derived signature (docs/language.md, "Autodiff").
     std::vector<DerivedParam> sig = backward ? backward_signature(types_, *f) : forward_signature(types_, *f);
     const Type* ret = derived_result_type(types_, *f, backward);
-    for (FunctionDecl* g : *overloads)
+    bool same_count = false;
+    for (FunctionDecl* g : *overloads) {
         if (signature_matches(*g, ret, sig)) {
             (backward ? f->custom_backward : f->custom_forward) = g;
             f->is_differentiable = true;
             return;
         }
-    diags_.error(a.args[0]->loc, "[" + a.name + "(" + name + ")] on '" + f->name + "': '" + name +
-                                     "' must have the signature " + signature_text(name, ret, sig));
+        same_count |= g->params.size() - (g->this_param ? 1 : 0) == sig.size();  // written parameters, as Slang counts
+    }
+    // Slang: 31150 (signature mismatch) for another number of parameters, else 31149 (a
+    // parameter's type).
+    diags_.error(a.args[0]->loc,
+                 "[" + a.name + "(" + name + ")] on '" + f->name + "': '" + name + "' must have the signature " +
+                     signature_text(name, ret, sig),
+                 same_count ? 31149 : 31150);
 }
 
 void Sema::resolve_derivative_of(FunctionDecl* g, const Attribute& a, bool backward) {
-    const std::vector<FunctionDecl*>* overloads = attribute_functions(a);
+    std::optional<std::vector<FunctionDecl*>> overloads = derivative_attribute_candidates(g, a);
     if (!overloads) return;
     const std::string& name = a.args[0]->name;
     // The overload of `name` whose derived signature is g's own.

@@ -2,8 +2,8 @@
 // itself: `typedef S Differential;` / `typealias Differential = S;` inside `struct S :
 // IDifferentiable`. As in Slang, the struct is then its own Differential, every field included
 // (an `int` field too: its derivative is 0); a `no_diff` field cannot be part of it (41031).
-// Another type as the Differential needs [DerivativeMember] on each differentiable field, which
-// is not supported: each such field is Slang's 30121 (missing field in differential type).
+// Another type as the Differential needs [DerivativeMember] on each differentiable field
+// (sema_derivative_members.cpp).
 #include "lang/sema_internal.h"
 
 namespace sg::lang {
@@ -23,13 +23,7 @@ bool Sema::declares_own_differential(StructDecl* s) {
                              41031);
         return true;
     }
-    for (VarDecl* f : s->fields)
-        if (!f->is_no_diff && f->type && types_.is_differentiable(f->type))
-            diags_.error(f->loc, "field '" + f->name + "' of " + s->name + " has no counterpart in its declared Differential " +
-                                     type_name(t) + " (a Differential other than the struct itself needs [DerivativeMember], "
-                                     "which is not supported yet)",
-                         30121);
-    return false;
+    return false;  // another type: its fields name their counterparts (sema_derivative_members.cpp)
 }
 
 }  // namespace sg::lang

@@ -41,8 +41,10 @@ void Sema::merge_extensions(const std::vector<ModuleAst*>& modules) {
             target->type_aliases.insert(target->type_aliases.end(), ext->type_aliases.begin(),
                                         ext->type_aliases.end());
             for (size_t k = 0; k < ext->bases.size(); ++k) {
+                target->base_types.resize(target->bases.size());  // `extension S : IGet<float>`
                 target->bases.push_back(ext->bases[k]);
                 target->base_locs.push_back(ext->base_locs[k]);
+                target->base_types.push_back(k < ext->base_types.size() ? ext->base_types[k] : nullptr);
             }
         }
 }

@@ -70,7 +70,7 @@ bool Sema::satisfies(const GenericParam& p, const GenericArg& a) const {
 
 bool Sema::satisfies_constraint(const std::string& c, const Type* t) const {
     if (t->is_void() || t->is_tensor()) return false;
-    if (c.empty()) return true;
+    if (c.empty() || is_deferred_constraint(c)) return true;  // "IGet<T>": checked by the instantiation
     if (const std::string* have = standins_.constraint_of(t)) return standin_implies(*have, c);
     bool scalar = t->is_scalar(), vec = t->is_vector(), mat = t->is_matrix();
     ScalarKind k = t->scalar;
@@ -253,6 +253,7 @@ bool Sema::infer_generic_args(FunctionDecl* g, const std::vector<Expr*>& args, s
         if (report) diags_.error(at, conflict_text, 30442);
         return false;
     }
+    bind_through_generic_interfaces(g, bound);  // `U : IGet<T>` gives T
     for (size_t k = 0; k < params.size(); ++k) {
         if (!bound[k]) {
             if (report)
@@ -282,6 +283,13 @@ void Sema::instantiate_candidates(const std::vector<FunctionDecl*>& generics, Ex
     for (FunctionDecl* g : generics) {
         if (!accepts_argument_count(*g, args.size())) continue;
         std::vector<GenericArg> gargs;
+        if (callee->type_expr && !allow_internal_ && is_interface_parameter(g->generic_params.front())) {
+            // Only parameters of interface type made it generic (sema_interface_parameters.cpp);
+            // the call glue names the specialization it binds.
+            diags_.error(callee->loc, "'" + callee->name + "' is not generic", 39999);
+            reported = true;
+            continue;
+        }
         if (callee->type_expr && !explicit_generic_args(callee->type_expr, g->generic_params,
                                                         members ? g->member_name : g->name, gargs, true)) {
             reported = true;
@@ -296,7 +304,12 @@ void Sema::instantiate_candidates(const std::vector<FunctionDecl*>& generics, Ex
         for (size_t k = 0; k < gargs.size() && ok; ++k) {
             if (satisfies(g->generic_params[k], gargs[k])) continue;
             ok = false;
-            if (report) {
+            if (report && is_interface_parameter(g->generic_params[k])) {  // Slang: a type mismatch
+                diags_.error(e->loc, describe_interface_argument(g->generic_params[k], gargs[k]) + " in call of '" +
+                                         g->name + "'",
+                             30019);
+                reported = true;
+            } else if (report) {
                 diags_.error(e->loc, describe_constraint_failure(g->generic_params[k], gargs[k]) + " in call of '" +
                                          g->name + "'",
                              38029);
@@ -515,6 +528,9 @@ FunctionDecl* Sema::instantiate_function(FunctionDecl* g, const std::vector<Gene
     // A generic method of a generic struct's instance also sees the struct's arguments.
     const Substitution* outer = g->owner ? substitution_of_struct(g->owner) : nullptr;
     return instantiate(g, args, at, false, outer, [&](FunctionDecl* f) {
+        if (check_generic_interface_constraints(g->generic_params, args, f, f->name, at))
+            mark_generic_interface_parameters(g, f);
+        check_interface_parameter_directions(g, f, at);  // `inout IShape s`: 30077
         // As in Slang, a parameter typed by a type parameter whose constraint is a user interface
         // that does not extend IDifferentiable is not differentiable inside the generic, whatever
         // the argument: no derivative flows through it.
@@ -548,6 +564,7 @@ StructDecl* Sema::instantiate_struct(StructDecl* g, const std::vector<GenericArg
     // Struct instances also nest through the fields of the structs being declared.
     bool too_deep = declaring_structs_.size() > size_t(kMaxInstantiationDepth);
     return instantiate(g, args, at, too_deep, nullptr, [&](StructDecl* s) {
+        check_generic_interface_constraints(g->generic_params, args, s, s->name, at);
         s->type = types_.structure(s);
         module_.structs[s->name] = s;
         result_.structs.push_back(s);
@@ -563,6 +580,10 @@ StructDecl* Sema::instantiate_struct(StructDecl* g, const std::vector<GenericArg
         }
         diags_.set_context(context);
     });
+}
+
+StructDecl* Sema::instantiate_interface(StructDecl* g, const std::vector<GenericArg>& args, SourceLoc at) {
+    return instantiate(g, args, at, false, nullptr, [&](StructDecl* s) { finish_interface_instance(s); });
 }
 
 }  // namespace sg::lang

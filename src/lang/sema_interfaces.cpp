@@ -22,7 +22,6 @@ void Sema::declare_interface(StructDecl* s) {
     }
     for (FunctionDecl* r : s->methods) {
         if (r->body) diags_.unsupported(r->body->loc, "a default implementation in an interface");
-        if (r->is_init) diags_.unsupported(r->loc, "'__init' in an interface");
         // Which default a call through the interface would take (the requirement's or the
         // conforming method's) is left open: none is accepted.
         for (const VarDecl* p : r->params)
@@ -82,7 +81,8 @@ void Sema::check_conformance(StructDecl* s) {
     }
     for (const StructDecl* iface : required) {
         // Associated types first: the requirements' signatures may name them.
-        Substitution assoc;
+        Substitution assoc;  // an instance of a generic interface: its arguments too
+        if (const Substitution* args = substitution_of_struct(iface)) assoc = *args;
         bool assoc_missing = false;
         for (size_t k = 0; k < iface->associated_types.size(); ++k) {
             const std::string& a = iface->associated_types[k];
@@ -101,7 +101,10 @@ void Sema::check_conformance(StructDecl* s) {
         }
         if (assoc_missing) continue;  // the requirements' signatures would name it
         for (const FunctionDecl* r : iface->methods) {
-            if (r->is_init) continue;
+            if (r->is_init) {
+                check_init_requirement(s, iface, r);  // sema_interface_inits.cpp
+                continue;
+            }
             if (!r->generic_params.empty()) {
                 check_generic_requirement(s, iface, r, assoc);
                 continue;

@@ -136,6 +136,10 @@ public:
     /// The overloads an attribute names (`[BackwardDerivative(fn)]`, `[BackwardDerivativeOf(fn)]`);
     /// nullptr, after reporting, when its argument is not a known function's name.
     const std::vector<FunctionDecl*>* attribute_functions(const Attribute& a);
+    /// The functions a derivative attribute on `f` may name: module functions; for a method its
+    /// struct's methods; for an instance of a generic the same generic's instances with f's
+    /// arguments (sema_member_derivatives.cpp). nullopt after reporting.
+    std::optional<std::vector<FunctionDecl*>> derivative_attribute_candidates(FunctionDecl* f, const Attribute& a);
     /// 41022 and 41031 in a differentiated body (the derivative-flow analysis, sema_flow.cpp).
     void check_derivative_flow(FunctionDecl* f);
     /// bwd_diff(f) / fwd_diff(f): every function whose body the derivative goes through must
@@ -273,6 +277,50 @@ public:
     bool interface_extends(const StructDecl* iface, const std::string& base, int depth = 0) const;
     bool is_builtin_interface(const std::string& name) const;
 
+    // ---- generic interfaces: `interface IGet<T>` (sema_generic_interfaces.cpp)
+    /// A constraint string that names a generic interface with arguments ("IGet<T>"): `satisfies`
+    /// leaves it to the instantiation (check_generic_interface_constraints).
+    static bool is_deferred_constraint(const std::string& c);
+    /// 30401 for a constraint naming a generic interface without its arguments (pass 1).
+    void check_generic_interface_names(const std::vector<ModuleAst*>& modules);
+    /// The instance `IGet<float>` names (under subst_), made on first use; nullptr when reported.
+    StructDecl* interface_instance(TypeExpr* te);
+    StructDecl* instantiate_interface(StructDecl* g, const std::vector<GenericArg>& args, SourceLoc at);
+    void finish_interface_instance(StructDecl* s);
+    /// Names in `s->bases` the instance of each generic interface written with arguments.
+    void resolve_generic_bases(StructDecl* s);
+    /// The generic-interface constraints of `params` met by `args` (38029 at `at` otherwise),
+    /// resolved with the substitution of `instance`.
+    bool check_generic_interface_constraints(const std::vector<GenericParam>& params,
+                                             const std::vector<GenericArg>& args, const void* instance,
+                                             const std::string& what, SourceLoc at);
+    /// Parameters of instance `f` typed by a type parameter that only generic interfaces not
+    /// extending IDifferentiable constrain: no_diff.
+    void mark_generic_interface_parameters(const FunctionDecl* g, FunctionDecl* f);
+    /// Binds type parameters that appear as a generic-interface constraint's arguments from the
+    /// bases of the struct bound to the constrained parameter.
+    void bind_through_generic_interfaces(const FunctionDecl* g, std::vector<std::optional<GenericArg>>& bound);
+
+    // ---- parameters of interface type (sema_interface_parameters.cpp)
+    /// Each parameter of interface type (`IShape s`, `IGet<float> g`) of a function or method
+    /// becomes a generic parameter of its own constrained by the interface (before pass 1).
+    void make_interface_parameters_generic(const std::vector<ModuleAst*>& modules);
+    /// Whether `p` is one of those (named "some <parameter>").
+    static bool is_interface_parameter(const GenericParam& p);
+    /// 30077 at `at` for an out / inout parameter of interface type of instance `f` of `g`.
+    bool check_interface_parameter_directions(const FunctionDecl* g, const FunctionDecl* f, SourceLoc at);
+    std::string describe_interface_argument(const GenericParam& p, const GenericArg& a) const;
+
+    // ---- `__init` requirements of interfaces (sema_interface_inits.cpp)
+    /// The parameter types of init requirement `r` of `iface` (with a generic instance's
+    /// arguments); false when one does not resolve (reported).
+    bool init_requirement_params(const StructDecl* iface, const FunctionDecl* r, std::vector<const Type*>& out);
+    /// `s` declares an `__init` that requirement `r` of `iface` can call (38100 otherwise).
+    void check_init_requirement(StructDecl* s, const StructDecl* iface, const FunctionDecl* r);
+    /// `T(args)` on the stand-in of a type parameter whose interface requires `__init`s: `to`
+    /// when one takes the arguments, 39999 when none does; nullptr without such requirements.
+    const Type* check_standin_init(Expr* e, const Type* to, const std::vector<Expr*>& args);
+
     // ---- generic method requirements (sema_generic_requirements.cpp)
     struct GenericSignature {
         const Type* result = nullptr;
@@ -404,6 +452,13 @@ private:
     void check_init_list_visibility(const Expr* list, const Type* struct_type);
     // ---- a struct's own `typedef S Differential;` (sema_differential_alias.cpp)
     bool declares_own_differential(StructDecl* s);
+    // ---- `[DerivativeMember(D.f)]` on fields of a struct whose Differential is D (sema_derivative_members.cpp)
+    /// The declared Differential D of `s` (`typedef D Differential;`, D not s) when every
+    /// differentiable field names its counterpart (recorded in `fields`); nullptr otherwise
+    /// (reported: 30121 a field without one, 30027 an unknown field, 30019 another type).
+    const Type* declared_member_differential(StructDecl* s, std::vector<FieldInfo>& fields);
+    /// [DerivativeMember] on a field of a struct that is not differentiable.
+    void check_derivative_members_unused(StructDecl* s);
     // ---- derivatives of derivatives (sema_higher_order.cpp)
     FunctionDecl* derivative_function(Expr* outer, Expr* target);
     Expr* int_literal(SourceLoc loc, int64_t value);

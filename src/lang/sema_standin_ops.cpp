@@ -50,6 +50,7 @@ bool Sema::standin_models(const std::string& constraint) const {
 bool Sema::models_user_interface(const std::string& name, int depth) const {
     auto it = module_.interfaces.find(name);
     if (it == module_.interfaces.end() || depth > 32 || !it->second->associated_types.empty()) return false;
+    if (it->second->generic_origin) return false;  // an instance of a generic interface: not modelled
     for (const std::string& b : it->second->bases)
         if (b != "IDifferentiable" && !models_user_interface(b, depth + 1)) return false;
     return true;
@@ -170,6 +171,7 @@ const Type* Sema::check_standin_construct(Expr* e, const Type* to, const std::ve
             }
         return nullptr;
     }
+    if (const Type* made = check_standin_init(e, to, args)) return made;  // `T(x)`, T : IMake
     bool ok = false;
     if (from == to) ok = standins_.can(to, StandinOp::Copy);
     else if (from && from->is_scalar() && !from->is_enum())

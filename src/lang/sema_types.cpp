@@ -139,7 +139,7 @@ const Type* Sema::resolve_named_type(const std::string& name, SourceLoc loc, boo
     auto it = module_.structs.find(name);
     if (it != module_.structs.end()) return it->second->type;
     if (!report) return nullptr;
-    if (module_.interfaces.count(name) || is_builtin_interface(name)) {
+    if (module_.interfaces.count(name) || module_.generic_interfaces.count(name) || is_builtin_interface(name)) {
         // Static dispatch only: an interface constrains a generic, it is no type of values.
         diags_.unsupported(loc, "a value of interface type '" + name + "' (dynamic dispatch; use a generic " +
                                     "parameter constrained by it)");
@@ -315,6 +315,10 @@ const Type* Sema::resolve_type(TypeExpr* te) {
         base = types_.pair(elem);
     } else if (nargs != 0) {
         auto g = module_.generic_structs.find(n);
+        if (g == module_.generic_structs.end() && module_.generic_interfaces.count(n)) {
+            resolve_named_type(n, te->loc, true);  // a value of interface type: reported
+            return te->resolved = types_.error_type();
+        }
         if (g == module_.generic_structs.end()) {
             diags_.error(te->loc, "'" + n + "' is not a generic type");
             return te->resolved = types_.error_type();
@@ -396,6 +400,7 @@ void Sema::declare_struct(StructDecl* s) {
     const StructDecl* saved_struct = resolving_struct_;
     subst_ = substitution_of_struct(s);
     resolving_struct_ = s;  // field types may use the struct's static constants
+    resolve_generic_bases(s);  // `S : IGet<float>` (sema_generic_interfaces.cpp)
     bool differentiable = false;
     for (const auto& b : s->bases) {
         auto iface = module_.interfaces.find(b);
@@ -431,6 +436,8 @@ void Sema::declare_struct(StructDecl* s) {
     const Type* differential = nullptr;
     if (differentiable && declares_own_differential(s)) {
         differential = s->type;  // `typedef S Differential;` (sema_differential_alias.cpp)
+    } else if (differentiable && (differential = declared_member_differential(s, fields))) {
+        // `typedef D Differential;` with [DerivativeMember(D.f)] fields (sema_derivative_members.cpp)
     } else if (differentiable) {
         if (differential_is_self) {
             differential = s->type;
@@ -445,6 +452,7 @@ void Sema::declare_struct(StructDecl* s) {
             differential = d->type;
         }
     }
+    if (!differentiable) check_derivative_members_unused(s);
     types_.set_fields(s, std::move(fields), differentiable, differential);
     declaring_structs_.erase(s);
     declared_structs_.insert(s);

@@ -89,6 +89,9 @@ struct FieldInfo {
     std::string name;
     const Type* type;
     bool no_diff;
+    /// The field of the struct's Differential that holds this one's derivative, when a
+    /// `[DerivativeMember]` names another than `name` ("" : the field of the same name).
+    std::string differential_name = {};
 };
 
 /// Interns types. One per compilation (types of different compilations never mix).

@@ -185,6 +185,9 @@ struct VarDecl {
     bool is_export = false;         ///< `export static const`: fills other modules' externs
     bool is_groupshared = false;    ///< `groupshared` global: one copy per block of a cooperative kernel
     Visibility visibility = Visibility::Default;  ///< struct members (also accepted elsewhere)
+    /// `[DerivativeMember(D.f)]` on a struct field: the field of the struct's declared
+    /// Differential D that holds its derivative (sema_derivative_members.cpp); else nullptr.
+    Expr* derivative_member = nullptr;
 
     const Type* type = nullptr;     ///< sema
     int index = -1;                 ///< sema: parameter index or field index
@@ -199,6 +202,10 @@ struct GenericParam {
     std::string constraint;          ///< type parameter: interface name ("" when unconstrained)
     /// Further constraints the argument must meet too: `T : IA & IB`, `where T : IB` (parser_where.cpp).
     std::vector<std::string> more_constraints;
+    /// Every constraint as written, in the order above (where clauses' after the list's). A
+    /// generic interface with its arguments (`U : IGet<T>`) is named in the strings by its text
+    /// ("IGet<T>"); sema resolves it from here (sema_generic_interfaces.cpp).
+    std::vector<TypeExpr*> constraint_types;
 };
 
 /// One argument of an instantiation: a type, or an integer for a value parameter.
@@ -257,6 +264,9 @@ struct StructDecl {
     Visibility visibility = Visibility::Default;
     std::vector<std::string> bases;  ///< `: IDifferentiable, IActivation`
     std::vector<SourceLoc> base_locs;
+    /// Per base: a generic interface's arguments as written (`S : IGet<float>`), else nullptr;
+    /// sema resolves it to the interface's instance and names that in `bases` (sema_generic_interfaces.cpp).
+    std::vector<TypeExpr*> base_types;
     std::vector<VarDecl*> fields;
     std::vector<FunctionDecl*> methods;     ///< member functions, static functions and `__init`s
     std::vector<VarDecl*> static_consts;    ///< `static const int N = 3;`

@@ -60,6 +60,7 @@ public:
         c->is_no_diff = v->is_no_diff;
         c->visibility = v->visibility;
         c->is_constref = v->is_constref;
+        c->derivative_member = expr(v->derivative_member);
         c->is_const = v->is_const;
         c->is_static = v->is_static;
         c->is_param = v->is_param;
@@ -92,7 +93,10 @@ public:
 
     std::vector<GenericParam> generic_params(const std::vector<GenericParam>& in) {
         std::vector<GenericParam> out = in;
-        for (GenericParam& p : out) p.value_type = type(p.value_type);
+        for (GenericParam& p : out) {
+            p.value_type = type(p.value_type);
+            for (TypeExpr*& c : p.constraint_types) c = type(c);
+        }
         return out;
     }
 
@@ -121,6 +125,7 @@ public:
         c->name = s->name;
         c->bases = s->bases;
         c->base_locs = s->base_locs;
+        for (TypeExpr* b : s->base_types) c->base_types.push_back(type(b));
         c->visibility = s->visibility;
         for (VarDecl* f : s->fields) c->fields.push_back(var(f));
         for (FunctionDecl* m : s->methods) {

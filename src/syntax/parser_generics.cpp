@@ -41,7 +41,7 @@ void Parser::parse_generic_params(std::vector<GenericParam>& out) {
     expect_closing_angle();
 }
 
-// interface_decl = "interface" ident (":" ident ("," ident)*)? "{" interface_member* "}" ";"?
+// interface_decl = "interface" ident generic_params? bases "{" interface_member* "}" ";"?
 // interface_member = ";" | "associatedtype" ident (":" ident)? ";"
 //                  | attributes? "static"? type ident "(" params ")" ";"
 Decl* Parser::parse_interface(SourceLoc first) {
@@ -53,12 +53,7 @@ Decl* Parser::parse_interface(SourceLoc first) {
     s->name = std::string(text(name));
     s->is_interface = true;
     d->structure = s;
-    if (at(TokenKind::Less)) {
-        unsupported(loc(), "generic interface declaration");
-        d->kind = DeclKind::Unsupported;
-        synchronize();
-        return d;
-    }
+    if (at(TokenKind::Less)) parse_generic_params(s->generic_params);  // `interface IGet<T>`
     parse_bases(s);
     parse_struct_body(s);
     return d;
@@ -80,17 +75,22 @@ void Parser::parse_struct_body(StructDecl* s) {
     expect(TokenKind::RBrace);
 }
 
-// bases = (":" ident ("," ident)*)?
+// bases = (":" base ("," base)*)?
+// base = ident generic_args?            (a generic interface with its arguments: `IGet<float>`)
 void Parser::parse_bases(StructDecl* s) {
     if (!match(TokenKind::Colon)) return;
     do {
         Token b = expect(TokenKind::Identifier);
         s->bases.emplace_back(text(b));
         s->base_locs.push_back(loc(b));
+        TypeExpr* te = nullptr;
         if (at(TokenKind::Less)) {
-            unsupported(loc(), "a generic interface as a base");
-            throw SyntaxError{};
+            te = ctx_.make<TypeExpr>();
+            te->loc = loc(b);
+            te->name = s->bases.back();
+            parse_generic_args(te);
         }
+        s->base_types.push_back(te);
     } while (match(TokenKind::Comma));
 }
 
@@ -224,8 +224,14 @@ void Parser::parse_struct_member(StructDecl* s) {
         synchronize();
         return;
     }
-    if (!attrs.empty()) error(attrs[0].loc, "attributes on struct fields are not supported yet");
     VarDecl proto;
+    for (Attribute& a : attrs) {
+        // `[DerivativeMember(D.f)]`: which field of the declared Differential D holds this one's derivative.
+        if (a.name == "DerivativeMember" && a.args.size() == 1 && !proto.derivative_member)
+            proto.derivative_member = a.args[0];
+        else if (a.name == "DerivativeMember") error(a.loc, "[DerivativeMember] takes one field of the Differential: [DerivativeMember(D.f)]");
+        else error(a.loc, "attribute [" + a.name + "] on a struct field is not supported yet");
+    }
     proto.is_no_diff = mods.is_no_diff;
     proto.is_const = mods.is_const;
     proto.visibility = mods.visibility;

@@ -84,6 +84,8 @@ public:
     Token advance();
     Token expect(TokenKind k);
     void expect_closing_angle();
+    /// The text of tokens [from, to), spaced as written ("IGet<float>", "IPair<A, B>").
+    std::string tokens_text(size_t from, size_t to) const;
     std::string_view text(const Token& t) const {
         return std::string_view(file_->text).substr(t.offset, t.length);
     }

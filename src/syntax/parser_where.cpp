@@ -6,14 +6,19 @@
 
 namespace sg::lang::detail {
 
-// constraints = ident ("&" ident)*
+// constraints = constraint ("&" constraint)*
+// constraint = ident generic_args?      (a generic interface with its arguments: `IGet<T>`)
 void Parser::parse_constraints(GenericParam& p) {
     do {
-        std::string name(text(expect(TokenKind::Identifier)));
-        if (at(TokenKind::Less)) {
-            unsupported(loc(), "a generic interface as a constraint");
-            throw SyntaxError{};
-        }
+        size_t first = pos_;
+        Token id = expect(TokenKind::Identifier);
+        auto* te = ctx_.make<TypeExpr>();
+        te->loc = loc(id);
+        te->name = std::string(text(id));
+        if (at(TokenKind::Less)) parse_generic_args(te);
+        p.constraint_types.push_back(te);
+        std::string name = te->name;
+        if (!te->arg_is_value.empty()) name = tokens_text(first, pos_);
         if (p.constraint.empty()) p.constraint = std::move(name);
         else if (name != p.constraint) p.more_constraints.push_back(std::move(name));
     } while (match(TokenKind::Amp));
@@ -64,6 +69,8 @@ void Parser::apply_where_clauses(FunctionDecl* fn, bool final) {
         }
         std::vector<std::string> all{clause.constraint};
         all.insert(all.end(), clause.more_constraints.begin(), clause.more_constraints.end());
+        p->constraint_types.insert(p->constraint_types.end(), clause.constraint_types.begin(),
+                                   clause.constraint_types.end());
         for (std::string& c : all) {
             bool have = c == p->constraint;
             for (const std::string& m : p->more_constraints) have |= m == c;
@@ -73,6 +80,19 @@ void Parser::apply_where_clauses(FunctionDecl* fn, bool final) {
         }
     }
     fn->where_clauses = std::move(left);
+}
+
+}  // namespace sg::lang::detail
+
+namespace sg::lang::detail {
+
+std::string Parser::tokens_text(size_t from, size_t to) const {
+    std::string out;
+    for (size_t k = from; k < to && k < tokens_.size(); ++k) {
+        out += text(tokens_[k]);
+        if (tokens_[k].kind == TokenKind::Comma) out += ' ';
+    }
+    return out;
 }
 
 }  // namespace sg::lang::detail
