@@ -73,6 +73,10 @@ if [ $quick -eq 0 ]; then
     if [ -f bench/bench_gpu.py ] && [ "$mode" != "--memcheck-only" ]; then
         step "benchmarks" bench.log python3 bench/bench_gpu.py --json "$out/bench.json" --markdown "$out/bench.md"
     fi
+    # Where a first call's time goes on CUDA, cold and warm (rows 5a / 5b), in fresh processes.
+    if [ -f scripts/first_call_profile.py ] && [ "$mode" != "--memcheck-only" ]; then
+        step "first-call split (CUDA)" first_call.log python3 scripts/first_call_profile.py --reps 3 --device cuda
+    fi
     # Forward + backward host time with each side in a process of its own (and interleaved).
     if [ -f bench/bench_fwd_bwd_host.py ] && [ "$mode" != "--memcheck-only" ]; then
         step "forward + backward host time, own processes" fwd_bwd_host.log \
@@ -90,7 +94,7 @@ if [ $quick -eq 0 ]; then
     # the time per step against the same model in plain torch, in the log.
     if [ -f examples/gaussian_splatting.py ] && [ "$mode" != "--memcheck-only" ]; then
         step "Gaussian splatting example (full size)" gaussian_splatting.log \
-            python3 examples/gaussian_splatting.py --size full --device cuda --compare-torch \
+            python3 examples/gaussian_splatting.py --size full --device cuda --compare-torch --compare-compile \
             --out "$out/gaussian_splatting"
     fi
     if command -v compute-sanitizer >/dev/null && [ "$mode" != "--no-memcheck" ]; then
@@ -99,6 +103,16 @@ if [ $quick -eq 0 ]; then
             --target-processes all python3 -m pytest -q -p no:cacheprovider \
             tests/python/test_cuda.py tests/python/test_conformance.py tests/python/test_vertical_slice.py \
             -k "not 64bit and not cubin_cache and not reduce_overhead"
+        # Cooperative kernels and call groups: shared memory, barriers and atomics under
+        # racecheck (hazards) and memcheck (out-of-bounds, partial blocks and groups).
+        coop_tests="tests/python/test_coop_launch.py tests/python/test_coop_diff.py tests/python/test_coop_waves.py
+            tests/python/test_call_groups.py tests/python/test_slangpy_tensorview.py tests/python/test_tiled_splatting.py"
+        for tool in racecheck memcheck; do
+            # shellcheck disable=SC2086
+            step "compute-sanitizer $tool (cooperative kernels, call groups)" "coop_$tool.log" \
+                env SHADEGRAD_TEST_DEVICE=cuda compute-sanitizer --tool "$tool" --error-exitcode 3 \
+                --target-processes all python3 -m pytest -q -p no:cacheprovider $coop_tests
+        done
     fi
 fi
 
