@@ -6,6 +6,7 @@
 # cannot be called from Python yet (a TypeError naming the function and the global).
 import pytest
 import torch
+from conftest import TEST_DEVICE
 
 SOURCE = """
 static int g_count = 0;
@@ -33,7 +34,7 @@ double rescaled(double x, no_diff double s)
 
 def test_each_element_starts_from_the_initial_values(sg, device):
     m = sg.Module.load_from_source(device, "static_globals", SOURCE)
-    x = torch.arange(6, dtype=torch.float32)
+    x = torch.arange(6, dtype=torch.float32, device=TEST_DEVICE)
     y = m.counted(x)
     assert torch.equal(y, x * 2)  # never 4, 6, ...: one copy per element
     y2 = m.counted(x)  # a second call starts again
@@ -42,7 +43,7 @@ def test_each_element_starts_from_the_initial_values(sg, device):
 
 def test_gradient_treats_the_global_as_a_constant(sg, device):
     m = sg.Module.load_from_source(device, "static_globals", SOURCE)
-    x = torch.tensor([0.5, -1.0, 3.0], dtype=torch.float64, requires_grad=True)
+    x = torch.tensor([0.5, -1.0, 3.0], dtype=torch.float64, requires_grad=True, device=TEST_DEVICE)
     y = m.scaled_square(x)
     y.sum().backward()
     assert torch.allclose(y.detach(), 2.0 * x.detach() ** 2)
@@ -52,8 +53,8 @@ def test_gradient_treats_the_global_as_a_constant(sg, device):
 
 def test_a_helper_sets_the_global_before_the_differentiated_read(sg, device):
     m = sg.Module.load_from_source(device, "static_globals", SOURCE)
-    x = torch.tensor([1.0, 2.0, -0.5], dtype=torch.float64, requires_grad=True)
-    s = torch.tensor([3.0, 0.5, 4.0], dtype=torch.float64)
+    x = torch.tensor([1.0, 2.0, -0.5], dtype=torch.float64, requires_grad=True, device=TEST_DEVICE)
+    s = torch.tensor([3.0, 0.5, 4.0], dtype=torch.float64, device=TEST_DEVICE)
     y = m.rescaled(x, s)
     y.sum().backward()
     assert torch.allclose(y.detach(), s * x.detach() ** 2)
@@ -74,7 +75,7 @@ float plain(float x) { return x + 1.0; }
 
 def test_a_module_with_a_global_buffer_loads(sg, device):
     m = sg.Module.load_from_source(device, "global_buffer", BUFFER_SOURCE)
-    assert torch.equal(m.plain(torch.tensor([1.0, 2.0])), torch.tensor([2.0, 3.0]))
+    assert torch.equal(m.plain(torch.tensor([1.0, 2.0], device=TEST_DEVICE)), torch.tensor([2.0, 3.0], device=TEST_DEVICE))
 
 
 def test_calling_a_function_that_uses_a_global_buffer_names_it(sg, device):
