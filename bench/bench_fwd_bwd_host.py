@@ -29,6 +29,7 @@ import subprocess
 import sys
 import time
 
+from bench_rows import spawn_worker
 from mul2_kernels import MUL2_SOURCE
 
 CASES = {
@@ -113,11 +114,7 @@ def interleaved(case: str, device: str, number: int, size=None) -> dict:
 
 
 def _spawn(args: list) -> float:
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), *args], capture_output=True, text=True,
-                          timeout=600)
-    if proc.returncode != 0:
-        raise SystemExit(f"worker {args} failed:\n{proc.stdout}\n{proc.stderr}")
-    return float(proc.stdout.strip().splitlines()[-1])
+    return spawn_worker(os.path.abspath(__file__), args, timeout=600)
 
 
 def main() -> int:

@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+import sys
 
 
 def rel_err(x, ref) -> float:
@@ -38,3 +40,12 @@ def row(bid, name, *, value=None, unit="", reference=None, reference_name="", ra
 
 def na_row(bid, name, why):
     return row(bid, name, notes=why) | {"result": "N/A"}
+
+
+def spawn_worker(script: str, args: list, timeout: float) -> float:
+    """Runs `script` with `args` in a fresh Python process (each side of a host-time benchmark in
+    a process of its own) and returns the number on the last line of its output."""
+    proc = subprocess.run([sys.executable, script, *args], capture_output=True, text=True, timeout=timeout)
+    if proc.returncode != 0:
+        raise SystemExit(f"worker {args} failed:\n{proc.stdout}\n{proc.stderr}")
+    return float(proc.stdout.strip().splitlines()[-1])

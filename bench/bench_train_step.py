@@ -31,9 +31,10 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import time
+
+from bench_rows import spawn_worker
 
 KERNELS = """
 [Differentiable]
@@ -173,11 +174,7 @@ def worker(side: str, device: str, size: tuple, number: int) -> float:
 
 
 def _spawn(args: list) -> float:
-    proc = subprocess.run([sys.executable, os.path.abspath(__file__), *args], capture_output=True, text=True,
-                          timeout=900)
-    if proc.returncode != 0:
-        raise SystemExit(f"worker {args} failed:\n{proc.stdout}\n{proc.stderr}")
-    return float(proc.stdout.strip().splitlines()[-1])
+    return spawn_worker(os.path.abspath(__file__), args, timeout=900)
 
 
 def _size(text: str) -> tuple:
