@@ -2,13 +2,14 @@
 // disk at run time). Its parts live in prelude_*.inc as raw string literals so that they read
 // like the C++ they are; adjacent literals concatenate into one string per part.
 //
-// A generated kernel carries only the parts its code needs: the first four always, each later
-// one when the kernel (or a part it needs) names something that part defines. Which part
-// defines a name is read off the texts themselves (the first part whose code, comments aside,
-// names it), once per process, so a new prelude function needs no list kept by hand; a part
-// that completes another one's declarations for the CPU says so (`completes`). NVRTC's
-// time grows with the prelude it parses (about 5 ms of a first call's compile on the H200's host
-// for the cooperative, reduction and table parts a plain call never uses).
+// A generated kernel carries only the parts its code needs: the core, half and tensor parts
+// always, each other one when the kernel (or a part it needs) names something that part defines
+// (the math part's intrinsics too: a kernel that multiplies two tensors parses none of them).
+// Which part defines a name is read off the texts themselves (the first part whose code,
+// comments aside, names it), once per process, so a new prelude function needs no list kept by
+// hand; a part that completes another one's declarations for the CPU says so (`completes`).
+// NVRTC's time grows with the prelude it parses (about 5 ms of a first call's compile on the
+// H200's host for the cooperative, reduction and table parts a plain call never uses).
 #include <array>
 #include <mutex>
 #include <string_view>
@@ -24,7 +25,7 @@ namespace {
 struct Part {
     const char* name;
     const char* text;
-    bool always;  ///< in every kernel (the core: vectors, half, math, tensor access)
+    bool always;  ///< in every kernel (the core: vectors, half, tensor access)
     /// A part that defines, for the CPU, names an earlier part declares for both targets (the
     /// fiber scheduler's ids and barriers of cooperative kernels): it comes with that part.
     const char* completes = nullptr;
@@ -39,7 +40,7 @@ const Part kParts[] = {
      , true},
     {"math",
 #include "codegen/prelude_math.inc"
-     , true},
+     , false},
     {"tensor",
 #include "codegen/prelude_tensor.inc"
      , true},

@@ -85,11 +85,16 @@ TEST(Literals, RoundTripAndSpecialValues) {
 TEST(Prelude, AKernelCarriesOnlyThePartsItsCodeNames) {
     const std::string whole = codegen::device_prelude();
     const std::string plain = codegen::device_prelude_for("float f(float x) { return x; }");
-    for (const char* part : {"==== intrinsics ====", "==== calls, faults, tensors, atomics ====", "==== half ===="})
+    for (const char* part : {"==== calls, faults, tensors, atomics ====", "==== half ===="})
         EXPECT_NE(plain.find(part), std::string::npos) << part;
-    for (const char* part : {"==== cooperative kernels ====", "==== wave intrinsics ====", "==== gradient reductions ====",
-                             "==== ordered gradient tables ====", "==== fixed-point gradient tables ===="})
+    for (const char* part : {"==== intrinsics ====", "==== cooperative kernels ====", "==== wave intrinsics ====",
+                             "==== gradient reductions ====", "==== ordered gradient tables ====",
+                             "==== fixed-point gradient tables ===="})
         EXPECT_EQ(plain.find(part), std::string::npos) << part;
+    // The math intrinsics come with a kernel that calls one of them.
+    const std::string math = codegen::device_prelude_for("float f(float x) { return sg_sqrt(x); }");
+    EXPECT_NE(math.find("==== intrinsics ===="), std::string::npos);
+    EXPECT_EQ(math.find("==== cooperative kernels ===="), std::string::npos);
     EXPECT_LT(plain.size() * 3, whole.size() * 2);
     // A name a part defines brings that part (comments do not count).
     const std::string coop = codegen::device_prelude_for("void k(sg_view<float> v) { sg_coop_barrier(); }");
@@ -102,11 +107,13 @@ TEST(Prelude, AKernelCarriesOnlyThePartsItsCodeNames) {
               std::string::npos);
     // Text naming everything the prelude defines gets the whole prelude, in order.
     EXPECT_EQ(codegen::device_prelude_for(whole), whole);
-    // The core alone compiles on both targets, with a kernel that uses tensors and math.
+    // The core alone compiles on both targets, and with the math part, a kernel that uses
+    // tensors and math.
     auto cpu = write_source(plain + "int main() { return 0; }\n", ".cpp");
     auto [status, output] = run_command("g++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror " + cpu.string());
     EXPECT_EQ(status, 0) << output;
-    EXPECT_TRUE(nvrtc_compiles("#define SG_TARGET_CUDA 1\n" + plain +
+    EXPECT_TRUE(nvrtc_compiles("#define SG_TARGET_CUDA 1\n" + plain + "extern \"C\" __global__ void probe() {}\n"));
+    EXPECT_TRUE(nvrtc_compiles("#define SG_TARGET_CUDA 1\n" + math +
                                "extern \"C\" __global__ void probe(float* o, sg_tensor<sg_float3, 1> t) {\n"
                                "    sg_float3 v = sg_tensor_load(t, (int)threadIdx.x);\n"
                                "    *o = sg_dot(v, v) + sg_sin(v.x);\n}\n"));
