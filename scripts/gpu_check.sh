@@ -8,12 +8,30 @@
 # else ./gpu-results). Exit status: non-zero when any step failed.
 #
 #   bash scripts/gpu_check.sh [OUT_DIR] [--quick]     (--quick: skip memcheck and benchmarks)
+#   bash scripts/gpu_check.sh OUT_DIR --steps=build,ctest,pytest_cuda
+#
+# --steps=LIST runs only the named steps, so that the check fits calls of a limited length on
+# one warm machine (the build directory and the installed package stay between them): build,
+# ctest, pytest_cuda, pytest_cpu, bench, first_call, fwd_bwd_host, train_step, splatting,
+# memcheck, coop_sanitizers. The build step is cheap when build/gpu is already up to date.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${1:-${OUT:-gpu-results}}
-mode=${2:-full}   # full | --quick (no memcheck, no benchmarks) | --no-memcheck | --memcheck-only
+mode=${2:-full}   # full | --quick (no memcheck, no benchmarks) | --no-memcheck | --memcheck-only | --steps=...
 quick=0
 [ "$mode" = "--quick" ] && quick=1
+steps=""
+case "$mode" in --steps=*) steps=",${mode#--steps=}," ;; esac
+want() {  # want ID: whether step ID runs in this mode
+    if [ -n "$steps" ]; then [[ "$steps" == *",$1,"* ]]; return; fi
+    case "$1" in
+        build) return 0 ;;
+        ctest | pytest_cuda) [ "$mode" != "--memcheck-only" ] ;;
+        pytest_cpu) [ "$mode" != "--memcheck-only" ] && [ $quick -eq 0 ] ;;
+        memcheck | coop_sanitizers) [ $quick -eq 0 ] && [ "$mode" != "--no-memcheck" ] ;;
+        *) [ $quick -eq 0 ] && [ "$mode" != "--memcheck-only" ] ;;
+    esac
+}
 mkdir -p "$out"
 summary="$out/summary.md"
 status=0
@@ -45,7 +63,7 @@ step() {  # step NAME LOGFILE COMMAND...: runs, records pass/fail and the time
     echo "| --- | --- | --- | --- |"
 } >"$summary"
 
-step "build and install" build.log \
+want build && step "build and install" build.log \
     python3 -m pip install --no-build-isolation --no-deps -v . \
     -Ccmake.define.SG_BUILD_TESTS=ON -Cbuild-dir=build/gpu -Ccmake.build-type=Release \
     -Cbuild.tool-args=-j"$jobs"
@@ -55,54 +73,54 @@ if ! python3 -c "import shadegrad as sg; print(sg.torch_bridge_status()); print(
     exit 1  # nothing else can run
 fi
 
-if [ "$mode" = "--memcheck-only" ]; then
-    :
-elif [ -d build/gpu/tests/cpp ]; then
+if want ctest && [ -d build/gpu/tests/cpp ]; then
     step "C++ tests (ctest)" ctest.log ctest --test-dir build/gpu --output-on-failure -j"$jobs"
 fi
 
 # The Python suite on the CUDA backend; the subprocess-per-case tests run in parallel workers.
 xdist=""
 python3 -c "import xdist" 2>/dev/null && xdist="-n 8"
-[ "$mode" = "--memcheck-only" ] || step "pytest (CUDA backend)" pytest_cuda.log \
+want pytest_cuda && step "pytest (CUDA backend)" pytest_cuda.log \
     env SHADEGRAD_TEST_DEVICE=cuda python3 -m pytest -v -rfE $xdist -p no:cacheprovider tests/python
-[ "$mode" = "--memcheck-only" ] || [ $quick -eq 1 ] || step "pytest (CPU backend)" pytest_cpu.log \
+want pytest_cpu && step "pytest (CPU backend)" pytest_cpu.log \
     env SHADEGRAD_TEST_DEVICE=cpu python3 -m pytest -v -rfE $xdist -p no:cacheprovider tests/python
 
-if [ $quick -eq 0 ]; then
-    if [ -f bench/bench_gpu.py ] && [ "$mode" != "--memcheck-only" ]; then
+if true; then
+    if [ -f bench/bench_gpu.py ] && want bench; then
         step "benchmarks" bench.log python3 bench/bench_gpu.py --json "$out/bench.json" --markdown "$out/bench.md"
     fi
     # Where a first call's time goes on CUDA, cold and warm (rows 5a / 5b), in fresh processes.
-    if [ -f scripts/first_call_profile.py ] && [ "$mode" != "--memcheck-only" ]; then
+    if [ -f scripts/first_call_profile.py ] && want first_call; then
         step "first-call split (CUDA)" first_call.log python3 scripts/first_call_profile.py --reps 3 --device cuda
     fi
     # Forward + backward host time with each side in a process of its own (and interleaved).
-    if [ -f bench/bench_fwd_bwd_host.py ] && [ "$mode" != "--memcheck-only" ]; then
+    if [ -f bench/bench_fwd_bwd_host.py ] && want fwd_bwd_host; then
         step "forward + backward host time, own processes" fwd_bwd_host.log \
             python3 bench/bench_fwd_bwd_host.py --device cuda --json "$out/fwd_bwd_host.json" \
             --markdown "$out/fwd_bwd_host.md"
     fi
     # A small training step (three shadegrad kernels, a loss, SGD) against plain torch and under
     # CUDA graph replay, each side in processes of its own.
-    if [ -f bench/bench_train_step.py ] && [ "$mode" != "--memcheck-only" ]; then
+    if [ -f bench/bench_train_step.py ] && want train_step; then
         step "training step, own processes" train_step.log \
             python3 bench/bench_train_step.py --device cuda --json "$out/train_step.json" \
             --markdown "$out/train_step.md"
     fi
     # The flagship example at full size: its pictures (for docs/images/gaussian_splatting/) and
     # the time per step against the same model in plain torch, in the log.
-    if [ -f examples/gaussian_splatting.py ] && [ "$mode" != "--memcheck-only" ]; then
+    if [ -f examples/gaussian_splatting.py ] && want splatting; then
         step "Gaussian splatting example (full size)" gaussian_splatting.log \
             python3 examples/gaussian_splatting.py --size full --device cuda --compare-torch --compare-compile \
             --out "$out/gaussian_splatting"
     fi
-    if command -v compute-sanitizer >/dev/null && [ "$mode" != "--no-memcheck" ]; then
+    if command -v compute-sanitizer >/dev/null && want memcheck; then
         step "compute-sanitizer memcheck" memcheck.log \
             env SHADEGRAD_TEST_DEVICE=cuda compute-sanitizer --tool memcheck --error-exitcode 3 \
             --target-processes all python3 -m pytest -q -p no:cacheprovider \
             tests/python/test_cuda.py tests/python/test_conformance.py tests/python/test_vertical_slice.py \
             -k "not 64bit and not cubin_cache and not reduce_overhead"
+    fi
+    if command -v compute-sanitizer >/dev/null && want coop_sanitizers; then
         # Cooperative kernels and call groups: shared memory, barriers and atomics under
         # racecheck (hazards) and memcheck (out-of-bounds, partial blocks and groups).
         coop_tests="tests/python/test_coop_launch.py tests/python/test_coop_diff.py tests/python/test_coop_waves.py
