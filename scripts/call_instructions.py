@@ -40,7 +40,8 @@ ga, gb = a.clone().requires_grad_(True), b.clone().requires_grad_(True)
 fa, lb = a.clone(), b.clone().requires_grad_(True)  # the mixed case: a frozen, b learnable
 g = torch.ones(8, 8)
 mul, mul2 = m.mul, m.mul2
-ta, tb = sg.Tensor.from_torch(a), sg.Tensor.from_torch(b)
+# (builds from before sg.Tensor existed still run the other cases)
+ta, tb = (sg.Tensor.from_torch(a), sg.Tensor.from_torch(b)) if hasattr(sg, "Tensor") else (a, b)
 
 
 def fwdbwd():
@@ -80,9 +81,13 @@ for _ in range(n):
 
 def instructions(script: str, case: str, calls: int, out_dir: str) -> int:
     out = os.path.join(out_dir, f"callgrind.{case}.{calls}")
+    # numpy's OpenBLAS starts a server thread that spins for as long as the process lives; its
+    # instructions vary by tens of millions between runs (13% of a call's count here), so it
+    # gets one thread, which does not spin, as do torch and OpenMP.
+    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
     proc = subprocess.run(
         ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, script, case, str(calls)],
-        capture_output=True, text=True)
+        capture_output=True, text=True, env=env)
     found = re.search(r"Collected : (\d+)", proc.stderr)
     if proc.returncode != 0 or not found:
         sys.stderr.write(proc.stdout + proc.stderr)
