@@ -50,14 +50,18 @@ void write_scalar(uint8_t* out, lang::ScalarKind k, const ArgInfo& a) {
 bool is_number(const ArgInfo& a) { return a.kind == ArgKind::Int || a.kind == ArgKind::Float || a.kind == ArgKind::Bool; }
 
 /// The kernel of `fn` for a device and pass, compiled on first use.
+/// A function that takes views without being a [CUDAKernel] function runs through glue that
+/// calls it (view_call.cpp); bit k of `grid_mask` marks its parameters bound to sg.grid.
 const CompiledKernel& kernel_for(FunctionState& fn, const lang::FunctionDecl& decl, DeviceType device, int index,
-                                 CoopPass pass) {
-    const int slot = (device == DeviceType::CUDA ? (index < 0 ? 0 : index) + 1 : 0) * 4 + int(pass);
+                                 CoopPass pass, bool view_function, uint32_t grid_mask) {
+    const int slot = ((device == DeviceType::CUDA ? (index < 0 ? 0 : index) + 1 : 0) * 4 + int(pass)) |
+                     (view_function ? int(1u << 12) : 0) | int(grid_mask << 13);
     auto it = fn.coop_kernels.find(slot);
     if (it != fn.coop_kernels.end()) return *it->second;
     Glue glue;  // the primal: no glue, the [CUDAKernel] function is the kernel
     glue.entry = decl.name;
-    if (pass != CoopPass::Primal) glue = coop_derivative_glue(fn, decl, pass);
+    if (view_function) glue = view_call_glue(fn, decl, pass, grid_mask);
+    else if (pass != CoopPass::Primal) glue = coop_derivative_glue(fn, decl, pass);
     auto k = std::make_shared<CompiledKernel>(cached_kernel(*fn.module, glue, codegen::CodegenOptions{}, device, index));
     LaunchSite site;
     site.function = fn.name;
@@ -74,8 +78,10 @@ bool is_cooperative(const UserModule& module, const Callee& callee) { return ker
 
 namespace {
 
+/// The [CUDAKernel] function, or the function that takes views (view_call.cpp), `fn` names.
 const lang::FunctionDecl& require_kernel(const FunctionState& fn) {
     const lang::FunctionDecl* decl = kernel_decl(*fn.module, fn.callee);
+    if (!decl) decl = view_function_decl(*fn.module, fn.callee);
     if (!decl)
         throw_type_error(fn.name + "() is not a [CUDAKernel] function: call it with its arguments (it runs once per "
                                    "element of the call), or mark it [CUDAKernel] to launch it");
@@ -115,7 +121,8 @@ std::vector<CoopParam> coop_params(const FunctionState& fn) {
 
 bool coop_needs_autograd(const FunctionState& fn, const CallArgs& a) {
     const lang::FunctionDecl* decl = kernel_decl(*fn.module, fn.callee);
-    if (!decl || !lang::find_attribute(decl->attrs, "Differentiable")) return false;
+    if (!decl) decl = view_function_decl(*fn.module, fn.callee);
+    if (!decl || !(decl->is_differentiable || lang::find_attribute(decl->attrs, "Differentiable"))) return false;
     std::vector<const ArgInfo*> bound;
     try {
         bound = bind_arguments(fn.name, *decl, a);
@@ -141,7 +148,11 @@ LaunchShape thread_count_shape(const FunctionState& fn, int64_t threads) {
 
 void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape, CoopPass pass) {
     const lang::FunctionDecl* decl = &require_kernel(fn);
-    const std::string name = fn.name + (pass == CoopPass::Backward ? ".bwd" : pass == CoopPass::Forward ? ".fwd" : "");
+    const bool view_function = !lang::find_attribute(decl->attrs, "CUDAKernel");
+    const std::string name = fn.name + (view_function ? (pass == CoopPass::Primal ? "" : ".bwds")
+                                        : pass == CoopPass::Backward ? ".bwd" : pass == CoopPass::Forward ? ".fwd" : "");
+    if (!view_function && shape.implicit)
+        throw_type_error(name + "() is a [CUDAKernel] function: launch it with _thread_count=N");
     for (int d = 0; d < 3; ++d)
         if (shape.block[d] < 1 || shape.grid[d] < 1)
             throw_value_error(name + "(): blockSize and gridSize must be positive in every dimension, got blockSize=(" +
@@ -154,6 +165,17 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
 
     const size_t n = decl->params.size();
     const std::vector<const ArgInfo*> bound = bind_arguments(name, *decl, a);
+    // A function that takes views: sg.grid arguments give its threads (view_call.cpp).
+    LaunchShape grid_shape = shape;
+    uint32_t grid_mask = 0;
+    if (view_function) grid_mask = view_call_grids(name, *decl, bound, shape, grid_shape);
+    else
+        for (size_t p = 0; p < n; ++p)
+            if (bound[p]->kind == ArgKind::Grid)
+                throw_type_error(name + "(): parameter '" + decl->params[p]->name + "' (" +
+                                 lang::type_name(decl->params[p]->type) +
+                                 ") takes a number, got an sg.grid: a [CUDAKernel] function reads its thread's "
+                                 "place from cudaThreadIdx() and cudaBlockIdx()");
     // A DiffTensorView's (values, gradient) pair: the values bind as any view argument, the
     // gradient is checked against them.
     std::vector<const ArgInfo*> grads(n, nullptr);
@@ -213,6 +235,7 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
             continue;
         }
         const lang::Type* t = param->type;
+        if (grid_mask & (1u << p)) continue;  // its extents are written below
         if (t->is_scalar() && !is_number(arg))
             throw_type_error(what + " takes a number, got " + arg_kind_name(arg.kind));
         if (t->is_vector() && !(arg.kind == ArgKind::Value && arg.child_count == t->rows) &&
@@ -227,23 +250,35 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
         device_index = fn.device_index;
     }
 
-    const CompiledKernel& k = kernel_for(fn, *decl, device, device_index, pass);
+    if (grid_shape.grid[0] == 0) return;  // an empty sg.grid: no thread runs
+    const CompiledKernel& k = kernel_for(fn, *decl, device, device_index, pass, view_function, grid_mask);
     const codegen::ParamLayout& layout = k.generated.layout;
     std::vector<uint8_t> block(layout.size, 0);
     codegen::CallHeader header{};
     for (int64_t& d : header.shape) d = 1;
     for (int d = 0; d < 3; ++d) {
-        header.shape[d] = shape.block[d];
-        header.shape[3 + d] = shape.grid[d];
+        header.shape[d] = grid_shape.block[d];
+        header.shape[3 + d] = grid_shape.grid[d];
     }
-    header.shape[6] = shape.thread_count;
-    header.total = shape.grid[0] * shape.grid[1] * shape.grid[2];
+    header.shape[6] = grid_shape.thread_count;
+    header.total = grid_shape.grid[0] * grid_shape.grid[1] * grid_shape.grid[2];
     header.rank = 7;
     std::memcpy(block.data(), &header, sizeof header);
     for (size_t p = 0; p < n; ++p) {
         const codegen::ParamField& f = layout.fields[p];
         const ArgInfo& arg = *values[p];
         using Form = codegen::FieldShape::Form;
+        if (grid_mask & (1u << p)) {  // a grid's extents, the last (fastest) dimension in .x
+            const int rank = arg.tensor.ndim;
+            for (int c = 0; c < rank; ++c) {
+                ArgInfo extent;
+                extent.kind = ArgKind::Int;
+                extent.integer = arg.tensor.shape[rank - 1 - c];
+                write_scalar(block.data() + f.offset + size_t(c) * size_t(lang::scalar_bits(f.shape.scalar) / 8),
+                             f.shape.scalar, extent);
+            }
+            continue;
+        }
         if (f.shape.form != Form::Tensor) {
             if (f.shape.form == Form::Scalar) write_scalar(block.data() + f.offset, f.shape.scalar, arg);
             else
@@ -290,8 +325,8 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
     r.site = k.site;
     r.wait = debug_mode();
     for (int d = 0; d < 3; ++d) {
-        r.coop_block[d] = shape.block[d];
-        r.coop_grid[d] = shape.grid[d];
+        r.coop_block[d] = grid_shape.block[d];
+        r.coop_grid[d] = grid_shape.grid[d];
     }
     const runtime::LaunchResult result = backend.launch(r);
     if (result.origin != runtime::FaultOrigin::None) [[unlikely]]

@@ -27,6 +27,9 @@ struct LaunchShape {
     /// SlangPy's `_thread_count=N` (1-D): threads whose global x index is N or more do not run
     /// (0: every thread of the grid runs).
     int64_t thread_count = 0;
+    /// No `_thread_count` was given (a function that takes views, called as SlangPy calls it:
+    /// one thread, or one per element of its sg.grid arguments; view_call.cpp).
+    bool implicit = false;
 };
 
 /// Which kernel of a [CUDAKernel] function a launch runs: the function itself, the backward of a
@@ -59,7 +62,32 @@ bool coop_needs_autograd(const FunctionState& fn, const CallArgs& a);
 /// not [Differentiable].
 Glue coop_derivative_glue(const FunctionState& fn, const lang::FunctionDecl& decl, CoopPass pass);
 
+/// Whether a derivative kernel passes parameter `p` as a pair (a differentiable scalar, vector
+/// or matrix that is not no_diff; its derivative starts at zero and is dropped).
+bool is_differentiable_value(const lang::VarDecl& p);
+
 /// SlangPy's 1-D form: `shape` for `threads` threads (blocks of up to 256 threads in x).
 LaunchShape thread_count_shape(const FunctionState& fn, int64_t threads);
+
+// ---- functions that take views without being [CUDAKernel] functions (view_call.cpp)
+
+/// The declaration of a function that is no [CUDAKernel] function but takes a TensorView or
+/// DiffTensorView parameter (SlangPy binds such a view whole), or nullptr.
+const lang::FunctionDecl* view_function_decl(const UserModule& module, const Callee& callee);
+bool is_view_function(const UserModule& module, const Callee& callee);
+/// Whether a parameter of type `t` of such a function may take an sg.grid(shape) argument (an
+/// int or uint, or a vector of 2 or 3 of them: the thread's coordinate in the grid).
+bool is_grid_parameter(const lang::Type* t);
+/// The [CUDAKernel] glue that calls such a function (pass: or bwd_diff / fwd_diff of it) once
+/// per thread; bit k of `grid_mask`: parameter k holds a grid's extents and gets the thread's
+/// coordinate in that grid. TypeError for a function that returns a value or has an out
+/// parameter, or (a derivative pass) is not differentiable.
+Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, CoopPass pass, uint32_t grid_mask);
+/// Checks the arguments of such a call that are not views (numbers, sg.grid: every grid of one
+/// shape, whose rank is its parameter's component count) and returns its grid mask; `out` is
+/// `shape`, or with grids one thread per grid element (grid[0] = 0 for an empty grid). Errors
+/// name `name` and the parameter; `_thread_count` with a grid is a ValueError (SlangPy's).
+uint32_t view_call_grids(const std::string& name, const lang::FunctionDecl& decl,
+                         const std::vector<const ArgInfo*>& bound, const LaunchShape& shape, LaunchShape& out);
 
 }  // namespace sg::call

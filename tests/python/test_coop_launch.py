@@ -202,8 +202,10 @@ float uses_view(TensorView<float> v, int i) { return v[i]; }
         m.uses_id(x)
     with pytest.raises(sg.CompileError, match=r"per_element.slang:5:32: error: a barrier is only available"):
         m.calls_barrier(x)
-    with pytest.raises(TypeError, match=r"uses_view\(\): parameter 'v' is a TensorView<float>: TensorView parameters belong to \[CUDAKernel\]"):
-        m.uses_view(x, 1)
+    # A function that takes a view is called as SlangPy calls it (one launch: test_slangpy_view_functions.py),
+    # here with a tensor for its int, which would vectorize it.
+    with pytest.raises(TypeError, match=r"uses_view\(\): parameter 'i' \(int\) is given a tensor: uses_view\(\) takes a view"):
+        m.uses_view(x, torch.ones(3, dtype=torch.int32, device=TEST_DEVICE))
 
 
 def test_thread_count_on_a_vectorized_function_is_an_error():

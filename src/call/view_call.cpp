@@ -1,0 +1,168 @@
+// src/call/view_call.cpp — SlangPy's calls of a function that takes TensorView or DiffTensorView
+// parameters without being a [CUDAKernel] function (docs/calling.md, "Functions that take
+// views"). SlangPy binds a view whole (it adds no call dimension), so such a call runs as many
+// times as its other arguments say: once for numbers alone, N times with `_thread_count=N`, or
+// once per element of an `sg.grid(shape)` argument. Here that call is a cooperative launch of a
+// small [CUDAKernel] glue that calls the function (or bwd_diff / fwd_diff of it) from each
+// thread: a view binds exactly as a kernel's does (coop_launch.cpp) and a grid parameter
+// receives the grid's extents, from which the glue computes the thread's coordinate.
+#include "call/coop_launch.h"
+
+#include "call/errors.h"
+#include "call/resolve.h"
+
+namespace sg::call {
+
+namespace {
+
+bool takes_view(const lang::FunctionDecl& f) {
+    for (const lang::VarDecl* p : f.params)
+        if (p->type && p->type->is_tensor() && p->type->tensor.view) return true;
+    return false;
+}
+
+/// The coordinate of the thread in a grid whose extents parameter `p` holds (a vector's .x is
+/// the last, fastest dimension, as for sg.grid in calls per element: glue.cpp).
+std::string grid_coordinate(const lang::VarDecl& p, const std::string& name) {
+    const lang::Type* t = p.type;
+    const std::string comp = t->scalar == lang::ScalarKind::UInt32 ? "uint" : "int";
+    if (t->is_scalar()) return comp + "(__sg_t)";
+    static const char* kXyzw[] = {"x", "y", "z", "w"};
+    std::string s = lang::type_name(t) + "(", below = "1u";
+    for (int c = 0; c < t->rows; ++c) {
+        const std::string extent = "uint(" + name + "." + kXyzw[c] + ")";
+        std::string v = c == 0 ? "__sg_t" : "(__sg_t / (" + below + "))";
+        if (c + 1 < t->rows) v += " % " + extent;
+        s += (c ? ", " : "") + comp + "(" + v + ")";
+        below += " * " + extent;
+    }
+    return s + ")";
+}
+
+}  // namespace
+
+const lang::FunctionDecl* view_function_decl(const UserModule& module, const Callee& callee) {
+    const lang::FunctionDecl* view = nullptr;
+    for (const lang::FunctionDecl* f : candidate_declarations(module, callee)) {
+        if (lang::find_attribute(f->attrs, "CUDAKernel")) return nullptr;
+        if (!view && takes_view(*f)) view = f;
+    }
+    return view;
+}
+
+bool is_view_function(const UserModule& module, const Callee& callee) {
+    return view_function_decl(module, callee) != nullptr;
+}
+
+bool is_grid_parameter(const lang::Type* t) {
+    return (t->is_scalar() || (t->is_vector() && t->rows <= 3)) && !t->enumeration &&
+           (t->scalar == lang::ScalarKind::Int32 || t->scalar == lang::ScalarKind::UInt32);
+}
+
+Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, CoopPass pass, uint32_t grid_mask) {
+    const char* what = pass == CoopPass::Backward ? "bwd" : pass == CoopPass::Forward ? "fwd" : "call";
+    if (pass != CoopPass::Primal && !decl.is_differentiable)
+        throw_type_error(fn.name + ".bwds(): " + fn.name +
+                         " is not [Differentiable]: mark it [Differentiable] to run its derivative");
+    if (decl.result_type && !decl.result_type->is_void())
+        throw_type_error(fn.name + "(): it takes a TensorView and returns a " + lang::type_name(decl.result_type) +
+                         ": a call of a function that takes views returns nothing yet (write the result through a "
+                         "view, or return void)");
+    Glue glue;
+    glue.entry = "__sg_view_" + std::string(what) + "_" + decl.name;
+    std::string params, setup, args;
+    for (size_t k = 0; k < decl.params.size(); ++k) {
+        const lang::VarDecl& p = *decl.params[k];
+        const std::string name = "p" + std::to_string(k);
+        const std::string type = lang::type_name(p.type);
+        if (p.dir != lang::ParamDir::In)
+            throw_type_error(fn.name + "(): parameter '" + p.name +
+                             "' is out or inout: a function that takes views is called with in parameters only yet");
+        params += (k ? ", " : "") + type + " " + name;
+        std::string value = name;
+        if (grid_mask & (1u << k)) {
+            setup += "    " + type + " g" + name + " = " + grid_coordinate(p, name) + ";\n";
+            value = "g" + name;
+        }
+        if (pass != CoopPass::Primal && decl.is_differentiable && is_differentiable_value(p)) {
+            // bwd_diff takes an inout pair, fwd_diff a pair: its derivative starts at zero and is dropped.
+            setup += "    DifferentialPair<" + type + "> d" + name + " = diffPair(" + value + ", " + type + "(0));\n";
+            value = "d" + name;
+        }
+        args += (k ? ", " : "") + value;
+    }
+    const std::string callee = pass == CoopPass::Primal ? decl.name : std::string(what) + "_diff(" + decl.name + ")";
+    const std::string thread =
+        grid_mask ? "    uint __sg_t = cudaBlockIdx().x * cudaBlockDim().x + cudaThreadIdx().x;\n" : "";
+    glue.source = "[CUDAKernel]\nvoid " + glue.entry + "(" + params + ")\n{\n" + thread + setup + "    " + callee + "(" +
+                  args + ");\n}\n";
+    return glue;
+}
+
+uint32_t view_call_grids(const std::string& name, const lang::FunctionDecl& decl,
+                         const std::vector<const ArgInfo*>& bound, const LaunchShape& shape, LaunchShape& out) {
+    out = shape;
+    uint32_t mask = 0;
+    const ArgInfo* first = nullptr;
+    for (size_t p = 0; p < decl.params.size(); ++p) {
+        const lang::VarDecl& param = *decl.params[p];
+        const ArgInfo& arg = *bound[p];
+        const std::string what = name + "(): parameter '" + param.name + "' (" + lang::type_name(param.type) + ")";
+        if (param.type->is_tensor()) continue;  // a view: coop_launch.cpp checks it
+        if (arg.kind == ArgKind::Tensor && !shape.implicit)
+            throw_value_error(name + "(): _thread_count is only valid for kernels with call dimensionality 0, and "
+                              "parameter '" + param.name + "' (" + lang::type_name(param.type) +
+                              ") is given a tensor, which would give the call dimensions of its own");
+        if (arg.kind == ArgKind::Tensor)
+            throw_type_error(what + " is given a tensor: " + name +
+                             "() takes a view, so SlangPy binds its views whole and calls it once, _thread_count times "
+                             "or once per element of an sg.grid argument; a call vectorized over tensors beside views "
+                             "is not supported yet (pass numbers, or read the tensor through a TensorView parameter)");
+        if (arg.kind != ArgKind::Grid) {
+            if (arg.kind >= ArgKind::CallId && arg.kind <= ArgKind::RandFloat)
+                throw_type_error(what + " is given " + arg_kind_name(arg.kind) + ": a call of a function that takes "
+                                 "views takes numbers and sg.grid(shape) for its other parameters yet");
+            continue;
+        }
+        if (p >= 32 || !is_grid_parameter(param.type))
+            throw_type_error(what + " is given an sg.grid: a grid's coordinate is an int or uint, or an int2/int3 "
+                                    "(uint2/uint3) for a 2-D/3-D grid");
+        const int components = param.type->is_vector() ? param.type->rows : 1;
+        if (arg.number != 0)
+            throw_type_error(what + ": an sg.grid with a stride or offset is not supported for a function that takes "
+                                    "views yet");
+        if (arg.tensor.ndim != components)
+            throw_type_error(what + " takes the coordinate of a " + std::to_string(components) + "-D grid, got a " +
+                             std::to_string(arg.tensor.ndim) + "-D sg.grid");
+        if (first) {
+            bool same = true;
+            for (int d = 0; d < components; ++d) same = same && first->tensor.shape[d] == arg.tensor.shape[d];
+            if (!same || first->tensor.ndim != arg.tensor.ndim)
+                throw_value_error(what + ": its sg.grid's shape differs from an earlier grid argument's");
+        }
+        first = &arg;
+        mask |= 1u << p;
+    }
+    if (!first) return 0;
+    if (!shape.implicit)
+        throw_value_error(name + "(): _thread_count is only valid for kernels with call dimensionality 0: the sg.grid "
+                                 "argument gives the call its threads (one per grid element); pass one or the other");
+    int64_t threads = 1;
+    for (int d = 0; d < first->tensor.ndim; ++d) {
+        if (first->tensor.shape[d] < 0)
+            throw_value_error(name + "(): an sg.grid extent is negative");
+        threads *= first->tensor.shape[d];
+    }
+    if (threads == 0) {
+        out.grid[0] = 0;
+        return mask;
+    }
+    out.block[0] = threads < 256 ? threads : 256;
+    out.block[1] = out.block[2] = out.grid[1] = out.grid[2] = 1;
+    out.grid[0] = (threads + out.block[0] - 1) / out.block[0];
+    out.thread_count = threads;
+    out.implicit = true;
+    return mask;
+}
+
+}  // namespace sg::call
