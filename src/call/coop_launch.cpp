@@ -192,9 +192,11 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
         grads[p] = &a.args[pair.first_child + 1];
         const TensorInfo& v = values[p]->tensor;
         const TensorInfo& g = grads[p]->tensor;
-        if (g.dtype != v.dtype)
+        // A DiffTensorView<half>'s gradient is float32 (Slang's `.diff.diff` is a TensorView<float>).
+        const DType want = v.dtype == DType::Float16 ? DType::Float32 : v.dtype;
+        if (g.dtype != want)
             throw_type_error(what + ": the gradient is a " + dtype_name(g.dtype) + " tensor, the values " +
-                             dtype_name(v.dtype));
+                             dtype_name(v.dtype) + (want != v.dtype ? " (whose gradient is float32)" : ""));
         bool same = g.ndim == v.ndim;
         for (int d = 0; same && d < v.ndim; ++d) same = g.shape[d] == v.shape[d];
         if (!same) throw_value_error(what + ": the gradient's shape differs from the values'");

@@ -23,10 +23,18 @@ std::string Emitter::shared_storage() {
     return out;
 }
 
+namespace {
+/// Whether a view's element is a half (a DiffTensorView<half>'s gradient is float).
+bool half_element(const Type* view) {
+    return view->element && view->element->is_scalar() && view->element->scalar == lang::ScalarKind::Half;
+}
+}  // namespace
+
 std::string Emitter::coop_element_pointer(const Inst& inst, size_t index_end, bool grad) {
     const Value* tensor = inst.operands[0];
     const Type* tt = tensor->type;
-    const std::string elem = type(tt->element);
+    // A DiffTensorView<half>'s gradient is float (as Slang's): its element pointer is a float's.
+    const std::string elem = grad && half_element(tt) ? std::string("float") : type(tt->element);
     const std::string n = std::to_string(coop_temps_++);
     const size_t k = index_end - 1;  // indices: operands [1, index_end)
     const std::string p = "sg_p" + n;
@@ -96,22 +104,32 @@ void Emitter::emit_coop(const Inst& inst) {
         define(r, "sg_view_query(" + view + ", " + std::to_string(inst.imm_int) + ", " + dim + ")");
         return;
     }
-    case OpKind::ViewPart: define(r, ref(inst.operands[0]) + (inst.imm_int ? ".diff" : ".primal")); return;
+    case OpKind::ViewPart: {
+        const std::string part = ref(inst.operands[0]) + (inst.imm_int ? ".diff" : ".primal");
+        // A DiffTensorView<half>'s gradient: its float elements in the values' view record.
+        if (inst.imm_int && half_element(inst.operands[0]->type)) define(r, "sg_view_as<float>(" + part + ")");
+        else define(r, part);
+        return;
+    }
     // A DiffTensorView's gradient: load's backward adds (atomically: threads may collide),
     // store's takes (reads and clears, atomically), storeOnce's reads; fwd_diff stores a tangent.
+    // A DiffTensorView<half> holds its gradient in float: converted on the way in and out.
     case OpKind::TensorGradAdd: {
         const std::string p = coop_element_pointer(inst, inst.operands.size() - 1, true);
-        line("sg_view_grad_add(" + p + ", " + ref(inst.operands.back()) + ");");
+        const std::string to = half_element(inst.operands[0]->type) ? "(float)" : "";
+        line("sg_view_grad_add(" + p + ", " + to + ref(inst.operands.back()) + ");");
         return;
     }
     case OpKind::TensorGradLoad: {
         const std::string p = coop_element_pointer(inst, inst.operands.size(), true);
-        define(r, std::string(inst.imm_int ? "sg_view_grad_take(" : "sg_view_grad_read(") + p + ")");
+        const std::string g = std::string(inst.imm_int ? "sg_view_grad_take(" : "sg_view_grad_read(") + p + ")";
+        define(r, half_element(inst.operands[0]->type) ? type(r->type) + "(" + g + ")" : g);
         return;
     }
     case OpKind::TensorGradStore: {
         const std::string p = coop_element_pointer(inst, inst.operands.size() - 1, true);
-        line("if (" + p + ") *" + p + " = " + ref(inst.operands.back()) + ";");
+        const std::string to = half_element(inst.operands[0]->type) ? "(float)" : "";
+        line("if (" + p + ") *" + p + " = " + to + ref(inst.operands.back()) + ";");
         return;
     }
     case OpKind::TensorLoad: {

@@ -115,10 +115,6 @@ const Type* Sema::resolve_view_type(TypeExpr* te) {
                                                 ">: the element type must be float, double or half", 38029);
         return types_.error_type();
     }
-    if (diff && elem->scalar == ScalarKind::Half) {
-        diags_.unsupported(te->type_args[0]->loc, "DiffTensorView<half> (DiffTensorView<float> and <double> are)");
-        return types_.error_type();
-    }
     if (!is_view_element(elem)) {
         diags_.unsupported(te->loc, "TensorView of " + type_name(elem));
         return types_.error_type();
@@ -148,7 +144,9 @@ const Type* Sema::check_view_member(Expr* e, const Type* view, const std::string
     kind.access = TensorAccess::ReadWrite;
     kind.view = true;
     e->ref = RefKind::TensorMember;
-    return types_.tensor(view->element, 0, kind);
+    // A DiffTensorView<half>'s gradient is float, as Slang's (its `.diff.diff` is always float).
+    const bool half_grad = name == "diff" && view->element->is_scalar() && view->element->scalar == ScalarKind::Half;
+    return types_.tensor(half_grad ? types_.float32() : view->element, 0, kind);
 }
 
 // view[i], view[i, j], view[uint2(i, j)] (.x is dimension 0)

@@ -6,6 +6,7 @@
 // compare-exchange; `.diff.diff` (the gradient view, as slangtorch writes it); and `loadOnce`,
 // whose backward stores the gradient (no atomics) where `load`'s adds it.
 #include "coop_harness.h"
+#include "lang/half_float.h"
 
 namespace sg::test {
 namespace {
@@ -152,6 +153,54 @@ TEST(CoopViewMethods, LoadOnceStoresItsGradient) {
         EXPECT_FLOAT_EQ(dy[i], 6.0f * x[i] * dx[i]) << i;  // loadOnce's tangent is read as load's
         EXPECT_FLOAT_EQ(dz[i], dx[0]) << i;
     }
+}
+
+const char* kHalfPeek = R"(
+[CUDAKernel]
+void peek(DiffTensorView<half> x, TensorView<float> out)
+{
+    float old;
+    x.diff.diff.InterlockedAdd(1, 0.25, old);
+    out[0] = x.diff.diff[1] + float(x.primal[1]);
+}
+)";
+
+TEST(CoopViewMethods, HalfValuesWithFloatGradients) {
+    // Slang's DiffTensorView<half>: half values, a float gradient view (`.diff.diff` is float).
+    auto k = build_coop(R"(
+[Differentiable]
+[CUDAKernel]
+void halves(DiffTensorView<half> x, DiffTensorView<half> y)
+{
+    uint i = cudaThreadIdx().x;
+    if (i >= y.size(0)) return;
+    half v = x.load(i);
+    y.store(i, v * v + x[0]);
+}
+[CUDAKernel]
+void halves_bwd(DiffTensorView<half> x, DiffTensorView<half> y) { bwd_diff(halves)(x, y); }
+)", "halves_bwd");
+    auto bits = [](float f) { return lang::half_bits_from_double(f); };
+    std::vector<uint16_t> x = {bits(1.5f), bits(-2.0f), bits(0.5f)}, y(3, 0);
+    std::vector<float> gx(3, 0.0f), gy = {1.0f, 2.0f, 4.0f};
+    auto diff = [](std::vector<uint16_t>& v, std::vector<float>& g) {
+        CoopArg a = CoopArg::view(v, {3});
+        a.grad = g.data();
+        return a;
+    };
+    const auto fault = k->launch({4, 1, 1}, {1, 1, 1}, {diff(x, gx), diff(y, gy)});
+    EXPECT_EQ(fault.code, 0u);
+    // d/dx_i (x_i^2) g_i, and x_0 also gets every g (the + x[0] of each element)
+    EXPECT_FLOAT_EQ(gx[0], 2.0f * 1.5f * 1.0f + 7.0f);
+    EXPECT_FLOAT_EQ(gx[1], 2.0f * -2.0f * 2.0f);
+    EXPECT_FLOAT_EQ(gx[2], 2.0f * 0.5f * 4.0f);
+    EXPECT_EQ(gy[0], 0.0f) << "store's backward takes the output gradient";
+
+    auto peek = build_coop(kHalfPeek, "peek");
+    std::vector<float> out(1, 0.0f);
+    EXPECT_EQ(peek->launch({2, 1, 1}, {1, 1, 1}, {diff(x, gx), CoopArg::view(out, {1})}, true).code, 0u);
+    EXPECT_FLOAT_EQ(gx[1], 2.0f * -2.0f * 2.0f + 0.5f);
+    EXPECT_TRUE(out[0] == -2.0f + gx[1] || out[0] == -2.0f + gx[1] - 0.25f);  // after one or both adds
 }
 
 }  // namespace

@@ -51,6 +51,16 @@ void rows(DiffTensorView<float> w, DiffTensorView<float> out)
     if (r < out.size(0)) row_sum(w, out, r);
 }
 
+[Differentiable]
+[CUDAKernel]
+void half_poly(DiffTensorView<half> x, DiffTensorView<half> y)
+{
+    uint i = cudaBlockIdx().x * cudaBlockDim().x + cudaThreadIdx().x;
+    if (i >= y.size(0)) return;
+    half v = x.load(i);
+    y.store(i, v * v * half(0.5) + v);
+}
+
 [CUDAKernel]
 void methods(TensorView<int> acc, TensorView<uint> bits, TensorView<float> f, TensorView<int> claims, int n)
 {
@@ -200,3 +210,29 @@ def test_interlocked_on_buffer_elements_under_contention(buffers):
     fb = torch.zeros(2, device=TEST_DEVICE)
     buffers.hit_float(torch.full((n,), 0.25, device=TEST_DEVICE), fb)
     assert fb.cpu().tolist() == [0.25 * n, 2.5]
+
+
+def test_half_values_with_float_gradients(once):
+    # Slang's DiffTensorView<half>: half values, float32 gradients (`.diff.diff` is a TensorView<float>)
+    x = torch.tensor([0.5, -1.25, 2.0, 3.5], dtype=torch.float16, device=TEST_DEVICE)
+    y = torch.zeros_like(x)
+    once.half_poly(x=x, y=y).launchRaw(blockSize=(4, 1, 1), gridSize=(1, 1, 1))
+    xf = x.float()
+    torch.testing.assert_close(y, (xf * xf * 0.5 + xf).half())
+    gx, gy = torch.zeros(4, device=TEST_DEVICE), torch.tensor([1.0, 2.0, -1.0, 0.5], device=TEST_DEVICE)
+    once.half_poly.bwd(x=(x, gx), y=(y, gy.clone())).launchRaw(blockSize=(4, 1, 1), gridSize=(1, 1, 1))
+    # the adjoint is computed in half (as the values are), then stored into the float gradient
+    torch.testing.assert_close(gx, (xf + 1.0) * gy, rtol=2e-3, atol=2e-3)
+    with pytest.raises(TypeError, match="half_poly.bwd\\(\\): parameter 'x' \\(DiffTensorView<half>\\): the gradient "
+                                        "is a float16 tensor, the values float16 \\(whose gradient is float32\\)"):
+        once.half_poly.bwd(x=(x, torch.zeros_like(x)), y=(y, gy)).launchRaw(blockSize=(4, 1, 1), gridSize=(1, 1, 1))
+
+
+def test_half_autograd_through_thread_count(once):
+    x = torch.tensor([0.5, -1.25, 2.0], dtype=torch.float16, device=TEST_DEVICE, requires_grad=True)
+    y = torch.zeros(3, dtype=torch.float16, device=TEST_DEVICE)
+    out = once.module.half_poly(x, y, _thread_count=3)  # SlangPy's form: joins torch autograd
+    (out.float() * torch.tensor([1.0, 2.0, 3.0], device=TEST_DEVICE)).sum().backward()
+    assert x.grad.dtype == torch.float16
+    torch.testing.assert_close(x.grad.float(), (x.detach().float() + 1.0) * torch.tensor([1.0, 2.0, 3.0], device=TEST_DEVICE),
+                               rtol=2e-3, atol=2e-3)
