@@ -156,7 +156,26 @@ void Emitter::emit_coop(const Inst& inst) {
         const auto op = lang::AtomicOp(inst.imm_int);
         const bool cas = op == lang::AtomicOp::CompareExchange;
         const size_t values = cas ? 2 : 1;
-        const std::string p = coop_element_pointer(inst, inst.operands.size() - values);
+        std::string p = coop_element_pointer(inst, inst.operands.size() - values);
+        if (!inst.imm_list.empty()) {
+            // A field or component of the element (a groupshared struct's, a vector's).
+            const Type* c = inst.operands[0]->type->element;
+            std::string access = "(*" + p + ")";
+            for (int k : inst.imm_list) {
+                if (c->is_vector()) {
+                    static const char* kXyzw[] = {"x", "y", "z", "w"};
+                    access += std::string(".") + kXyzw[k & 3];
+                    c = nullptr;  // a scalar: the path ends
+                } else {
+                    access += "." + names_.field_names(c).at(size_t(k));
+                    c = names_.types().fields(c).at(size_t(k)).type;
+                }
+                if (!c) break;
+            }
+            const std::string q = "sg_pf" + std::to_string(coop_temps_++);
+            line(type(r->type) + "* " + q + " = " + p + " ? &" + access + " : (" + type(r->type) + "*)0;");
+            p = q;
+        }
         const std::string v = ref(inst.operands.back());
         if (cas) define(r, "sg_atomic_cas(" + p + ", " + ref(inst.operands[inst.operands.size() - 2]) + ", " + v + ")");
         else define(r, "sg_atomic<" + std::to_string(inst.imm_int) + ">(" + p + ", " + v + ")");

@@ -110,6 +110,13 @@ Value* Lower::lower_coop_call(Expr* e) {
         lang::AtomicOp op;
         lang::find_atomic(builtin->name, op);
         Expr* dest = arg(0);
+        // A field or vector component of a groupshared element: the path to it (sema allowed it
+        // there only), outermost first.
+        std::vector<int> path;
+        while (dest->kind == ExprKind::Member && (dest->ref == lang::RefKind::Field || dest->ref == lang::RefKind::Swizzle)) {
+            path.insert(path.begin(), dest->ref == lang::RefKind::Field ? dest->field_index : dest->swizzle[0]);
+            dest = dest->operands[0];
+        }
         Value* target = nullptr;
         std::vector<Value*> index;
         if (!shared_path(dest, target, index)) {
@@ -120,12 +127,12 @@ Value* Lower::lower_coop_call(Expr* e) {
             std::vector<Expr*> idx(dest->operands.begin() + 1, dest->operands.end());
             lower_tensor_access(dest, target, idx, &index);
         }
-        const Type* t = dest->type;
+        const Type* t = arg(0)->type;
         const bool cas = op == lang::AtomicOp::CompareExchange;
         Value* compare = cas ? lower_expr_as(arg(1), t) : nullptr;
         Value* value = lower_expr_as(arg(cas ? 2 : 1), t);
         b_.set_loc(e->loc);
-        Value* original = b_.tensor_atomic(op, target, index, compare, value);
+        Value* original = b_.tensor_atomic(op, target, index, compare, value, path);
         const size_t out = cas ? 3 : 2;
         if (e->operands.size() > out + 1) assign(arg(out), convert(original, arg(out)->type));
         return nullptr;

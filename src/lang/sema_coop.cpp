@@ -309,19 +309,29 @@ const Type* Sema::check_coop_call(Expr* e) {
     }
     // The destination is one element of shared memory: a groupshared variable (or an element of
     // one) or an element of a TensorView / RWStructuredBuffer.
+    // A field of a struct or one component of a vector, of a groupshared element (`tiles[t].count`,
+    // `pair.x`): the path lowering gives the atomic (lower_coop.cpp).
     const Expr* root = dest;
+    bool path = false;
+    while (root->kind == ExprKind::Member && !root->operands.empty() && root->operands[0]->type &&
+           ((root->ref == RefKind::Field && root->operands[0]->type->is_struct()) ||
+            (root->ref == RefKind::Swizzle && root->swizzle.size() == 1 && root->operands[0]->type->is_vector()))) {
+        root = root->operands[0];
+        path = true;
+    }
     bool element = false;
     while (root->kind == ExprKind::Index && !root->operands[0]->type->is_tensor()) root = root->operands[0];
     if (root->kind == ExprKind::Index && root->operands[0]->type->is_tensor()) {
         // A TensorView's, or a writable tensor's or RWStructuredBuffer's, whole element.
         const TensorKind& k = root->operands[0]->type->tensor;
-        element = root == dest && (k.view || k.access != TensorAccess::Read);
+        element = root == dest && !path && (k.view || k.access != TensorAccess::Read);
     }
     else if (root->kind == ExprKind::Name && root->var_ref && root->var_ref->is_groupshared) element = true;
     if (!element) {
-        diags_.unsupported(dest->loc, std::string(b->name) + " on anything but a groupshared variable, its array "
-                                                             "elements or an element of a TensorView, a writable "
-                                                             "tensor or an RWStructuredBuffer");
+        diags_.unsupported(dest->loc, std::string(b->name) + " on anything but a groupshared variable (its array "
+                                                             "elements, struct fields and vector components) or an "
+                                                             "element of a TensorView, a writable tensor or an "
+                                                             "RWStructuredBuffer");
         return types_.error_type();
     }
     if (!is_atomic_scalar(dest->type, op, method)) {

@@ -61,6 +61,33 @@ void half_poly(DiffTensorView<half> x, DiffTensorView<half> y)
     y.store(i, v * v * half(0.5) + v);
 }
 
+struct Tally { int hits; float weight; };
+groupshared Tally tallies[8];
+groupshared uint2 extremes;
+
+// A block's histogram through Interlocked operations on groupshared struct fields and vector components.
+[CUDAKernel]
+void block_tally(TensorView<int> values, TensorView<int> hits, TensorView<float> weights, TensorView<uint> ext)
+{
+    uint t = cudaThreadIdx().x;
+    uint b = cudaBlockIdx().x;
+    if (t < 8) { tallies[t].hits = 0; tallies[t].weight = 0.0; }
+    if (t == 0) extremes = uint2(0u, 0xffffffffu);
+    GroupMemoryBarrierWithGroupSync();
+    uint i = b * cudaBlockDim().x + t;
+    if (i < values.size(0))
+    {
+        int v = values[i];
+        InterlockedAdd(tallies[v].hits, 1);
+        InterlockedAdd(tallies[v].weight, 0.25);
+        InterlockedMax(extremes.x, uint(v));
+        InterlockedMin(extremes.y, uint(v));
+    }
+    GroupMemoryBarrierWithGroupSync();
+    if (t < 8) { hits[b, t] = tallies[t].hits; weights[b, t] = tallies[t].weight; }
+    if (t == 0) { ext[b, 0] = extremes.x; ext[b, 1] = extremes.y; }
+}
+
 [CUDAKernel]
 void methods(TensorView<int> acc, TensorView<uint> bits, TensorView<float> f, TensorView<int> claims, int n)
 {
@@ -236,3 +263,21 @@ def test_half_autograd_through_thread_count(once):
     assert x.grad.dtype == torch.float16
     torch.testing.assert_close(x.grad.float(), (x.detach().float() + 1.0) * torch.tensor([1.0, 2.0, 3.0], device=TEST_DEVICE),
                                rtol=2e-3, atol=2e-3)
+
+
+def test_interlocked_on_groupshared_fields_and_components(once):
+    n, block = 1000, 128
+    values = torch.randint(0, 8, (n,), generator=torch.Generator().manual_seed(9), dtype=torch.int32).to(TEST_DEVICE)
+    blocks = (n + block - 1) // block
+    hits = torch.full((blocks, 8), -1, dtype=torch.int32, device=TEST_DEVICE)
+    weights = torch.zeros(blocks, 8, device=TEST_DEVICE)
+    ext = torch.zeros(blocks, 2, dtype=torch.int32, device=TEST_DEVICE)
+    once.block_tally(values, hits, weights, ext.view(torch.uint32)).launchRaw(
+        blockSize=(block, 1, 1), gridSize=(blocks, 1, 1))
+    v = values.cpu().long()
+    for b in range(blocks):
+        part = v[b * block:(b + 1) * block]
+        want = torch.bincount(part, minlength=8)
+        assert hits.cpu()[b].tolist() == want.tolist()
+        assert weights.cpu()[b].tolist() == (0.25 * want.float()).tolist()
+        assert ext.cpu()[b].tolist() == [int(part.max()), int(part.min())]
