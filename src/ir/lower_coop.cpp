@@ -119,7 +119,9 @@ Value* Lower::lower_coop_call(Expr* e) {
         }
         Value* target = nullptr;
         std::vector<Value*> index;
-        if (!shared_path(dest, target, index)) {
+        if (!shared_path(dest, target, index) && !(dest->kind == ExprKind::Index && dest->operands[0]->type->is_tensor()))
+            return lower_local_interlocked(e, op);
+        if (!target) {
             // An element of a TensorView or RWStructuredBuffer (sema allowed nothing else).
             SG_INTERNAL_ASSERT(dest->kind == ExprKind::Index && dest->operands[0]->type->is_tensor(),
                                "Interlocked destination is not an element");
@@ -140,6 +142,35 @@ Value* Lower::lower_coop_call(Expr* e) {
     default: break;
     }
     SG_INTERNAL_ASSERT(false, std::string("cooperative built-in not handled by lowering: ") + builtin->name);
+}
+
+Value* Lower::lower_local_interlocked(Expr* e, lang::AtomicOp op) {
+    // A local variable (or a part of one): no other thread sees it, so a read, the update and a
+    // write; `original` gets the value read.
+    auto arg = [&](size_t k) { return e->operands[k + 1]; };
+    Expr* dest = arg(0);
+    const Type* t = dest->type;
+    const bool cas = op == lang::AtomicOp::CompareExchange;
+    Value* old = lower_expr(dest);
+    Value* compare = cas ? lower_expr_as(arg(1), t) : nullptr;
+    Value* value = lower_expr_as(arg(cas ? 2 : 1), t);
+    b_.set_loc(e->loc);
+    Value* next = value;
+    switch (op) {
+    case lang::AtomicOp::Add: next = b_.binary(OpKind::Add, old, value); break;
+    case lang::AtomicOp::Min: next = b_.intrinsic(lang::IntrinsicId::Min, t, {old, value}); break;
+    case lang::AtomicOp::Max: next = b_.intrinsic(lang::IntrinsicId::Max, t, {old, value}); break;
+    case lang::AtomicOp::And: next = b_.binary(OpKind::BitAnd, old, value); break;
+    case lang::AtomicOp::Or: next = b_.binary(OpKind::BitOr, old, value); break;
+    case lang::AtomicOp::Xor: next = b_.binary(OpKind::BitXor, old, value); break;
+    case lang::AtomicOp::Exchange: break;
+    case lang::AtomicOp::CompareExchange: next = b_.select(b_.binary(OpKind::Eq, old, compare), value, old); break;
+    }
+    // As the atomics on memory, it carries no derivative.
+    assign(dest, b_.detach(next));
+    const size_t out = cas ? 3 : 2;
+    if (e->operands.size() > out + 1) assign(arg(out), convert(b_.detach(old), arg(out)->type));
+    return nullptr;
 }
 
 }  // namespace sg::ir

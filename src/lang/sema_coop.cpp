@@ -327,10 +327,13 @@ const Type* Sema::check_coop_call(Expr* e) {
         element = root == dest && !path && (k.view || k.access != TensorAccess::Read);
     }
     else if (root->kind == ExprKind::Name && root->var_ref && root->var_ref->is_groupshared) element = true;
+    // A local variable or parameter (or a field, component or element of one), which slangc
+    // accepts too: no other thread sees it, so the operation is a plain read, update and write.
+    else if (root->kind == ExprKind::Name && root->var_ref && !root->var_ref->is_global) element = true;
     if (!element) {
-        diags_.unsupported(dest->loc, std::string(b->name) + " on anything but a groupshared variable (its array "
-                                                             "elements, struct fields and vector components) or an "
-                                                             "element of a TensorView, a writable tensor or an "
+        diags_.unsupported(dest->loc, std::string(b->name) + " on anything but a local or groupshared variable (its "
+                                                             "array elements, struct fields and vector components) or "
+                                                             "an element of a TensorView, a writable tensor or an "
                                                              "RWStructuredBuffer");
         return types_.error_type();
     }
