@@ -51,16 +51,19 @@ bool is_number(const ArgInfo& a) { return a.kind == ArgKind::Int || a.kind == Ar
 
 /// The kernel of `fn` for a device and pass, compiled on first use.
 /// A function that takes views without being a [CUDAKernel] function runs through glue that
-/// calls it (view_call.cpp); bit k of `grid_mask` marks its parameters bound to sg.grid.
+/// calls it (view_call.cpp), in the form its call binds (grids, per-element tensors).
 const CompiledKernel& kernel_for(FunctionState& fn, const lang::FunctionDecl& decl, DeviceType device, int index,
-                                 CoopPass pass, bool view_function, uint32_t grid_mask) {
-    const int slot = ((device == DeviceType::CUDA ? (index < 0 ? 0 : index) + 1 : 0) * 4 + int(pass)) |
-                     (view_function ? int(1u << 12) : 0) | int(grid_mask << 13);
+                                 CoopPass pass, bool view_function, const ViewCallForm& form) {
+    // bits 0-11: device and pass; 12: a view function; 13-16: its call rank; 17-32: its grid
+    // parameters; 33-48: its per-element tensor parameters (view_call.cpp: 16 at most)
+    const int64_t slot = ((device == DeviceType::CUDA ? (index < 0 ? 0 : index) + 1 : 0) * 4 + int(pass)) |
+                         (view_function ? int64_t(1) << 12 : 0) | (int64_t(form.rank & 15) << 13) |
+                         (int64_t(form.grids & 0xffff) << 17) | (int64_t(form.tensors & 0xffff) << 33);
     auto it = fn.coop_kernels.find(slot);
     if (it != fn.coop_kernels.end()) return *it->second;
     Glue glue;  // the primal: no glue, the [CUDAKernel] function is the kernel
     glue.entry = decl.name;
-    if (view_function) glue = view_call_glue(fn, decl, pass, grid_mask);
+    if (view_function) glue = view_call_glue(fn, decl, pass, form);
     else if (pass != CoopPass::Primal) glue = coop_derivative_glue(fn, decl, pass);
     auto k = std::make_shared<CompiledKernel>(cached_kernel(*fn.module, glue, codegen::CodegenOptions{}, device, index));
     LaunchSite site;
@@ -167,8 +170,8 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
     const std::vector<const ArgInfo*> bound = bind_arguments(name, *decl, a);
     // A function that takes views: sg.grid arguments give its threads (view_call.cpp).
     LaunchShape grid_shape = shape;
-    uint32_t grid_mask = 0;
-    if (view_function) grid_mask = view_call_grids(name, *decl, bound, shape, grid_shape);
+    ViewCallForm form;
+    if (view_function) form = view_call_form(name, *decl, bound, shape, grid_shape);
     else
         for (size_t p = 0; p < n; ++p)
             if (bound[p]->kind == ArgKind::Grid)
@@ -210,10 +213,11 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
         const lang::VarDecl* param = decl->params[p];
         const ArgInfo& arg = *values[p];
         const std::string what = name + "(): parameter '" + param->name + "' (" + lang::type_name(param->type) + ")";
-        if (param->type->is_tensor()) {
+        const bool per_element = form.tensors & (1u << p);  // a tensor, one element per call
+        if (param->type->is_tensor() || per_element) {
             if (arg.kind != ArgKind::Tensor)
                 throw_type_error(what + " takes a tensor, got " + arg_kind_name(arg.kind));
-            const lang::Type* e = param->type->element;
+            const lang::Type* e = per_element ? param->type : param->type->element;
             const DType want = dtype_of(e->scalar);
             if (arg.tensor.dtype != want)
                 throw_type_error(what + " takes a " + dtype_name(want) + " tensor, got " + dtype_name(arg.tensor.dtype));
@@ -237,7 +241,7 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
             continue;
         }
         const lang::Type* t = param->type;
-        if (grid_mask & (1u << p)) continue;  // its extents are written below
+        if (form.grids & (1u << p)) continue;  // its extents are written below
         if (t->is_scalar() && !is_number(arg))
             throw_type_error(what + " takes a number, got " + arg_kind_name(arg.kind));
         if (t->is_vector() && !(arg.kind == ArgKind::Value && arg.child_count == t->rows) &&
@@ -253,7 +257,7 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
     }
 
     if (grid_shape.grid[0] == 0) return;  // an empty sg.grid: no thread runs
-    const CompiledKernel& k = kernel_for(fn, *decl, device, device_index, pass, view_function, grid_mask);
+    const CompiledKernel& k = kernel_for(fn, *decl, device, device_index, pass, view_function, form);
     const codegen::ParamLayout& layout = k.generated.layout;
     std::vector<uint8_t> block(layout.size, 0);
     codegen::CallHeader header{};
@@ -270,7 +274,7 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
         const codegen::ParamField& f = layout.fields[p];
         const ArgInfo& arg = *values[p];
         using Form = codegen::FieldShape::Form;
-        if (grid_mask & (1u << p)) {  // a grid's extents, the last (fastest) dimension in .x
+        if (form.grids & (1u << p)) {  // a grid's extents, the last (fastest) dimension in .x
             const int rank = arg.tensor.ndim;
             for (int c = 0; c < rank; ++c) {
                 ArgInfo extent;

@@ -78,16 +78,25 @@ bool is_view_function(const UserModule& module, const Callee& callee);
 /// Whether a parameter of type `t` of such a function may take an sg.grid(shape) argument (an
 /// int or uint, or a vector of 2 or 3 of them: the thread's coordinate in the grid).
 bool is_grid_parameter(const lang::Type* t);
+/// How a call of such a function binds its value parameters: bit k of `grids`, parameter k
+/// holds a grid's extents and gets the thread's coordinate in that grid; bit k of `tensors`, it
+/// is a view of a tensor and gets the element at the thread's coordinate in the call shape, of
+/// `rank` dimensions (SlangPy's vectorization of the other arguments; views stay whole).
+struct ViewCallForm {
+    uint32_t grids = 0;
+    uint32_t tensors = 0;
+    int rank = 0;
+};
 /// The [CUDAKernel] glue that calls such a function (pass: or bwd_diff / fwd_diff of it) once
-/// per thread; bit k of `grid_mask`: parameter k holds a grid's extents and gets the thread's
-/// coordinate in that grid. TypeError for a function that returns a value or has an out
-/// parameter, or (a derivative pass) is not differentiable.
-Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, CoopPass pass, uint32_t grid_mask);
-/// Checks the arguments of such a call that are not views (numbers, sg.grid: every grid of one
-/// shape, whose rank is its parameter's component count) and returns its grid mask; `out` is
-/// `shape`, or with grids one thread per grid element (grid[0] = 0 for an empty grid). Errors
-/// name `name` and the parameter; `_thread_count` with a grid is a ValueError (SlangPy's).
-uint32_t view_call_grids(const std::string& name, const lang::FunctionDecl& decl,
-                         const std::vector<const ArgInfo*>& bound, const LaunchShape& shape, LaunchShape& out);
+/// per thread. TypeError for a function that returns a value or has an out parameter, or (a
+/// derivative pass) is not differentiable.
+Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, CoopPass pass, const ViewCallForm& form);
+/// Checks the arguments of such a call that are not views (numbers; sg.grid, every grid's rank
+/// its parameter's component count; tensors for scalar and vector parameters, one element per
+/// call) and returns the call's form; `out` is `shape`, or with grids or tensors one thread per
+/// element of their common call shape (grid[0] = 0 when it is empty). Errors name `name` and
+/// the parameter; `_thread_count` beside a grid or tensor is a ValueError (SlangPy's).
+ViewCallForm view_call_form(const std::string& name, const lang::FunctionDecl& decl,
+                            const std::vector<const ArgInfo*>& bound, const LaunchShape& shape, LaunchShape& out);
 
 }  // namespace sg::call

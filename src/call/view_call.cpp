@@ -10,6 +10,7 @@
 
 #include "call/errors.h"
 #include "call/resolve.h"
+#include "call/value_kind.h"
 
 namespace sg::call {
 
@@ -59,7 +60,7 @@ bool is_grid_parameter(const lang::Type* t) {
            (t->scalar == lang::ScalarKind::Int32 || t->scalar == lang::ScalarKind::UInt32);
 }
 
-Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, CoopPass pass, uint32_t grid_mask) {
+Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, CoopPass pass, const ViewCallForm& form) {
     const char* what = pass == CoopPass::Backward ? "bwd" : pass == CoopPass::Forward ? "fwd" : "call";
     if (pass != CoopPass::Primal && !decl.is_differentiable)
         throw_type_error(fn.name + ".bwds(): " + fn.name +
@@ -78,9 +79,25 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
         if (p.dir != lang::ParamDir::In)
             throw_type_error(fn.name + "(): parameter '" + p.name +
                              "' is out or inout: a function that takes views is called with in parameters only yet");
-        params += (k ? ", " : "") + type + " " + name;
         std::string value = name;
-        if (grid_mask & (1u << k)) {
+        if (form.tensors & (1u << k)) {
+            // One element per thread of a tensor bound to a value parameter: read through a view,
+            // at the thread's coordinate in the call shape (the last dimension fastest).
+            params += (k ? ", " : "") + std::string("TensorView<") + type + "> " + name;
+            setup += "    uint r" + name + " = __sg_t;\n";
+            std::string index;
+            for (int d = form.rank - 1; d >= 0; --d) {
+                const std::string c = "c" + name + "_" + std::to_string(d);
+                setup += "    uint " + c + " = r" + name + " % " + name + ".size(" + std::to_string(d) + ");\n";
+                if (d > 0) setup += "    r" + name + " /= " + name + ".size(" + std::to_string(d) + ");\n";
+                index = c + (index.empty() ? "" : ", ") + index;
+            }
+            setup += "    " + type + " v" + name + " = " + name + "[" + index + "];\n";
+            value = "v" + name;
+        } else {
+            params += (k ? ", " : "") + type + " " + name;
+        }
+        if (form.grids & (1u << k)) {
             setup += "    " + type + " g" + name + " = " + grid_coordinate(p, name) + ";\n";
             value = "g" + name;
         }
@@ -92,18 +109,21 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
         args += (k ? ", " : "") + value;
     }
     const std::string callee = pass == CoopPass::Primal ? decl.name : std::string(what) + "_diff(" + decl.name + ")";
-    const std::string thread =
-        grid_mask ? "    uint __sg_t = cudaBlockIdx().x * cudaBlockDim().x + cudaThreadIdx().x;\n" : "";
+    const std::string thread = form.grids || form.tensors
+                                   ? "    uint __sg_t = cudaBlockIdx().x * cudaBlockDim().x + cudaThreadIdx().x;\n"
+                                   : "";
     glue.source = "[CUDAKernel]\nvoid " + glue.entry + "(" + params + ")\n{\n" + thread + setup + "    " + callee + "(" +
                   args + ");\n}\n";
     return glue;
 }
 
-uint32_t view_call_grids(const std::string& name, const lang::FunctionDecl& decl,
-                         const std::vector<const ArgInfo*>& bound, const LaunchShape& shape, LaunchShape& out) {
+ViewCallForm view_call_form(const std::string& name, const lang::FunctionDecl& decl,
+                            const std::vector<const ArgInfo*>& bound, const LaunchShape& shape, LaunchShape& out) {
     out = shape;
-    uint32_t mask = 0;
-    const ArgInfo* first = nullptr;
+    ViewCallForm form;
+    // The call shape: every grid's and every per-element tensor's (one shape for all of them).
+    std::vector<int64_t> call_shape;
+    const char* shape_from = nullptr;
     for (size_t p = 0; p < decl.params.size(); ++p) {
         const lang::VarDecl& param = *decl.params[p];
         const ArgInfo& arg = *bound[p];
@@ -112,57 +132,74 @@ uint32_t view_call_grids(const std::string& name, const lang::FunctionDecl& decl
         if (arg.kind == ArgKind::Tensor && !shape.implicit)
             throw_value_error(name + "(): _thread_count is only valid for kernels with call dimensionality 0, and "
                               "parameter '" + param.name + "' (" + lang::type_name(param.type) +
-                              ") is given a tensor, which would give the call dimensions of its own");
-        if (arg.kind == ArgKind::Tensor)
-            throw_type_error(what + " is given a tensor: " + name +
-                             "() takes a view, so SlangPy binds its views whole and calls it once, _thread_count times "
-                             "or once per element of an sg.grid argument; a call vectorized over tensors beside views "
-                             "is not supported yet (pass numbers, or read the tensor through a TensorView parameter)");
-        if (arg.kind != ArgKind::Grid) {
+                              ") is given a tensor, which gives the call dimensions of its own");
+        if (arg.kind != ArgKind::Grid && arg.kind != ArgKind::Tensor) {
             if (arg.kind >= ArgKind::CallId && arg.kind <= ArgKind::RandFloat)
                 throw_type_error(what + " is given " + arg_kind_name(arg.kind) + ": a call of a function that takes "
-                                 "views takes numbers and sg.grid(shape) for its other parameters yet");
+                                 "views takes numbers, tensors and sg.grid(shape) for its other parameters yet");
             continue;
         }
-        if (p >= 32 || !is_grid_parameter(param.type))
-            throw_type_error(what + " is given an sg.grid: a grid's coordinate is an int or uint, or an int2/int3 "
-                                    "(uint2/uint3) for a 2-D/3-D grid");
-        const int components = param.type->is_vector() ? param.type->rows : 1;
-        if (arg.number != 0)
-            throw_type_error(what + ": an sg.grid with a stride or offset is not supported for a function that takes "
-                                    "views yet");
-        if (arg.tensor.ndim != components)
-            throw_type_error(what + " takes the coordinate of a " + std::to_string(components) + "-D grid, got a " +
-                             std::to_string(arg.tensor.ndim) + "-D sg.grid");
-        if (first) {
-            bool same = true;
-            for (int d = 0; d < components; ++d) same = same && first->tensor.shape[d] == arg.tensor.shape[d];
-            if (!same || first->tensor.ndim != arg.tensor.ndim)
-                throw_value_error(what + ": its sg.grid's shape differs from an earlier grid argument's");
+        if (p >= 16)
+            throw_type_error(what + ": a call of a function that takes views vectorizes its first 16 parameters only");
+        std::vector<int64_t> here;
+        if (arg.kind == ArgKind::Tensor) {
+            // SlangPy's vectorization beside views: one element of the tensor per call.
+            const lang::Type* t = param.type;
+            const bool value = (t->is_scalar() || (t->is_vector() && t->scalar != lang::ScalarKind::Bool)) &&
+                               !t->enumeration;
+            if (!value)
+                throw_type_error(what + " is given a tensor: beside views, a tensor gives one element per call to a "
+                                        "scalar or vector parameter only yet");
+            const int components = t->is_vector() ? t->rows : 1;
+            const int rank = arg.tensor.ndim - (components > 1 ? 1 : 0);
+            if (rank < 1)
+                throw_type_error(what + " is given a tensor of no call dimensions: pass the value as a number");
+            if (arg.tensor.requires_grad && is_differentiable_value(param))
+                throw_type_error(what + " is given a tensor that requires grad: beside views, gradients of per-element "
+                                        "arguments are not computed yet (pass it detached, or read it through a "
+                                        "DiffTensorView parameter)");
+            here.assign(arg.tensor.shape, arg.tensor.shape + rank);
+            form.tensors |= 1u << p;
+        } else {
+            if (!is_grid_parameter(param.type))
+                throw_type_error(what + " is given an sg.grid: a grid's coordinate is an int or uint, or an int2/int3 "
+                                        "(uint2/uint3) for a 2-D/3-D grid");
+            const int components = param.type->is_vector() ? param.type->rows : 1;
+            if (arg.number != 0)
+                throw_type_error(what + ": an sg.grid with a stride or offset is not supported for a function that "
+                                        "takes views yet");
+            if (arg.tensor.ndim != components)
+                throw_type_error(what + " takes the coordinate of a " + std::to_string(components) + "-D grid, got a " +
+                                 std::to_string(arg.tensor.ndim) + "-D sg.grid");
+            for (int d = 0; d < arg.tensor.ndim; ++d)
+                if (arg.tensor.shape[d] < 0) throw_value_error(what + ": an sg.grid extent is negative");
+            here.assign(arg.tensor.shape, arg.tensor.shape + arg.tensor.ndim);
+            form.grids |= 1u << p;
         }
-        first = &arg;
-        mask |= 1u << p;
+        if (shape_from && here != call_shape)
+            throw_value_error(what + ": its call shape " + shape_text(here.data(), int(here.size())) + " differs from " +
+                              shape_text(call_shape.data(), int(call_shape.size())) + " of an earlier argument (" +
+                              shape_from + "); beside views, the shapes are not broadcast yet");
+        call_shape = here;
+        shape_from = arg.kind == ArgKind::Grid ? "an sg.grid" : "a tensor";
     }
-    if (!first) return 0;
+    if (!shape_from) return form;
     if (!shape.implicit)
         throw_value_error(name + "(): _thread_count is only valid for kernels with call dimensionality 0: the sg.grid "
                                  "argument gives the call its threads (one per grid element); pass one or the other");
+    form.rank = int(call_shape.size());
     int64_t threads = 1;
-    for (int d = 0; d < first->tensor.ndim; ++d) {
-        if (first->tensor.shape[d] < 0)
-            throw_value_error(name + "(): an sg.grid extent is negative");
-        threads *= first->tensor.shape[d];
-    }
+    for (int64_t e : call_shape) threads *= e;
     if (threads == 0) {
         out.grid[0] = 0;
-        return mask;
+        return form;
     }
     out.block[0] = threads < 256 ? threads : 256;
     out.block[1] = out.block[2] = out.grid[1] = out.grid[2] = 1;
     out.grid[0] = (threads + out.block[0] - 1) / out.block[0];
     out.thread_count = threads;
     out.implicit = true;
-    return mask;
+    return form;
 }
 
 }  // namespace sg::call

@@ -1,8 +1,9 @@
 // tests/cpp/test_coop_view_call.cpp — the glue that runs a function taking views without being a
 // [CUDAKernel] function (call/view_call.cpp: SlangPy's calls of such functions): its primal and
-// derivative glue compiled for the CPU (run over partial blocks: the thread count stops the
-// threads past the grid) and for CUDA with NVRTC; a 2-D grid's coordinate (.x the last
-// dimension) and a backward through DiffTensorViews in a loop.
+// derivative glue compiled for the CPU (run over partial blocks, the function's own bound check
+// keeping the extra threads out) and for CUDA with NVRTC; a 2-D grid's coordinate (.x the last
+// dimension), per-element tensors read through views (scalars, vectors, beside a grid), and a
+// backward through DiffTensorViews in a loop.
 #include "call/coop_launch.h"
 #include "call/errors.h"
 #include "coop_harness.h"
@@ -46,7 +47,7 @@ TEST(CoopViewCall, GridCoordinateGivesXTheLastDimension) {
     ASSERT_NE(d.decl, nullptr);
     call::FunctionState fn;
     fn.name = "mark_cell";
-    const call::Glue glue = call::view_call_glue(fn, *d.decl, call::CoopPass::Primal, 1u);
+    const call::Glue glue = call::view_call_glue(fn, *d.decl, call::CoopPass::Primal, call::ViewCallForm{1u, 0u, 0});
     EXPECT_NE(glue.source.find("[CUDAKernel]"), std::string::npos) << glue.source;
     auto k = build_coop(std::string(kCells) + glue.source, glue.entry);
     std::vector<int32_t> cells(3 * 5, -1);
@@ -76,7 +77,7 @@ TEST(CoopViewCall, BackwardOfAFunctionThatTakesDiffTensorViews) {
     call::FunctionState fn;
     fn.name = "squares";
     for (call::CoopPass pass : {call::CoopPass::Primal, call::CoopPass::Backward, call::CoopPass::Forward}) {
-        const call::Glue glue = call::view_call_glue(fn, *d.decl, pass, 0u);
+        const call::Glue glue = call::view_call_glue(fn, *d.decl, pass, call::ViewCallForm{});
         auto k = build_coop(std::string(kSquare) + glue.source, glue.entry);
         // backward: gy is the output's gradient; forward: gx is the input's tangent
         std::vector<float> x = {1.0f, -2.0f, 3.0f, 0.5f}, gx(4, pass == call::CoopPass::Forward ? 1.5f : 0.0f),
@@ -93,6 +94,55 @@ TEST(CoopViewCall, BackwardOfAFunctionThatTakesDiffTensorViews) {
     }
 }
 
+const char* kValued = R"(
+void mark_valued(int value, int2 c, TensorView<int> cells, float3 unused)
+{
+    cells[c.y, c.x] = value;
+}
+void put_scaled(uint i, float3 v, TensorView<float3> out)
+{
+    out[i] = v * 2.0;
+}
+)";
+
+TEST(CoopViewCall, PerElementTensorsBesideAGrid) {
+    Declared d(kValued, "mark_valued");
+    ASSERT_NE(d.decl, nullptr);
+    call::FunctionState fn;
+    fn.name = "mark_valued";
+    // `value` from a 2-D tensor, `c` from a 2-D grid of the same shape
+    const call::Glue glue = call::view_call_glue(fn, *d.decl, call::CoopPass::Primal, call::ViewCallForm{2u, 1u, 2});
+    auto k = build_coop(std::string(kValued) + glue.source, glue.entry);
+    std::vector<int32_t> values(2 * 3), cells(2 * 3, -1);
+    for (int i = 0; i < 6; ++i) values[size_t(i)] = 7 * i;
+    const int32_t extents[2] = {3, 2};
+    CoopArg grid;
+    grid.bytes.resize(8);
+    std::memcpy(grid.bytes.data(), extents, 8);
+    CoopArg unused;
+    unused.bytes.resize(12);
+    EXPECT_EQ(k->launch({6, 1, 1}, {1, 1, 1},
+                        {CoopArg::view(values, {2, 3}), grid, CoopArg::view(cells, {2, 3}), unused}).code,
+              0u);
+    EXPECT_EQ(cells, values);
+}
+
+TEST(CoopViewCall, PerElementVectors) {
+    Declared d(kValued, "put_scaled");
+    ASSERT_NE(d.decl, nullptr);
+    call::FunctionState fn;
+    fn.name = "put_scaled";
+    const call::Glue glue = call::view_call_glue(fn, *d.decl, call::CoopPass::Primal, call::ViewCallForm{0u, 3u, 1});
+    auto k = build_coop(std::string(kValued) + glue.source, glue.entry);
+    std::vector<uint32_t> at = {2, 0, 1};
+    std::vector<float> v = {1, 2, 3, 4, 5, 6, 7, 8, 9}, out(9, 0.0f);
+    EXPECT_EQ(k->launch({3, 1, 1}, {1, 1, 1},
+                        {CoopArg::view(at, {3}), CoopArg::view(v, {3}, 3), CoopArg::view(out, {3}, 3)}).code,
+              0u);
+    const std::vector<float> want = {8, 10, 12, 14, 16, 18, 2, 4, 6};  // out[at[t]] = 2 v[t]
+    EXPECT_EQ(out, want);
+}
+
 TEST(CoopViewCall, ResultsAndOutParametersAreRefused) {
     const char* src = "float value(TensorView<float> v) { return v[0]; }\nvoid out_param(TensorView<float> v, out float r) { r = v[0]; }\n";
     call::FunctionState fn;
@@ -100,9 +150,9 @@ TEST(CoopViewCall, ResultsAndOutParametersAreRefused) {
     Declared a(src, "value"), b(src, "out_param");
     ASSERT_NE(a.decl, nullptr);
     ASSERT_NE(b.decl, nullptr);
-    EXPECT_THROW(call::view_call_glue(fn, *a.decl, call::CoopPass::Primal, 0u), call::CallError);
-    EXPECT_THROW(call::view_call_glue(fn, *b.decl, call::CoopPass::Primal, 0u), call::CallError);
-    EXPECT_THROW(call::view_call_glue(fn, *b.decl, call::CoopPass::Backward, 0u), call::CallError);  // not differentiable
+    EXPECT_THROW(call::view_call_glue(fn, *a.decl, call::CoopPass::Primal, call::ViewCallForm{}), call::CallError);
+    EXPECT_THROW(call::view_call_glue(fn, *b.decl, call::CoopPass::Primal, call::ViewCallForm{}), call::CallError);
+    EXPECT_THROW(call::view_call_glue(fn, *b.decl, call::CoopPass::Backward, call::ViewCallForm{}), call::CallError);  // not differentiable
 }
 
 }  // namespace

@@ -81,6 +81,21 @@ void bump(TensorView<int> counter, int by)
     InterlockedAdd(counter[0], by);
 }
 
+void scatter_add(int at, float value, TensorView<float> out)
+{
+    InterlockedAdd(out[at], value);
+}
+
+void put_scaled(uint i, float3 v, TensorView<float3> out)
+{
+    out[i] = v * 2.0;
+}
+
+void mark_valued(int value, int2 c, TensorView<int> cells)
+{
+    cells[c.y, c.x] = value;
+}
+
 int returns_value(TensorView<float> x) { return 1; }
 void takes_float(float f, TensorView<float> x) { x[0] = f; }
 """
@@ -239,7 +254,7 @@ def test_thread_count_fill_ids(tv):
 
 
 def test_thread_count_on_an_auto_vectorized_call_is_an_error(tv):
-    # SlangPy's case: coord from a tensor would give the call a dimension of its own
+    # SlangPy's case: coord from a tensor gives the call a dimension of its own
     coords, markers = t([0, 1, 2], torch.int32), torch.zeros(4, dtype=torch.int32, device=TEST_DEVICE)
     with pytest.raises(ValueError, match="mark_thread\\(\\): _thread_count is only valid for kernels with call "
                                          "dimensionality 0, and parameter 'coord'"):
@@ -283,10 +298,45 @@ def test_add_sliced(tv, size, slicer):
 
 # ---- errors
 
-def test_a_tensor_beside_views_is_refused(tv):
-    with pytest.raises(TypeError, match="mark_thread\\(\\): parameter 'coord' \\(int\\) is given a tensor: "
-                                        "mark_thread\\(\\) takes a view"):
-        tv.mark_thread(t([0, 1], torch.int32), torch.zeros(2, dtype=torch.int32, device=TEST_DEVICE))
+def test_a_tensor_beside_views_gives_one_element_per_call(tv):
+    # SlangPy vectorizes the other arguments and binds the view whole
+    markers = torch.zeros(6, dtype=torch.int32, device=TEST_DEVICE)
+    tv.mark_thread(t([0, 2, 5], torch.int32), markers)
+    assert markers.cpu().tolist() == [1, 0, 1, 0, 0, 1]
+
+
+def test_per_element_tensors_under_contention(tv):
+    gen = torch.Generator().manual_seed(4)
+    at = torch.randint(0, 10, (3000,), generator=gen, dtype=torch.int32).to(TEST_DEVICE)
+    value = torch.rand(3000, generator=gen).to(TEST_DEVICE).mul(8).round().div(8)  # exact sums
+    out = torch.zeros(10, device=TEST_DEVICE)
+    tv.scatter_add(at, value, out)
+    want = torch.zeros(10).index_add_(0, at.cpu().long(), value.cpu())
+    assert torch.equal(out.cpu(), want)
+
+
+def test_per_element_vectors_and_a_number(tv):
+    v = torch.arange(12, dtype=torch.float32, device=TEST_DEVICE).reshape(4, 3)
+    out = torch.zeros(4, 3, device=TEST_DEVICE)
+    tv.put_scaled(torch.tensor([3, 2, 1, 0], dtype=torch.int32, device=TEST_DEVICE).view(torch.uint32), v, out)
+    assert torch.equal(out, 2.0 * v.flip(0))
+
+
+def test_a_tensor_and_a_grid_share_the_call_shape(tv):
+    values = torch.arange(6, dtype=torch.int32, device=TEST_DEVICE).reshape(2, 3) * 7
+    cells = torch.zeros(2, 3, dtype=torch.int32, device=TEST_DEVICE)
+    tv.mark_valued(values, sg.grid((2, 3)), cells)
+    assert torch.equal(cells, values)
+    with pytest.raises(ValueError, match="mark_valued\\(\\): parameter 'c' \\(int2\\): its call shape \\(3, 2\\) "
+                                         "differs from \\(2, 3\\) of an earlier argument \\(a tensor\\)"):
+        tv.mark_valued(values, sg.grid((3, 2)), cells)
+
+
+def test_a_per_element_tensor_that_requires_grad_is_refused(tv):
+    value = torch.ones(2, device=TEST_DEVICE, requires_grad=True)
+    with pytest.raises(TypeError, match="scatter_add\\(\\): parameter 'value' \\(float\\) is given a tensor that "
+                                        "requires grad"):
+        tv.scatter_add(t([0, 1], torch.int32), value, torch.zeros(2, device=TEST_DEVICE))
 
 
 def test_a_grid_for_a_float_is_refused(tv):
@@ -403,6 +453,17 @@ def test_torch_autograd_through_a_call(dtv):
     yr = wave_poly_torch(xr, 1.5)
     (yr * yr).sum().backward()
     torch.testing.assert_close(x.grad, xr.grad, rtol=1e-12, atol=1e-12)
+
+
+def test_per_element_index_and_its_backward(dtv):
+    x = t([0.5, -1.0, 2.0, 3.0], torch.float64)
+    y = torch.zeros(4, dtype=torch.float64, device=TEST_DEVICE)
+    idx = t([3, 1, 0], torch.int32)  # element 2 is not touched
+    dtv.scale_at(idx, x, y)
+    assert y.cpu().tolist() == [0.75, 3.0, 0.0, 27.0]
+    gx, gy = torch.zeros_like(x), t([1.0, 2.0, 3.0, 4.0], torch.float64)
+    dtv.scale_at.bwds(idx, sg.diff_pair(x, gx), sg.diff_pair(y, gy))
+    assert gx.cpu().tolist() == [6.0 * 0.5 * 1.0, 6.0 * -1.0 * 2.0, 0.0, 6.0 * 3.0 * 4.0]
 
 
 def test_grid_calls_and_their_backward(dtv):
