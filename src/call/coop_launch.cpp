@@ -149,7 +149,25 @@ LaunchShape thread_count_shape(const FunctionState& fn, int64_t threads) {
     return s;
 }
 
-void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape, CoopPass pass) {
+namespace {
+/// The result tensor of a launch (an owned reference), released if the launch throws.
+struct ResultTensor {
+    Host& host;
+    void* object = nullptr;
+    explicit ResultTensor(Host& h) : host(h) {}
+    ~ResultTensor() {
+        if (object) host.release(object);
+    }
+    void* take() {
+        void* o = object;
+        object = nullptr;
+        return o;
+    }
+};
+}  // namespace
+
+void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape, CoopPass pass,
+                         bool* single) {
     const lang::FunctionDecl* decl = &require_kernel(fn);
     const bool view_function = !lang::find_attribute(decl->attrs, "CUDAKernel");
     const std::string name = fn.name + (view_function ? (pass == CoopPass::Primal ? "" : ".bwds")
@@ -256,7 +274,25 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
         device_index = fn.device_index;
     }
 
-    if (grid_shape.grid[0] == 0) return;  // an empty sg.grid: no thread runs
+    // The results of a function that takes views and returns a value: one per call (view_call.cpp).
+    const lang::Type* rt = decl->result_type;
+    const bool returns = view_function && rt && !rt->is_void();
+    int64_t result_shape[kMaxTensorRank] = {};
+    int result_ndim = 0;
+    if (returns) {
+        if (form.rank + (rt->is_vector() ? 1 : 0) > kMaxTensorRank)
+            throw_value_error(name + "(): its results would have more than " + std::to_string(kMaxTensorRank) +
+                              " dimensions");
+        for (int d = 0; d < form.rank; ++d) result_shape[result_ndim++] = form.call_shape[size_t(d)];
+        if (form.rank == 0) result_shape[result_ndim++] = 1;  // one call: a view needs an index (returned 0-d)
+        if (rt->is_vector()) result_shape[result_ndim++] = rt->rows;
+        if (single) *single = form.rank == 0;
+    }
+    if (grid_shape.grid[0] == 0) {  // an empty call shape: no thread runs
+        if (!returns) return nullptr;
+        TensorInfo info{};
+        return host.empty(result_shape, result_ndim, dtype_of(rt->scalar), device, device_index, false, info);
+    }
     const CompiledKernel& k = kernel_for(fn, *decl, device, device_index, pass, view_function, form);
     const codegen::ParamLayout& layout = k.generated.layout;
     std::vector<uint8_t> block(layout.size, 0);
@@ -270,10 +306,28 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
     header.total = grid_shape.grid[0] * grid_shape.grid[1] * grid_shape.grid[2];
     header.rank = 7;
     std::memcpy(block.data(), &header, sizeof header);
+    using Form = codegen::FieldShape::Form;
+    // A view field from a tensor (its rank: a vector element's components are its last dimension).
+    auto pack_view = [&](const codegen::ParamField& f, const TensorInfo& t) {
+        const bool vector = f.shape.element == Form::Vector;
+        const int rank = t.ndim - (vector ? 1 : 0);
+        int64_t extents[8] = {}, strides[8] = {};
+        for (int d = 0; d < rank; ++d) {
+            extents[d] = t.shape[d];
+            strides[d] = t.strides[d];
+        }
+        const int64_t inner[2] = {vector ? t.strides[t.ndim - 1] : 1, 0};
+        const int64_t view_rank = rank;
+        std::memcpy(block.data() + f.tensor.data, &t.data, sizeof(void*));
+        std::memcpy(block.data() + f.tensor.shape, extents, sizeof extents);
+        std::memcpy(block.data() + f.tensor.strides, strides, sizeof strides);
+        std::memcpy(block.data() + f.tensor.inner, inner, sizeof inner);
+        std::memcpy(block.data() + f.tensor.view_rank, &view_rank, sizeof view_rank);
+        return rank;
+    };
     for (size_t p = 0; p < n; ++p) {
         const codegen::ParamField& f = layout.fields[p];
         const ArgInfo& arg = *values[p];
-        using Form = codegen::FieldShape::Form;
         if (form.grids & (1u << p)) {  // a grid's extents, the last (fastest) dimension in .x
             const int rank = arg.tensor.ndim;
             for (int c = 0; c < rank; ++c) {
@@ -294,20 +348,10 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
             continue;
         }
         const TensorInfo& t = arg.tensor;
-        const bool vector = f.shape.element == Form::Vector;
-        const int rank = t.ndim - (vector ? 1 : 0);
-        int64_t extents[8] = {}, strides[8] = {};
-        for (int d = 0; d < rank; ++d) {
-            extents[d] = t.shape[d];
-            strides[d] = t.strides[d];
-        }
-        const int64_t inner[2] = {vector ? t.strides[t.ndim - 1] : 1, 0};
+        const int rank = pack_view(f, t);
+        int64_t extents[8] = {};
+        for (int d = 0; d < rank; ++d) extents[d] = t.shape[d];
         const int64_t view_rank = rank;
-        std::memcpy(block.data() + f.tensor.data, &t.data, sizeof(void*));
-        std::memcpy(block.data() + f.tensor.shape, extents, sizeof extents);
-        std::memcpy(block.data() + f.tensor.strides, strides, sizeof strides);
-        std::memcpy(block.data() + f.tensor.inner, inner, sizeof inner);
-        std::memcpy(block.data() + f.tensor.view_rank, &view_rank, sizeof view_rank);
         if (f.tensor.grad_view && grads[p]) {  // the gradient's record, laid out as the values'
             const TensorInfo& g = grads[p]->tensor;
             const size_t off = f.tensor.grad_view - f.tensor.data;
@@ -320,6 +364,14 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
             std::memcpy(block.data() + f.tensor.inner + off, grad_inner, sizeof grad_inner);
             std::memcpy(block.data() + f.tensor.view_rank + off, &view_rank, sizeof view_rank);
         }
+    }
+    // A function that takes views and returns a value: its results, one per call (view_call.cpp).
+    ResultTensor result_tensor(host);
+    if (returns) {
+        TensorInfo info{};
+        result_tensor.object =
+            host.empty(result_shape, result_ndim, dtype_of(rt->scalar), device, device_index, false, info);
+        pack_view(layout.fields[n], info);
     }
     const runtime::Backend& backend = runtime::backend(device);
     runtime::LaunchRequest r;
@@ -337,6 +389,7 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
     const runtime::LaunchResult result = backend.launch(r);
     if (result.origin != runtime::FaultOrigin::None) [[unlikely]]
         raise_launch_fault(result, backend);
+    return result_tensor.take();
 }
 
 }  // namespace sg::call

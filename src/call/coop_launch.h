@@ -49,8 +49,11 @@ bool is_cooperative(const UserModule& module, const Callee& callee);
 /// Launches `fn` (a [CUDAKernel] function) over `a` with `shape`. Throws CallError (TypeError /
 /// ValueError naming the function and parameter) for a wrong argument or shape, and the
 /// RuntimeError of a fault the launch recorded.
-void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape,
-                        CoopPass pass = CoopPass::Primal);
+/// Returns the results of a function that takes views and returns a value (a new tensor of the
+/// call's shape, an owned reference; of shape (1,) for a single call, which sets `*single`),
+/// else nullptr.
+void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape,
+                         CoopPass pass = CoopPass::Primal, bool* single = nullptr);
 
 /// The parameters of the [CUDAKernel] function `fn` names (TypeError when it is not one).
 std::vector<CoopParam> coop_params(const FunctionState& fn);
@@ -75,6 +78,8 @@ LaunchShape thread_count_shape(const FunctionState& fn, int64_t threads);
 /// DiffTensorView parameter (SlangPy binds such a view whole), or nullptr.
 const lang::FunctionDecl* view_function_decl(const UserModule& module, const Callee& callee);
 bool is_view_function(const UserModule& module, const Callee& callee);
+/// Whether such a function returns a value (its calls return a tensor of results).
+bool view_function_returns_value(const UserModule& module, const Callee& callee);
 /// Whether a parameter of type `t` of such a function may take an sg.grid(shape) argument (an
 /// int or uint, or a vector of 2 or 3 of them: the thread's coordinate in the grid).
 bool is_grid_parameter(const lang::Type* t);
@@ -86,6 +91,7 @@ struct ViewCallForm {
     uint32_t grids = 0;
     uint32_t tensors = 0;
     int rank = 0;
+    std::vector<int64_t> call_shape;  ///< its extents (not part of the kernel)
 };
 /// The [CUDAKernel] glue that calls such a function (pass: or bwd_diff / fwd_diff of it) once
 /// per thread. TypeError for a function that returns a value or has an out parameter, or (a

@@ -55,6 +55,11 @@ bool is_view_function(const UserModule& module, const Callee& callee) {
     return view_function_decl(module, callee) != nullptr;
 }
 
+bool view_function_returns_value(const UserModule& module, const Callee& callee) {
+    const lang::FunctionDecl* f = view_function_decl(module, callee);
+    return f && f->result_type && !f->result_type->is_void();
+}
+
 bool is_grid_parameter(const lang::Type* t) {
     return (t->is_scalar() || (t->is_vector() && t->rows <= 3)) && !t->enumeration &&
            (t->scalar == lang::ScalarKind::Int32 || t->scalar == lang::ScalarKind::UInt32);
@@ -65,10 +70,18 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
     if (pass != CoopPass::Primal && !decl.is_differentiable)
         throw_type_error(fn.name + ".bwds(): " + fn.name +
                          " is not [Differentiable]: mark it [Differentiable] to run its derivative");
-    if (decl.result_type && !decl.result_type->is_void())
-        throw_type_error(fn.name + "(): it takes a TensorView and returns a " + lang::type_name(decl.result_type) +
-                         ": a call of a function that takes views returns nothing yet (write the result through a "
-                         "view, or return void)");
+    const lang::Type* rt = decl.result_type;
+    const bool result = rt && !rt->is_void();
+    if (result && !((rt->is_scalar() || (rt->is_vector() && rt->scalar != lang::ScalarKind::Bool)) && !rt->enumeration))
+        throw_type_error(fn.name + "(): it takes a TensorView and returns a " + lang::type_name(rt) +
+                         ": a call of a function that takes views returns scalars and vectors only yet (write other "
+                         "results through a view)");
+    if (result && pass != CoopPass::Primal)
+        throw_type_error(fn.name + ".bwds(): it takes a TensorView and returns a " + lang::type_name(rt) +
+                         ": the derivative of such a function is not supported yet (return void and write the result "
+                         "through a DiffTensorView)");
+    if (result && form.rank + (rt->is_vector() ? 1 : 0) > 8)
+        throw_value_error(fn.name + "(): its results would have more than 8 dimensions");
     Glue glue;
     glue.entry = "__sg_view_" + std::string(what) + "_" + decl.name;
     std::string params, setup, args;
@@ -109,11 +122,25 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
         args += (k ? ", " : "") + value;
     }
     const std::string callee = pass == CoopPass::Primal ? decl.name : std::string(what) + "_diff(" + decl.name + ")";
+    std::string call = "    " + callee + "(" + args + ");\n";
+    if (result) {
+        // One result per call, at the thread's coordinate in the call shape (the result view's
+        // own extents); a single call writes element 0.
+        params += std::string(params.empty() ? "" : ", ") + "TensorView<" + lang::type_name(rt) + "> __sg_result";
+        std::string index = form.rank == 0 ? "0" : "", at;
+        if (form.rank > 0) at = "    uint __sg_rr = __sg_t;\n";
+        for (int d = form.rank - 1; d >= 0; --d) {
+            const std::string c = "__sg_rc" + std::to_string(d);
+            at += "    uint " + c + " = __sg_rr % __sg_result.size(" + std::to_string(d) + ");\n";
+            if (d > 0) at += "    __sg_rr /= __sg_result.size(" + std::to_string(d) + ");\n";
+            index = c + (index.empty() ? "" : ", ") + index;
+        }
+        call = at + "    __sg_result[" + index + "] = " + callee + "(" + args + ");\n";
+    }
     const std::string thread = form.grids || form.tensors
                                    ? "    uint __sg_t = cudaBlockIdx().x * cudaBlockDim().x + cudaThreadIdx().x;\n"
                                    : "";
-    glue.source = "[CUDAKernel]\nvoid " + glue.entry + "(" + params + ")\n{\n" + thread + setup + "    " + callee + "(" +
-                  args + ");\n}\n";
+    glue.source = "[CUDAKernel]\nvoid " + glue.entry + "(" + params + ")\n{\n" + thread + setup + call + "}\n";
     return glue;
 }
 
@@ -188,6 +215,7 @@ ViewCallForm view_call_form(const std::string& name, const lang::FunctionDecl& d
         throw_value_error(name + "(): _thread_count is only valid for kernels with call dimensionality 0: the sg.grid "
                                  "argument gives the call its threads (one per grid element); pass one or the other");
     form.rank = int(call_shape.size());
+    form.call_shape = call_shape;
     int64_t threads = 1;
     for (int64_t e : call_shape) threads *= e;
     if (threads == 0) {

@@ -143,14 +143,31 @@ TEST(CoopViewCall, PerElementVectors) {
     EXPECT_EQ(out, want);
 }
 
-TEST(CoopViewCall, ResultsAndOutParametersAreRefused) {
+TEST(CoopViewCall, ResultsOnePerCall) {
+    const char* src = "float2 pick(TensorView<float> v, int i) { return float2(v[i], -v[i]); }\n";
+    Declared d(src, "pick");
+    ASSERT_NE(d.decl, nullptr);
+    call::FunctionState fn;
+    fn.name = "pick";
+    const call::Glue glue = call::view_call_glue(fn, *d.decl, call::CoopPass::Primal, call::ViewCallForm{0u, 2u, 1, {}});
+    auto k = build_coop(std::string(src) + glue.source, glue.entry);
+    std::vector<float> v = {1.5f, 2.5f, 3.5f}, out(8, 0.0f);
+    std::vector<int32_t> at = {2, 0, 0, 1};
+    EXPECT_EQ(k->launch({4, 1, 1}, {1, 1, 1}, {CoopArg::view(v, {3}), CoopArg::view(at, {4}), CoopArg::view(out, {4}, 2)})
+                  .code,
+              0u);
+    const std::vector<float> want = {3.5f, -3.5f, 1.5f, -1.5f, 1.5f, -1.5f, 2.5f, -2.5f};
+    EXPECT_EQ(out, want);
+}
+
+TEST(CoopViewCall, OutParametersAndDerivativesOfResultsAreRefused) {
     const char* src = "float value(TensorView<float> v) { return v[0]; }\nvoid out_param(TensorView<float> v, out float r) { r = v[0]; }\n";
     call::FunctionState fn;
     fn.name = "value";
     Declared a(src, "value"), b(src, "out_param");
     ASSERT_NE(a.decl, nullptr);
     ASSERT_NE(b.decl, nullptr);
-    EXPECT_THROW(call::view_call_glue(fn, *a.decl, call::CoopPass::Primal, call::ViewCallForm{}), call::CallError);
+    EXPECT_THROW(call::view_call_glue(fn, *a.decl, call::CoopPass::Backward, call::ViewCallForm{}), call::CallError);
     EXPECT_THROW(call::view_call_glue(fn, *b.decl, call::CoopPass::Primal, call::ViewCallForm{}), call::CallError);
     EXPECT_THROW(call::view_call_glue(fn, *b.decl, call::CoopPass::Backward, call::ViewCallForm{}), call::CallError);  // not differentiable
 }

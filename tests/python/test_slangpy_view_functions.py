@@ -96,7 +96,24 @@ void mark_valued(int value, int2 c, TensorView<int> cells)
     cells[c.y, c.x] = value;
 }
 
-int returns_value(TensorView<float> x) { return 1; }
+// SlangPy's common form: a value per call, read from a view at a per-call coordinate.
+float sample(TensorView<float> table, float2 uv)
+{
+    uint x = min(uint(uv.x * float(table.size(1))), table.size(1) - 1);
+    uint y = min(uint(uv.y * float(table.size(0))), table.size(0) - 1);
+    return table[y, x];
+}
+
+float3 lookup(TensorView<float3> colors, int i) { return colors[i] * 0.5; }
+
+int total(TensorView<int> v)
+{
+    int s = 0;
+    for (uint k = 0; k < v.size(0); ++k) s += v[k];
+    return s;
+}
+
+float4x4 returns_matrix(TensorView<float> x) { return float4x4(1.0); }
 void takes_float(float f, TensorView<float> x) { x[0] = f; }
 """
 
@@ -154,6 +171,9 @@ void scale_at(int i, DiffTensorView<double> x, DiffTensorView<double> y)
 }
 
 void plain(DiffTensorView<float> x) { x.store(0, 1.0); }
+
+[Differentiable]
+float read_square(DiffTensorView<float> x, int i) { return x[i] * x[i]; }
 """
 
 SLICES = [(6, slice(0, 3)), (6, slice(1, 4)), (6, slice(None, None, 2))]
@@ -354,9 +374,30 @@ def test_a_strided_grid_is_refused(tv):
         tv.mark_thread(sg.grid((2,), stride=(2,)), torch.zeros(4, dtype=torch.int32, device=TEST_DEVICE))
 
 
-def test_a_result_is_refused(tv):
-    with pytest.raises(TypeError, match="returns_value\\(\\): it takes a TensorView and returns a int"):
-        tv.returns_value(torch.zeros(2, device=TEST_DEVICE))
+def test_results_one_per_call(tv):
+    table = torch.arange(12, dtype=torch.float32, device=TEST_DEVICE).reshape(3, 4)
+    uv = torch.tensor([[[0.0, 0.0], [0.99, 0.0]], [[0.3, 0.5], [0.99, 0.99]]], device=TEST_DEVICE)
+    got = tv.sample(table, uv)
+    assert got.shape == (2, 2) and got.dtype == torch.float32 and got.device.type == TEST_DEVICE
+    assert got.cpu().tolist() == [[0.0, 3.0], [5.0, 11.0]]
+    colors = torch.arange(9, dtype=torch.float32, device=TEST_DEVICE).reshape(3, 3)
+    out = tv.lookup(colors, sg.grid((3,)))
+    assert out.shape == (3, 3) and torch.equal(out, colors * 0.5)
+    assert tv.lookup(colors, t([2, 2, 0, 1], torch.int32)).cpu().tolist() == \
+        [[3.0, 3.5, 4.0], [3.0, 3.5, 4.0], [0.0, 0.5, 1.0], [1.5, 2.0, 2.5]]
+
+
+def test_a_single_call_returns_a_zero_dimensional_tensor(tv):
+    got = tv.total(t([1, 2, 3, 4], torch.int32))
+    assert got.shape == () and got.dtype == torch.int32 and int(got) == 10
+    assert tv.lookup(torch.ones(2, 3, device=TEST_DEVICE), 1).shape == (3,)
+    assert tv.sample(torch.ones(2, 2, device=TEST_DEVICE), torch.zeros(0, 2, device=TEST_DEVICE)).shape == (0,)
+
+
+def test_a_matrix_result_is_refused(tv):
+    with pytest.raises(TypeError, match="returns_matrix\\(\\): it takes a TensorView and returns a float4x4: a call "
+                                        "of a function that takes views returns scalars and vectors only yet"):
+        tv.returns_matrix(torch.zeros(2, device=TEST_DEVICE))
 
 
 def test_a_view_of_another_dtype_is_refused(tv):
@@ -480,3 +521,14 @@ def test_bwds_of_a_function_that_is_not_differentiable(dtv):
     x = t([1.0])
     with pytest.raises(TypeError, match="plain.bwds\\(\\): plain is not \\[Differentiable\\]"):
         dtv.plain.bwds(sg.diff_pair(x, torch.zeros_like(x)))
+
+
+def test_a_differentiable_result_is_values_only_yet(dtv):
+    x = t([1.0, 2.0, 3.0])
+    assert dtv.read_square(x, t([2, 0], torch.int32)).cpu().tolist() == [9.0, 1.0]
+    with pytest.raises(TypeError, match="read_square.bwds\\(\\): it takes a TensorView and returns a float: the "
+                                        "derivative of such a function is not supported yet"):
+        dtv.read_square.bwds(sg.diff_pair(x, torch.zeros_like(x)), t([2, 0], torch.int32))
+    with pytest.raises(TypeError, match="read_square\\(\\) takes a DiffTensorView bound to a tensor that requires grad "
+                                        "and returns a value"):
+        dtv.read_square(x.clone().requires_grad_(), t([2, 0], torch.int32))
