@@ -34,7 +34,7 @@ class BwdsFunction:
         function: its backward kernel launched over N threads (1-D), as slangtorch's `.bwd`; a
         `diff_pair(values, grad)` binds a DiffTensorView to its values and gradient tensors."""
         kwargs = dict(kwargs)
-        count = kwargs.pop("_thread_count")
+        count = kwargs.pop("_thread_count", None)  # a function that takes views: once, or per sg.grid element
 
         def unpair(v):
             if isinstance(v, _values.DiffPair):
@@ -50,7 +50,7 @@ class BwdsFunction:
         import torch
 
         fn = self._fn
-        if "_thread_count" in kwargs:
+        if "_thread_count" in kwargs or fn._view_function:
             return self._launch_kernel_backward(args, kwargs)
         params = fn.parameters  # [(name, dir, type name)]
         defaults = fn.parameter_defaults  # {name: source text} of those that may be left out

@@ -72,16 +72,22 @@ def launch(fn, args: tuple, kwargs: dict, thread_count: int):
             saved = ctx.saved_tensors
             values = [value for _, _, value in bound]
             grads = []
+            # A DiffTensorView<half>'s gradient is float32 (as Slang's): made so, and given back
+            # to torch in the values' dtype.
+            def grad_dtype(t):
+                return torch.float32 if t.dtype == torch.float16 else t.dtype
+
             for k, t in zip(inputs, saved):
-                g = torch.zeros_like(t, memory_format=torch.contiguous_format)
+                g = torch.zeros(t.shape, dtype=grad_dtype(t), device=t.device)
                 values[k] = (t.detach(), g)
                 grads.append(g)
             for k, g in zip(outputs, grad_outputs):
                 out = bound[k][2].detach()
-                g = torch.zeros_like(out) if g is None else g.clone(memory_format=torch.contiguous_format)
+                g = torch.zeros(out.shape, dtype=grad_dtype(out), device=out.device) if g is None else \
+                    g.to(grad_dtype(out), memory_format=torch.contiguous_format, copy=True)
                 values[k] = (out, g)
             run(values, 1)
-            return tuple(grads) + (None,) * len(outputs)
+            return tuple(g.to(t.dtype) for g, t in zip(grads, saved)) + (None,) * len(outputs)
 
     tensors = [bound[k][2] for k in inputs + outputs]
     result = _Kernel.apply(*tensors)

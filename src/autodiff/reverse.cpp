@@ -350,9 +350,13 @@ void Reverse::reverse_tensor(const Inst& inst, Context& ctx, Adjoints& adj) {
     std::vector<Value*> index;
     for (const Value* i : index_operands(inst)) index.push_back(get(ctx, i));
     if (inst.op == OpKind::TensorLoad) {
-        // d(load t[i]) accumulates into grad(t)[i]
+        // d(load t[i]) accumulates into grad(t)[i]; a DiffTensorView's `loadOnce` (imm_int 1)
+        // stores it there, without atomics (each element is loaded once).
         auto it = adj.find(inst.result());
-        if (it != adj.end()) b_.tensor_grad_add(get(ctx, t), index, it->second);
+        if (it != adj.end() && t->type->tensor.view && inst.imm_int == 1)
+            b_.tensor_grad_store(get(ctx, t), index, it->second);
+        else if (it != adj.end())
+            b_.tensor_grad_add(get(ctx, t), index, it->second);
     } else if (inst.op == OpKind::TensorStore) {
         // store t[i] = v: v takes grad(t)[i]. A DiffTensorView's `store` takes it (reads and
         // clears it atomically, as slangtorch does); its `storeOnce` (imm_int 1) reads it.

@@ -12,15 +12,11 @@
 
 namespace sg::call {
 
-namespace {
-
 bool is_differentiable_value(const lang::VarDecl& p) {
     const lang::Type* t = p.type;
     return !p.is_no_diff && (t->is_scalar() || t->is_vector() || t->is_matrix()) && lang::is_floating(t->scalar) &&
            !t->enumeration;
 }
-
-}  // namespace
 
 Glue coop_derivative_glue(const FunctionState& fn, const lang::FunctionDecl& decl, CoopPass pass) {
     const char* what = pass == CoopPass::Backward ? "bwd" : "fwd";

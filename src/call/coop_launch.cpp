@@ -50,14 +50,21 @@ void write_scalar(uint8_t* out, lang::ScalarKind k, const ArgInfo& a) {
 bool is_number(const ArgInfo& a) { return a.kind == ArgKind::Int || a.kind == ArgKind::Float || a.kind == ArgKind::Bool; }
 
 /// The kernel of `fn` for a device and pass, compiled on first use.
+/// A function that takes views without being a [CUDAKernel] function runs through glue that
+/// calls it (view_call.cpp), in the form its call binds (grids, per-element tensors).
 const CompiledKernel& kernel_for(FunctionState& fn, const lang::FunctionDecl& decl, DeviceType device, int index,
-                                 CoopPass pass) {
-    const int slot = (device == DeviceType::CUDA ? (index < 0 ? 0 : index) + 1 : 0) * 4 + int(pass);
+                                 CoopPass pass, bool view_function, const ViewCallForm& form) {
+    // bits 0-11: device and pass; 12: a view function; 13-16: its call rank; 17-32: its grid
+    // parameters; 33-48: its per-element tensor parameters (view_call.cpp: 16 at most)
+    const int64_t slot = ((device == DeviceType::CUDA ? (index < 0 ? 0 : index) + 1 : 0) * 4 + int(pass)) |
+                         (view_function ? int64_t(1) << 12 : 0) | (int64_t(form.rank & 15) << 13) |
+                         (int64_t(form.grids & 0xffff) << 17) | (int64_t(form.tensors & 0xffff) << 33);
     auto it = fn.coop_kernels.find(slot);
     if (it != fn.coop_kernels.end()) return *it->second;
     Glue glue;  // the primal: no glue, the [CUDAKernel] function is the kernel
     glue.entry = decl.name;
-    if (pass != CoopPass::Primal) glue = coop_derivative_glue(fn, decl, pass);
+    if (view_function) glue = view_call_glue(fn, decl, pass, form);
+    else if (pass != CoopPass::Primal) glue = coop_derivative_glue(fn, decl, pass);
     auto k = std::make_shared<CompiledKernel>(cached_kernel(*fn.module, glue, codegen::CodegenOptions{}, device, index));
     LaunchSite site;
     site.function = fn.name;
@@ -74,8 +81,10 @@ bool is_cooperative(const UserModule& module, const Callee& callee) { return ker
 
 namespace {
 
+/// The [CUDAKernel] function, or the function that takes views (view_call.cpp), `fn` names.
 const lang::FunctionDecl& require_kernel(const FunctionState& fn) {
     const lang::FunctionDecl* decl = kernel_decl(*fn.module, fn.callee);
+    if (!decl) decl = view_function_decl(*fn.module, fn.callee);
     if (!decl)
         throw_type_error(fn.name + "() is not a [CUDAKernel] function: call it with its arguments (it runs once per "
                                    "element of the call), or mark it [CUDAKernel] to launch it");
@@ -115,7 +124,8 @@ std::vector<CoopParam> coop_params(const FunctionState& fn) {
 
 bool coop_needs_autograd(const FunctionState& fn, const CallArgs& a) {
     const lang::FunctionDecl* decl = kernel_decl(*fn.module, fn.callee);
-    if (!decl || !lang::find_attribute(decl->attrs, "Differentiable")) return false;
+    if (!decl) decl = view_function_decl(*fn.module, fn.callee);
+    if (!decl || !(decl->is_differentiable || lang::find_attribute(decl->attrs, "Differentiable"))) return false;
     std::vector<const ArgInfo*> bound;
     try {
         bound = bind_arguments(fn.name, *decl, a);
@@ -139,9 +149,31 @@ LaunchShape thread_count_shape(const FunctionState& fn, int64_t threads) {
     return s;
 }
 
-void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape, CoopPass pass) {
+namespace {
+/// The result tensor of a launch (an owned reference), released if the launch throws.
+struct ResultTensor {
+    Host& host;
+    void* object = nullptr;
+    explicit ResultTensor(Host& h) : host(h) {}
+    ~ResultTensor() {
+        if (object) host.release(object);
+    }
+    void* take() {
+        void* o = object;
+        object = nullptr;
+        return o;
+    }
+};
+}  // namespace
+
+void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape, CoopPass pass,
+                         bool* single) {
     const lang::FunctionDecl* decl = &require_kernel(fn);
-    const std::string name = fn.name + (pass == CoopPass::Backward ? ".bwd" : pass == CoopPass::Forward ? ".fwd" : "");
+    const bool view_function = !lang::find_attribute(decl->attrs, "CUDAKernel");
+    const std::string name = fn.name + (view_function ? (pass == CoopPass::Primal ? "" : ".bwds")
+                                        : pass == CoopPass::Backward ? ".bwd" : pass == CoopPass::Forward ? ".fwd" : "");
+    if (!view_function && shape.implicit)
+        throw_type_error(name + "() is a [CUDAKernel] function: launch it with _thread_count=N");
     for (int d = 0; d < 3; ++d)
         if (shape.block[d] < 1 || shape.grid[d] < 1)
             throw_value_error(name + "(): blockSize and gridSize must be positive in every dimension, got blockSize=(" +
@@ -154,6 +186,17 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
 
     const size_t n = decl->params.size();
     const std::vector<const ArgInfo*> bound = bind_arguments(name, *decl, a);
+    // A function that takes views: sg.grid arguments give its threads (view_call.cpp).
+    LaunchShape grid_shape = shape;
+    ViewCallForm form;
+    if (view_function) form = view_call_form(name, *decl, bound, shape, grid_shape);
+    else
+        for (size_t p = 0; p < n; ++p)
+            if (bound[p]->kind == ArgKind::Grid)
+                throw_type_error(name + "(): parameter '" + decl->params[p]->name + "' (" +
+                                 lang::type_name(decl->params[p]->type) +
+                                 ") takes a number, got an sg.grid: a [CUDAKernel] function reads its thread's "
+                                 "place from cudaThreadIdx() and cudaBlockIdx()");
     // A DiffTensorView's (values, gradient) pair: the values bind as any view argument, the
     // gradient is checked against them.
     std::vector<const ArgInfo*> grads(n, nullptr);
@@ -170,9 +213,11 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
         grads[p] = &a.args[pair.first_child + 1];
         const TensorInfo& v = values[p]->tensor;
         const TensorInfo& g = grads[p]->tensor;
-        if (g.dtype != v.dtype)
+        // A DiffTensorView<half>'s gradient is float32 (Slang's `.diff.diff` is a TensorView<float>).
+        const DType want = v.dtype == DType::Float16 ? DType::Float32 : v.dtype;
+        if (g.dtype != want)
             throw_type_error(what + ": the gradient is a " + dtype_name(g.dtype) + " tensor, the values " +
-                             dtype_name(v.dtype));
+                             dtype_name(v.dtype) + (want != v.dtype ? " (whose gradient is float32)" : ""));
         bool same = g.ndim == v.ndim;
         for (int d = 0; same && d < v.ndim; ++d) same = g.shape[d] == v.shape[d];
         if (!same) throw_value_error(what + ": the gradient's shape differs from the values'");
@@ -186,10 +231,11 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
         const lang::VarDecl* param = decl->params[p];
         const ArgInfo& arg = *values[p];
         const std::string what = name + "(): parameter '" + param->name + "' (" + lang::type_name(param->type) + ")";
-        if (param->type->is_tensor()) {
+        const bool per_element = form.tensors & (1u << p);  // a tensor, one element per call
+        if (param->type->is_tensor() || per_element) {
             if (arg.kind != ArgKind::Tensor)
                 throw_type_error(what + " takes a tensor, got " + arg_kind_name(arg.kind));
-            const lang::Type* e = param->type->element;
+            const lang::Type* e = per_element ? param->type : param->type->element;
             const DType want = dtype_of(e->scalar);
             if (arg.tensor.dtype != want)
                 throw_type_error(what + " takes a " + dtype_name(want) + " tensor, got " + dtype_name(arg.tensor.dtype));
@@ -213,6 +259,7 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
             continue;
         }
         const lang::Type* t = param->type;
+        if (form.grids & (1u << p)) continue;  // its extents are written below
         if (t->is_scalar() && !is_number(arg))
             throw_type_error(what + " takes a number, got " + arg_kind_name(arg.kind));
         if (t->is_vector() && !(arg.kind == ArgKind::Value && arg.child_count == t->rows) &&
@@ -227,32 +274,41 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
         device_index = fn.device_index;
     }
 
-    const CompiledKernel& k = kernel_for(fn, *decl, device, device_index, pass);
+    // The results of a function that takes views and returns a value: one per call (view_call.cpp).
+    const lang::Type* rt = decl->result_type;
+    const bool returns = view_function && rt && !rt->is_void();
+    int64_t result_shape[kMaxTensorRank] = {};
+    int result_ndim = 0;
+    if (returns) {
+        if (form.rank + (rt->is_vector() ? 1 : 0) > kMaxTensorRank)
+            throw_value_error(name + "(): its results would have more than " + std::to_string(kMaxTensorRank) +
+                              " dimensions");
+        for (int d = 0; d < form.rank; ++d) result_shape[result_ndim++] = form.call_shape[size_t(d)];
+        if (form.rank == 0) result_shape[result_ndim++] = 1;  // one call: a view needs an index (returned 0-d)
+        if (rt->is_vector()) result_shape[result_ndim++] = rt->rows;
+        if (single) *single = form.rank == 0;
+    }
+    if (grid_shape.grid[0] == 0) {  // an empty call shape: no thread runs
+        if (!returns) return nullptr;
+        TensorInfo info{};
+        return host.empty(result_shape, result_ndim, dtype_of(rt->scalar), device, device_index, false, info);
+    }
+    const CompiledKernel& k = kernel_for(fn, *decl, device, device_index, pass, view_function, form);
     const codegen::ParamLayout& layout = k.generated.layout;
     std::vector<uint8_t> block(layout.size, 0);
     codegen::CallHeader header{};
     for (int64_t& d : header.shape) d = 1;
     for (int d = 0; d < 3; ++d) {
-        header.shape[d] = shape.block[d];
-        header.shape[3 + d] = shape.grid[d];
+        header.shape[d] = grid_shape.block[d];
+        header.shape[3 + d] = grid_shape.grid[d];
     }
-    header.shape[6] = shape.thread_count;
-    header.total = shape.grid[0] * shape.grid[1] * shape.grid[2];
+    header.shape[6] = grid_shape.thread_count;
+    header.total = grid_shape.grid[0] * grid_shape.grid[1] * grid_shape.grid[2];
     header.rank = 7;
     std::memcpy(block.data(), &header, sizeof header);
-    for (size_t p = 0; p < n; ++p) {
-        const codegen::ParamField& f = layout.fields[p];
-        const ArgInfo& arg = *values[p];
-        using Form = codegen::FieldShape::Form;
-        if (f.shape.form != Form::Tensor) {
-            if (f.shape.form == Form::Scalar) write_scalar(block.data() + f.offset, f.shape.scalar, arg);
-            else
-                for (int c = 0; c < f.shape.rows; ++c)
-                    write_scalar(block.data() + f.offset + size_t(c) * size_t(lang::scalar_bits(f.shape.scalar) / 8),
-                                 f.shape.scalar, a.args[size_t(arg.first_child + c)]);
-            continue;
-        }
-        const TensorInfo& t = arg.tensor;
+    using Form = codegen::FieldShape::Form;
+    // A view field from a tensor (its rank: a vector element's components are its last dimension).
+    auto pack_view = [&](const codegen::ParamField& f, const TensorInfo& t) {
         const bool vector = f.shape.element == Form::Vector;
         const int rank = t.ndim - (vector ? 1 : 0);
         int64_t extents[8] = {}, strides[8] = {};
@@ -267,6 +323,35 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
         std::memcpy(block.data() + f.tensor.strides, strides, sizeof strides);
         std::memcpy(block.data() + f.tensor.inner, inner, sizeof inner);
         std::memcpy(block.data() + f.tensor.view_rank, &view_rank, sizeof view_rank);
+        return rank;
+    };
+    for (size_t p = 0; p < n; ++p) {
+        const codegen::ParamField& f = layout.fields[p];
+        const ArgInfo& arg = *values[p];
+        if (form.grids & (1u << p)) {  // a grid's extents, the last (fastest) dimension in .x
+            const int rank = arg.tensor.ndim;
+            for (int c = 0; c < rank; ++c) {
+                ArgInfo extent;
+                extent.kind = ArgKind::Int;
+                extent.integer = arg.tensor.shape[rank - 1 - c];
+                write_scalar(block.data() + f.offset + size_t(c) * size_t(lang::scalar_bits(f.shape.scalar) / 8),
+                             f.shape.scalar, extent);
+            }
+            continue;
+        }
+        if (f.shape.form != Form::Tensor) {
+            if (f.shape.form == Form::Scalar) write_scalar(block.data() + f.offset, f.shape.scalar, arg);
+            else
+                for (int c = 0; c < f.shape.rows; ++c)
+                    write_scalar(block.data() + f.offset + size_t(c) * size_t(lang::scalar_bits(f.shape.scalar) / 8),
+                                 f.shape.scalar, a.args[size_t(arg.first_child + c)]);
+            continue;
+        }
+        const TensorInfo& t = arg.tensor;
+        const int rank = pack_view(f, t);
+        int64_t extents[8] = {};
+        for (int d = 0; d < rank; ++d) extents[d] = t.shape[d];
+        const int64_t view_rank = rank;
         if (f.tensor.grad_view && grads[p]) {  // the gradient's record, laid out as the values'
             const TensorInfo& g = grads[p]->tensor;
             const size_t off = f.tensor.grad_view - f.tensor.data;
@@ -280,6 +365,14 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
             std::memcpy(block.data() + f.tensor.view_rank + off, &view_rank, sizeof view_rank);
         }
     }
+    // A function that takes views and returns a value: its results, one per call (view_call.cpp).
+    ResultTensor result_tensor(host);
+    if (returns) {
+        TensorInfo info{};
+        result_tensor.object =
+            host.empty(result_shape, result_ndim, dtype_of(rt->scalar), device, device_index, false, info);
+        pack_view(layout.fields[n], info);
+    }
     const runtime::Backend& backend = runtime::backend(device);
     runtime::LaunchRequest r;
     r.kernel = k.loaded.get();
@@ -290,12 +383,13 @@ void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const 
     r.site = k.site;
     r.wait = debug_mode();
     for (int d = 0; d < 3; ++d) {
-        r.coop_block[d] = shape.block[d];
-        r.coop_grid[d] = shape.grid[d];
+        r.coop_block[d] = grid_shape.block[d];
+        r.coop_grid[d] = grid_shape.grid[d];
     }
     const runtime::LaunchResult result = backend.launch(r);
     if (result.origin != runtime::FaultOrigin::None) [[unlikely]]
         raise_launch_fault(result, backend);
+    return result_tensor.take();
 }
 
 }  // namespace sg::call

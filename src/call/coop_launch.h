@@ -27,6 +27,9 @@ struct LaunchShape {
     /// SlangPy's `_thread_count=N` (1-D): threads whose global x index is N or more do not run
     /// (0: every thread of the grid runs).
     int64_t thread_count = 0;
+    /// No `_thread_count` was given (a function that takes views, called as SlangPy calls it:
+    /// one thread, or one per element of its sg.grid arguments; view_call.cpp).
+    bool implicit = false;
 };
 
 /// Which kernel of a [CUDAKernel] function a launch runs: the function itself, the backward of a
@@ -46,8 +49,11 @@ bool is_cooperative(const UserModule& module, const Callee& callee);
 /// Launches `fn` (a [CUDAKernel] function) over `a` with `shape`. Throws CallError (TypeError /
 /// ValueError naming the function and parameter) for a wrong argument or shape, and the
 /// RuntimeError of a fault the launch recorded.
-void launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape,
-                        CoopPass pass = CoopPass::Primal);
+/// Returns the results of a function that takes views and returns a value (a new tensor of the
+/// call's shape, an owned reference; of shape (1,) for a single call, which sets `*single`),
+/// else nullptr.
+void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape,
+                         CoopPass pass = CoopPass::Primal, bool* single = nullptr);
 
 /// The parameters of the [CUDAKernel] function `fn` names (TypeError when it is not one).
 std::vector<CoopParam> coop_params(const FunctionState& fn);
@@ -59,7 +65,44 @@ bool coop_needs_autograd(const FunctionState& fn, const CallArgs& a);
 /// not [Differentiable].
 Glue coop_derivative_glue(const FunctionState& fn, const lang::FunctionDecl& decl, CoopPass pass);
 
+/// Whether a derivative kernel passes parameter `p` as a pair (a differentiable scalar, vector
+/// or matrix that is not no_diff; its derivative starts at zero and is dropped).
+bool is_differentiable_value(const lang::VarDecl& p);
+
 /// SlangPy's 1-D form: `shape` for `threads` threads (blocks of up to 256 threads in x).
 LaunchShape thread_count_shape(const FunctionState& fn, int64_t threads);
+
+// ---- functions that take views without being [CUDAKernel] functions (view_call.cpp)
+
+/// The declaration of a function that is no [CUDAKernel] function but takes a TensorView or
+/// DiffTensorView parameter (SlangPy binds such a view whole), or nullptr.
+const lang::FunctionDecl* view_function_decl(const UserModule& module, const Callee& callee);
+bool is_view_function(const UserModule& module, const Callee& callee);
+/// Whether such a function returns a value (its calls return a tensor of results).
+bool view_function_returns_value(const UserModule& module, const Callee& callee);
+/// Whether a parameter of type `t` of such a function may take an sg.grid(shape) argument (an
+/// int or uint, or a vector of 2 or 3 of them: the thread's coordinate in the grid).
+bool is_grid_parameter(const lang::Type* t);
+/// How a call of such a function binds its value parameters: bit k of `grids`, parameter k
+/// holds a grid's extents and gets the thread's coordinate in that grid; bit k of `tensors`, it
+/// is a view of a tensor and gets the element at the thread's coordinate in the call shape, of
+/// `rank` dimensions (SlangPy's vectorization of the other arguments; views stay whole).
+struct ViewCallForm {
+    uint32_t grids = 0;
+    uint32_t tensors = 0;
+    int rank = 0;
+    std::vector<int64_t> call_shape;  ///< its extents (not part of the kernel)
+};
+/// The [CUDAKernel] glue that calls such a function (pass: or bwd_diff / fwd_diff of it) once
+/// per thread. TypeError for a function that returns a value or has an out parameter, or (a
+/// derivative pass) is not differentiable.
+Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, CoopPass pass, const ViewCallForm& form);
+/// Checks the arguments of such a call that are not views (numbers; sg.grid, every grid's rank
+/// its parameter's component count; tensors for scalar and vector parameters, one element per
+/// call) and returns the call's form; `out` is `shape`, or with grids or tensors one thread per
+/// element of their common call shape (grid[0] = 0 when it is empty). Errors name `name` and
+/// the parameter; `_thread_count` beside a grid or tensor is a ValueError (SlangPy's).
+ViewCallForm view_call_form(const std::string& name, const lang::FunctionDecl& decl,
+                            const std::vector<const ArgInfo*>& bound, const LaunchShape& shape, LaunchShape& out);
 
 }  // namespace sg::call

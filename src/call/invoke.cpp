@@ -169,6 +169,7 @@ std::shared_ptr<FunctionState> FunctionState::make(std::shared_ptr<UserModule> m
     fn->id = g_next_function_id++;
     fn->link_key = fn->module->link_key();
     fn->cooperative = is_cooperative(*fn->module, fn->callee);
+    fn->view_function = !fn->cooperative && is_view_function(*fn->module, fn->callee);
     return fn;
 }
 

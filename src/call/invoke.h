@@ -41,8 +41,11 @@ struct FunctionState {
     bool warned_not_differentiable = false;
     /// A [CUDAKernel] function (coop_launch.h): it is launched, never called element-wise.
     bool cooperative = false;
+    /// A function that takes a TensorView or DiffTensorView without being a [CUDAKernel]
+    /// function: its calls are launches too, as SlangPy makes them (coop_launch.h, view_call.cpp).
+    bool view_function = false;
     /// Its kernel per device (CPU: -1, CUDA: the device index), compiled on the first launch.
-    std::unordered_map<int, std::shared_ptr<const CompiledKernel>> coop_kernels;
+    std::unordered_map<int64_t, std::shared_ptr<const CompiledKernel>> coop_kernels;
 
     /// A new state (a fresh id and an empty plan cache).
     static std::shared_ptr<FunctionState> make(std::shared_ptr<UserModule> module, Callee callee, DeviceType device,

@@ -23,10 +23,18 @@ std::string Emitter::shared_storage() {
     return out;
 }
 
+namespace {
+/// Whether a view's element is a half (a DiffTensorView<half>'s gradient is float).
+bool half_element(const Type* view) {
+    return view->element && view->element->is_scalar() && view->element->scalar == lang::ScalarKind::Half;
+}
+}  // namespace
+
 std::string Emitter::coop_element_pointer(const Inst& inst, size_t index_end, bool grad) {
     const Value* tensor = inst.operands[0];
     const Type* tt = tensor->type;
-    const std::string elem = type(tt->element);
+    // A DiffTensorView<half>'s gradient is float (as Slang's): its element pointer is a float's.
+    const std::string elem = grad && half_element(tt) ? std::string("float") : type(tt->element);
     const std::string n = std::to_string(coop_temps_++);
     const size_t k = index_end - 1;  // indices: operands [1, index_end)
     const std::string p = "sg_p" + n;
@@ -96,22 +104,32 @@ void Emitter::emit_coop(const Inst& inst) {
         define(r, "sg_view_query(" + view + ", " + std::to_string(inst.imm_int) + ", " + dim + ")");
         return;
     }
-    case OpKind::ViewPart: define(r, ref(inst.operands[0]) + (inst.imm_int ? ".diff" : ".primal")); return;
+    case OpKind::ViewPart: {
+        const std::string part = ref(inst.operands[0]) + (inst.imm_int ? ".diff" : ".primal");
+        // A DiffTensorView<half>'s gradient: its float elements in the values' view record.
+        if (inst.imm_int && half_element(inst.operands[0]->type)) define(r, "sg_view_as<float>(" + part + ")");
+        else define(r, part);
+        return;
+    }
     // A DiffTensorView's gradient: load's backward adds (atomically: threads may collide),
     // store's takes (reads and clears, atomically), storeOnce's reads; fwd_diff stores a tangent.
+    // A DiffTensorView<half> holds its gradient in float: converted on the way in and out.
     case OpKind::TensorGradAdd: {
         const std::string p = coop_element_pointer(inst, inst.operands.size() - 1, true);
-        line("sg_view_grad_add(" + p + ", " + ref(inst.operands.back()) + ");");
+        const std::string to = half_element(inst.operands[0]->type) ? "(float)" : "";
+        line("sg_view_grad_add(" + p + ", " + to + ref(inst.operands.back()) + ");");
         return;
     }
     case OpKind::TensorGradLoad: {
         const std::string p = coop_element_pointer(inst, inst.operands.size(), true);
-        define(r, std::string(inst.imm_int ? "sg_view_grad_take(" : "sg_view_grad_read(") + p + ")");
+        const std::string g = std::string(inst.imm_int ? "sg_view_grad_take(" : "sg_view_grad_read(") + p + ")";
+        define(r, half_element(inst.operands[0]->type) ? type(r->type) + "(" + g + ")" : g);
         return;
     }
     case OpKind::TensorGradStore: {
         const std::string p = coop_element_pointer(inst, inst.operands.size() - 1, true);
-        line("if (" + p + ") *" + p + " = " + ref(inst.operands.back()) + ";");
+        const std::string to = half_element(inst.operands[0]->type) ? "(float)" : "";
+        line("if (" + p + ") *" + p + " = " + to + ref(inst.operands.back()) + ";");
         return;
     }
     case OpKind::TensorLoad: {
@@ -138,7 +156,26 @@ void Emitter::emit_coop(const Inst& inst) {
         const auto op = lang::AtomicOp(inst.imm_int);
         const bool cas = op == lang::AtomicOp::CompareExchange;
         const size_t values = cas ? 2 : 1;
-        const std::string p = coop_element_pointer(inst, inst.operands.size() - values);
+        std::string p = coop_element_pointer(inst, inst.operands.size() - values);
+        if (!inst.imm_list.empty()) {
+            // A field or component of the element (a groupshared struct's, a vector's).
+            const Type* c = inst.operands[0]->type->element;
+            std::string access = "(*" + p + ")";
+            for (int k : inst.imm_list) {
+                if (c->is_vector()) {
+                    static const char* kXyzw[] = {"x", "y", "z", "w"};
+                    access += std::string(".") + kXyzw[k & 3];
+                    c = nullptr;  // a scalar: the path ends
+                } else {
+                    access += "." + names_.field_names(c).at(size_t(k));
+                    c = names_.types().fields(c).at(size_t(k)).type;
+                }
+                if (!c) break;
+            }
+            const std::string q = "sg_pf" + std::to_string(coop_temps_++);
+            line(type(r->type) + "* " + q + " = " + p + " ? &" + access + " : (" + type(r->type) + "*)0;");
+            p = q;
+        }
         const std::string v = ref(inst.operands.back());
         if (cas) define(r, "sg_atomic_cas(" + p + ", " + ref(inst.operands[inst.operands.size() - 2]) + ", " + v + ")");
         else define(r, "sg_atomic<" + std::to_string(inst.imm_int) + ">(" + p + ", " + v + ")");

@@ -435,9 +435,21 @@ Value* Builder::shared_view(int index, const Type* view_type) {
 }
 
 Value* Builder::tensor_atomic(lang::AtomicOp op, Value* t, const std::vector<Value*>& index, Value* compare,
-                              Value* value) {
+                              Value* value, const std::vector<int>& path) {
     check_tensor_index(t, index, "tensor_atomic");
-    IR_ASSERT(value->type == t->type->element && t->type->element->is_scalar(), "tensor_atomic value type");
+    const Type* leaf = t->type->element;
+    for (int k : path) {
+        IR_ASSERT(leaf->is_struct() || leaf->is_vector(), "tensor_atomic path through a " + lang::type_name(leaf));
+        if (leaf->is_vector()) {
+            IR_ASSERT(k >= 0 && k < leaf->rows, "tensor_atomic component");
+            leaf = types_.scalar(leaf->scalar);
+        } else {
+            const auto& fields = types_.fields(leaf);
+            IR_ASSERT(k >= 0 && size_t(k) < fields.size(), "tensor_atomic field");
+            leaf = fields[size_t(k)].type;
+        }
+    }
+    IR_ASSERT(value->type == leaf && leaf->is_scalar(), "tensor_atomic value type");
     IR_ASSERT((op == lang::AtomicOp::CompareExchange) == (compare != nullptr), "tensor_atomic compare operand");
     std::vector<Value*> ops = concat(t, index);
     if (compare) {
@@ -447,6 +459,7 @@ Value* Builder::tensor_atomic(lang::AtomicOp op, Value* t, const std::vector<Val
     ops.push_back(value);
     Inst* i = make(OpKind::TensorAtomic, ops, {value->type});
     i->imm_int = int64_t(op);
+    i->imm_list = path;
     return i->result();
 }
 

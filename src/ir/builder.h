@@ -80,7 +80,10 @@ public:
     void barrier(bool sync, bool device);
     Value* shared_view(int index, const Type* view_type);
     /// (t, index..., [compare,] value): the element's previous value.
-    Value* tensor_atomic(lang::AtomicOp op, Value* t, const std::vector<Value*>& index, Value* compare, Value* value);
+    /// `path`: a field or component of the element, then of that, ... (imm_list): the scalar
+    /// the atomic works on (a groupshared struct's field, a vector's component).
+    Value* tensor_atomic(lang::AtomicOp op, Value* t, const std::vector<Value*>& index, Value* compare, Value* value,
+                         const std::vector<int>& path = {});
     /// op 0: size(dim), 1: stride(dim), 2: dims() (dim nullptr).
     Value* view_query(int op, Value* view, Value* dim);
     /// `.primal` (0) or `.diff` (1) of a DiffTensorView: a TensorView of `type`.

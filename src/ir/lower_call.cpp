@@ -54,7 +54,12 @@ Value* Lower::lower_call(Expr* e) {
         }
         std::vector<Value*> index;
         lower_tensor_access(e, t, idx, &index);
-        if (!value_expr) return b_.tensor_load(t, index);
+        if (!value_expr) {
+            Value* loaded = b_.tensor_load(t, index);
+            // DiffTensorView.loadOnce: its backward stores the gradient without atomics.
+            if (std::string_view(e->builtin->name) == "loadOnce") loaded->def->imm_int = 1;
+            return loaded;
+        }
         Value* v = lower_expr_as(value_expr, t->type->element);
         b_.set_loc(e->loc);
         if (e->builtin->kind == BuiltinKind::TensorStore) {

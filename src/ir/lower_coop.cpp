@@ -110,9 +110,18 @@ Value* Lower::lower_coop_call(Expr* e) {
         lang::AtomicOp op;
         lang::find_atomic(builtin->name, op);
         Expr* dest = arg(0);
+        // A field or vector component of a groupshared element: the path to it (sema allowed it
+        // there only), outermost first.
+        std::vector<int> path;
+        while (dest->kind == ExprKind::Member && (dest->ref == lang::RefKind::Field || dest->ref == lang::RefKind::Swizzle)) {
+            path.insert(path.begin(), dest->ref == lang::RefKind::Field ? dest->field_index : dest->swizzle[0]);
+            dest = dest->operands[0];
+        }
         Value* target = nullptr;
         std::vector<Value*> index;
-        if (!shared_path(dest, target, index)) {
+        if (!shared_path(dest, target, index) && !(dest->kind == ExprKind::Index && dest->operands[0]->type->is_tensor()))
+            return lower_local_interlocked(e, op);
+        if (!target) {
             // An element of a TensorView or RWStructuredBuffer (sema allowed nothing else).
             SG_INTERNAL_ASSERT(dest->kind == ExprKind::Index && dest->operands[0]->type->is_tensor(),
                                "Interlocked destination is not an element");
@@ -120,12 +129,12 @@ Value* Lower::lower_coop_call(Expr* e) {
             std::vector<Expr*> idx(dest->operands.begin() + 1, dest->operands.end());
             lower_tensor_access(dest, target, idx, &index);
         }
-        const Type* t = dest->type;
+        const Type* t = arg(0)->type;
         const bool cas = op == lang::AtomicOp::CompareExchange;
         Value* compare = cas ? lower_expr_as(arg(1), t) : nullptr;
         Value* value = lower_expr_as(arg(cas ? 2 : 1), t);
         b_.set_loc(e->loc);
-        Value* original = b_.tensor_atomic(op, target, index, compare, value);
+        Value* original = b_.tensor_atomic(op, target, index, compare, value, path);
         const size_t out = cas ? 3 : 2;
         if (e->operands.size() > out + 1) assign(arg(out), convert(original, arg(out)->type));
         return nullptr;
@@ -133,6 +142,35 @@ Value* Lower::lower_coop_call(Expr* e) {
     default: break;
     }
     SG_INTERNAL_ASSERT(false, std::string("cooperative built-in not handled by lowering: ") + builtin->name);
+}
+
+Value* Lower::lower_local_interlocked(Expr* e, lang::AtomicOp op) {
+    // A local variable (or a part of one): no other thread sees it, so a read, the update and a
+    // write; `original` gets the value read.
+    auto arg = [&](size_t k) { return e->operands[k + 1]; };
+    Expr* dest = arg(0);
+    const Type* t = dest->type;
+    const bool cas = op == lang::AtomicOp::CompareExchange;
+    Value* old = lower_expr(dest);
+    Value* compare = cas ? lower_expr_as(arg(1), t) : nullptr;
+    Value* value = lower_expr_as(arg(cas ? 2 : 1), t);
+    b_.set_loc(e->loc);
+    Value* next = value;
+    switch (op) {
+    case lang::AtomicOp::Add: next = b_.binary(OpKind::Add, old, value); break;
+    case lang::AtomicOp::Min: next = b_.intrinsic(lang::IntrinsicId::Min, t, {old, value}); break;
+    case lang::AtomicOp::Max: next = b_.intrinsic(lang::IntrinsicId::Max, t, {old, value}); break;
+    case lang::AtomicOp::And: next = b_.binary(OpKind::BitAnd, old, value); break;
+    case lang::AtomicOp::Or: next = b_.binary(OpKind::BitOr, old, value); break;
+    case lang::AtomicOp::Xor: next = b_.binary(OpKind::BitXor, old, value); break;
+    case lang::AtomicOp::Exchange: break;
+    case lang::AtomicOp::CompareExchange: next = b_.select(b_.binary(OpKind::Eq, old, compare), value, old); break;
+    }
+    // As the atomics on memory, it carries no derivative.
+    assign(dest, b_.detach(next));
+    const size_t out = cas ? 3 : 2;
+    if (e->operands.size() > out + 1) assign(arg(out), convert(b_.detach(old), arg(out)->type));
+    return nullptr;
 }
 
 }  // namespace sg::ir

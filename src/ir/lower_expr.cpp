@@ -410,7 +410,8 @@ Value* Lower::lower_expr(Expr* e) {
             if (e->swizzle.size() == 1) return b_.extract(bv, e->swizzle[0]);
             return b_.swizzle(bv, e->swizzle);
         case RefKind::TensorMember: {
-            if (bv->type->tensor.view) return b_.view_part(bv, e->name == "diff" ? 1 : 0, e->type);
+            if (bv->type->tensor.view)  // `.diff.diff` (slangtorch's spelling): the gradient view again
+                return bv->type->tensor.has_grad ? b_.view_part(bv, e->name == "diff" ? 1 : 0, e->type) : bv;
             std::vector<Value*> dims;
             for (int d = 0; d < bv->type->rank; ++d) dims.push_back(b_.tensor_shape(bv, d));
             return b_.construct(e->type, dims);

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "ir/builder.h"
+#include "lang/coop.h"
 #include "ir/lower.h"
 #include "lang/sema.h"
 
@@ -95,6 +96,8 @@ public:
     void store_shared(Value* view, std::vector<Value*> index, const Type* t, Value* v);
     /// A CoopId, Barrier, Interlocked, ViewSize, ViewStride or ViewDims call.
     Value* lower_coop_call(Expr* e);
+    /// An Interlocked operation on a local variable (lower_coop.cpp): read, update, write.
+    Value* lower_local_interlocked(Expr* e, lang::AtomicOp op);
     /// A wave intrinsic call (lower_wave.cpp).
     Value* lower_wave_call(Expr* e);
     /// `t.sample(uv)` (lower_sample.cpp): SlangPy's bilinear read, built of loads and arithmetic

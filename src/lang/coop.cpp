@@ -48,6 +48,12 @@ bool find_atomic(std::string_view name, AtomicOp& out) {
     return false;
 }
 
+bool is_view_method_name(std::string_view name) {
+    AtomicOp op;
+    return name == "load" || name == "store" || name == "storeOnce" || name == "loadOnce" || name == "size" ||
+           name == "stride" || name == "dims" || find_atomic(name, op);
+}
+
 const char* atomic_name(AtomicOp op) { return kAtomicNames[int(op)]; }
 const char* coop_id_name(CoopId id) { return kIdNames[int(id)]; }
 

@@ -41,6 +41,10 @@ bool find_atomic(std::string_view name, AtomicOp& out);
 const char* atomic_name(AtomicOp op);
 const char* coop_id_name(CoopId id);
 
+/// Whether `name` is a method of TensorView / DiffTensorView (load, store, storeOnce, loadOnce,
+/// size, stride, dims and the Interlocked operations); sema_coop.cpp checks each use.
+bool is_view_method_name(std::string_view name);
+
 /// The largest rank a TensorView may have at a launch (the view record holds this many extents).
 inline constexpr int kMaxViewRank = 8;
 

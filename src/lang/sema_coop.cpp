@@ -19,6 +19,8 @@ const Builtin kViewLoad{BuiltinKind::TensorLoad, IntrinsicId::Count, "load"};
 const Builtin kViewStore{BuiltinKind::TensorStore, IntrinsicId::Count, "store"};
 // DiffTensorView's store whose backward reads the output gradient once, without atomics
 const Builtin kViewStoreOnce{BuiltinKind::TensorStore, IntrinsicId::Count, "storeOnce"};
+// DiffTensorView's load whose backward stores the gradient once, without atomics
+const Builtin kViewLoadOnce{BuiltinKind::TensorLoad, IntrinsicId::Count, "loadOnce"};
 const Builtin kViewSize{BuiltinKind::ViewSize, IntrinsicId::Count, "size"};
 const Builtin kViewStride{BuiltinKind::ViewStride, IntrinsicId::Count, "stride"};
 const Builtin kViewDims{BuiltinKind::ViewDims, IntrinsicId::Count, "dims"};
@@ -29,14 +31,30 @@ bool is_view_element(const Type* t) {
     return t->is_scalar() || (t->is_vector() && t->scalar != ScalarKind::Bool);
 }
 
-bool is_atomic_scalar(const Type* t, AtomicOp op) {
+/// The Interlocked methods of a TensorView (Slang's `v.InterlockedAdd(index, value, out
+/// original)`, `v.InterlockedCompareExchange(index, compare, value)`): builtins of their own, so
+/// that their element types are Slang's methods' (a double's add, a float's compare-exchange).
+const Builtin kViewAtomics[8] = {
+    {BuiltinKind::Interlocked, IntrinsicId::Count, "InterlockedAdd"},
+    {BuiltinKind::Interlocked, IntrinsicId::Count, "InterlockedMin"},
+    {BuiltinKind::Interlocked, IntrinsicId::Count, "InterlockedMax"},
+    {BuiltinKind::Interlocked, IntrinsicId::Count, "InterlockedAnd"},
+    {BuiltinKind::Interlocked, IntrinsicId::Count, "InterlockedOr"},
+    {BuiltinKind::Interlocked, IntrinsicId::Count, "InterlockedXor"},
+    {BuiltinKind::Interlocked, IntrinsicId::Count, "InterlockedExchange"},
+    {BuiltinKind::Interlocked, IntrinsicId::Count, "InterlockedCompareExchange"},
+};
+
+bool is_atomic_scalar(const Type* t, AtomicOp op, bool method = false) {
     if (!t->is_scalar()) return false;
     switch (t->scalar) {
     case ScalarKind::Int32:
     case ScalarKind::UInt32:
     case ScalarKind::Int64:
     case ScalarKind::UInt64: return true;
-    case ScalarKind::Float: return op == AtomicOp::Add || op == AtomicOp::Exchange;  // as Slang on CUDA
+    case ScalarKind::Float:  // as Slang on CUDA; its TensorView<float> also compares bitwise
+        return op == AtomicOp::Add || op == AtomicOp::Exchange || (method && op == AtomicOp::CompareExchange);
+    case ScalarKind::Double: return method && op == AtomicOp::Add;  // TensorView<T>.InterlockedAdd: any T
     default: return false;
     }
 }
@@ -97,10 +115,6 @@ const Type* Sema::resolve_view_type(TypeExpr* te) {
                                                 ">: the element type must be float, double or half", 38029);
         return types_.error_type();
     }
-    if (diff && elem->scalar == ScalarKind::Half) {
-        diags_.unsupported(te->type_args[0]->loc, "DiffTensorView<half> (DiffTensorView<float> and <double> are)");
-        return types_.error_type();
-    }
     if (!is_view_element(elem)) {
         diags_.unsupported(te->loc, "TensorView of " + type_name(elem));
         return types_.error_type();
@@ -116,12 +130,23 @@ const Type* Sema::resolve_view_type(TypeExpr* te) {
 /// TensorView<T> (Slang's `.diff` is a wrapper whose own `.diff` is that view; both spellings
 /// reach it here). Null when `name` is neither.
 const Type* Sema::check_view_member(Expr* e, const Type* view, const std::string& name) {
+    // slangtorch's `.diff.diff`: Slang's `.diff` is a wrapper whose `.diff` is the gradient view;
+    // here `.diff` is that view already, and its `.diff` is the same view.
+    const Expr* base = e->operands.empty() ? nullptr : e->operands[0];
+    if (name == "diff" && !view->tensor.has_grad && base && base->kind == ExprKind::Member && base->name == "diff" &&
+        base->ref == RefKind::TensorMember && !base->operands.empty() && base->operands[0]->type &&
+        base->operands[0]->type->is_tensor() && base->operands[0]->type->tensor.has_grad) {
+        e->ref = RefKind::TensorMember;
+        return view;
+    }
     if (!view->tensor.has_grad || (name != "primal" && name != "diff")) return nullptr;
     TensorKind kind;
     kind.access = TensorAccess::ReadWrite;
     kind.view = true;
     e->ref = RefKind::TensorMember;
-    return types_.tensor(view->element, 0, kind);
+    // A DiffTensorView<half>'s gradient is float, as Slang's (its `.diff.diff` is always float).
+    const bool half_grad = name == "diff" && view->element->is_scalar() && view->element->scalar == ScalarKind::Half;
+    return types_.tensor(half_grad ? types_.float32() : view->element, 0, kind);
 }
 
 // view[i], view[i, j], view[uint2(i, j)] (.x is dimension 0)
@@ -175,11 +200,43 @@ const Type* Sema::check_view_method(Expr* e, const Type* view, const std::string
         e->builtin = b;
         return types_.uint32();
     };
-    if (method == "load") {
+    if (method == "load" || (method == "loadOnce" && view->tensor.has_grad)) {
         const Type* t = check_view_index(e, view, args);
         e->is_lvalue = false;
-        if (!t->is_error()) e->builtin = &kViewLoad;
+        if (!t->is_error()) e->builtin = method == "load" ? &kViewLoad : &kViewLoadOnce;
         return t;
+    }
+    if (AtomicOp op; find_atomic(method, op)) {
+        // Slang's TensorView methods: (index, value, out original) and (index, compare, value),
+        // the index a uint or a uint vector; checked as the free form on the element `view[index]`.
+        const bool cas = op == AtomicOp::CompareExchange;
+        const Type* el = view->element;
+        const bool integer = el->is_scalar() && is_integer(el->scalar) && scalar_bits(el->scalar) >= 32 && !el->enumeration;
+        const bool has = integer || (el->is_scalar() && ((el->scalar == ScalarKind::Float && (op == AtomicOp::Add ||
+                                                              op == AtomicOp::Exchange || cas)) ||
+                                                         (el->scalar == ScalarKind::Double && op == AtomicOp::Add)));
+        if (!has) {
+            if (el->is_vector() && op == AtomicOp::Add)
+                diags_.unsupported(e->loc, type_name(view) + "." + method + " on a vector element");
+            else
+                diags_.error(e->operands[0]->loc, type_name(view) + " has no member '" + method + "'", 30027);
+            return types_.error_type();
+        }
+        if (args.size() != 3) {
+            diags_.error(e->loc, type_name(view) + "." + method +
+                                     (cas ? " takes (index, compare, value)" : " takes (index, value, out original)"),
+                         39999);
+            return types_.error_type();
+        }
+        Expr* dest = ast_.make<Expr>();
+        dest->kind = ExprKind::Index;
+        dest->loc = args[0]->loc;
+        dest->operands = {e->operands[0]->operands[0], args[0]};
+        dest->type = check_view_index(dest, view, {args[0]});
+        if (dest->type->is_error()) return dest->type;
+        e->operands = {e->operands[0], dest, args[1], args[2]};
+        e->builtin = &kViewAtomics[int(op)];
+        return check_coop_call(e);
     }
     if (method == "store" || (method == "storeOnce" && view->tensor.has_grad)) {
         if (args.size() < 2) {
@@ -236,6 +293,7 @@ const Type* Sema::check_coop_call(Expr* e) {
     }
     AtomicOp op;
     find_atomic(b->name, op);
+    const bool method = b >= kViewAtomics && b < kViewAtomics + 8;  // a TensorView's method (view_atomic)
     const size_t values = op == AtomicOp::CompareExchange ? 2 : 1;  // (compare, value) or (value)
     if (args.size() != 1 + values && args.size() != 2 + values) {
         diags_.error(e->loc, std::string(b->name) + " takes " +
@@ -251,22 +309,35 @@ const Type* Sema::check_coop_call(Expr* e) {
     }
     // The destination is one element of shared memory: a groupshared variable (or an element of
     // one) or an element of a TensorView / RWStructuredBuffer.
+    // A field of a struct or one component of a vector, of a groupshared element (`tiles[t].count`,
+    // `pair.x`): the path lowering gives the atomic (lower_coop.cpp).
     const Expr* root = dest;
+    bool path = false;
+    while (root->kind == ExprKind::Member && !root->operands.empty() && root->operands[0]->type &&
+           ((root->ref == RefKind::Field && root->operands[0]->type->is_struct()) ||
+            (root->ref == RefKind::Swizzle && root->swizzle.size() == 1 && root->operands[0]->type->is_vector()))) {
+        root = root->operands[0];
+        path = true;
+    }
     bool element = false;
     while (root->kind == ExprKind::Index && !root->operands[0]->type->is_tensor()) root = root->operands[0];
     if (root->kind == ExprKind::Index && root->operands[0]->type->is_tensor()) {
         // A TensorView's, or a writable tensor's or RWStructuredBuffer's, whole element.
         const TensorKind& k = root->operands[0]->type->tensor;
-        element = root == dest && (k.view || k.access != TensorAccess::Read);
+        element = root == dest && !path && (k.view || k.access != TensorAccess::Read);
     }
     else if (root->kind == ExprKind::Name && root->var_ref && root->var_ref->is_groupshared) element = true;
+    // A local variable or parameter (or a field, component or element of one), which slangc
+    // accepts too: no other thread sees it, so the operation is a plain read, update and write.
+    else if (root->kind == ExprKind::Name && root->var_ref && !root->var_ref->is_global) element = true;
     if (!element) {
-        diags_.unsupported(dest->loc, std::string(b->name) + " on anything but a groupshared variable, its array "
-                                                             "elements or an element of a TensorView, a writable "
-                                                             "tensor or an RWStructuredBuffer");
+        diags_.unsupported(dest->loc, std::string(b->name) + " on anything but a local or groupshared variable (its "
+                                                             "array elements, struct fields and vector components) or "
+                                                             "an element of a TensorView, a writable tensor or an "
+                                                             "RWStructuredBuffer");
         return types_.error_type();
     }
-    if (!is_atomic_scalar(dest->type, op)) {
+    if (!is_atomic_scalar(dest->type, op, method)) {
         diags_.error(dest->loc, std::string(b->name) + " takes an int, uint, int64_t or uint64_t destination" +
                                     (op == AtomicOp::Add || op == AtomicOp::Exchange ? std::string(" (or float)") : "") +
                                     ", got " + type_name(dest->type), 39999);

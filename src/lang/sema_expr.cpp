@@ -2,6 +2,7 @@
 // constructors, intrinsics, tensors, swizzles and the autodiff built-ins.
 #include <array>
 
+#include "lang/coop.h"
 #include "lang/sema_internal.h"
 
 namespace sg::lang {
@@ -576,7 +577,7 @@ const Type* Sema::check_member(Expr* e) {
     if (bt->is_tensor()) {
         if (bt->tensor.view) {
             if (const Type* t = check_view_member(e, bt, n)) return t;
-            if (n != "load" && n != "store" && n != "storeOnce" && n != "size" && n != "stride" && n != "dims") {
+            if (!is_view_method_name(n)) {
                 diags_.error(e->loc, type_name(bt) + " has no member '" + n + "'", 30027);
                 return types_.error_type();
             }

@@ -161,6 +161,13 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
             if (nb::cast<std::string>(k) != "_thread_count") rest[k] = v;
         return launch(nb::tuple(args), rest, nb::tuple(), nb::tuple(), kwargs["_thread_count"]);
     }
+    if (state_->view_function) [[unlikely]] {  // takes views: one launch, as SlangPy calls it (view_call.cpp)
+        if (!mods_.kernel.empty() || mods_.bound_this.is_valid() ||
+            (mods_.set_values.is_valid() && !mods_.set_values.is_none()))
+            call::throw_type_error(state_->name + "() takes a TensorView: map(), set(), bind() and the other "
+                                   "modifiers of calls per element are not supported for it yet");
+        return launch(nb::tuple(args), nb::dict(kwargs), nb::tuple(), nb::tuple(), nb::none());
+    }
     CallScratch& s = t_scratch;
     ScratchRelease release{s};
     const bool grad_mode = describe(s, args, kwargs);
@@ -206,8 +213,11 @@ nb::object Function::launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb
     CallScratch& s = t_scratch;
     ScratchRelease release{s};
     call::LaunchShape shape;
-    if (!thread_count.is_none()) {
-        if (!call::is_cooperative(*state_->module, state_->callee))
+    if (thread_count.is_none() && state_->view_function) {
+        shape = call::thread_count_shape(*state_, 1);  // once, or once per sg.grid element
+        shape.implicit = true;
+    } else if (!thread_count.is_none()) {
+        if (!state_->cooperative && !state_->view_function)
             call::throw_type_error(state_->name + "() is not a [CUDAKernel] function: _thread_count= launches a "
                                    "[CUDAKernel] function over N threads, and " + state_->name +
                                    "() is called per element of its arguments, whose shapes give its thread count: "
@@ -234,13 +244,23 @@ nb::object Function::launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb
     nb::args a = nb::borrow<nb::args>(args);
     nb::kwargs kw = nb::borrow<nb::kwargs>(kwargs);
     const bool grad_mode = describe(s, a, kw);
-    if (pass == 0 && !thread_count.is_none() && grad_mode && call::coop_needs_autograd(*state_, described(s))) {
+    if (pass == 0 && (!thread_count.is_none() || state_->view_function) && grad_mode &&
+        call::coop_needs_autograd(*state_, described(s))) {
         // SlangPy's form with tensors that require grad: the launch joins torch autograd.
+        if (state_->view_function && call::view_function_returns_value(*state_->module, state_->callee))
+            call::throw_type_error(state_->name + "() takes a DiffTensorView bound to a tensor that requires grad and "
+                                   "returns a value: such a call in torch autograd is not supported yet (return void "
+                                   "and write the result through a DiffTensorView)");
         nb::object self = nb::find(this);
         return nb::module_::import_("shadegrad._coop_autograd").attr("launch")(self, args, kwargs, thread_count);
     }
-    call::launch_cooperative(torch_host(), *state_, described(s), shape, call::CoopPass(pass));
-    return nb::none();
+    bool single = false;
+    void* result = call::launch_cooperative(torch_host(), *state_, described(s), shape, call::CoopPass(pass), &single);
+    if (!result) return nb::none();
+    // A function that takes views and returns a value: its results (one call: a 0-d tensor, or
+    // the value's components).
+    nb::object out = nb::steal(static_cast<PyObject*>(result));
+    return single ? out.attr("squeeze")(0) : out;
 }
 
 nb::object Function::finish(CallScratch& s) {

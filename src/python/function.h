@@ -79,6 +79,7 @@ public:
     nb::list coop_params() const;
     /// Whether this is a [CUDAKernel] function.
     bool cooperative() const { return state_->cooperative; }
+    bool view_function() const { return state_->view_function; }
     /// The generated code of the kernels this call would run (glue, target source, IR).
     std::string debug_code(nb::args args, nb::kwargs kwargs);
     /// The readable rendering of this call's key.

@@ -233,6 +233,7 @@ NB_MODULE(_core, m) {
              nb::arg("thread_count") = nb::none(), nb::arg("pass_") = 0)
         .def("_coop_params", &Function::coop_params)
         .def_prop_ro("cooperative", &Function::cooperative, "Whether it is a [CUDAKernel] function (launched, not called per element).")
+        .def_prop_ro("_view_function", &Function::view_function, "Whether it takes views without being a [CUDAKernel] function (called as one launch).")
         .def("call_key", &Function::call_key, nb::sig(doc::kKeyOfCallSig), doc::kKeyOfCall)
         .def("map", &Function::map, nb::rv_policy::take_ownership, nb::sig(doc::kMapSig), doc::kMap)
         .def("set", &Function::set, nb::arg("values"), nb::rv_policy::take_ownership, nb::sig(doc::kSetSig), doc::kSet)

@@ -202,8 +202,9 @@ float uses_view(TensorView<float> v, int i) { return v[i]; }
         m.uses_id(x)
     with pytest.raises(sg.CompileError, match=r"per_element.slang:5:32: error: a barrier is only available"):
         m.calls_barrier(x)
-    with pytest.raises(TypeError, match=r"uses_view\(\): parameter 'v' is a TensorView<float>: TensorView parameters belong to \[CUDAKernel\]"):
-        m.uses_view(x, 1)
+    # A function that takes a view is called as SlangPy calls it (test_slangpy_view_functions.py).
+    assert m.uses_view(torch.tensor([5.0, 6.0, 7.0], device=TEST_DEVICE),
+                       torch.tensor([2, 0], dtype=torch.int32, device=TEST_DEVICE)).cpu().tolist() == [7.0, 5.0]
 
 
 def test_thread_count_on_a_vectorized_function_is_an_error():

@@ -5,9 +5,9 @@
 # refusal on a function called per element), DiffTensorView copies and sums, and the gradients
 # of x^2 through `.bwds(diff_pair(...), ..., _thread_count=N)`. SlangPy's functions that take
 # views without being [CUDAKernel] functions run here as [CUDAKernel] functions launched with
-# one thread (`_thread_count=1`), which is what SlangPy's single call of them runs: a TensorView
-# parameter in a function called per element is not supported yet. docs/from_slangpy.md lists
-# SlangPy's cases and what became of each.
+# one thread (`_thread_count=1`), which is what SlangPy's single call of them runs; SlangPy's own
+# forms, unchanged, are in test_slangpy_view_functions.py. docs/from_slangpy.md lists SlangPy's
+# cases and what became of each.
 import pytest
 import torch
 

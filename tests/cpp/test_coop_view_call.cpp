@@ -1,0 +1,176 @@
+// tests/cpp/test_coop_view_call.cpp — the glue that runs a function taking views without being a
+// [CUDAKernel] function (call/view_call.cpp: SlangPy's calls of such functions): its primal and
+// derivative glue compiled for the CPU (run over partial blocks, the function's own bound check
+// keeping the extra threads out) and for CUDA with NVRTC; a 2-D grid's coordinate (.x the last
+// dimension), per-element tensors read through views (scalars, vectors, beside a grid), and a
+// backward through DiffTensorViews in a loop.
+#include "call/coop_launch.h"
+#include "call/errors.h"
+#include "coop_harness.h"
+
+namespace sg::test {
+namespace {
+
+/// The declaration of `name` in `source` (the front end run over every function).
+struct Declared {
+    CoopKernel front;
+    const lang::FunctionDecl* decl = nullptr;
+    Declared(const std::string& source, const std::string& name) {
+        driver::Input input;
+        input.roots.push_back({"coop.slang", source, "", nullptr, nullptr});
+        driver::Options options;
+        options.scope = driver::Scope::Functions;
+        options.target = DeviceType::CPU;
+        driver::compile({front.sources, front.ast, front.types, front.diags}, input, options, front.result);
+        for (const lang::ModuleAst* m : front.result.modules)
+            for (const lang::Decl* d : m->decls)
+                if (d->function && d->function->name == name) decl = d->function;
+    }
+};
+
+/// Launches `k` over `threads` threads in 1-D blocks of `block` (the last one partial: the
+/// harness sets no thread count, so the function's own bound check keeps those threads out).
+codegen::FaultRecord launch_count(const CoopKernel& k, int64_t threads, int64_t block, std::vector<CoopArg> args) {
+    return k.launch({block, 1, 1}, {(threads + block - 1) / block, 1, 1}, args);
+}
+
+const char* kCells = R"(
+void mark_cell(int2 c, TensorView<int> cells, int scale)
+{
+    if (c.y < int(cells.size(0)) && c.x < int(cells.size(1)))
+        cells[c.y, c.x] = scale * (c.y * 100 + c.x);
+}
+)";
+
+TEST(CoopViewCall, GridCoordinateGivesXTheLastDimension) {
+    Declared d(kCells, "mark_cell");
+    ASSERT_NE(d.decl, nullptr);
+    call::FunctionState fn;
+    fn.name = "mark_cell";
+    const call::Glue glue = call::view_call_glue(fn, *d.decl, call::CoopPass::Primal, call::ViewCallForm{1u, 0u, 0});
+    EXPECT_NE(glue.source.find("[CUDAKernel]"), std::string::npos) << glue.source;
+    auto k = build_coop(std::string(kCells) + glue.source, glue.entry);
+    std::vector<int32_t> cells(3 * 5, -1);
+    const int32_t extents[2] = {5, 3};  // the int2 parameter holds (last dim, first dim)
+    CoopArg grid;
+    grid.bytes.resize(8);
+    std::memcpy(grid.bytes.data(), extents, 8);
+    const auto fault = launch_count(*k, 15, 4, {grid, CoopArg::view(cells, {3, 5}), CoopArg::scalar(int32_t(2))});
+    EXPECT_EQ(fault.code, 0u);
+    for (int y = 0; y < 3; ++y)
+        for (int x = 0; x < 5; ++x) EXPECT_EQ(cells[size_t(y * 5 + x)], 2 * (y * 100 + x)) << y << "," << x;
+}
+
+const char* kSquare = R"(
+[Differentiable]
+void squares(DiffTensorView<float> a, DiffTensorView<float> b)
+{
+    [MaxIters(64)]
+    for (uint k = 0; k < b.size(0); ++k)
+        b.store(k, a[k] * a.load(k));
+}
+)";
+
+TEST(CoopViewCall, BackwardOfAFunctionThatTakesDiffTensorViews) {
+    Declared d(kSquare, "squares");
+    ASSERT_NE(d.decl, nullptr);
+    call::FunctionState fn;
+    fn.name = "squares";
+    for (call::CoopPass pass : {call::CoopPass::Primal, call::CoopPass::Backward, call::CoopPass::Forward}) {
+        const call::Glue glue = call::view_call_glue(fn, *d.decl, pass, call::ViewCallForm{});
+        auto k = build_coop(std::string(kSquare) + glue.source, glue.entry);
+        // backward: gy is the output's gradient; forward: gx is the input's tangent
+        std::vector<float> x = {1.0f, -2.0f, 3.0f, 0.5f}, gx(4, pass == call::CoopPass::Forward ? 1.5f : 0.0f),
+                           y(4, 0.0f), gy = {1.0f, 2.0f, 3.0f, 4.0f};
+        const auto fault = k->launch({1, 1, 1}, {1, 1, 1},
+                                     {CoopArg::diff_view(x, &gx, {4}), CoopArg::diff_view(y, &gy, {4})});
+        EXPECT_EQ(fault.code, 0u);
+        for (size_t i = 0; i < 4; ++i) {
+            const float g = i + 1.0f;
+            if (pass == call::CoopPass::Primal) EXPECT_EQ(y[i], x[i] * x[i]) << i;
+            if (pass == call::CoopPass::Backward) EXPECT_FLOAT_EQ(gx[i], 2.0f * x[i] * g) << i;
+            if (pass == call::CoopPass::Forward) EXPECT_FLOAT_EQ(gy[i], 2.0f * x[i] * 1.5f) << i;
+        }
+    }
+}
+
+const char* kValued = R"(
+void mark_valued(int value, int2 c, TensorView<int> cells, float3 unused)
+{
+    cells[c.y, c.x] = value;
+}
+void put_scaled(uint i, float3 v, TensorView<float3> out)
+{
+    out[i] = v * 2.0;
+}
+)";
+
+TEST(CoopViewCall, PerElementTensorsBesideAGrid) {
+    Declared d(kValued, "mark_valued");
+    ASSERT_NE(d.decl, nullptr);
+    call::FunctionState fn;
+    fn.name = "mark_valued";
+    // `value` from a 2-D tensor, `c` from a 2-D grid of the same shape
+    const call::Glue glue = call::view_call_glue(fn, *d.decl, call::CoopPass::Primal, call::ViewCallForm{2u, 1u, 2});
+    auto k = build_coop(std::string(kValued) + glue.source, glue.entry);
+    std::vector<int32_t> values(2 * 3), cells(2 * 3, -1);
+    for (int i = 0; i < 6; ++i) values[size_t(i)] = 7 * i;
+    const int32_t extents[2] = {3, 2};
+    CoopArg grid;
+    grid.bytes.resize(8);
+    std::memcpy(grid.bytes.data(), extents, 8);
+    CoopArg unused;
+    unused.bytes.resize(12);
+    EXPECT_EQ(k->launch({6, 1, 1}, {1, 1, 1},
+                        {CoopArg::view(values, {2, 3}), grid, CoopArg::view(cells, {2, 3}), unused}).code,
+              0u);
+    EXPECT_EQ(cells, values);
+}
+
+TEST(CoopViewCall, PerElementVectors) {
+    Declared d(kValued, "put_scaled");
+    ASSERT_NE(d.decl, nullptr);
+    call::FunctionState fn;
+    fn.name = "put_scaled";
+    const call::Glue glue = call::view_call_glue(fn, *d.decl, call::CoopPass::Primal, call::ViewCallForm{0u, 3u, 1});
+    auto k = build_coop(std::string(kValued) + glue.source, glue.entry);
+    std::vector<uint32_t> at = {2, 0, 1};
+    std::vector<float> v = {1, 2, 3, 4, 5, 6, 7, 8, 9}, out(9, 0.0f);
+    EXPECT_EQ(k->launch({3, 1, 1}, {1, 1, 1},
+                        {CoopArg::view(at, {3}), CoopArg::view(v, {3}, 3), CoopArg::view(out, {3}, 3)}).code,
+              0u);
+    const std::vector<float> want = {8, 10, 12, 14, 16, 18, 2, 4, 6};  // out[at[t]] = 2 v[t]
+    EXPECT_EQ(out, want);
+}
+
+TEST(CoopViewCall, ResultsOnePerCall) {
+    const char* src = "float2 pick(TensorView<float> v, int i) { return float2(v[i], -v[i]); }\n";
+    Declared d(src, "pick");
+    ASSERT_NE(d.decl, nullptr);
+    call::FunctionState fn;
+    fn.name = "pick";
+    const call::Glue glue = call::view_call_glue(fn, *d.decl, call::CoopPass::Primal, call::ViewCallForm{0u, 2u, 1, {}});
+    auto k = build_coop(std::string(src) + glue.source, glue.entry);
+    std::vector<float> v = {1.5f, 2.5f, 3.5f}, out(8, 0.0f);
+    std::vector<int32_t> at = {2, 0, 0, 1};
+    EXPECT_EQ(k->launch({4, 1, 1}, {1, 1, 1}, {CoopArg::view(v, {3}), CoopArg::view(at, {4}), CoopArg::view(out, {4}, 2)})
+                  .code,
+              0u);
+    const std::vector<float> want = {3.5f, -3.5f, 1.5f, -1.5f, 1.5f, -1.5f, 2.5f, -2.5f};
+    EXPECT_EQ(out, want);
+}
+
+TEST(CoopViewCall, OutParametersAndDerivativesOfResultsAreRefused) {
+    const char* src = "float value(TensorView<float> v) { return v[0]; }\nvoid out_param(TensorView<float> v, out float r) { r = v[0]; }\n";
+    call::FunctionState fn;
+    fn.name = "value";
+    Declared a(src, "value"), b(src, "out_param");
+    ASSERT_NE(a.decl, nullptr);
+    ASSERT_NE(b.decl, nullptr);
+    EXPECT_THROW(call::view_call_glue(fn, *a.decl, call::CoopPass::Backward, call::ViewCallForm{}), call::CallError);
+    EXPECT_THROW(call::view_call_glue(fn, *b.decl, call::CoopPass::Primal, call::ViewCallForm{}), call::CallError);
+    EXPECT_THROW(call::view_call_glue(fn, *b.decl, call::CoopPass::Backward, call::ViewCallForm{}), call::CallError);  // not differentiable
+}
+
+}  // namespace
+}  // namespace sg::test
