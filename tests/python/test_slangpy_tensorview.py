@@ -15,63 +15,65 @@ import shadegrad as sg
 from conftest import TEST_DEVICE
 
 TENSORVIEW = """
+// Each of these runs as one thread (_thread_count=1) that walks the whole view, or as one
+// thread per element.
 [CUDAKernel]
-void copy_tensorview(TensorView<float> input, TensorView<float> output)
+void view_copy(TensorView<float> from, TensorView<float> to)
 {
-    for (uint i = 0; i < input.size(0); i++)
-        output.store(i, input.load(i));
+    int count = int(from.size(0));
+    for (int j = 0; j < count; j++)
+        to[j] = from[j];
 }
 
 [CUDAKernel]
-void add_tensorview(TensorView<float> a, TensorView<float> b, TensorView<float> output)
+void view_sum(TensorView<float> x, TensorView<float> y, TensorView<float> total)
 {
-    for (uint i = 0; i < a.size(0); i++)
-        output.store(i, a.load(i) + b.load(i));
-}
-
-// One thread per marker: thread i writes a 1 at i.
-[CUDAKernel]
-void mark_threads(uint count, TensorView<int> markers)
-{
-    uint i = cudaBlockIdx().x * cudaBlockDim().x + cudaThreadIdx().x;
-    if (i < count) markers.store(i, 1);
+    for (int j = 0; j < int(total.size(0)); j++)
+        total[j] = x.load(j) + y.load(j);
 }
 
 [CUDAKernel]
-void copy_tensorview_float2(TensorView<float2> input, TensorView<float2> output)
+void flag_each_thread(uint n, TensorView<int> flags)
 {
-    for (uint i = 0; i < input.size(0); i++)
-        output.store(i, input.load(i));
+    uint me = cudaThreadIdx().x + cudaBlockIdx().x * cudaBlockDim().x;
+    if (me < n)
+        flags[me] = 1;
 }
 
 [CUDAKernel]
-void copy_tensorview_float4(TensorView<float4> input, TensorView<float4> output)
+void view_copy2(TensorView<float2> from, TensorView<float2> to)
 {
-    for (uint i = 0; i < input.size(0); i++)
-        output.store(i, input.load(i));
+    for (int j = 0; j < int(to.size(0)); j++)
+        to.store(j, from[j]);
 }
 
 [CUDAKernel]
-void copy_tensorview_bool(TensorView<bool> input, TensorView<bool> output)
+void view_copy4(TensorView<float4> from, TensorView<float4> to)
 {
-    for (uint i = 0; i < input.size(0); i++)
-        output.store(i, input.load(i));
+    for (int j = 0; j < int(to.size(0)); j++)
+        to[j] = from.load(j);
 }
 
 [CUDAKernel]
-void negate_tensorview_bool(TensorView<bool> input, TensorView<bool> output)
+void view_copy_flags(TensorView<bool> from, TensorView<bool> to)
 {
-    for (uint i = 0; i < input.size(0); i++)
-        output.store(i, !input.load(i));
+    for (int j = 0; j < int(to.size(0)); j++)
+        to[j] = from[j];
 }
 
 [CUDAKernel]
-void fill_thread_ids(uint count, TensorView<int> output)
+void view_flip_flags(TensorView<bool> from, TensorView<bool> to)
 {
-    uint tid = cudaBlockIdx().x * cudaBlockDim().x + cudaThreadIdx().x;
-    if (tid >= count)
-        return;
-    output.store(tid, int(tid));
+    for (int j = 0; j < int(to.size(0)); j++)
+        to.store(j, from[j] == false);
+}
+
+[CUDAKernel]
+void write_own_index(uint n, TensorView<int> ids)
+{
+    uint me = cudaThreadIdx().x + cudaBlockIdx().x * cudaBlockDim().x;
+    if (me < n)
+        ids[me] = int(me);
 }
 
 int per_element(int coord) { return coord * 2; }
@@ -79,40 +81,43 @@ int per_element(int coord) { return coord * 2; }
 
 DIFFTENSORVIEW = """
 [CUDAKernel]
-void copy_difftensorview(DiffTensorView<float> input, DiffTensorView<float> output)
+void diff_view_copy(DiffTensorView<float> from, DiffTensorView<float> to)
 {
-    for (uint i = 0; i < input.size(0); i++)
-        output.store(i, input.load(i));
+    for (int j = 0; j < int(from.size(0)); j++)
+        to.store(j, from.load(j));
 }
 
 [CUDAKernel]
-void add_difftensorview(DiffTensorView<float> a, DiffTensorView<float> b, DiffTensorView<float> output)
+void diff_view_sum(DiffTensorView<float> x, DiffTensorView<float> y, DiffTensorView<float> total)
 {
-    for (uint i = 0; i < a.size(0); i++)
-        output.store(i, a.load(i) + b.load(i));
+    for (int j = 0; j < int(total.size(0)); j++)
+        total.store(j, x.load(j) + y.load(j));
 }
 
+// One thread squares every element (a loop the backward runs in reverse).
 [CUDAKernel]
 [Differentiable]
-void diff_square(DiffTensorView<float> input, DiffTensorView<float> output)
+void squares_in_one_thread(DiffTensorView<float> x, DiffTensorView<float> y)
 {
     [MaxIters(1024)]
-    for (uint i = 0; i < input.size(0); i++)
+    for (int j = 0; j < int(x.size(0)); j++)
     {
-        float x = input.load(i);
-        output.store(i, x * x);
+        float v = x.load(j);
+        y.store(j, v * v);
     }
 }
 
+// One thread per element.
 [CUDAKernel]
 [Differentiable]
-void diff_square_kernel(uint count, DiffTensorView<float> input, DiffTensorView<float> output)
+void squares_per_thread(uint n, DiffTensorView<float> x, DiffTensorView<float> y)
 {
-    uint tid = cudaBlockIdx().x * cudaBlockDim().x + cudaThreadIdx().x;
-    if (tid >= count)
-        return;
-    float x = input.load(tid);
-    output.store(tid, x * x);
+    uint me = cudaThreadIdx().x + cudaBlockIdx().x * cudaBlockDim().x;
+    if (me < n)
+    {
+        float v = x.load(me);
+        y.store(me, v * v);
+    }
 }
 """
 
@@ -137,23 +142,23 @@ def t(values, dtype=torch.float32):
 
 def test_copy(tv):
     x, out = t([1.0, 2.0, 3.0, 4.0, 5.0]), torch.zeros(5, device=TEST_DEVICE)
-    tv.copy_tensorview(x, out, _thread_count=1)
+    tv.view_copy(x, out, _thread_count=1)
     assert torch.equal(out, x)
 
 
 def test_add(tv):
     a, b, out = t([1.0, 2.0, 3.0, 4.0, 5.0]), t([10.0, 20.0, 30.0, 40.0, 50.0]), torch.zeros(5, device=TEST_DEVICE)
-    tv.add_tensorview(a, b, out, _thread_count=1)
+    tv.view_sum(a, b, out, _thread_count=1)
     assert torch.equal(out, a + b)
 
 
 def test_each_thread_of_a_grid_marks_its_element(tv):
     markers = torch.zeros(5, dtype=torch.int32, device=TEST_DEVICE)
-    tv.mark_threads(5, markers, _thread_count=5)
+    tv.flag_each_thread(5, markers, _thread_count=5)
     assert torch.equal(markers.cpu(), torch.ones(5, dtype=torch.int32))
 
 
-@pytest.mark.parametrize("name,expect", [("copy_tensorview_bool", lambda x: x), ("negate_tensorview_bool", lambda x: ~x)])
+@pytest.mark.parametrize("name,expect", [("view_copy_flags", lambda x: x), ("view_flip_flags", lambda x: ~x)])
 def test_bool_elements(tv, name, expect):
     x = t([True, False, True, False, True], torch.bool)
     out = torch.zeros(5, dtype=torch.bool, device=TEST_DEVICE)
@@ -163,19 +168,19 @@ def test_bool_elements(tv, name, expect):
 
 def test_float2_elements(tv):
     x, out = t([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]]), torch.zeros(3, 2, device=TEST_DEVICE)
-    tv.copy_tensorview_float2(x, out, _thread_count=1)
+    tv.view_copy2(x, out, _thread_count=1)
     assert torch.equal(out, x)
 
 
 def test_float4_elements(tv):
     x, out = t([[1.0, 2.0, 3.0, 4.0], [5.0, 6.0, 7.0, 8.0]]), torch.zeros(2, 4, device=TEST_DEVICE)
-    tv.copy_tensorview_float4(x, out, _thread_count=1)
+    tv.view_copy4(x, out, _thread_count=1)
     assert torch.equal(out, x)
 
 
 def test_thread_count_fills_thread_ids(tv):
     out = torch.zeros(64, dtype=torch.int32, device=TEST_DEVICE)
-    tv.fill_thread_ids(count=64, output=out, _thread_count=64)
+    tv.write_own_index(n=64, ids=out, _thread_count=64)
     assert torch.equal(out.cpu(), torch.arange(64, dtype=torch.int32))
 
 
@@ -189,7 +194,7 @@ def test_sliced_input(tv, size, slicer):
     x = torch.arange(size, dtype=torch.float32, device=TEST_DEVICE) * 1.5
     view = x[slicer]
     out = torch.zeros(view.shape[0], device=TEST_DEVICE)
-    tv.copy_tensorview(view, out, _thread_count=1)
+    tv.view_copy(view, out, _thread_count=1)
     assert torch.equal(out, view)
 
 
@@ -198,7 +203,7 @@ def test_sliced_output(tv, size, slicer):
     full = torch.zeros(size, device=TEST_DEVICE)
     out = full[slicer]
     x = torch.arange(out.shape[0], dtype=torch.float32, device=TEST_DEVICE) + 1.0
-    tv.copy_tensorview(x, out, _thread_count=1)
+    tv.view_copy(x, out, _thread_count=1)
     expect = torch.zeros(size, device=TEST_DEVICE)
     expect[slicer] = x
     assert torch.equal(full, expect)
@@ -209,7 +214,7 @@ def test_add_sliced(tv, size, slicer):
     a = (torch.arange(size, dtype=torch.float32, device=TEST_DEVICE) * 2.0)[slicer]
     b = (torch.arange(size, dtype=torch.float32, device=TEST_DEVICE) + 7.0)[slicer]
     out = torch.zeros(a.shape[0], device=TEST_DEVICE)
-    tv.add_tensorview(a, b, out, _thread_count=1)
+    tv.view_sum(a, b, out, _thread_count=1)
     assert torch.equal(out, a + b)
 
 
@@ -217,13 +222,13 @@ def test_add_sliced(tv, size, slicer):
 
 def test_diff_copy(dtv):
     x, out = t([1.0, 2.0, 3.0, 4.0, 5.0]), torch.zeros(5, device=TEST_DEVICE)
-    dtv.copy_difftensorview(x, out, _thread_count=1)
+    dtv.diff_view_copy(x, out, _thread_count=1)
     assert torch.equal(out, x)
 
 
 def test_diff_add(dtv):
     a, b, out = t([1.0, 2.0, 3.0]), t([0.5, 0.25, 0.125]), torch.zeros(3, device=TEST_DEVICE)
-    dtv.add_difftensorview(a, b, out, _thread_count=1)
+    dtv.diff_view_sum(a, b, out, _thread_count=1)
     assert torch.equal(out, a + b)
 
 
@@ -231,9 +236,9 @@ def test_diff_square_backward_through_diff_pairs(dtv):
     x = t([1.0, 2.0, 3.0, 4.0, 5.0])
     x_grad = torch.zeros(5, device=TEST_DEVICE)
     out, out_grad = torch.zeros(5, device=TEST_DEVICE), torch.ones(5, device=TEST_DEVICE)
-    dtv.diff_square(x, out, _thread_count=1)
+    dtv.squares_in_one_thread(x, out, _thread_count=1)
     assert torch.equal(out, x * x)
-    dtv.diff_square.bwds(sg.diff_pair(x, x_grad), sg.diff_pair(out, out_grad), _thread_count=1)
+    dtv.squares_in_one_thread.bwds(sg.diff_pair(x, x_grad), sg.diff_pair(out, out_grad), _thread_count=1)
     torch.testing.assert_close(x_grad, 2.0 * x)
 
 
@@ -243,14 +248,14 @@ def test_diff_square_sliced(dtv, size, slicer):
     n = x.shape[0]
     x_grad = torch.zeros(n, device=TEST_DEVICE)
     out, out_grad = torch.zeros(n, device=TEST_DEVICE), torch.ones(n, device=TEST_DEVICE)
-    dtv.diff_square(x, out, _thread_count=1)
-    dtv.diff_square.bwds(sg.diff_pair(x, x_grad), sg.diff_pair(out, out_grad), _thread_count=1)
+    dtv.squares_in_one_thread(x, out, _thread_count=1)
+    dtv.squares_in_one_thread.bwds(sg.diff_pair(x, x_grad), sg.diff_pair(out, out_grad), _thread_count=1)
     torch.testing.assert_close(x_grad, 2.0 * x)
 
 
 def test_kernel_forward_with_thread_count(dtv):
     x, out = t([1.0, -2.0, 3.0, 0.5, 5.0]), torch.zeros(5, device=TEST_DEVICE)
-    dtv.diff_square_kernel(count=5, input=x, output=out, _thread_count=5)
+    dtv.squares_per_thread(n=5, x=x, y=out, _thread_count=5)
     torch.testing.assert_close(out, x * x)
 
 
@@ -258,6 +263,6 @@ def test_kernel_backward_with_thread_count(dtv):
     x = t([1.0, -2.0, 3.0, 0.5, 5.0])
     x_grad = torch.zeros(5, device=TEST_DEVICE)
     out, out_grad = torch.zeros(5, device=TEST_DEVICE), t([1.0, 2.0, 3.0, 4.0, 5.0])
-    dtv.diff_square_kernel.bwds(count=5, input=sg.diff_pair(x, x_grad), output=sg.diff_pair(out, out_grad),
+    dtv.squares_per_thread.bwds(n=5, x=sg.diff_pair(x, x_grad), y=sg.diff_pair(out, out_grad),
                                 _thread_count=5)
     torch.testing.assert_close(x_grad, 2.0 * x * t([1.0, 2.0, 3.0, 4.0, 5.0]))
