@@ -169,80 +169,62 @@ def test_autodiff_with_spy_tensors(tmp_path, monkeypatch):
 RASTERIZER_SLANG = """
 import "slangpy";
 
+// The view: world = (pixel / frame * 2 - 1) * scale + origin.
 struct Camera
 {
-    float2 o;         // where the world's origin is
-    float2 scale;     // the world's extent
-    float2 frameDim;  // the image's size (W, H)
+    float2 o;
+    float2 scale;
+    float2 frameDim;
 
     [NoDiffThis]
     float2 screenToWorld(float2 uv)
     {
-        float2 xy = uv / frameDim;
-        float2 ndc = xy * 2.0f - 1.0f;
-        return ndc * scale + o;
+        return ((uv / frameDim) * 2.0f - 1.0f) * scale + o;
     }
 };
 
+// Signed distance from p to the segment from a to b; the sign tells the side of the line a-b
+// that p is on. Beyond an end it is the distance to that end.
 [Differentiable]
 [PreferRecompute]
-float distanceToVertex(float2 xy, float2 v)
+float segment_distance(float2 a, float2 b, float2 p)
 {
-    return length(xy - v);
+    float2 ab = b - a;
+    float side = dot(float2(-ab.y, ab.x), p - a);
+    if (dot(p - a, ab) < 0.f)
+        return length(p - a) * sign(side);
+    if (dot(p - b, a - b) < 0.f)
+        return length(p - b) * sign(side);
+    return side / length(float2(-ab.y, ab.x));
 }
 
+// Signed distance to the triangle a, b, c: a corner's distance where p lies outside both edges
+// that meet there, else the largest edge distance (negative inside).
 [Differentiable]
 [PreferRecompute]
-float distanceToEdge(float2 u, float2 v, float2 pt)
+float triangle_distance(float2 p, float2 a, float2 b, float2 c)
 {
-    float2 e = v - u;
-    float2 n = float2(-e.y, e.x);
-    float2 d = pt - u;
-    float n_dot_d = dot(n, d);
-
-    if (dot(pt - u, v - u) < 0.f)
-        return distanceToVertex(pt, u) * sign(n_dot_d);
-    else if (dot(pt - v, u - v) < 0.f)
-        return distanceToVertex(pt, v) * sign(n_dot_d);
-    else
-        return n_dot_d / length(n);
+    float to_ab = segment_distance(b, a, p);
+    float to_bc = segment_distance(c, b, p);
+    float to_ca = segment_distance(a, c, p);
+    bool out_ab = to_ab > 0.f;
+    bool out_bc = to_bc > 0.f;
+    bool out_ca = to_ca > 0.f;
+    if (out_ab && out_bc)
+        return length(p - b);
+    if (out_ab && out_ca)
+        return length(p - a);
+    if (out_bc && out_ca)
+        return length(p - c);
+    return max(max(to_ab, to_bc), to_ca);
 }
 
+// How much of the triangle covers p: a sigmoid of its signed distance, sigma wide.
 [Differentiable]
 [PreferRecompute]
-float distanceToTriangle(float2 xy, float2 v1, float2 v2, float2 v3)
+float coverage(float2 p, float2 a, float2 b, float2 c, float sigma)
 {
-    float d1 = distanceToEdge(v2, v1, xy);
-    float d2 = distanceToEdge(v3, v2, xy);
-    float d3 = distanceToEdge(v1, v3, xy);
-
-    float sd1 = sign(d1);
-    float sd2 = sign(d2);
-    float sd3 = sign(d3);
-
-    if (sd1 > 0.f && sd2 > 0.f)
-        return distanceToVertex(xy, v2);
-    else if (sd1 > 0.f && sd3 > 0.f)
-        return distanceToVertex(xy, v1);
-    else if (sd2 > 0.f && sd3 > 0.f)
-        return distanceToVertex(xy, v3);
-    else
-        return max(max(d1, d2), d3);
-}
-
-[Differentiable]
-[PreferRecompute]
-float sigmoid(float x, float sigma)
-{
-    return 1.0 / (1.0 + exp(-x / sigma));
-}
-
-[Differentiable]
-[PreferRecompute]
-float softTriangle(float2 xy, float2 v1, float2 v2, float2 v3, float sigma)
-{
-    float d = distanceToTriangle(xy, v1, v2, v3);
-    return sigmoid(-d, sigma);
+    return 1.0 / (1.0 + exp(triangle_distance(p, a, b, c) / sigma));
 }
 
 // One pixel: vertices is [3, 2], color [3], grid_cell the pixel (from spy.call_id()).
@@ -254,18 +236,13 @@ float3 rasterize_pixel(
     float sigma,
     uint2 grid_cell)
 {
-    float2 v1 = float2(vertices[0, 0], vertices[0, 1]);
-    float2 v2 = float2(vertices[1, 0], vertices[1, 1]);
-    float2 v3 = float2(vertices[2, 0], vertices[2, 1]);
-    float3 c  = float3(color[0], color[1], color[2]);
-    float3 background = float3(1.0);
-
-    float2 pixel = float2(grid_cell) + 0.5;
-    float2 ndc = (pixel / camera.frameDim) * 2.0f - 1.0f;
-    float2 world_sample = ndc * camera.scale + camera.o;
-
-    float hit = softTriangle(world_sample, v1, v2, v3, sigma);
-    return hit * c + (1.0 - hit) * background;
+    float2 corner[3];
+    for (int k = 0; k < 3; k++)
+        corner[k] = float2(vertices[k, 0], vertices[k, 1]);
+    float3 paint = float3(color[0], color[1], color[2]);
+    float2 world = camera.screenToWorld(float2(grid_cell) + 0.5);
+    float hit = coverage(world, corner[0], corner[1], corner[2], sigma);
+    return lerp(float3(1.0), paint, hit);  // white where the triangle does not cover
 }
 """
 
