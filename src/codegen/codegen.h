@@ -154,6 +154,13 @@ struct CodegenOptions {
     /// of a chain of float adds per entry. Larger gradients add to the buffer as before. Fast mode
     /// only (a deterministic launch keeps its order of float adds); no effect on CUDA.
     uint64_t chunk_table_params = 0;
+    /// Fast mode, bit k: kernel parameter k is a differentiable tensor read at computed indices
+    /// whose gradient buffer is fresh (call layer: GradStrategy::Collide). Where every gradient
+    /// add to it is at this call element's own entry (stored_grads.cpp: one add site, in the
+    /// kernel body's top level, its index a permutation of the call index), the add is a plain
+    /// store and GeneratedKernel::stored_grads says so; such a parameter is then neither
+    /// privatized nor a chunk table. Other parameters keep their adds.
+    uint64_t stored_table_params = 0;
     /// Deterministic mode: the same inputs give bitwise the same results on every run. CPU: a
     /// launch runs its threads in order on one thread. CUDA: a reduced parameter's block sums go
     /// to a scratch buffer (CallHeader::scratch) and the last block to finish adds them in block
@@ -216,6 +223,16 @@ inline constexpr int kPrivateTableBytes = 16384;
 /// FaultKind::IndexOutOfBounds as a plain code (tests compare FaultRecord::code with it).
 inline constexpr uint32_t kErrorIndexOutOfBounds = uint32_t(FaultKind::IndexOutOfBounds);
 
+/// A table whose gradient the kernel stores at the call index (CodegenOptions::stored_table_params):
+/// each call element writes its own entry once, the entry whose index in tensor dimension d is
+/// the call index of dimension dims[d]. A gradient buffer whose extents are the call's there
+/// (shape[d] == call_shape[dims[d]] for every d) has every entry written: it needs no zero fill.
+struct StoredGrad {
+    int param = -1;   ///< kernel parameter index
+    int rank = 0;     ///< the tensor's rank (the call's)
+    int dims[8] = {};
+};
+
 struct GeneratedKernel {
     std::string source;      ///< complete translation unit
     std::string entry;       ///< exported symbol name
@@ -262,6 +279,9 @@ struct GeneratedKernel {
     /// block, a multiple of the group's size; the launch has a block per this many threads of
     /// the call's groups laid end to end (call_group_blocks). 0: an ordinary call kernel.
     int call_group_block = 0;
+    /// The tables whose gradients are stored at the call index instead of added to, in
+    /// parameter order (CodegenOptions::stored_table_params).
+    std::vector<StoredGrad> stored_grads;
 };
 
 /// The blocks of a call-group launch (GeneratedKernel::call_group_block `block`) over a call of

@@ -513,6 +513,14 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
         options.elements_per_thread = 1;
         options.fixed_phase = CodegenOptions::FixedPhase::Accumulate;
     }
+    // Tables whose every gradient add is at the call element's own entry: stores (stored_grads.cpp),
+    // neither privatized nor chunk tables.
+    if (kernel.cooperative || grouped) options.stored_table_params = 0;
+    out.stored_grads = detail::find_stored_grads(kernel, options);
+    options.stored_table_params = 0;
+    for (const StoredGrad& s : out.stored_grads) options.stored_table_params |= uint64_t(1) << s.param;
+    options.privatized_params &= ~options.stored_table_params;
+    options.chunk_table_params &= ~options.stored_table_params;
     out.elements_per_thread = kernel.cooperative || grouped ? 1 : choose_elements_per_thread(kernel, target, options);
     Emitter emitter(program, target, options);
     // The plain multi-element entry below issues its elements' loads first (emit_prefetch.cpp).

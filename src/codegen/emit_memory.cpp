@@ -124,7 +124,16 @@ void Emitter::emit_tensor(const Inst& inst) {
             if (param != tensor_params_.end() && p.param == param->second && p.grad == (inst.op == OpKind::TensorGradAdd))
                 chunk_table = "sg_ct_" + std::to_string(p.param);
     }
-    const char* fn = !private_table.empty() ? "sg_grad_add_private"
+    // A table whose gradient this call element alone writes (stored_grads.cpp): one plain store.
+    bool stored = false;
+    if (inst.op == OpKind::TensorGradAdd) {
+        auto param = tensor_params_.find(tensor);
+        stored = param != tensor_params_.end() && param->second < 64 &&
+                 ((options_.stored_table_params >> param->second) & 1);
+        if (stored) line("// this call element's own entry of the gradient: a store (no zero fill, no atomics)");
+    }
+    const char* fn = stored                 ? "sg_grad_store"
+                     : !private_table.empty() ? "sg_grad_add_private"
                      : !chunk_table.empty() ? (inst.op == OpKind::TensorGradAdd ? "sg_grad_add_chunk" : "sg_tensor_atomic_add_chunk")
                                             : prelude_function(inst.op);
     SG_INTERNAL_ASSERT(fn != nullptr, std::string("codegen: unexpected op ") + ir::op_name(inst.op));

@@ -301,6 +301,10 @@ private:
 
 namespace sg::codegen::detail {
 
+/// The tables of `kernel` among options.stored_table_params whose gradient it may store at the
+/// call index instead of adding to (stored_grads.cpp), in parameter order.
+std::vector<StoredGrad> find_stored_grads(const Function& kernel, const CodegenOptions& options);
+
 /// SlangPy's call groups (emit_call_group.cpp).
 /// Whether `block` or a function it calls reads a call element's call-group ids (CallShapeInfo).
 bool reads_call_shape_ids(const ir::Block& block);

@@ -4,6 +4,7 @@
 // warm call compiles nothing read it; no call path reads it.
 #include <nanobind/nanobind.h>
 
+#include "call/autograd_node.h"
 #include "call/compile_kernel.h"
 #include "driver/driver.h"
 #include "python/compile_stats.h"
@@ -28,6 +29,7 @@ nb::dict compile_stats() {
     out["memory_hits"] = l.memory_hits;
     out["disk_hits"] = l.disk_hits;
     out["compiles"] = l.compiles;
+    out["gradient_fills"] = call::gradient_fills();  // zero fills of backward gradient buffers
     nb::dict ms;
     ms["bind"] = p.bind_ms;
     ms["glue"] = p.glue_ms;
