@@ -352,7 +352,7 @@ void launch::run(const CompiledKernel& kernel, std::vector<uint8_t>& block, void
     const runtime::Backend& backend = runtime::backend(kernel.device_type);
     const codegen::GeneratedKernel& g = kernel.generated;
     SG_INTERNAL_ASSERT(header.scratch != nullptr || !backend.needs_scratch() ||
-                           (g.reduced_slots == 0 && g.ordered.empty() && g.fixed.empty()),
+                           (g.reduced_slots == 0 && g.ordered.empty() && g.fixed.empty() && g.tree_tables.empty()),
                        "missing scratch for a deterministic kernel");
     runtime::LaunchRequest request;
     request.kernel = kernel.loaded.get();

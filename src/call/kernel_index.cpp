@@ -19,7 +19,7 @@ namespace {
 
 constexpr std::string_view kIndexKind = "index";
 /// Bump when the entry's encoding or the meaning of a field changes.
-constexpr uint64_t kIndexFormat = 4;  // 2: a DiffTensorView's grad_view; 3: call_group_block; 4: stored_grads
+constexpr uint64_t kIndexFormat = 4;  // 2: a DiffTensorView's grad_view; 3: call_group_block; 4: stored_grads, tree_tables
 
 // Every codegen option is part of the key: a new one must be added to options_text, and then
 // this size updated.
@@ -139,6 +139,8 @@ std::string encode(const codegen::GeneratedKernel& g, const std::string& module_
         w.i64(t.rank);
         for (int d = 0; d < 8; ++d) w.i64(t.dims[d]);
     }
+    w.u64(g.tree_tables.size());
+    for (const auto& t : g.tree_tables) w.i64(t.param);
     w.u64(g.layout.size);
     w.u64(g.layout.fields.size());
     for (const codegen::ParamField& f : g.layout.fields) {
@@ -184,6 +186,9 @@ bool decode(const std::string& payload, codegen::GeneratedKernel& g, std::string
         for (int d = 0; d < t.rank; ++d)
             if (t.dims[d] < 0 || t.dims[d] >= 8) return false;
     }
+    if (!r.count(n, 8)) return false;
+    g.tree_tables.resize(n);
+    for (auto& t : g.tree_tables) r.num(t.param);
     r.num(g.layout.size);
     if (!r.count(n, 8 * 19)) return false;
     g.layout.fields.resize(n);
@@ -212,6 +217,8 @@ bool decode(const std::string& payload, codegen::GeneratedKernel& g, std::string
     for (const codegen::ParamField& f : g.layout.fields)
         if (f.offset + f.size > g.layout.size) return false;
     for (const codegen::StoredGrad& t : g.stored_grads)
+        if (t.param < 0 || size_t(t.param) >= g.layout.fields.size()) return false;
+    for (const auto& t : g.tree_tables)
         if (t.param < 0 || size_t(t.param) >= g.layout.fields.size()) return false;
     return true;
 }
