@@ -48,6 +48,10 @@ nb::dict compile_stats() {
     ms["disk_decode"] = l.decode_ms;
     ms["compile"] = l.compile_ms;
     ms["device_load"] = l.device_load_ms;
+    ms["cuda_context"] = l.context_ms;
+    ms["cuda_fault_record"] = l.fault_record_ms;
+    ms["cuda_function"] = l.function_ms;
+    ms["cuda_first_launch"] = l.first_launch_ms;
     out["ms"] = ms;
     return out;
 }
