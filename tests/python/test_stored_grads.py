@@ -158,3 +158,14 @@ def test_warm_index_keeps_the_stores(tmp_path):
     assert cold["codegen_runs"] > 0 and cold["gradient_fills"] == 0
     assert warm["codegen_runs"] == 0 and warm["front_end_runs"] == 0 and warm["index_hits"] >= 2
     assert warm["gradient_fills"] == 0
+
+
+def test_one_tensor_as_both_tables(sg, m):
+    """mul2(grid, x, x): each parameter's gradient has its own buffer, both stored; torch adds them."""
+    torch.manual_seed(3)
+    x = torch.randn(7, 9, device=dev()).requires_grad_()
+    g = torch.randn(7, 9, device=dev())
+    m.mul2(sg.grid((7, 9)), x, x).backward(g)
+    tx = x.detach().clone().requires_grad_()
+    (tx * tx).backward(g)
+    assert torch.equal(x.grad, tx.grad)
