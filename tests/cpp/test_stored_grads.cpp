@@ -5,6 +5,8 @@
 // and CUDA code (NVRTC), CPU gradients into an uninitialised buffer against the adds into a zeroed
 // one, bit for bit, and the launch-time test that lets a buffer skip its zero fill.
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <random>
@@ -185,6 +187,23 @@ TEST(StoredGrads, GeneratedCudaCompiles) {
         Generated g = backward(m, c, DeviceType::CUDA);
         bool skipped = false;
         EXPECT_TRUE(cuda_compiles(g.kernel.generated.source, &skipped)) << fn << "\n" << g.code;
+        if (std::getenv("SG_DUMP_STORED_CODE")) std::fprintf(stderr, "%s\n", g.code.c_str());
+    }
+    // As calls compile it when no tensor overlaps another: loads first (two phases) and dense
+    // vector loads of the call-shaped views; the store stays in the second phase.
+    {
+        Call c = bind_grid(m, "own", {t({64, 64}, f, false), t({64, 64}, f, true)}, 64, 64, DeviceType::CUDA);
+        codegen::CodegenOptions base;
+        base.call_rank = 2;
+        base.readonly_loads = true;
+        call::Glue glue = call::make_backward_glue(c.binding);
+        call::CompiledKernel k = call::generate(m, glue, DeviceType::CUDA, call::kernel_options(base, glue));
+        const std::string code = k.generated.source.substr(k.generated.body_begin);
+        EXPECT_EQ(k.generated.stored_grads.size(), 1u);
+        EXPECT_NE(code.find("SG_PHASE"), std::string::npos) << code;
+        EXPECT_NE(code.find("sg_grad_store("), std::string::npos) << code;
+        bool skipped = false;
+        EXPECT_TRUE(cuda_compiles(k.generated.source, &skipped)) << code;
     }
     Call d = bind_grid(m, "own3", {t({64, 64, 3}, DType::Float64, true)}, 64, 64, DeviceType::CUDA);
     Generated dg = backward(m, d, DeviceType::CUDA);
