@@ -68,6 +68,10 @@ STEPS = [
     ("  module from the disk entry (write + dlopen)", "disk_decode"),
     ("  compile (host C++ / NVRTC) + dlopen", "compile"),
     ("  device module load (CUDA)", "device_load"),
+    ("CUDA: primary context, first retain", "cuda_context"),
+    ("CUDA: fault record (mapped host memory)", "cuda_fault_record"),
+    ("CUDA: function lookup + launch configuration", "cuda_function"),
+    ("CUDA: first launch of each entry (host)", "cuda_first_launch"),
 ]
 
 

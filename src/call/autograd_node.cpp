@@ -4,6 +4,7 @@
 #include "call/autograd_node.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +21,9 @@ namespace {
 alignas(64) const unsigned char kZeros[256] = {};
 
 void copy_error(const std::exception& e, char* err, size_t size) { std::snprintf(err, size, "%s", e.what()); }
+
+/// Zero fills of gradient buffers issued so far (gradient_fills()).
+std::atomic<uint64_t> g_gradient_fills{0};
 
 /// A T kept per thread and lent to one backward at a time, so that a backward after warm-up
 /// allocates none of its host-side arrays (torch runs CPU backwards on the calling thread, CUDA
@@ -106,17 +110,36 @@ void zero_gradient_buffers(const CallPlan& plan, const TensorInfo* buffers, int 
         for (++i; i < ranges.size() && ranges[i].data <= end; ++i) end = std::max(end, ranges[i].data + ranges[i].bytes);
         // The forward kernel names the device (and its context) the buffers live on.
         launch::zero(plan.forward(), begin, size_t(end - begin), stream);
+        g_gradient_fills.fetch_add(1, std::memory_order_relaxed);
     }
+}
+
+CallPlan::Backward& backward_for(CallPlan& plan, uint64_t mask, void* stream) {
+    CallPlan::Backward* found = plan.find_backward(mask);
+    if (!found) [[unlikely]] {
+        const Binding& b = plan.binding();
+        refuse_during_capture(b.function, "backward kernel", b.device, b.device_index, stream);
+        found = &plan.backward(mask);
+    }
+    return *found;
+}
+
+bool stores_every_entry(const CallPlan::Backward& bw, int binding, const TensorInfo& buffer, const int64_t* call_shape) {
+    for (const codegen::StoredGrad& s : bw.kernel.generated.stored_grads) {
+        if (size_t(s.param) >= bw.glue.params.size()) continue;
+        const GlueParam& g = bw.glue.params[size_t(s.param)];
+        if (g.source != ParamSource::ArgTensor || g.binding != binding) continue;
+        if (buffer.ndim != s.rank) return false;
+        for (int d = 0; d < s.rank; ++d)
+            if (buffer.shape[d] != call_shape[s.dims[d]]) return false;
+        return true;
+    }
+    return false;
 }
 
 void run_backward(Host& host, CallPlan& plan, const BackwardLaunch& l) {
     const Binding& b = plan.binding();
-    CallPlan::Backward* found = plan.find_backward(l.mask);
-    if (!found) [[unlikely]] {
-        refuse_during_capture(b.function, "backward kernel", b.device, b.device_index, l.stream);
-        found = &plan.backward(l.mask);
-    }
-    CallPlan::Backward& bw = *found;
+    CallPlan::Backward& bw = l.backward ? *l.backward : backward_for(plan, l.mask, l.stream);
     LaunchData data;
     data.args = l.args;
     data.call_shape = l.call_shape;
@@ -196,13 +219,18 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
             zero_gradient_buffers(*c->plan, grad_inputs, n_inputs, launch_stream, {});
             return 0;
         }
-        // Buffers the kernel stores every element of need no fill.
+        // Buffers the kernel stores every element of need no fill: elementwise gradients, and
+        // tables read only at the call element's own index, shaped as the call.
+        CallPlan::Backward& bw = backward_for(*c->plan, mask, launch_stream);
         std::vector<bool>& written = a.written;
         written.assign(size_t(n_inputs), false);
         for (int i = 0; i < n_inputs; ++i) {
-            const ParamBinding& pb = b.params[size_t(c->input_bindings[size_t(i)])];
-            written[size_t(i)] = grads[size_t(c->input_bindings[size_t(i)])] == &grad_inputs[i] &&
-                                 pb.grad_strategy == GradStrategy::Store;
+            const int bi = c->input_bindings[size_t(i)];
+            const ParamBinding& pb = b.params[size_t(bi)];
+            written[size_t(i)] = grads[size_t(bi)] == &grad_inputs[i] &&
+                                 (pb.grad_strategy == GradStrategy::Store ||
+                                  (pb.grad_strategy == GradStrategy::Collide &&
+                                   stores_every_entry(bw, bi, grad_inputs[i], c->call_shape)));
         }
         zero_gradient_buffers(*c->plan, grad_inputs, n_inputs, launch_stream, written);
         BackwardLaunch l;
@@ -213,6 +241,7 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
         l.binding_out_grads = out_grads.data();
         l.mask = mask;
         l.stream = launch_stream;
+        l.backward = &bw;
         run_backward(*c->host, *c->plan, l);
         return 0;
     } catch (const std::exception& e) {
@@ -220,6 +249,8 @@ int autograd_backward(void* p, const TensorInfo* saved, int n_inputs, const Tens
         return 1;
     }
 }
+
+uint64_t gradient_fills() { return g_gradient_fills.load(std::memory_order_relaxed); }
 
 void autograd_release(void* p) { delete static_cast<AutogradCtx*>(p); }
 

@@ -50,7 +50,23 @@ struct BackwardLaunch {
     const TensorInfo* const* binding_out_grads = nullptr;   ///< LaunchData::binding_out_grads
     uint64_t mask = 0;
     void* stream = nullptr;
+    /// The backward kernel for `mask` when the caller found it already (backward_for), else null.
+    CallPlan::Backward* backward = nullptr;
 };
+
+/// The backward kernel of `plan` for grad mask `mask`, compiled on first use (never inside a
+/// CUDA graph capture on `stream`: refused).
+CallPlan::Backward& backward_for(CallPlan& plan, uint64_t mask, void* stream);
+
+/// Whether the backward kernel `bw` stores every entry of `buffer`, the gradient buffer of
+/// binding `binding` (a table, GradStrategy::Collide): the kernel stores each call element's own
+/// entry of it (codegen::StoredGrad) and the buffer has the call's extents there. It then needs
+/// no zero fill.
+bool stores_every_entry(const CallPlan::Backward& bw, int binding, const TensorInfo& buffer, const int64_t* call_shape);
+
+/// Zero fills of gradient buffers this process has issued (one per run of adjacent buffers):
+/// `_core._compile_stats()["gradient_fills"]`, which tests read.
+uint64_t gradient_fills();
 
 /// Finds (or compiles: never inside a CUDA graph capture) the backward kernel for `l.mask`,
 /// packs it, allocates its scratch through `host` and launches it on `l.stream`. The gradient

@@ -45,6 +45,10 @@ codegen::CodegenOptions kernel_options(codegen::CodegenOptions options, const Gl
                                    (g.type->element->is_scalar() || g.type->element->is_vector()) &&
                                    (g.type->element->scalar == lang::ScalarKind::Float ||
                                     g.type->element->scalar == lang::ScalarKind::Double);
+        // A table read only at the call element's own index stores its gradient (codegen decides:
+        // stored_grads.cpp; autograd_node.cpp then skips the fill where the buffer is the call's shape).
+        if (g.source == ParamSource::ArgTensor && g.grad == GradStrategy::Collide && g.grad_view)
+            options.stored_table_params |= uint64_t(1) << k;
         if (g.source == ParamSource::ArgTensor && g.grad == GradStrategy::Collide && g.grad_view && float_element) {
             options.privatized_params |= uint64_t(1) << k;   // CUDA: a shared-memory copy per block
             options.chunk_table_params |= uint64_t(1) << k;  // CPU: a double copy per chunk
@@ -348,7 +352,7 @@ void launch::run(const CompiledKernel& kernel, std::vector<uint8_t>& block, void
     const runtime::Backend& backend = runtime::backend(kernel.device_type);
     const codegen::GeneratedKernel& g = kernel.generated;
     SG_INTERNAL_ASSERT(header.scratch != nullptr || !backend.needs_scratch() ||
-                           (g.reduced_slots == 0 && g.ordered.empty() && g.fixed.empty()),
+                           (g.reduced_slots == 0 && g.ordered.empty() && g.fixed.empty() && g.tree_tables.empty()),
                        "missing scratch for a deterministic kernel");
     runtime::LaunchRequest request;
     request.kernel = kernel.loaded.get();

@@ -91,6 +91,9 @@ size_t launch::scratch_prefix(const CompiledKernel& kernel, const std::vector<ui
     if (!runtime::backend(kernel.device_type).needs_scratch()) return 0;
     for (const codegen::GeneratedKernel::FixedTable& t : kernel.generated.fixed)
         bytes += codegen::fixed_table_bytes(ordered_extent(kernel, block, t.param), t.wide);
+    // Fast mode's CUDA tree tables (never beside fixed-point ones): a double per entry.
+    for (const codegen::GeneratedKernel::TreeTable& t : kernel.generated.tree_tables)
+        bytes += codegen::tree_table_bytes(ordered_extent(kernel, block, t.param));
     return bytes;
 }
 
@@ -100,7 +103,7 @@ size_t launch::scratch_bytes(const CompiledKernel& kernel, const Glue& glue, con
     std::memcpy(&header, block.data(), sizeof(header));
     const codegen::GeneratedKernel& g = kernel.generated;
     if (!runtime::backend(kernel.device_type).needs_scratch() ||
-        (g.reduced_slots == 0 && g.ordered.empty() && g.fixed.empty()) ||
+        (g.reduced_slots == 0 && g.ordered.empty() && g.fixed.empty() && g.tree_tables.empty()) ||
         header.total <= 0)
         return 0;
     for (const codegen::GeneratedKernel::FixedTable& t : g.fixed)

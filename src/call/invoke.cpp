@@ -394,8 +394,14 @@ void invoke_backward(Host& host, FunctionState& fn, const Modifiers& mods, const
         zero_gradient_buffers(*plan, buffers.data(), int(buffers.size()), stream, {});
         return;
     }
+    // Tables read only at the call element's own index, shaped as the call: stored too.
+    CallPlan::Backward& bw = backward_for(*plan, mask, stream);
+    for (size_t i = 0; i < b.params.size(); ++i)
+        if (grads[i] == &buffers[i] && b.params[i].grad_strategy == GradStrategy::Collide)
+            stored[i] = stores_every_entry(bw, int(i), buffers[i], call_shape);
     zero_gradient_buffers(*plan, buffers.data(), int(buffers.size()), stream, stored);
     BackwardLaunch l;
+    l.backward = &bw;
     l.args = a.args;
     l.call_shape = call_shape;
     l.result_grads = result_grad_views.data();

@@ -19,11 +19,11 @@ namespace {
 
 constexpr std::string_view kIndexKind = "index";
 /// Bump when the entry's encoding or the meaning of a field changes.
-constexpr uint64_t kIndexFormat = 3;  // 2: a DiffTensorView's grad_view; 3: call_group_block
+constexpr uint64_t kIndexFormat = 4;  // 2: a DiffTensorView's grad_view; 3: call_group_block; 4: stored_grads, tree_tables
 
 // Every codegen option is part of the key: a new one must be added to options_text, and then
 // this size updated.
-static_assert(sizeof(codegen::CodegenOptions) == 112, "a new codegen option must be keyed in options_text");
+static_assert(sizeof(codegen::CodegenOptions) == 120, "a new codegen option must be keyed in options_text");
 
 std::string options_text(const codegen::CodegenOptions& o) {
     std::string out;
@@ -37,6 +37,7 @@ std::string options_text(const codegen::CodegenOptions& o) {
     field("reduced_params", o.reduced_params);
     field("privatized_params", o.privatized_params);
     field("chunk_table_params", o.chunk_table_params);
+    field("stored_table_params", o.stored_table_params);
     field("ordered_params", o.ordered_params);
     field("fixed_params", o.fixed_params);
     field("fixed_phase", uint64_t(o.fixed_phase));
@@ -132,6 +133,14 @@ std::string encode(const codegen::GeneratedKernel& g, const std::string& module_
         w.i64(t.wide);
         w.i64(t.adds);
     }
+    w.u64(g.stored_grads.size());
+    for (const auto& t : g.stored_grads) {
+        w.i64(t.param);
+        w.i64(t.rank);
+        for (int d = 0; d < 8; ++d) w.i64(t.dims[d]);
+    }
+    w.u64(g.tree_tables.size());
+    for (const auto& t : g.tree_tables) w.i64(t.param);
     w.u64(g.layout.size);
     w.u64(g.layout.fields.size());
     for (const codegen::ParamField& f : g.layout.fields) {
@@ -168,6 +177,18 @@ bool decode(const std::string& payload, codegen::GeneratedKernel& g, std::string
     if (!r.count(n, 24)) return false;
     g.fixed.resize(n);
     for (auto& t : g.fixed) r.num(t.param), r.num(t.wide), r.num(t.adds);
+    if (!r.count(n, 80)) return false;
+    g.stored_grads.resize(n);
+    for (auto& t : g.stored_grads) {
+        r.num(t.param), r.num(t.rank);
+        for (int d = 0; d < 8; ++d) r.num(t.dims[d]);
+        if (t.rank < 0 || t.rank > 8) return false;
+        for (int d = 0; d < t.rank; ++d)
+            if (t.dims[d] < 0 || t.dims[d] >= 8) return false;
+    }
+    if (!r.count(n, 8)) return false;
+    g.tree_tables.resize(n);
+    for (auto& t : g.tree_tables) r.num(t.param);
     r.num(g.layout.size);
     if (!r.count(n, 8 * 19)) return false;
     g.layout.fields.resize(n);
@@ -195,6 +216,10 @@ bool decode(const std::string& payload, codegen::GeneratedKernel& g, std::string
     if (!r.done() || g.entry.empty() || g.layout.size < sizeof(codegen::CallHeader)) return false;
     for (const codegen::ParamField& f : g.layout.fields)
         if (f.offset + f.size > g.layout.size) return false;
+    for (const codegen::StoredGrad& t : g.stored_grads)
+        if (t.param < 0 || size_t(t.param) >= g.layout.fields.size()) return false;
+    for (const auto& t : g.tree_tables)
+        if (t.param < 0 || size_t(t.param) >= g.layout.fields.size()) return false;
     return true;
 }
 

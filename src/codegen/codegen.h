@@ -145,15 +145,27 @@ struct CodegenOptions {
     /// exponents and counts; Accumulate is the backward kernel itself.
     enum class FixedPhase : uint8_t { Accumulate, Scan };
     FixedPhase fixed_phase = FixedPhase::Accumulate;
-    /// CPU, bit k: kernel parameter k is a colliding gradient — a partially broadcast gradient buffer (its `tensor_atomic_add`s; call layer:
+    /// Bit k: kernel parameter k is a colliding gradient — a partially broadcast gradient buffer (its `tensor_atomic_add`s; call layer:
     /// GradStrategy::Atomic) or a table's gradient view (its `grad_add`s; GradStrategy::Collide).
     /// When its elements are float or double scalars or vectors (others are left as they are) and
     /// the gradient spans at most kChunkTableEntries scalars, each chunk of a launch adds
     /// into a double table of its own (in the backend's chunk scratch, as the reduced sums), and
     /// the final entry sums the chunks' tables pairwise and adds each entry once: a tree instead
     /// of a chain of float adds per entry. Larger gradients add to the buffer as before. Fast mode
-    /// only (a deterministic launch keeps its order of float adds); no effect on CUDA.
+    /// only (a deterministic launch keeps its order of float adds). CUDA (at most two parameters):
+    /// a gradient of at most kTreeTableEntries scalars is a *tree table* — each block adds into a
+    /// double copy in shared memory, adds the copy into a double table in scratch memory (double
+    /// atomics, GeneratedKernel::tree_tables), and the last block rounds each entry once into the
+    /// gradient; a table's gradient of up to twice that keeps a block-private float copy (as
+    /// privatized_params), larger ones add to the buffer.
     uint64_t chunk_table_params = 0;
+    /// Fast mode, bit k: kernel parameter k is a differentiable tensor read at computed indices
+    /// whose gradient buffer is fresh (call layer: GradStrategy::Collide). Where every gradient
+    /// add to it is at this call element's own entry (stored_grads.cpp: one add site, in the
+    /// kernel body's top level, its index a permutation of the call index), the add is a plain
+    /// store and GeneratedKernel::stored_grads says so; such a parameter is then neither
+    /// privatized nor a chunk table. Other parameters keep their adds.
+    uint64_t stored_table_params = 0;
     /// Deterministic mode: the same inputs give bitwise the same results on every run. CPU: a
     /// launch runs its threads in order on one thread. CUDA: a reduced parameter's block sums go
     /// to a scratch buffer (CallHeader::scratch) and the last block to finish adds them in block
@@ -209,12 +221,31 @@ struct OrderingUnsupported : std::runtime_error {
 /// Scalar entries of one CPU chunk table (CodegenOptions::chunk_table_params): 4096 doubles.
 inline constexpr int kChunkTableEntries = 4096;
 
+/// Scalar entries of one CUDA tree table (CodegenOptions::chunk_table_params on CUDA): a block's
+/// double copy of 16 KiB in shared memory.
+inline constexpr int kTreeTableEntries = 2048;
+/// Scratch bytes of one CUDA tree table spanning `extent` scalars (as sg_tree_bytes in
+/// prelude_reduce.inc): a double per entry, rounded up to 16; 0 when it takes no table.
+inline size_t tree_table_bytes(int64_t extent) {
+    return extent > 0 && extent <= kTreeTableEntries ? (size_t(extent) * 8 + 15) & ~size_t(15) : 0;
+}
+
 /// Shared memory for one block-private gradient table (CodegenOptions::privatized_params): 4K
 /// floats or 2K doubles.
 inline constexpr int kPrivateTableBytes = 16384;
 
 /// FaultKind::IndexOutOfBounds as a plain code (tests compare FaultRecord::code with it).
 inline constexpr uint32_t kErrorIndexOutOfBounds = uint32_t(FaultKind::IndexOutOfBounds);
+
+/// A table whose gradient the kernel stores at the call index (CodegenOptions::stored_table_params):
+/// each call element writes its own entry once, the entry whose index in tensor dimension d is
+/// the call index of dimension dims[d]. A gradient buffer whose extents are the call's there
+/// (shape[d] == call_shape[dims[d]] for every d) has every entry written: it needs no zero fill.
+struct StoredGrad {
+    int param = -1;   ///< kernel parameter index
+    int rank = 0;     ///< the tensor's rank (the call's)
+    int dims[8] = {};
+};
 
 struct GeneratedKernel {
     std::string source;      ///< complete translation unit
@@ -262,6 +293,16 @@ struct GeneratedKernel {
     /// block, a multiple of the group's size; the launch has a block per this many threads of
     /// the call's groups laid end to end (call_group_blocks). 0: an ordinary call kernel.
     int call_group_block = 0;
+    /// The tables whose gradients are stored at the call index instead of added to, in
+    /// parameter order (CodegenOptions::stored_table_params).
+    std::vector<StoredGrad> stored_grads;
+    /// CUDA tree tables (CodegenOptions::chunk_table_params on CUDA), in parameter order: a
+    /// launch's scratch holds, below CallHeader::scratch, tree_table_bytes(extent) per table (the
+    /// extent of its gradient view, or of the buffer), zeroed, and at least its 16-byte counter.
+    struct TreeTable {
+        int param = -1;  ///< kernel parameter index
+    };
+    std::vector<TreeTable> tree_tables;
 };
 
 /// The blocks of a call-group launch (GeneratedKernel::call_group_block `block`) over a call of

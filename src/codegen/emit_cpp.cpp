@@ -126,7 +126,11 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
     }
     // Privatized gradient tables (CUDA): the thread adds into its block's shared copy.
     for (size_t k = 0; k < kernel.params.size() && k < 64 && target_ == DeviceType::CUDA; ++k) {
-        if (!((options_.privatized_params >> k) & 1) || privatized_.size() == 2) continue;
+        // At most two block-wide tables in shared memory, privatized and tree tables together.
+        const int trees = target_ == DeviceType::CUDA && !options_.deterministic
+                              ? __builtin_popcountll(options_.chunk_table_params) : 0;
+        if (!((options_.privatized_params >> k) & 1) || int(privatized_.size()) + trees >= 2) continue;
+        if ((options_.chunk_table_params >> k) & 1) continue;  // a tree table (below)
         const Type* t = kernel.params[k].type;
         SG_INTERNAL_ASSERT(t->is_tensor() && t->tensor.has_grad && (t->element->is_scalar() || t->element->is_vector()) &&
                                (t->element->scalar == lang::ScalarKind::Float || t->element->scalar == lang::ScalarKind::Double),
@@ -137,6 +141,19 @@ std::pair<std::string, std::string> Emitter::emit_kernel_body(const Function& ke
         r.scalar = t->element->scalar == lang::ScalarKind::Double ? "double" : "float";
         accumulators += ", " + r.scalar + "* sg_priv_" + std::to_string(k);
         privatized_.push_back(r);
+    }
+    // CUDA tree tables (generate_kernel keeps at most two, of float or double scalar or vector
+    // elements; after the privatized ones, in the order the entry passes them): the thread adds
+    // into its block's double copy (or a table's float copy).
+    for (size_t k = 0; k < kernel.params.size() && k < 64 && target_ == DeviceType::CUDA; ++k) {
+        if (!((options_.chunk_table_params >> k) & 1) || options_.deterministic) continue;
+        TreeTableParam r;
+        r.param = int(k);
+        r.field = fields[k];
+        r.grad = kernel.params[k].type->tensor.has_grad;
+        r.copy = r.grad && kernel.params[k].type->element->scalar == lang::ScalarKind::Float;
+        accumulators += ", double* sg_tt_" + std::to_string(k) + ", float* sg_tp_" + std::to_string(k);
+        tree_tables_.push_back(r);
     }
     // CPU chunk tables: the thread adds a colliding gradient into its chunk's double copy.
     for (size_t k = 0; k < kernel.params.size() && k < 64 && target_ == DeviceType::CPU; ++k) {
@@ -279,7 +296,8 @@ int choose_elements_per_thread(const ir::Function& kernel, DeviceType target, co
     const int size = straight_line_size(*kernel.body);
     // A kernel with reduced gradients sums several elements per thread before its block
     // reduction: fewer blocks, so fewer atomics (or block sums) per gradient element.
-    if (options.reduced_params != 0 || options.privatized_params != 0 || options.ordered_params != 0)
+    if (options.reduced_params != 0 || options.privatized_params != 0 || options.ordered_params != 0 ||
+        options.chunk_table_params != 0)
         return kSmallKernelElements;
     return size >= 0 && size <= kSmallKernelInsts ? kSmallKernelElements : 1;
 }
@@ -513,11 +531,35 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
         options.elements_per_thread = 1;
         options.fixed_phase = CodegenOptions::FixedPhase::Accumulate;
     }
+    // Tables whose every gradient add is at the call element's own entry: stores (stored_grads.cpp),
+    // neither privatized nor chunk tables.
+    if (kernel.cooperative || grouped) options.stored_table_params = 0;
+    out.stored_grads = detail::find_stored_grads(kernel, options);
+    options.stored_table_params = 0;
+    for (const StoredGrad& s : out.stored_grads) options.stored_table_params |= uint64_t(1) << s.param;
+    options.privatized_params &= ~options.stored_table_params;
+    options.chunk_table_params &= ~options.stored_table_params;
+    // CUDA tree tables (fast mode): at most two, of float or double scalar or vector elements;
+    // the others keep their atomics (or a table its block-private copy).
+    if (target == DeviceType::CUDA) {
+        uint64_t trees = 0;
+        int count = 0;
+        for (size_t k = 0; k < kernel.params.size() && k < 64; ++k) {
+            if (!((options.chunk_table_params >> k) & 1) || options.deterministic || count == 2) continue;
+            const lang::Type* t = kernel.params[k].type;
+            if (!t->is_tensor() || !t->element || !(t->element->is_scalar() || t->element->is_vector()) ||
+                !(t->element->scalar == lang::ScalarKind::Float || t->element->scalar == lang::ScalarKind::Double))
+                continue;
+            trees |= uint64_t(1) << k;
+            ++count;
+        }
+        options.chunk_table_params = trees;
+    }
     out.elements_per_thread = kernel.cooperative || grouped ? 1 : choose_elements_per_thread(kernel, target, options);
     Emitter emitter(program, target, options);
     // The plain multi-element entry below issues its elements' loads first (emit_prefetch.cpp).
     const bool plain_cuda = !kernel.cooperative && !grouped && target == DeviceType::CUDA && options.reduced_params == 0 && options.privatized_params == 0 &&
-                            options.ordered_params == 0;
+                            options.ordered_params == 0 && options.chunk_table_params == 0;
     if (plain_cuda && out.elements_per_thread > 1) emitter.enable_prefetch();
     // The plain four-element entry also takes vector accesses where a launch allows (emit_dense.cpp).
     if (plain_cuda) emitter.enable_dense(out.elements_per_thread);
@@ -585,7 +627,36 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
     }
     acc_decls += private_decls;
     acc_flush += private_flush;
-    if (two_pass && !reduced.empty()) acc_flush += "    if (sg_reduce_last_block(params.header)) {\n" + finals + "    }\n";
+    // CUDA tree tables: a double copy per block, added into double tables in scratch (below the
+    // header's pointer, in parameter order), rounded once by the last block.
+    std::string tree_decls, tree_flush, tree_prefix;
+    for (const Emitter::TreeTableParam& r : emitter.tree_tables()) {
+        const std::string k = std::to_string(r.param), field = "params." + r.field;
+        tree_decls += "    __shared__ double sg_tt_buf_" + k + "[" + std::to_string(kTreeTableEntries) + "];\n" +
+                      "    const int64_t sg_tt_ext_" + k + " = " + (r.grad ? "sg_grad_extent(" : "sg_view_extent(") + field +
+                      ");\n" + "    double* sg_tt_" + k + " = sg_tree_begin(sg_tt_buf_" + k + ", sg_tt_ext_" + k +
+                      ", params.header);\n" + "    float* sg_tp_" + k + " = " +
+                      (r.copy ? "sg_tree_private(sg_tt_buf_" + k + ", sg_tt_ext_" + k + ")" : std::string("nullptr")) + ";\n";
+        tree_prefix += std::string(tree_prefix.empty() ? "" : " + ") + "sg_tree_bytes(sg_tt_ext_" + k + ")";
+        acc_args += ", sg_tt_" + k + ", sg_tp_" + k;
+        out.tree_tables.push_back({r.param});
+    }
+    if (!emitter.tree_tables().empty()) {
+        // Each table's scratch (null where it takes none), then the block's copies added into it.
+        tree_decls += "    char* sg_ts_at = sg_tree_scratch(params.header, " + tree_prefix + ");\n";
+        for (const Emitter::TreeTableParam& r : emitter.tree_tables()) {
+            const std::string k = std::to_string(r.param);
+            tree_decls += "    double* sg_ts_" + k + " = sg_ts_at && sg_tt_" + k + " ? (double*)sg_ts_at : nullptr;\n" +
+                          "    if (sg_ts_at) sg_ts_at += sg_tree_bytes(sg_tt_ext_" + k + ");\n";
+            tree_flush += "    sg_tree_flush(sg_tt_" + k + ", sg_ts_" + k + ", sg_tt_ext_" + k + ");\n";
+            if (r.copy) tree_flush += "    sg_private_flush(params." + r.field + ", sg_tp_" + k + ", sg_tt_ext_" + k + ");\n";
+            finals += "        sg_tree_final(params." + r.field + ", sg_ts_" + k + ", sg_tt_ext_" + k + ");\n";
+        }
+    }
+    acc_decls += tree_decls;
+    acc_flush += tree_flush;
+    if (two_pass && (!reduced.empty() || !emitter.tree_tables().empty()))
+        acc_flush += "    if (sg_reduce_last_block(params.header)) {\n" + finals + "    }\n";
 
     std::string entry;
     const std::string idx = options.index_64bit ? "int64_t" : "int";
@@ -620,7 +691,7 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
                      "    const sg_user::" + params + "& P = *static_cast<const sg_user::" + params + "*>(params);\n" +
                      cpu_finals + "}\n";
         }
-    } else if (!reduced.empty() || !emitter.privatized_params().empty()) {
+    } else if (!reduced.empty() || !emitter.privatized_params().empty() || !emitter.tree_tables().empty()) {
         // Every thread of the block reaches the reduction at the end: E elements per thread a
         // block apart (coalesced), each run only when inside the call.
         const std::string e = std::to_string(out.elements_per_thread);

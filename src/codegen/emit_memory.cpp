@@ -124,7 +124,25 @@ void Emitter::emit_tensor(const Inst& inst) {
             if (param != tensor_params_.end() && p.param == param->second && p.grad == (inst.op == OpKind::TensorGradAdd))
                 chunk_table = "sg_ct_" + std::to_string(p.param);
     }
-    const char* fn = !private_table.empty() ? "sg_grad_add_private"
+    // A table whose gradient this call element alone writes (stored_grads.cpp): one plain store.
+    bool stored = false;
+    if (inst.op == OpKind::TensorGradAdd) {
+        auto param = tensor_params_.find(tensor);
+        stored = param != tensor_params_.end() && param->second < 64 &&
+                 ((options_.stored_table_params >> param->second) & 1);
+        if (stored) line("// this call element's own entry of the gradient: a store (no zero fill, no atomics)");
+    }
+    std::string tree_table;  // a CUDA block's double copy of a colliding gradient (and a table's float copy)
+    if (inst.op == OpKind::TensorGradAdd || inst.op == OpKind::TensorAtomicAdd) {
+        auto param = tensor_params_.find(tensor);
+        for (const TreeTableParam& p : tree_tables_)
+            if (param != tensor_params_.end() && p.param == param->second && p.grad == (inst.op == OpKind::TensorGradAdd))
+                tree_table = "sg_tt_" + std::to_string(p.param) +
+                             (p.grad ? ", sg_tp_" + std::to_string(p.param) : std::string());
+    }
+    const char* fn = stored                 ? "sg_grad_store"
+                     : !tree_table.empty()  ? (inst.op == OpKind::TensorGradAdd ? "sg_grad_add_tree" : "sg_tensor_atomic_add_tree")
+                     : !private_table.empty() ? "sg_grad_add_private"
                      : !chunk_table.empty() ? (inst.op == OpKind::TensorGradAdd ? "sg_grad_add_chunk" : "sg_tensor_atomic_add_chunk")
                                             : prelude_function(inst.op);
     SG_INTERNAL_ASSERT(fn != nullptr, std::string("codegen: unexpected op ") + ir::op_name(inst.op));
@@ -154,6 +172,7 @@ void Emitter::emit_tensor(const Inst& inst) {
     if (!loads) call += ", " + ref(inst.operands.back());
     if (!private_table.empty()) call += ", " + private_table;
     if (!chunk_table.empty()) call += ", " + chunk_table;
+    if (!tree_table.empty()) call += ", " + tree_table;
     call += ")";
     if (!ordered_record.empty()) call = "sg_ordered_record(" + ordered_record + ", " + off + ", " + ref(inst.operands.back()) + ")";
     if (!fixed_add.empty()) call = fixed_add + off + fixed_tail;

@@ -109,6 +109,16 @@ public:
         bool grad = false;  ///< a table's gradient view (grad_add), else a gradient buffer (tensor_atomic_add)
     };
     const std::vector<ChunkTableParam>& chunk_tables() const { return chunk_tables_; }
+    /// A CUDA tree table (CodegenOptions::chunk_table_params on CUDA): its thread function takes
+    /// `double* sg_tt_<param>` (the block's double copy, null when the gradient does not fit) and
+    /// `float* sg_tp_<param>` (a table's block-private float copy where the double one does not fit).
+    struct TreeTableParam {
+        int param = -1;
+        std::string field;
+        bool grad = false;  ///< a table's gradient view (grad_add), else a gradient buffer (tensor_atomic_add)
+        bool copy = false;  ///< a table of float elements: the float copy where the double one does not fit
+    };
+    const std::vector<TreeTableParam>& tree_tables() const { return tree_tables_; }
     /// An ordered gradient table (CodegenOptions::ordered_params, CUDA): its thread function takes
     /// `sg_ordered_rec<elem> (&sg_or_<param>)[sites]`, one record per add site.
     struct OrderedParam {
@@ -267,6 +277,7 @@ private:
     std::vector<ReducedParam> reduced_;
     std::vector<PrivateParam> privatized_;
     std::vector<ChunkTableParam> chunk_tables_;
+    std::vector<TreeTableParam> tree_tables_;
     std::vector<OrderedParam> ordered_;
     std::vector<FixedParam> fixed_;
     std::string fixed_accessor_;
@@ -300,6 +311,10 @@ private:
 }  // namespace sg::codegen::detail
 
 namespace sg::codegen::detail {
+
+/// The tables of `kernel` among options.stored_table_params whose gradient it may store at the
+/// call index instead of adding to (stored_grads.cpp), in parameter order.
+std::vector<StoredGrad> find_stored_grads(const Function& kernel, const CodegenOptions& options);
 
 /// SlangPy's call groups (emit_call_group.cpp).
 /// Whether `block` or a function it calls reads a call element's call-group ids (CallShapeInfo).

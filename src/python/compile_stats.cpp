@@ -4,6 +4,7 @@
 // warm call compiles nothing read it; no call path reads it.
 #include <nanobind/nanobind.h>
 
+#include "call/autograd_node.h"
 #include "call/compile_kernel.h"
 #include "driver/driver.h"
 #include "python/compile_stats.h"
@@ -28,6 +29,7 @@ nb::dict compile_stats() {
     out["memory_hits"] = l.memory_hits;
     out["disk_hits"] = l.disk_hits;
     out["compiles"] = l.compiles;
+    out["gradient_fills"] = call::gradient_fills();  // zero fills of backward gradient buffers
     nb::dict ms;
     ms["bind"] = p.bind_ms;
     ms["glue"] = p.glue_ms;
@@ -46,6 +48,10 @@ nb::dict compile_stats() {
     ms["disk_decode"] = l.decode_ms;
     ms["compile"] = l.compile_ms;
     ms["device_load"] = l.device_load_ms;
+    ms["cuda_context"] = l.context_ms;
+    ms["cuda_fault_record"] = l.fault_record_ms;
+    ms["cuda_function"] = l.function_ms;
+    ms["cuda_first_launch"] = l.first_launch_ms;
     out["ms"] = ms;
     return out;
 }

@@ -18,6 +18,7 @@
 #include "runtime/cuda_capture.h"
 #include "runtime/cuda_mapped_memory.h"
 #include "runtime/cuda_module.h"
+#include "runtime/module_cache.h"  // load stats
 
 namespace sg::runtime {
 namespace {
@@ -71,7 +72,9 @@ const DeviceFaultRecord& device_fault_record(int device) {
         return *r;
     std::lock_guard<std::mutex> lock(all.mutex);
     if (const DeviceFaultRecord* r = slot.load(std::memory_order_relaxed)) return *r;
+    const auto start = std::chrono::steady_clock::now();
     const MappedHostMemory memory = cuda_alloc_mapped(device, sizeof(FaultRecord));
+    add_load_stats(LoadStats{.fault_record_ms = ms_since(start)});
     auto* record = new DeviceFaultRecord{static_cast<FaultRecord*>(memory.host),
                                          reinterpret_cast<FaultRecord*>(uintptr_t(memory.device))};
     slot.store(record, std::memory_order_release);

@@ -3,6 +3,7 @@
 #include "runtime/cuda_driver.h"
 
 #include "runtime/cpu_module.h"  // BackendError
+#include "runtime/module_cache.h"  // load stats
 
 #include <algorithm>
 #include <atomic>
@@ -281,8 +282,10 @@ CuContext cuda_primary_context(int device) {
     CuContext context = nullptr;
     // Retaining activates the primary context if torch has not yet; the reference is never
     // released, so the context (and every module we load into it) stays valid for the process.
+    const auto start = std::chrono::steady_clock::now();
     check_cuda(state.driver.cuDevicePrimaryCtxRetain(&context, device_handle(state, device)),
                "cuDevicePrimaryCtxRetain");
+    add_load_stats(LoadStats{.context_ms = ms_since(start)});
     slot.store(context, std::memory_order_release);
     return context;
 }

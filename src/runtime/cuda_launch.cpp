@@ -3,6 +3,7 @@
 #include "runtime/cuda_launch.h"
 
 #include "runtime/cpu_module.h"  // BackendError
+#include "runtime/module_cache.h"  // load stats
 
 namespace sg::runtime {
 namespace {
@@ -133,9 +134,15 @@ void cuda_launch(const CudaFunction& function, const void* params, size_t params
     if (const CuResult result = d.cuCtxGetCurrent(&current); result != kCudaSuccess) [[unlikely]]
         throw_cuda_error(result, "cuCtxGetCurrent");
     void* block_pointer = const_cast<void*>(params);  // the driver only reads it
+    const bool first = !function.launched.load(std::memory_order_relaxed);
+    const auto start = first ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
     const CuResult result = current == function.context
                                 ? launch_raw(function, block_pointer, blocks, stream)
                                 : launch_in_context(function, block_pointer, blocks, stream);
+    if (first) [[unlikely]] {
+        function.launched.store(true, std::memory_order_relaxed);
+        add_load_stats(LoadStats{.first_launch_ms = ms_since(start)});
+    }
     if (result != kCudaSuccess) [[unlikely]]
         throw_launch_error(function, result, blocks);
 }

@@ -9,6 +9,7 @@
 
 #include "runtime/cuda_driver.h"
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -28,6 +29,9 @@ struct CudaFunction {
     size_t param_size = 0;       ///< the kernel's parameter size; 0 when the driver cannot tell
     std::string name;            ///< the entry point's name, for messages
     int registers = 0;           ///< registers per thread (diagnostics)
+    /// Launched once already: the first launch's host time goes to the load stats (where the
+    /// driver loads modules lazily, the load happens there).
+    mutable std::atomic<bool> launched{false};
 };
 
 /// Enqueues `function` over `total_threads` threads (ceil(total / block) blocks of

@@ -218,6 +218,25 @@ int choose_block_size(const CudaDriver& d, CuFunction function) {
     return std::max(best / 32 * 32, std::min(32, max_threads));
 }
 
+// The grid limit and multiprocessor count of a device, asked once per process (every kernel's
+// functions share them).
+struct DeviceLimits {
+    int64_t max_blocks = 0;
+    int multiprocessors = 0;
+};
+DeviceLimits device_limits(int device) {
+    static std::mutex mutex;
+    static std::unordered_map<int, DeviceLimits>* known = new std::unordered_map<int, DeviceLimits>();  // kept until exit
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = known->find(device);
+    if (it != known->end()) return it->second;
+    DeviceLimits limits;
+    limits.max_blocks = cuda_device_attribute(device, kCuDeviceAttrMaxGridDimX);
+    limits.multiprocessors = cuda_device_attribute(device, kCuDeviceAttrMultiprocessorCount);
+    known->emplace(device, limits);
+    return limits;
+}
+
 // The compiled image shared by every CudaModule handle of one key, with its per-device state.
 class CudaImage {
 public:
@@ -276,6 +295,13 @@ private:
 
     std::unique_ptr<CudaFunction> make_function(DeviceState& state, int device,
                                                 const std::string& entry) {
+        const auto start = std::chrono::steady_clock::now();
+        std::unique_ptr<CudaFunction> function = lookup_function(state, device, entry);
+        add_load_stats(LoadStats{.function_ms = ms_since(start)});
+        return function;
+    }
+
+    std::unique_ptr<CudaFunction> lookup_function(DeviceState& state, int device, const std::string& entry) {
         const CudaDriver& d = cuda_driver();
         CudaContextGuard guard(state.context);
         auto function = std::make_unique<CudaFunction>();
@@ -299,8 +325,9 @@ private:
                 function->param_size = size;
         }
         function->block_size = choose_block_size(d, function->handle);
-        function->max_blocks = cuda_device_attribute(device, kCuDeviceAttrMaxGridDimX);
-        function->multiprocessors = cuda_device_attribute(device, kCuDeviceAttrMultiprocessorCount);
+        const DeviceLimits limits = device_limits(device);
+        function->max_blocks = limits.max_blocks;
+        function->multiprocessors = limits.multiprocessors;
         check_cuda(d.cuFuncGetAttribute(&function->registers, kCuFuncAttrNumRegs,
                                         function->handle),
                    "cuFuncGetAttribute");

@@ -33,6 +33,10 @@ void add_load_stats(const LoadStats& d) {
     g_stats.compile_ms += d.compile_ms;
     g_stats.identity_ms += d.identity_ms;
     g_stats.device_load_ms += d.device_load_ms;
+    g_stats.context_ms += d.context_ms;
+    g_stats.fault_record_ms += d.fault_record_ms;
+    g_stats.function_ms += d.function_ms;
+    g_stats.first_launch_ms += d.first_launch_ms;
 }
 
 void append_key_field(std::string& material, std::string_view name, std::string_view value) {

@@ -31,6 +31,11 @@ namespace sg::runtime {
 struct LoadStats {
     uint64_t memory_hits = 0, disk_hits = 0, compiles = 0;
     double disk_read_ms = 0, decode_ms = 0, compile_ms = 0, identity_ms = 0, device_load_ms = 0;
+    /// CUDA, what a warm first call pays beside the module load: the primary context's first
+    /// retain per device, the mapped fault record per device, each entry's function lookup and
+    /// launch configuration (cuModuleGetFunction, occupancy), and each entry's first launch
+    /// (cuLaunchKernel's host time; where the driver loads modules lazily, the load is here).
+    double context_ms = 0, fault_record_ms = 0, function_ms = 0, first_launch_ms = 0;
 };
 LoadStats load_stats();
 /// Adds `delta` to the totals.

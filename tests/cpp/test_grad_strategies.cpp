@@ -277,18 +277,23 @@ TEST(GradStrategies, GeneratedCudaOfEveryStrategyCompiles) {
     Call d = bind(m, "dquad", {t({4096}, DType::Float64, true), t({1}, DType::Float64, true)}, false, DeviceType::CUDA);
     expect_backward_cuda(m, d, false);
     expect_backward_cuda(m, d, true);
-    // Tables: a block-private copy in shared memory when the gradient fits.
+    // Tables: a tree table (a double copy per block in shared memory, the blocks' copies summed
+    // in double in scratch, rounded once by the last block; test_tree_tables.cpp), with the
+    // block-private float copy where the double one does not fit.
     Call l = bind(m, "lut", {t({4096}, DType::Int32, false), t({256}, f, true)}, false, DeviceType::CUDA);
     const std::string table = expect_backward_cuda(m, l, false);
     if (std::getenv("SG_DUMP_STRATEGY_CODE")) std::fprintf(stderr, "%s\n", table.c_str());
-    EXPECT_NE(table.find("sg_private_begin(params."), std::string::npos) << table;
-    EXPECT_NE(table.find("sg_grad_add_private("), std::string::npos) << table;
+    EXPECT_NE(table.find("sg_tree_begin(sg_tt_buf_"), std::string::npos) << table;
+    EXPECT_NE(table.find("sg_grad_add_tree("), std::string::npos) << table;
+    EXPECT_NE(table.find("sg_tree_flush(sg_tt_"), std::string::npos) << table;
     EXPECT_NE(table.find("sg_private_flush(params."), std::string::npos) << table;
+    EXPECT_NE(table.find("sg_tree_final(params."), std::string::npos) << table;
     Call lv = bind(m, "lut3", {t({4096}, DType::Int32, false), t({64, 3}, DType::Float64, true)}, false, DeviceType::CUDA);
     expect_backward_cuda(m, lv, false);
     Call lh = bind(m, "luth", {t({4096}, DType::Int32, false), t({64}, DType::Float16, true)}, false, DeviceType::CUDA);
     const std::string half_table = expect_backward_cuda(m, lh, false);
     EXPECT_EQ(half_table.find("sg_private_begin("), std::string::npos) << "half tables stay in global memory";
+    EXPECT_EQ(half_table.find("sg_tree_begin("), std::string::npos) << "half tables stay in global memory";
 }
 
 /// The generated CUDA of a deterministic backward: compiled by NVRTC (also with debug checks and
@@ -355,8 +360,8 @@ TEST(GradStrategies, DeterministicCudaOrdersCollidingGradients) {
     const std::string array = expect_deterministic_cuda(m, a);
     EXPECT_NE(array.find("sg_ordered_rec<float> (&sg_or_"), std::string::npos) << array;
     EXPECT_NE(array.find("[3], off"), std::string::npos) << array;
-    // The fast mode keeps its atomics.
-    EXPECT_NE(expect_backward_cuda(m, q, false).find("sg_tensor_atomic_add("), std::string::npos);
+    // The fast mode sums its partial broadcasts in tree tables (test_tree_tables.cpp).
+    EXPECT_NE(expect_backward_cuda(m, q, false).find("sg_tensor_atomic_add_tree("), std::string::npos);
 }
 
 TEST(GradStrategies, DeterministicCudaRefusesWhatItCannotOrderClearly) {

@@ -6,6 +6,8 @@
 import pytest
 import torch
 
+from conftest import TEST_DEVICE
+
 SOURCE = """
 [Differentiable]
 float quad(float x, float a, float b, float c) { return a * x * x + b * x + c; }
@@ -69,3 +71,27 @@ def test_broadcast_gradient_over_1m_elements_many_chunks_cpu(tmp_path):
     env = dict(os.environ, SHADEGRAD_NUM_THREADS="64", SHADEGRAD_CACHE_DIR=str(tmp_path))
     proc = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_partial_broadcasts_beside_a_reduction(sg, device, seed):
+    """quad(x, a, b, c) on (1024, 1024) with a (1,), b (1, 1024) and c (1024, 1): one backward
+    kernel with a reduction and two colliding gradients summed as trees (CPU: chunk tables; CUDA:
+    tree tables, whose last block also finishes the reduction), each within 4x of torch's float32
+    sums of the same terms, on the test device (SHADEGRAD_TEST_DEVICE)."""
+    m = sg.Module.load_from_source(device, "bcast_partial", SOURCE)
+    gen = torch.Generator().manual_seed(seed)
+    x = (torch.rand(1024, 1024, generator=gen) * 2 - 1).to(TEST_DEVICE)
+    g = (torch.rand(1024, 1024, generator=gen) + 0.5).to(TEST_DEVICE)
+    a = torch.full((1,), 0.5, device=TEST_DEVICE, requires_grad=True)
+    b = torch.full((1, 1024), -0.25, device=TEST_DEVICE, requires_grad=True)
+    c = torch.full((1024, 1), 0.125, device=TEST_DEVICE, requires_grad=True)
+    m.quad(x, a, b, c).backward(g)
+    xd, gd = x.double(), g.double()
+    cases = [("a", a.grad, (gd * xd * xd).sum().reshape(1), (g * x * x).sum().reshape(1)),
+             ("b", b.grad, (gd * xd).sum(0, keepdim=True), (g * x).sum(0, keepdim=True)),
+             ("c", c.grad, gd.sum(1, keepdim=True), g.sum(1, keepdim=True))]
+    for name, ours, ref, theirs in cases:
+        err = ((ours.double() - ref).norm() / ref.norm()).item()
+        torch_err = ((theirs.double() - ref).norm() / ref.norm()).item()
+        assert err <= 4 * torch_err + TERM_SLACK, f"gradient of {name}: {err:.3e}, torch's float32 {torch_err:.3e}"

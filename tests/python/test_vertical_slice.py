@@ -146,10 +146,11 @@ def test_backward_kernel_has_no_gradient_for_inputs_outside_the_mask(sg, device)
     bwd_kernel = code.split("// ---- backward kernel")[1]
     assert "sg_diff_tensor<float, 2> u__p_a;" in bwd_kernel
     assert "sg_tensor<float, 2> u__p_b;" in bwd_kernel
-    # (on CUDA a whole-tensor gradient that fits shared memory is added to a block-private copy,
-    # on the CPU one of at most 4096 scalars to a copy per chunk of threads)
-    assert any(f"{add}(P.u__p_a" in bwd_kernel for add in ("sg_grad_add", "sg_grad_add_private", "sg_grad_add_chunk"))
+    # (mul2 reads a only at the call element's own index: its gradient is stored, with no zero
+    # fill; src/codegen/stored_grads.cpp)
+    assert "sg_grad_store(P.u__p_a" in bwd_kernel
     assert "u__p_b.grad" not in bwd_kernel and "sg_grad_add(P.u__p_b" not in bwd_kernel
+    assert "sg_grad_store(P.u__p_b" not in bwd_kernel
     assert "sg_grad_add_chunk(P.u__p_b" not in bwd_kernel and "sg_chunk_table_final(P.header, P.u__p_b" not in bwd_kernel
     assert "sg_grad_add_private(P.u__p_b" not in bwd_kernel and "sg_private_flush(params.u__p_b" not in bwd_kernel
     # mask b only: the roles swap
