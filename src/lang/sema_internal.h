@@ -61,6 +61,20 @@ public:
     std::optional<int64_t> eval_const_int(Expr* e);
     std::optional<int64_t> eval_global(VarDecl* g);
     const Type* resolve_array_dims(TypeExpr* te, const Type* base);
+    // ---- associated and member types (sema_assoc_types.cpp)
+    /// A member type `name` of `owner` (typealias, typedef, nested struct), also of the structs a
+    /// nested one is declared in; nullptr when none.
+    const Type* member_alias_type(const StructDecl* owner, const std::string& name);
+    /// `base.A.B` for te's member path (`T.Param`, `T::Param.Differential`); 30027 at a member
+    /// base does not have.
+    const Type* resolve_member_type_path(TypeExpr* te, const Type* base);
+    /// Constraints of an interface's associated types name known interfaces (30015).
+    void check_associated_constraint_names(const StructDecl* iface);
+    /// Whether `t`, s's type for iface's k-th associated type, meets its constraints (38029).
+    bool check_associated_type_constraints(const StructDecl* s, const StructDecl* iface, size_t k, const Type* t);
+    /// `T.Param` (a chain of members naming a member type) in an expression: rewritten to a type
+    /// name (a Name with its TypeExpr); false, changing nothing, when it is not one.
+    bool fold_type_path(Expr* e);
     void declare_struct(StructDecl* s);
 
     // ---- type declarations: typealias, typedef, enum, C-style casts (sema_typedecl.cpp)

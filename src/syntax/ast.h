@@ -43,7 +43,8 @@ struct TypeExpr {
     std::vector<TypeExpr*> type_args;  ///< generic type arguments (`<float, ...>`)
     std::vector<Expr*> value_args;     ///< generic value arguments, in order among type_args:
     std::vector<bool> arg_is_value;    ///< for each generic argument in order: value (true) or type
-    std::string member;                ///< `T.Differential` → member == "Differential"
+    std::string member;                ///< `T.Differential` → member == "Differential"; `T.A.B` → "A.B"
+    std::vector<SourceLoc> member_locs; ///< where each part of `member` is written (`T::A` too)
     std::vector<Expr*> array_dims;     ///< outermost first: `float a[5][3]` → {5, 3}, `float[5][3] a` → {3, 5}
     const Type* resolved = nullptr;    ///< sema
 };
@@ -274,6 +275,9 @@ struct StructDecl {
     std::vector<GenericParam> generic_params;
     std::vector<std::string> associated_types;  ///< interface: `associatedtype T;`
     std::vector<SourceLoc> associated_locs;
+    /// Per associated type: the interfaces it must conform to (`associatedtype D : IA, IB;`).
+    std::vector<std::vector<std::string>> associated_constraints;
+    std::vector<std::vector<SourceLoc>> associated_constraint_locs;
     bool is_interface = false;
 
     const Type* type = nullptr;      ///< sema

@@ -166,6 +166,8 @@ ModuleAst* Parser::parse_module() {
             synchronize();
         }
         if (pos_ == start) advance();  // a stray `}`: already reported, step over it
+        module->decls.insert(module->decls.end(), lifted_.begin(), lifted_.end());  // nested structs
+        lifted_.clear();
     }
     return module;
 }
@@ -438,7 +440,7 @@ Decl* Parser::parse_struct(SourceLoc first) {
     Token name = expect(TokenKind::Identifier);
     auto* s = ctx_.make<StructDecl>();
     s->loc = loc(name);
-    s->name = std::string(text(name));
+    s->name = struct_prefix_ + std::string(text(name));  // `Outer.Inner` for a nested struct
     type_names_.insert(s->name);
     d->structure = s;
     if (at(TokenKind::Less)) parse_generic_params(s->generic_params);
