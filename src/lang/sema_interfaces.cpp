@@ -169,9 +169,10 @@ void Sema::check_conformance(StructDecl* s) {
             }
             if (!found) found = generic_method_meeting(s, r, ret, params);  // `T scale<T : IFloat>(T x)`
             if (!found) {
+                if (code == 38100 && accessor_sibling(s, r, near_at)) code = 38105;  // `get` without `set`
                 diags_.error(near_at,
-                             "struct " + s->name + " does not implement method '" + r->member_name +
-                                 "' required by interface '" + iface->name + "'" + mismatch,
+                             "struct " + s->name + " does not implement " + accessor_display_name(r->member_name) +
+                                 " required by interface '" + iface->name + "'" + mismatch,
                              code);
                 continue;
             }

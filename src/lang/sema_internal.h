@@ -42,6 +42,8 @@ VarDecl* generic_value_constant(AstContext& ast, TypeContext& types, const Gener
 /// slangc: the same direction, or any for an `inout` requirement).
 bool direction_meets(ParamDir required, ParamDir given);
 const char* direction_name(ParamDir d);
+/// How messages name a member: "method 'f'", "__subscript's 'get'", "property 'x''s 'set'".
+std::string accessor_display_name(const std::string& member);
 
 /// The cooperative-kernel built-in `name` calls (ids, barriers, Interlocked*), or nullptr.
 const Builtin* find_coop_builtin(const std::string& name);
@@ -453,6 +455,9 @@ private:
     const Type* check_property_read(Expr* e, const Type* struct_type);
     const Type* check_subscript_read(Expr* e, const Type* base_type);
     const Type* check_accessor_assign(Expr* e);
+    /// A requirement that is one accessor of a subscript or property (`__subscript_set`) whose
+    /// other accessor s has: true, with `at` there (Slang: 38105, not 38100).
+    bool accessor_sibling(const StructDecl* s, const FunctionDecl* r, SourceLoc& at);
     // ---- `operator+` functions and `operator()` members (sema_operators.cpp)
     /// `a + b` that no built-in operator takes, when the program declares `operator+`: the call.
     const Type* check_user_operator(Expr* e);
