@@ -44,6 +44,8 @@ bool direction_meets(ParamDir required, ParamDir given);
 const char* direction_name(ParamDir d);
 /// How messages name a member: "method 'f'", "__subscript's 'get'", "property 'x''s 'set'".
 std::string accessor_display_name(const std::string& member);
+/// What a derivative attribute names, as written: "g", "S.g" (sema_qualified_attributes.cpp).
+std::string attribute_target_text(const Attribute& a);
 
 /// The cooperative-kernel built-in `name` calls (ids, barriers, Interlocked*), or nullptr.
 const Builtin* find_coop_builtin(const std::string& name);
@@ -63,6 +65,9 @@ public:
     std::optional<int64_t> eval_const_int(Expr* e);
     std::optional<int64_t> eval_global(VarDecl* g);
     const Type* resolve_array_dims(TypeExpr* te, const Type* base);
+    /// A buffer or tensor element holding a column_major matrix field: not supported yet
+    /// (sema_matrix_layout.cpp).
+    void check_element_layout(const TypeExpr* te, const Type* elem);
     // ---- associated and member types (sema_assoc_types.cpp)
     /// A member type `name` of `owner` (typealias, typedef, nested struct), also of the structs a
     /// nested one is declared in; nullptr when none.
@@ -156,6 +161,16 @@ public:
     /// struct's methods; for an instance of a generic the same generic's instances with f's
     /// arguments (sema_member_derivatives.cpp). nullopt after reporting.
     std::optional<std::vector<FunctionDecl*>> derivative_attribute_candidates(FunctionDecl* f, const Attribute& a);
+    /// `[BackwardDerivative(S.g)]`, `[ForwardDerivativeOf(S::f)]`: S's static methods of that
+    /// name; nullopt after reporting (sema_qualified_attributes.cpp).
+    std::optional<std::vector<FunctionDecl*>> qualified_attribute_candidates(FunctionDecl* f, const Attribute& a);
+    /// A static method's custom derivative must be a static method (31156); false after reporting.
+    bool check_static_derivative(const FunctionDecl* primal, const FunctionDecl* derivative, const Attribute& a);
+    /// `[PrimalSubstitute(g)]` on f / `[PrimalSubstituteOf(f)]` on g (of): records g as f's
+    /// primal substitute (sema_primal_substitute.cpp).
+    void resolve_primal_substitute(FunctionDecl* f, const Attribute& a, bool of);
+    /// A function with a primal substitute, or its substitute, using a static global: not supported yet.
+    void check_primal_substitute_globals();
     /// 41022 and 41031 in a differentiated body (the derivative-flow analysis, sema_flow.cpp).
     void check_derivative_flow(FunctionDecl* f);
     /// bwd_diff(f) / fwd_diff(f): every function whose body the derivative goes through must

@@ -267,6 +267,7 @@ const Type* Sema::resolve_type(TypeExpr* te) {
                                       " (a field is no_diff or not differentiable)", 38029);
             return te->resolved = types_.error_type();
         }
+        check_element_layout(te, elem);  // sema_matrix_layout.cpp
         base = types_.tensor(elem, int(*rank), t.kind);
     }
     if (is_tensor) {

@@ -178,6 +178,7 @@ struct VarDecl {
     ParamDir dir = ParamDir::In;    ///< parameters only
     bool is_no_diff = false;
     bool is_constref = false;       ///< `__constref` parameter: read-only, passed by reference
+    SourceLoc column_major;         ///< where `column_major` was written (a field's matters: sema_matrix_layout.cpp)
     bool is_const = false;          ///< `const`, `let`, `static const`
     bool is_static = false;
     bool is_param = false;
@@ -235,6 +236,8 @@ struct FunctionDecl {
     bool is_differentiable = false;               ///< [Differentiable] / [BackwardDifferentiable] / [ForwardDifferentiable]
     FunctionDecl* custom_backward = nullptr;      ///< [BackwardDerivative(fn)]
     FunctionDecl* custom_forward = nullptr;       ///< [ForwardDerivative(fn)]
+    /// [PrimalSubstitute(g)] / [PrimalSubstituteOf(f)]: derivatives differentiate g in its place
+    FunctionDecl* primal_substitute = nullptr;
     bool is_glue_entry = false;                   ///< the generated kernel entry (glue only)
     Visibility visibility = Visibility::Default;
     /// sema: the bodiless stand-in for `fwd_diff(f)` when a derivative operator is applied to

@@ -61,6 +61,7 @@ public:
         c->is_no_diff = v->is_no_diff;
         c->visibility = v->visibility;
         c->is_constref = v->is_constref;
+        c->column_major = v->column_major;
         c->derivative_member = expr(v->derivative_member);
         c->is_const = v->is_const;
         c->is_static = v->is_static;

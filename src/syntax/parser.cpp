@@ -378,10 +378,11 @@ Modifiers Parser::parse_modifiers() {
                 continue;
             }
             if ((word == "row_major" || word == "column_major") && kind(1) == TokenKind::Identifier) {
-                // Matrix layout qualifiers. Matrices are stored row by row everywhere here (in
-                // buffers and when bound from tensors), so row_major changes nothing;
-                // column_major would change how a stored matrix is read.
-                if (word == "column_major") unsupported(where, "'column_major' modifier");
+                // Matrix layout qualifiers. As in Slang they change no value a function computes
+                // with; they say how a matrix field is laid out in a buffer's memory. Matrices are
+                // stored row by row here, so row_major changes nothing; a column_major field in a
+                // buffer's element is sema's to report (sema_matrix_layout.cpp).
+                if (word == "column_major") m.column_major = where;
                 advance();
                 continue;
             }

@@ -245,6 +245,7 @@ void Parser::parse_struct_member(StructDecl* s) {
     proto.is_no_diff = mods.is_no_diff;
     proto.is_const = mods.is_const;
     proto.visibility = mods.visibility;
+    proto.column_major = mods.column_major;
     if (mods.is_static) {
         if (!mods.is_const) {
             unsupported(mods.first, "a static struct member that is not 'static const'");

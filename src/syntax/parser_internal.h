@@ -57,6 +57,7 @@ struct Modifiers {
     bool is_export = false;
     SourceLoc groupshared;  ///< where `groupshared` was written (invalid when absent)
     SourceLoc uniform;      ///< where `uniform` was written: a no-op on a parameter, tier 3 elsewhere
+    SourceLoc column_major; ///< where `column_major` was written
     SourceLoc visibility_loc;  ///< where `public` / `internal` / `private` was written
     Visibility visibility = Visibility::Default;
 };
