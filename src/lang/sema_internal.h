@@ -466,6 +466,10 @@ private:
     const Type* check_differential_member(Expr* e);
     // ---- `extension S { ... }`: its members moved into S (sema_extensions.cpp)
     void merge_extensions(const std::vector<ModuleAst*>& modules);
+    /// ext's members and interfaces moved into target (a struct, or a generic declaration).
+    void move_extension_members(StructDecl* ext, StructDecl* target);
+    /// `extension<T> Box<T> { ... }`: into Box's generic declaration (sema_generic_extensions.cpp).
+    void merge_generic_extension(StructDecl* ext, const TypeExpr* target);
     // ---- `property` and `__subscript` uses: calls of their accessors (sema_accessors.cpp)
     const Type* check_property_read(Expr* e, const Type* struct_type);
     const Type* check_subscript_read(Expr* e, const Type* base_type);

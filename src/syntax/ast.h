@@ -278,6 +278,9 @@ struct StructDecl {
     std::vector<GenericParam> generic_params;
     std::vector<std::string> associated_types;  ///< interface: `associatedtype T;`
     std::vector<SourceLoc> associated_locs;
+    /// A generic extension (`extension<T> Box<T>`): the struct as written with its arguments;
+    /// generic_params are the extension's (sema_generic_extensions.cpp).
+    TypeExpr* extension_target = nullptr;
     /// Per associated type: the interfaces it must conform to (`associatedtype D : IA, IB;`).
     std::vector<std::vector<std::string>> associated_constraints;
     std::vector<std::vector<SourceLoc>> associated_constraint_locs;

@@ -234,7 +234,7 @@ void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
         out.push_back(d);
         return;
     }
-    if (at_word("extension") && kind(1) == TokenKind::Identifier) {
+    if (at_word("extension") && (kind(1) == TokenKind::Identifier || kind(1) == TokenKind::Less)) {
         if (!attrs.empty()) error(attrs[0].loc, "attributes on an extension are not supported yet");
         if (!generic_prefix.empty()) unsupported(generic_prefix[0].loc, "a generic extension");
         out.push_back(parse_extension(first));
