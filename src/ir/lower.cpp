@@ -160,6 +160,13 @@ Function* Lowering::instantiate(lang::FunctionDecl* decl, const std::vector<cons
     instances_[key] = raw;
     if (decl->custom_backward) raw->custom_backward = instantiate(decl->custom_backward);
     if (decl->custom_forward) raw->custom_forward = instantiate(decl->custom_forward);
+    if (decl->primal_substitute) {
+        // [PrimalSubstitute(g)]: derivatives go through g in f's place (lang/sema_primal_substitute.cpp),
+        // so g's derivatives are f's custom ones; plain calls of f run f.
+        Function* g = instantiate(decl->primal_substitute);
+        raw->custom_forward = derivative(g, DerivativeKind::Forward);
+        if (!g->forward_only) raw->custom_backward = derivative(g, DerivativeKind::Backward);
+    }
     FunctionLowering(*this, decl, *raw).run();
     after_pass(*raw, "lower");
     return raw;

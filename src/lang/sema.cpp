@@ -136,6 +136,7 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     if (!diags_.has_errors()) check_generics_against_constraints();
     check_recursion_and_derivatives(0);
     collect_static_globals(0);  // sema_globals.cpp
+    check_primal_substitute_globals();  // sema_primal_substitute.cpp
     return result_;
 }
 
@@ -311,6 +312,10 @@ void Sema::check_function_attributes(FunctionDecl* f) {
             // Differentiable for its callers, with a zero derivative: its body is not
             // differentiated (body_is_differentiated) and lowering detaches its results.
             f->is_differentiable = true;
+            continue;
+        }
+        if (a.name == "PrimalSubstitute" || a.name == "PrimalSubstituteOf") {
+            if (!f->generic_origin) resolve_primal_substitute(f, a, a.name == "PrimalSubstituteOf");  // sema_primal_substitute.cpp
             continue;
         }
         if (!bwd && !fwd && !of) {

@@ -38,6 +38,28 @@ bool has_side_effects(const Expr* e) {
 
 }  // namespace
 
+std::string accessor_display_name(const std::string& member) {
+    if (member == "__subscript_get" || member == "__subscript_set")
+        return std::string("__subscript's '") + (member == "__subscript_get" ? "get" : "set") + "'";
+    if (member.rfind("__get_", 0) == 0 || member.rfind("__set_", 0) == 0)
+        return "property '" + member.substr(6) + "''s '" + member.substr(2, 3) + "'";
+    return "method '" + member + "'";
+}
+
+bool Sema::accessor_sibling(const StructDecl* s, const FunctionDecl* r, SourceLoc& at) {
+    // The other accessor of the same subscript or property: `get` for a missing `set`.
+    const std::string& m = r->member_name;
+    std::string other;
+    if (m == "__subscript_get" || m == "__subscript_set") other = m == "__subscript_get" ? "__subscript_set" : "__subscript_get";
+    else if (m.rfind("__get_", 0) == 0) other = "__set_" + m.substr(6);
+    else if (m.rfind("__set_", 0) == 0) other = "__get_" + m.substr(6);
+    else return false;
+    std::vector<FunctionDecl*> found = find_methods(s, other);
+    if (found.empty()) return false;
+    at = found.front()->loc;
+    return true;
+}
+
 const Type* Sema::check_property_read(Expr* e, const Type* bt) {
     const std::string getter = "__get_" + e->name;
     if (find_methods(bt->decl, getter).empty()) {

@@ -116,6 +116,15 @@ const Type* Sema::check_call(Expr* e) {
         }
     }
     if (callee->kind == ExprKind::Member) {
+        // `T.Param(x)`: a member type's constructor; `T.Param.dadd(a, b)`: a member type's
+        // member (sema_assoc_types.cpp).
+        if (fold_type_path(callee)) {
+            e->kind = ExprKind::TypeCtor;
+            e->type_expr = callee->type_expr;
+            e->operands.erase(e->operands.begin());
+            return check_call(e);
+        }
+        fold_type_path(callee->operands[0]);
         if (const Type* t = check_differential_member(e)) return t;        // `V.dzero()`
         if (const Type* t = check_scalar_type_member(e, true)) return t;  // `float.getPi()`
         if (const Type* t = check_member_call(e)) return t;

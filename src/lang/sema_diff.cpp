@@ -15,6 +15,7 @@ bool body_is_differentiated(const FunctionDecl& f) {
 }
 
 bool differentiates_forward_only(const FunctionDecl& f) {
+    if (f.primal_substitute) return differentiates_forward_only(*f.primal_substitute);  // its derivatives are g's
     if (find_attribute(f.attrs, "Differentiable") || find_attribute(f.attrs, "BackwardDifferentiable") ||
         f.custom_backward)
         return false;
@@ -79,7 +80,8 @@ const std::vector<FunctionDecl*>* Sema::attribute_functions(const Attribute& a) 
     }
     auto it = module_.functions.find(a.args[0]->name);
     if (it == module_.functions.end()) {
-        diags_.error(a.args[0]->loc, "unknown function '" + a.args[0]->name + "' in [" + a.name + "]");
+        diags_.error(a.args[0]->loc, "unknown function '" + a.args[0]->name + "' in [" + a.name + "]",
+                     30015);  // Slang: undefined identifier
         return nullptr;
     }
     return &it->second;
@@ -88,13 +90,14 @@ const std::vector<FunctionDecl*>* Sema::attribute_functions(const Attribute& a) 
 void Sema::resolve_custom_derivative(FunctionDecl* f, const Attribute& a, bool backward) {
     std::optional<std::vector<FunctionDecl*>> overloads = derivative_attribute_candidates(f, a);
     if (!overloads) return;
-    const std::string& name = a.args[0]->name;
+    const std::string name = attribute_target_text(a);  // `g`, `S.g`
     // The derivative has exactly the derived signature (docs/language.md, "Autodiff").
     std::vector<DerivedParam> sig = backward ? backward_signature(types_, *f) : forward_signature(types_, *f);
     const Type* ret = derived_result_type(types_, *f, backward);
     bool same_count = false;
     for (FunctionDecl* g : *overloads) {
         if (signature_matches(*g, ret, sig)) {
+            if (!check_static_derivative(f, g, a)) return;  // 31156 (sema_qualified_attributes.cpp)
             (backward ? f->custom_backward : f->custom_forward) = g;
             f->is_differentiable = true;
             return;
@@ -112,7 +115,7 @@ void Sema::resolve_custom_derivative(FunctionDecl* f, const Attribute& a, bool b
 void Sema::resolve_derivative_of(FunctionDecl* g, const Attribute& a, bool backward) {
     std::optional<std::vector<FunctionDecl*>> overloads = derivative_attribute_candidates(g, a);
     if (!overloads) return;
-    const std::string& name = a.args[0]->name;
+    const std::string name = attribute_target_text(a);  // `g`, `S.g`
     // The overload of `name` whose derived signature is g's own.
     FunctionDecl* primal = nullptr;
     std::string expected;
@@ -133,6 +136,7 @@ void Sema::resolve_derivative_of(FunctionDecl* g, const Attribute& a, bool backw
                      31149);
         return;
     }
+    if (!check_static_derivative(primal, g, a)) return;  // 31156
     FunctionDecl*& slot = backward ? primal->custom_backward : primal->custom_forward;
     if (slot && slot != g) {
         diags_.error(a.loc, "'" + name + "' already has a " + std::string(backward ? "backward" : "forward") +
@@ -153,6 +157,7 @@ void Sema::check_derivative_availability(Expr* call, FunctionDecl* f, bool backw
     std::set<FunctionDecl*> seen;
     std::function<bool(FunctionDecl*)> visit = [&](FunctionDecl* g) {
         if (!seen.insert(g).second) return true;
+        if (g->primal_substitute) return visit(g->primal_substitute);  // differentiated in g's place
         if (backward ? g->custom_backward : g->custom_forward) return true;
         if (backward ? g->custom_forward : g->custom_backward) {
             const char* have = backward ? "[ForwardDerivative]" : "[BackwardDerivative]";

@@ -1,6 +1,6 @@
 // src/lang/sema_interfaces.cpp — user interfaces: their bases, the conformance of structs that
 // list them (every required method present with the same signature, [Differentiable] where the
-// requirement is, every associatedtype given by a `typealias`), and the constraint test used by
+// requirement is, every associatedtype given by a member type, meeting its constraints), and the constraint test used by
 // generics. Calls through a constrained type parameter need nothing here: the parameter is a
 // concrete struct in each instantiation, so dispatch is static. Generic requirements:
 // sema_generic_requirements.cpp.
@@ -20,6 +20,7 @@ void Sema::declare_interface(StructDecl* s) {
                                                        "interfaces only, not '" + b + "'"
                                                      : "unknown interface '" + b + "'");
     }
+    check_associated_constraint_names(s);  // `associatedtype D : IDifferentiable` (sema_assoc_types.cpp)
     for (FunctionDecl* r : s->methods) {
         if (r->body) diags_.unsupported(r->body->loc, "a default implementation in an interface");
         // Which default a call through the interface would take (the requirement's or the
@@ -98,6 +99,7 @@ void Sema::check_conformance(StructDecl* s) {
                 continue;
             }
             assoc.types[a] = alias->type;
+            if (!check_associated_type_constraints(s, iface, k, alias->type)) assoc_missing = true;  // 38029
         }
         if (assoc_missing) continue;  // the requirements' signatures would name it
         for (const FunctionDecl* r : iface->methods) {
@@ -167,9 +169,10 @@ void Sema::check_conformance(StructDecl* s) {
             }
             if (!found) found = generic_method_meeting(s, r, ret, params);  // `T scale<T : IFloat>(T x)`
             if (!found) {
+                if (code == 38100 && accessor_sibling(s, r, near_at)) code = 38105;  // `get` without `set`
                 diags_.error(near_at,
-                             "struct " + s->name + " does not implement method '" + r->member_name +
-                                 "' required by interface '" + iface->name + "'" + mismatch,
+                             "struct " + s->name + " does not implement " + accessor_display_name(r->member_name) +
+                                 " required by interface '" + iface->name + "'" + mismatch,
                              code);
                 continue;
             }

@@ -42,6 +42,10 @@ VarDecl* generic_value_constant(AstContext& ast, TypeContext& types, const Gener
 /// slangc: the same direction, or any for an `inout` requirement).
 bool direction_meets(ParamDir required, ParamDir given);
 const char* direction_name(ParamDir d);
+/// How messages name a member: "method 'f'", "__subscript's 'get'", "property 'x''s 'set'".
+std::string accessor_display_name(const std::string& member);
+/// What a derivative attribute names, as written: "g", "S.g" (sema_qualified_attributes.cpp).
+std::string attribute_target_text(const Attribute& a);
 
 /// The cooperative-kernel built-in `name` calls (ids, barriers, Interlocked*), or nullptr.
 const Builtin* find_coop_builtin(const std::string& name);
@@ -61,6 +65,23 @@ public:
     std::optional<int64_t> eval_const_int(Expr* e);
     std::optional<int64_t> eval_global(VarDecl* g);
     const Type* resolve_array_dims(TypeExpr* te, const Type* base);
+    /// A buffer or tensor element holding a column_major matrix field: not supported yet
+    /// (sema_matrix_layout.cpp).
+    void check_element_layout(const TypeExpr* te, const Type* elem);
+    // ---- associated and member types (sema_assoc_types.cpp)
+    /// A member type `name` of `owner` (typealias, typedef, nested struct), also of the structs a
+    /// nested one is declared in; nullptr when none.
+    const Type* member_alias_type(const StructDecl* owner, const std::string& name);
+    /// `base.A.B` for te's member path (`T.Param`, `T::Param.Differential`); 30027 at a member
+    /// base does not have.
+    const Type* resolve_member_type_path(TypeExpr* te, const Type* base);
+    /// Constraints of an interface's associated types name known interfaces (30015).
+    void check_associated_constraint_names(const StructDecl* iface);
+    /// Whether `t`, s's type for iface's k-th associated type, meets its constraints (38029).
+    bool check_associated_type_constraints(const StructDecl* s, const StructDecl* iface, size_t k, const Type* t);
+    /// `T.Param` (a chain of members naming a member type) in an expression: rewritten to a type
+    /// name (a Name with its TypeExpr); false, changing nothing, when it is not one.
+    bool fold_type_path(Expr* e);
     void declare_struct(StructDecl* s);
 
     // ---- type declarations: typealias, typedef, enum, C-style casts (sema_typedecl.cpp)
@@ -140,6 +161,16 @@ public:
     /// struct's methods; for an instance of a generic the same generic's instances with f's
     /// arguments (sema_member_derivatives.cpp). nullopt after reporting.
     std::optional<std::vector<FunctionDecl*>> derivative_attribute_candidates(FunctionDecl* f, const Attribute& a);
+    /// `[BackwardDerivative(S.g)]`, `[ForwardDerivativeOf(S::f)]`: S's static methods of that
+    /// name; nullopt after reporting (sema_qualified_attributes.cpp).
+    std::optional<std::vector<FunctionDecl*>> qualified_attribute_candidates(FunctionDecl* f, const Attribute& a);
+    /// A static method's custom derivative must be a static method (31156); false after reporting.
+    bool check_static_derivative(const FunctionDecl* primal, const FunctionDecl* derivative, const Attribute& a);
+    /// `[PrimalSubstitute(g)]` on f / `[PrimalSubstituteOf(f)]` on g (of): records g as f's
+    /// primal substitute (sema_primal_substitute.cpp).
+    void resolve_primal_substitute(FunctionDecl* f, const Attribute& a, bool of);
+    /// A function with a primal substitute, or its substitute, using a static global: not supported yet.
+    void check_primal_substitute_globals();
     /// 41022 and 41031 in a differentiated body (the derivative-flow analysis, sema_flow.cpp).
     void check_derivative_flow(FunctionDecl* f);
     /// bwd_diff(f) / fwd_diff(f): every function whose body the derivative goes through must
@@ -435,10 +466,17 @@ private:
     const Type* check_differential_member(Expr* e);
     // ---- `extension S { ... }`: its members moved into S (sema_extensions.cpp)
     void merge_extensions(const std::vector<ModuleAst*>& modules);
+    /// ext's members and interfaces moved into target (a struct, or a generic declaration).
+    void move_extension_members(StructDecl* ext, StructDecl* target);
+    /// `extension<T> Box<T> { ... }`: into Box's generic declaration (sema_generic_extensions.cpp).
+    void merge_generic_extension(StructDecl* ext, const TypeExpr* target);
     // ---- `property` and `__subscript` uses: calls of their accessors (sema_accessors.cpp)
     const Type* check_property_read(Expr* e, const Type* struct_type);
     const Type* check_subscript_read(Expr* e, const Type* base_type);
     const Type* check_accessor_assign(Expr* e);
+    /// A requirement that is one accessor of a subscript or property (`__subscript_set`) whose
+    /// other accessor s has: true, with `at` there (Slang: 38105, not 38100).
+    bool accessor_sibling(const StructDecl* s, const FunctionDecl* r, SourceLoc& at);
     // ---- `operator+` functions and `operator()` members (sema_operators.cpp)
     /// `a + b` that no built-in operator takes, when the program declares `operator+`: the call.
     const Type* check_user_operator(Expr* e);

@@ -11,6 +11,8 @@
 namespace sg::lang {
 
 std::optional<std::vector<FunctionDecl*>> Sema::derivative_attribute_candidates(FunctionDecl* f, const Attribute& a) {
+    if (a.args.size() == 1 && a.args[0]->kind == ExprKind::Member)  // `S.g`, `S::g`
+        return qualified_attribute_candidates(f, a);
     if (!f->owner && !f->generic_origin) {
         const std::vector<FunctionDecl*>* overloads = attribute_functions(a);
         if (!overloads) return std::nullopt;

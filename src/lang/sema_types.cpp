@@ -103,23 +103,9 @@ const Type* Sema::resolve_named_type(const std::string& name, SourceLoc loc, boo
         if (it != subst_->types.end()) return it->second;
     }
     // A struct's own `typealias V = float;`, in its fields and methods (resolved on first use).
+    // A nested struct also sees the member types of the structs it is declared in.
     if (const StructDecl* owner = resolving_struct_ ? resolving_struct_ : current_fn_ ? current_fn_->owner : nullptr)
-        for (VarDecl* a : owner->type_aliases) {
-            if (a->name != name) continue;
-            if (!a->type && !resolving_member_aliases_.insert(a).second) {
-                // Slang: 40002 cyclic reference
-                diags_.error(a->loc, "type alias '" + a->name + "' refers to itself", 40002);
-                a->type = types_.error_type();
-            } else if (!a->type) {
-                const Substitution* saved = subst_;
-                subst_ = substitution_of_struct(owner);
-                const Type* t = resolve_type(a->type_expr);
-                subst_ = saved;
-                resolving_member_aliases_.erase(a);
-                if (!a->type) a->type = t;
-            }
-            return a->type;
-        }
+        if (const Type* t = member_alias_type(owner, name)) return t;  // sema_assoc_types.cpp
     if (const ScalarName* s = find_scalar(name)) return types_.scalar(s->kind);
     // Vector and matrix shorthands: float3, int2, double4, float3x3, bool2.
     for (const auto& s : kScalarNames) {
@@ -281,6 +267,7 @@ const Type* Sema::resolve_type(TypeExpr* te) {
                                       " (a field is no_diff or not differentiable)", 38029);
             return te->resolved = types_.error_type();
         }
+        check_element_layout(te, elem);  // sema_matrix_layout.cpp
         base = types_.tensor(elem, int(*rank), t.kind);
     }
     if (is_tensor) {
@@ -342,23 +329,10 @@ const Type* Sema::resolve_type(TypeExpr* te) {
         if (base->is_struct() && !declared_structs_.count(base->decl) && !declaring_structs_.count(base->decl))
             declare_struct(const_cast<StructDecl*>(base->decl));
     }
-    if (!te->member.empty() && base->is_struct() && (te->member != "Differential" || !types_.is_differentiable(base))) {
-        // `T.Value`: a type alias of the struct (what satisfies an interface's associatedtype;
-        // `typedef T Differential;` of a struct that is not differentiable is just an alias).
-        for (const VarDecl* a : base->decl->type_aliases)
-            if (a->name == te->member && a->type) return resolve_array_dims(te, a->type);
-    }
+    // `T.Value`, `T::Value.Differential`: member types and Differentials (sema_assoc_types.cpp).
     if (!te->member.empty()) {
-        if (te->member != "Differential") {
-            diags_.error(te->loc, "unknown member type '" + te->member + "' of " + type_name(base));
-            return te->resolved = types_.error_type();
-        }
-        const Type* d = types_.differential(base);
-        if (!d) {
-            diags_.error(te->loc, type_name(base) + " is not differentiable and has no Differential");
-            return te->resolved = types_.error_type();
-        }
-        base = d;
+        base = resolve_member_type_path(te, base);
+        if (base->is_error()) return te->resolved = base;
     }
     return resolve_array_dims(te, base);
 }

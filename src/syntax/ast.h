@@ -43,7 +43,8 @@ struct TypeExpr {
     std::vector<TypeExpr*> type_args;  ///< generic type arguments (`<float, ...>`)
     std::vector<Expr*> value_args;     ///< generic value arguments, in order among type_args:
     std::vector<bool> arg_is_value;    ///< for each generic argument in order: value (true) or type
-    std::string member;                ///< `T.Differential` → member == "Differential"
+    std::string member;                ///< `T.Differential` → member == "Differential"; `T.A.B` → "A.B"
+    std::vector<SourceLoc> member_locs; ///< where each part of `member` is written (`T::A` too)
     std::vector<Expr*> array_dims;     ///< outermost first: `float a[5][3]` → {5, 3}, `float[5][3] a` → {3, 5}
     const Type* resolved = nullptr;    ///< sema
 };
@@ -177,6 +178,7 @@ struct VarDecl {
     ParamDir dir = ParamDir::In;    ///< parameters only
     bool is_no_diff = false;
     bool is_constref = false;       ///< `__constref` parameter: read-only, passed by reference
+    SourceLoc column_major;         ///< where `column_major` was written (a field's matters: sema_matrix_layout.cpp)
     bool is_const = false;          ///< `const`, `let`, `static const`
     bool is_static = false;
     bool is_param = false;
@@ -234,6 +236,8 @@ struct FunctionDecl {
     bool is_differentiable = false;               ///< [Differentiable] / [BackwardDifferentiable] / [ForwardDifferentiable]
     FunctionDecl* custom_backward = nullptr;      ///< [BackwardDerivative(fn)]
     FunctionDecl* custom_forward = nullptr;       ///< [ForwardDerivative(fn)]
+    /// [PrimalSubstitute(g)] / [PrimalSubstituteOf(f)]: derivatives differentiate g in its place
+    FunctionDecl* primal_substitute = nullptr;
     bool is_glue_entry = false;                   ///< the generated kernel entry (glue only)
     Visibility visibility = Visibility::Default;
     /// sema: the bodiless stand-in for `fwd_diff(f)` when a derivative operator is applied to
@@ -274,6 +278,12 @@ struct StructDecl {
     std::vector<GenericParam> generic_params;
     std::vector<std::string> associated_types;  ///< interface: `associatedtype T;`
     std::vector<SourceLoc> associated_locs;
+    /// A generic extension (`extension<T> Box<T>`): the struct as written with its arguments;
+    /// generic_params are the extension's (sema_generic_extensions.cpp).
+    TypeExpr* extension_target = nullptr;
+    /// Per associated type: the interfaces it must conform to (`associatedtype D : IA, IB;`).
+    std::vector<std::vector<std::string>> associated_constraints;
+    std::vector<std::vector<SourceLoc>> associated_constraint_locs;
     bool is_interface = false;
 
     const Type* type = nullptr;      ///< sema

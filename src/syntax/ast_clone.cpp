@@ -18,6 +18,7 @@ public:
         for (Expr* v : t->value_args) c->value_args.push_back(expr(v));
         c->arg_is_value = t->arg_is_value;
         c->member = t->member;
+        c->member_locs = t->member_locs;
         for (Expr* d : t->array_dims) c->array_dims.push_back(expr(d));
         return c;
     }
@@ -60,6 +61,7 @@ public:
         c->is_no_diff = v->is_no_diff;
         c->visibility = v->visibility;
         c->is_constref = v->is_constref;
+        c->column_major = v->column_major;
         c->derivative_member = expr(v->derivative_member);
         c->is_const = v->is_const;
         c->is_static = v->is_static;
@@ -138,6 +140,8 @@ public:
         c->generic_params = generic_params(s->generic_params);
         c->associated_types = s->associated_types;
         c->associated_locs = s->associated_locs;
+        c->associated_constraints = s->associated_constraints;
+        c->associated_constraint_locs = s->associated_constraint_locs;
         c->is_interface = s->is_interface;
         return c;
     }

@@ -166,6 +166,8 @@ ModuleAst* Parser::parse_module() {
             synchronize();
         }
         if (pos_ == start) advance();  // a stray `}`: already reported, step over it
+        module->decls.insert(module->decls.end(), lifted_.begin(), lifted_.end());  // nested structs
+        lifted_.clear();
     }
     return module;
 }
@@ -232,7 +234,7 @@ void Parser::parse_top_level_decl(std::vector<Decl*>& out) {
         out.push_back(d);
         return;
     }
-    if (at_word("extension") && kind(1) == TokenKind::Identifier) {
+    if (at_word("extension") && (kind(1) == TokenKind::Identifier || kind(1) == TokenKind::Less)) {
         if (!attrs.empty()) error(attrs[0].loc, "attributes on an extension are not supported yet");
         if (!generic_prefix.empty()) unsupported(generic_prefix[0].loc, "a generic extension");
         out.push_back(parse_extension(first));
@@ -376,10 +378,11 @@ Modifiers Parser::parse_modifiers() {
                 continue;
             }
             if ((word == "row_major" || word == "column_major") && kind(1) == TokenKind::Identifier) {
-                // Matrix layout qualifiers. Matrices are stored row by row everywhere here (in
-                // buffers and when bound from tensors), so row_major changes nothing;
-                // column_major would change how a stored matrix is read.
-                if (word == "column_major") unsupported(where, "'column_major' modifier");
+                // Matrix layout qualifiers. As in Slang they change no value a function computes
+                // with; they say how a matrix field is laid out in a buffer's memory. Matrices are
+                // stored row by row here, so row_major changes nothing; a column_major field in a
+                // buffer's element is sema's to report (sema_matrix_layout.cpp).
+                if (word == "column_major") m.column_major = where;
                 advance();
                 continue;
             }
@@ -438,7 +441,7 @@ Decl* Parser::parse_struct(SourceLoc first) {
     Token name = expect(TokenKind::Identifier);
     auto* s = ctx_.make<StructDecl>();
     s->loc = loc(name);
-    s->name = std::string(text(name));
+    s->name = struct_prefix_ + std::string(text(name));  // `Outer.Inner` for a nested struct
     type_names_.insert(s->name);
     d->structure = s;
     if (at(TokenKind::Less)) parse_generic_params(s->generic_params);

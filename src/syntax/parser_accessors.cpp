@@ -8,7 +8,8 @@
 // `__subscript_get`, its parameters the subscript's) returning the member's type, and a setter
 // `__set_x` / `__subscript_set`, [mutating], taking the subscript's parameters and the new value
 // (named `newValue` unless `set(T v)` names it). Sema (sema_accessors.cpp) turns `s.x`, `s.x = v`,
-// `s[i]` and `s[i] = v` into calls of them.
+// `s[i]` and `s[i] = v` into calls of them. In an interface the accessors are written `get;` /
+// `set;` and are requirements, which the conforming struct's accessor methods meet.
 #include "syntax/parser_internal.h"
 
 namespace sg::lang::detail {
@@ -28,14 +29,11 @@ VarDecl* value_param(AstContext& ctx, SourceLoc loc, const std::string& name, Ty
 
 // accessor_member = "property" (type ident | ident ":" type) accessors
 //                 | "__subscript" "(" params ")" "->" type accessors
-// accessors = "{" (attributes? ("get" block | "set" ("(" param ")")? block) | ";")* "}"
+// accessors = "{" (attributes? ("get" body | "set" ("(" param ")")? body) | ";")* "}"
+// body = block | ";"         (";" in an interface: the accessor is a requirement)
 void Parser::parse_accessor_member(StructDecl* s, std::vector<Attribute> attrs, const Modifiers& lead) {
     const bool subscript = at_word("__subscript");
     const SourceLoc first = loc();
-    if (s->is_interface) {  // a requirement with `get;` / `set;`
-        unsupported(first, subscript ? "'__subscript' in an interface" : "'property' in an interface");
-        throw SyntaxError{};
-    }
     advance();
     std::string name;
     SourceLoc name_loc = first;
@@ -106,8 +104,17 @@ void Parser::parse_accessor_member(StructDecl* s, std::vector<Attribute> attrs, 
             fn->params.push_back(value);
             if (!find_attribute(fn->attrs, "mutating")) fn->attrs.push_back(Attribute{fn->loc, "mutating", {}});
         }
-        if (!at(TokenKind::LBrace)) fail_expected("'{'");
-        fn->body = parse_block();
+        if (s->is_interface) {
+            // A requirement: `get;` / `set;` (a body would be a default implementation).
+            if (at(TokenKind::LBrace)) {
+                unsupported(loc(), "a default implementation in an interface");
+                throw SyntaxError{};
+            }
+            expect(TokenKind::Semicolon);
+        } else {
+            if (!at(TokenKind::LBrace)) fail_expected("'{'");
+            fn->body = parse_block();
+        }
         s->methods.push_back(fn);
     }
     expect(TokenKind::RBrace);

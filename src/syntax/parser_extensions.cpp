@@ -6,16 +6,26 @@
 
 namespace sg::lang::detail {
 
-// extension_decl = "extension" ident bases struct_body ";"?
+// extension_decl = "extension" generic_params? ident generic_args? bases struct_body ";"?
+// `extension<T> Box<T>` extends every instance of a generic struct (sema_generic_extensions.cpp).
 Decl* Parser::parse_extension(SourceLoc first) {
     Decl* d = make_decl(DeclKind::Extension, first);
     advance();  // extension
+    std::vector<GenericParam> params;
+    if (at(TokenKind::Less)) parse_generic_params(params);
     Token name = expect(TokenKind::Identifier);
     auto* s = ctx_.make<StructDecl>();
     s->loc = loc(name);
     s->name = std::string(text(name));
     d->structure = s;
-    if (at(TokenKind::Less)) {
+    if (!params.empty()) {
+        auto* target = ctx_.make<TypeExpr>();
+        target->loc = loc(name);
+        target->name = s->name;
+        if (at(TokenKind::Less)) parse_generic_args(target);
+        s->generic_params = std::move(params);
+        s->extension_target = target;
+    } else if (at(TokenKind::Less)) {
         unsupported(loc(), "an extension of a generic struct's instance");
         d->kind = DeclKind::Unsupported;
         synchronize();

@@ -42,7 +42,7 @@ void Parser::parse_generic_params(std::vector<GenericParam>& out) {
 }
 
 // interface_decl = "interface" ident generic_params? bases "{" interface_member* "}" ";"?
-// interface_member = ";" | "associatedtype" ident (":" ident)? ";"
+// interface_member = ";" | "associatedtype" ident (":" ident (("," | "&") ident)*)? ";"
 //                  | attributes? "static"? type ident "(" params ")" ";"
 Decl* Parser::parse_interface(SourceLoc first) {
     Decl* d = make_decl(DeclKind::Interface, first);
@@ -107,12 +107,12 @@ void Parser::add_member_alias(StructDecl* s, const Token& name, TypeExpr* type) 
 
 // struct_member = ";" | attributes? member
 // member = "__init" "(" params ")" block
-//        | "associatedtype" ident (":" ident)? ";"            (interfaces)
+//        | "associatedtype" ident (":" ident (("," | "&") ident)*)? ";"   (interfaces)
 //        | "typealias" ident "=" type ";" | "typedef" type ident ";"   (member type aliases)
 //        | modifiers type ident generic_params? "(" params ")" (";" | block)   (a method)
 //        | modifiers type declarators ";"                      (fields; `static const` members)
 //        | "property" ... | "__subscript" ...                   (parser_accessors.cpp)
-// Nested types are reported and skipped.
+//        | struct_decl                                         (a nested struct: parser_nested_types.cpp)
 void Parser::parse_struct_member(StructDecl* s) {
     if (match(TokenKind::Semicolon)) return;
     std::vector<Attribute> attrs;
@@ -144,18 +144,29 @@ void Parser::parse_struct_member(StructDecl* s) {
         s->methods.push_back(fn);
         return;
     }
-    if (at_word("associatedtype")) {
-        if (!s->is_interface) {
-            unsupported(loc(), "'associatedtype' outside an interface");
-            synchronize();
-            return;
-        }
+    if (at_word("associatedtype") && kind(1) == TokenKind::Identifier) {
         advance();
         Token name = expect(TokenKind::Identifier);
+        std::vector<std::string> constraints;  // `: IA, IB` or `: IA & IB`
+        std::vector<SourceLoc> constraint_locs;
+        if (match(TokenKind::Colon)) {
+            do {
+                Token c = expect(TokenKind::Identifier);
+                constraints.emplace_back(text(c));
+                constraint_locs.push_back(loc(c));
+            } while (match(TokenKind::Comma) || match(TokenKind::Amp));
+        }
+        expect(TokenKind::Semicolon);
+        if (!s->is_interface) {  // Slang: 30102 declaration not allowed here
+            diags_.error(loc(name), "'associatedtype' declares a requirement of an interface; in a struct, give the "
+                                    "type with `typealias " + std::string(text(name)) + " = ...;`",
+                         30102);
+            return;
+        }
         s->associated_types.emplace_back(text(name));
         s->associated_locs.push_back(loc(name));
-        if (match(TokenKind::Colon)) expect(TokenKind::Identifier);  // a constraint: not checked
-        expect(TokenKind::Semicolon);
+        s->associated_constraints.push_back(std::move(constraints));
+        s->associated_constraint_locs.push_back(std::move(constraint_locs));
         return;
     }
     if (at_word("typealias") && !s->is_interface && kind(1) == TokenKind::Identifier &&
@@ -179,8 +190,7 @@ void Parser::parse_struct_member(StructDecl* s) {
         return;
     }
     if (at(TokenKind::KwStruct)) {
-        unsupported(loc(), "nested struct declaration");
-        synchronize();
+        parse_nested_struct(s, lead);  // parser_nested_types.cpp
         return;
     }
     Modifiers mods = parse_modifiers();
@@ -235,6 +245,7 @@ void Parser::parse_struct_member(StructDecl* s) {
     proto.is_no_diff = mods.is_no_diff;
     proto.is_const = mods.is_const;
     proto.visibility = mods.visibility;
+    proto.column_major = mods.column_major;
     if (mods.is_static) {
         if (!mods.is_const) {
             unsupported(mods.first, "a static struct member that is not 'static const'");

@@ -57,6 +57,7 @@ struct Modifiers {
     bool is_export = false;
     SourceLoc groupshared;  ///< where `groupshared` was written (invalid when absent)
     SourceLoc uniform;      ///< where `uniform` was written: a no-op on a parameter, tier 3 elsewhere
+    SourceLoc column_major; ///< where `column_major` was written
     SourceLoc visibility_loc;  ///< where `public` / `internal` / `private` was written
     Visibility visibility = Visibility::Default;
 };
@@ -127,6 +128,9 @@ public:
     Decl* parse_import();
     Decl* parse_struct(SourceLoc first);
     void parse_struct_member(StructDecl* s);
+    /// `struct Item { ... }` inside struct `outer`: a module struct `outer.Item` and a member
+    /// alias `Item` of outer (parser_nested_types.cpp).
+    void parse_nested_struct(StructDecl* outer, const Modifiers& lead);
     void add_member_alias(StructDecl* s, const Token& name, TypeExpr* type);
     bool parse_visibility(Modifiers& m);
     void parse_struct_body(StructDecl* s);
@@ -276,6 +280,8 @@ private:
     int depth_ = 0;
     int64_t last_error_offset_ = -1;  ///< suppresses a second error at the same token
     std::set<std::string> type_names_;  ///< user type names declared so far (for C-style casts)
+    std::string struct_prefix_;         ///< "Outer." while a nested struct is parsed
+    std::vector<Decl*> lifted_;         ///< nested structs, added to the module after their container
     std::vector<TokenKind> keyword_names_;  ///< reserved words declared as names in scope (NameScope)
     uint64_t keyword_names_ever_ = 0;       ///< bit k - KwIf: reserved word k was declared as a name
     /// Per reserved word (k - KwIf): how many of keyword_names_ it is (constant-time lookups).

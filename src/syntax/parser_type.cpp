@@ -42,7 +42,7 @@ bool is_generic_type_name(std::string_view name) {
 
 // ---------------------------------------------------------------- parsing types
 
-// type = ident generic_args? ("." ident)* array_dims
+// type = ident generic_args? (("." | "::") ident)* array_dims
 // Dims written after a type wrap it one at a time, as in Slang: `float[2][3]` is (float[2])[3],
 // three arrays of two (array_dims {3, 2}, outermost first), unlike the C declarator `float a[2][3]`.
 TypeExpr* Parser::parse_type() {
@@ -61,10 +61,12 @@ TypeExpr* Parser::parse_type() {
         type->array_dims.insert(type->array_dims.begin(), outer.rbegin(), outer.rend());
         return type;
     }
-    // `T.Differential`; deeper paths (`A.B.C`) are kept joined for sema to reject.
-    while (at(TokenKind::Dot) && kind(1) == TokenKind::Identifier) {
+    // `T.Differential`, `T.Assoc`, `T::Assoc`; deeper paths (`T.Assoc.Differential`) are kept
+    // joined, each part's location beside them.
+    while ((at(TokenKind::Dot) || at(TokenKind::ColonColon)) && kind(1) == TokenKind::Identifier) {
         advance();
         if (!type->member.empty()) type->member += '.';
+        type->member_locs.push_back(loc());
         type->member += text(advance());
     }
     std::vector<Expr*> dims;
@@ -199,6 +201,7 @@ size_t Parser::scan_generic_args(size_t i) const {
         case TokenKind::KwFalse:
         case TokenKind::Comma:
         case TokenKind::Dot:
+        case TokenKind::ColonColon:
         case TokenKind::LBracket:
         case TokenKind::RBracket:
         case TokenKind::Plus:
@@ -213,12 +216,14 @@ size_t Parser::scan_generic_args(size_t i) const {
 }
 
 /// Index just past something shaped like a type starting at token `i`, or npos.
-// type_shape = ident ("<" ... ">")? ("." ident)* ("[" ... "]")*
+// type_shape = ident ("<" ... ">")? (("." | "::") ident)* ("[" ... "]")*
 size_t Parser::scan_type(size_t i) const {
     if (kind_at(i) != TokenKind::Identifier) return npos;
     ++i;
     if (kind_at(i) == TokenKind::Less && (i = scan_generic_args(i)) == npos) return npos;
-    while (kind_at(i) == TokenKind::Dot && kind_at(i + 1) == TokenKind::Identifier) i += 2;
+    while ((kind_at(i) == TokenKind::Dot || kind_at(i) == TokenKind::ColonColon) &&
+           kind_at(i + 1) == TokenKind::Identifier)
+        i += 2;
     while (kind_at(i) == TokenKind::LBracket)
         if ((i = skip_balanced(i, TokenKind::LBracket, TokenKind::RBracket)) == npos) return npos;
     return i;
