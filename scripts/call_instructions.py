@@ -11,8 +11,10 @@
 #
 #   python3 scripts/call_instructions.py [--calls N] [--cases mul,mul2,fwdbwd,mixed_fwdbwd] [--keep DIR]
 #
-# With --keep, the callgrind outputs stay in DIR (callgrind_annotate --inclusive=yes FILE shows
-# where the instructions go; an unstripped _core, built with NOSTRIP, names its functions).
+# With --keep, the callgrind outputs stay in DIR (callgrind_annotate --inclusive=yes FILE-01
+# shows where the main thread's instructions go; an unstripped _core names its functions: install
+# with -Ccmake.define.SG_NOSTRIP=ON -Cinstall.strip=false). A build's readings still differ by up
+# to 10% between runs (mul; mul2 and fwdbwd repeat exactly): compare builds over several runs.
 """Instructions per cached shadegrad call, counted with callgrind."""
 
 from __future__ import annotations
@@ -80,16 +82,25 @@ for _ in range(n):
 
 
 def instructions(script: str, case: str, calls: int, out_dir: str) -> int:
+    """Instructions of the main thread (the one that makes the calls) in one run."""
     out = os.path.join(out_dir, f"callgrind.{case}.{calls}")
-    # numpy's OpenBLAS starts a server thread that spins for as long as the process lives; its
-    # instructions vary by tens of millions between runs (13% of a call's count here), so it
-    # gets one thread, which does not spin, as do torch and OpenMP.
-    env = dict(os.environ, OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    # One process's count differs from the next one's unless everything that varies between
+    # processes is pinned: str hashing (PYTHONHASHSEED: dict layouts, hence probe counts) and
+    # numpy's OpenBLAS server thread, which spins for the whole run (tens of millions of
+    # instructions, differing from run to run); torch and OpenMP get one thread too. Only the
+    # main thread is counted (callgrind writes one file per thread, the main one ending in -01).
+    env = dict(os.environ, PYTHONHASHSEED="0", OPENBLAS_NUM_THREADS="1", OMP_NUM_THREADS="1",
+               MKL_NUM_THREADS="1")
     proc = subprocess.run(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", sys.executable, script, case, str(calls)],
+        ["valgrind", "--tool=callgrind", "--separate-threads=yes", f"--callgrind-out-file={out}",
+         sys.executable, script, case, str(calls)],
         capture_output=True, text=True, env=env)
-    found = re.search(r"Collected : (\d+)", proc.stderr)
-    if proc.returncode != 0 or not found:
+    main_thread = f"{out}-01"
+    found = None
+    if proc.returncode == 0 and os.path.exists(main_thread):
+        with open(main_thread) as f:
+            found = re.search(r"^(?:summary|totals): (\d+)", f.read(), re.M)
+    if not found:
         sys.stderr.write(proc.stdout + proc.stderr)
         raise SystemExit(f"callgrind run of {case} ({calls} calls) failed")
     return int(found.group(1))
