@@ -235,7 +235,7 @@ NB_MODULE(_core, m) {
         .def_prop_ro("cooperative", &Function::cooperative, "Whether it is a [CUDAKernel] function (launched, not called per element).")
         .def("call_key", &Function::call_key, nb::sig(doc::kKeyOfCallSig), doc::kKeyOfCall)
         .def("map", &Function::map, nb::rv_policy::take_ownership, nb::sig(doc::kMapSig), doc::kMap)
-        .def("set", &Function::set, nb::arg("values"), nb::rv_policy::take_ownership, nb::sig(doc::kSetSig), doc::kSet)
+        .def("set", &Function::set, nb::rv_policy::take_ownership, nb::sig(doc::kSetSig), doc::kSet)
         .def("bind", &Function::bind, nb::arg("this"), nb::rv_policy::take_ownership, nb::sig(doc::kBindSig),
              doc::kBind)
         .def("return_type", &Function::return_type, nb::arg("type"), nb::rv_policy::take_ownership,
