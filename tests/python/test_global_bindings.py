@@ -245,3 +245,10 @@ def test_functions_without_globals_and_unused_values(m):
     assert m.plain(2.0) == 3.0
     assert m.plain.set(g_scale=2.0)(2.0) == 3.0  # a global the function does not use: ignored
     assert m.plain.set(x=5.0)() == 6.0  # a parameter's value, as before
+
+
+def test_an_index_out_of_range_names_the_global(m):
+    with pytest.raises(RuntimeError, match=r"lookup\(\): global 'g_table': index 5 out of bounds"):
+        m.lookup.set(g_table=torch.zeros(2, device=TEST_DEVICE))(5)
+        if TEST_DEVICE == "cuda":
+            torch.cuda.synchronize()
