@@ -127,6 +127,28 @@ def global_buffers(spy, device, text: str) -> dict:
     return out
 
 
+UNIFORM_RE = re.compile(r"^\s*(?:uniform\s+)?(float|int|uint|bool)([234]?)\s+(\w+)\s*(\[\s*\d+\s*\])?\s*;", re.M)
+
+
+def uniform_globals(spy, text: str) -> dict:
+    """The program's scalar and vector uniform globals (`float g_scale;`, `float g_w[4];`) with their
+    `// input: NAME = ...` values, as the tests/lang harness gives them."""
+    out = {}
+    for scalar, rows, name, array in UNIFORM_RE.findall(text):
+        for h in header(text, "input"):
+            key, _, values = h.partition("=")
+            if key.strip() != name:
+                continue
+            words = re.findall(r"true|false|[-+]?[0-9.]+(?:e[-+]?[0-9]+)?", values)
+            conv = {"float": float, "int": int, "uint": int, "bool": lambda w: w == "true" or w == "1"}[scalar]
+            items = [conv(w if scalar == "bool" else (float(w) if scalar == "float" else int(float(w)))) for w in words]
+            if array:  # scalar elements only
+                out[name] = items
+            else:
+                out[name] = getattr(spy, scalar + rows)(*items) if rows else items[0]
+    return out
+
+
 def run_entry(spy, device, n: int, path: Path, text: str):
     """Links and runs an entry point calling test(): (errors, stored values or None)."""
     import numpy as np
@@ -137,7 +159,8 @@ def run_entry(spy, device, n: int, path: Path, text: str):
         kernel = device.create_compute_kernel(program)
         usage = spy.BufferUsage.unordered_access | spy.BufferUsage.shader_resource
         buffer = device.create_buffer(size=64, usage=usage, data=np.zeros(16, dtype=np.uint32))
-        kernel.dispatch(thread_count=[1, 1, 1], vars={"sg_out": buffer, **global_buffers(spy, device, text)})
+        kernel.dispatch(thread_count=[1, 1, 1], vars={"sg_out": buffer, **global_buffers(spy, device, text),
+                                                       **uniform_globals(spy, text)})
     except Exception as e:  # noqa: BLE001
         return slang_errors(str(e), 1), None
     m = RESULT_RE.search(text)

@@ -104,6 +104,7 @@ public:
         r.name = name;
         r.diff_path = parent.diff_path + differential_access(parent.type, access);
         r.param = parent.param;
+        r.global = parent.global;
         ValueNode node = bind(r);
         request_ = &parent;
         node.access = access;
@@ -268,13 +269,12 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
                          const std::vector<std::string>& keyword_names, bool grad_mode, DeviceType device,
                          const CallModifiers& modifiers, int result_arg) {
     const std::string& function = fn->name;
-    check_global_bindings(*fn, function);  // global_bindings.cpp
     Binding b;
     b.function = function;
     b.decl = fn;
     b.device = device;
     const size_t nparams = fn->params.size();
-    std::vector<int> arg_of = match_arguments(fn, function, positional, keyword_names);
+    std::vector<int> arg_of = match_arguments(fn, function, positional, parameter_keywords(keyword_names));
 
     Binder binder(b, modifiers);
     binder.module = &module;
@@ -331,6 +331,23 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
         binder.start_param();
         b.slots.back().value = binder.bind(r);
     }
+    // The globals it uses (global_bindings.h): slots after the parameters, no gradient.
+    for (const GlobalValue& g : match_globals(*fn, function, positional, keyword_names)) {
+        ParamSlot slot;
+        slot.name = "__global_" + g.global->name;
+        slot.global = g.global->name;
+        slot.type = slot.read_type = g.global->type;
+        b.slots.push_back(slot);
+        BindRequest r;
+        r.arg = g.arg;
+        r.type = slot.type;
+        r.name = g.global->name;
+        r.param = int(b.slots.size()) - 1;
+        r.global = true;
+        binder.start_param();
+        b.slots.back().value = binder.bind(r);
+    }
+    check_global_values(b, args, nparams);
     for (const ParamBinding& pb : b.params) {
         b.call_rank = std::max(b.call_rank, pb.call_dims);
         b.autograd |= pb.requires_grad;
@@ -427,7 +444,8 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
         // is part of the graph, whatever parameter binds it: a read-only or no_diff one gets no
         // gradient (None), but the result has a grad_fn.
         for (const ParamBinding& pb : b.params)
-            b.autograd |= pb.arg_kind == ArgKind::Tensor && !pb.is_output && args[pb.arg].tensor.requires_grad;
+            b.autograd |= pb.arg_kind == ArgKind::Tensor && !pb.is_output && args[pb.arg].tensor.requires_grad &&
+                          size_t(pb.param) < nparams;  // a global holds no gradient
     b.autograd = b.autograd && fn->is_differentiable;
     if (b.autograd && lang::differentiates_forward_only(*fn))
         // A forward-only function has no backward derivative for torch autograd to call.
@@ -439,7 +457,7 @@ Binding bind_declaration(const UserModule& module, lang::FunctionDecl* fn, const
         // A tensor that requires grad reaches a parameter [Differentiable] would differentiate:
         // the call warns once per function (invoke.cpp), decided here once per plan.
         for (const ParamBinding& pb : b.params)
-            if (pb.arg_kind == ArgKind::Tensor && args[pb.arg].tensor.requires_grad &&
+            if (pb.arg_kind == ArgKind::Tensor && args[pb.arg].tensor.requires_grad && size_t(pb.param) < nparams &&
                 (!pb.is_output || pb.dir == lang::ParamDir::InOut) &&
                 param_would_differentiate(module, *fn->params[size_t(pb.param)])) {
                 b.undifferentiated_param = pb.name;

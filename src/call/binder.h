@@ -93,6 +93,9 @@ struct ParamSlot {
     lang::ParamDir dir = lang::ParamDir::In;
     bool differentiable = false;
     bool defaulted = false;  ///< the call left it out: the kernel passes its default value (no leaves)
+    /// A module parameter the function uses (global_bindings.h): the global's name, which the
+    /// glue assigns from this slot's value before the call; "" for the function's parameters.
+    std::string global;
     ValueNode value;
 };
 

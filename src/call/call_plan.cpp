@@ -111,7 +111,12 @@ int32_t register_site(const UserModule& module, const Binding& b, const Glue& gl
         case ParamSource::ArgGrad: site.params.push_back("the gradient of parameter '" + name + "'"); break;
         case ParamSource::ArgOutGrad: site.params.push_back("the gradient of the written parameter '" + name + "'"); break;
         case ParamSource::ArgTensor:
-        case ParamSource::Uniform: site.params.push_back("parameter '" + name + "'"); break;
+        case ParamSource::Uniform: {
+            const int slot = names_param && g.binding >= 0 ? b.params[size_t(g.binding)].param : -1;
+            const bool global = slot >= 0 && size_t(slot) < b.slots.size() && !b.slots[size_t(slot)].global.empty();
+            site.params.push_back((global ? "global '" : "parameter '") + name + "'");  // global_bindings.h
+            break;
+        }
         }
     }
     return register_launch_site(std::move(site));

@@ -475,6 +475,13 @@ std::string strategy_comment(const Binding& b, const ParamBinding& p) {
     return "    // gradient of '" + p.name + "': " + grad_strategy_name(p.grad_strategy) + " (" + why + ")\n";
 }
 
+/// A module parameter the function uses (global_bindings.h): the entry assigns the global its
+/// value, read as any input is (no gradient), before the call.
+void assign_global(GlueWriter& w, const ParamSlot& slot) {
+    std::string value = w.node_value(slot.value, "_v_" + slot.name, [&](int i) { return w.leaf_value(i); });
+    w.body += "    " + slot.global + " = " + value + ";\n";
+}
+
 }  // namespace
 
 Glue make_forward_glue(const Binding& b, bool index_64bit) {
@@ -491,6 +498,10 @@ Glue make_forward_glue(const Binding& b, bool index_64bit) {
     }
     for (size_t s = 0; s < b.slots.size(); ++s) {
         const ParamSlot& slot = b.slots[s];
+        if (!slot.global.empty()) {
+            assign_global(w, slot);
+            continue;
+        }
         if (slot.defaulted) {
             call_args.push_back(default_local(w, b, s));
             continue;
@@ -581,6 +592,10 @@ Glue make_backward_glue(const Binding& b, bool index_64bit) {
     }
     for (size_t s = 0; s < b.slots.size(); ++s) {
         const ParamSlot& slot = b.slots[s];
+        if (!slot.global.empty()) {
+            assign_global(w, slot);
+            continue;
+        }
         if (slot.defaulted) {
             // A constant of the kernel: a differentiable parameter gets a pair whose gradient
             // goes nowhere.

@@ -9,6 +9,7 @@
 #include "call/call_key.h"
 #include "call/errors.h"
 #include "call/generic_inference.h"
+#include "call/global_bindings.h"
 #include "call/value_kind.h"
 
 namespace sg::call {
@@ -340,7 +341,7 @@ Binding resolve_call(const UserModule& module, const Callee& callee, const ArgIn
         a.declared = declared;
         try {
             FunctionDecl* fn = declared;
-            a.arg_of = match_arguments(declared, name, positional, keyword_names);
+            a.arg_of = match_arguments(declared, name, positional, parameter_keywords(keyword_names));
             const std::vector<int>& arg_of = a.arg_of;
             if (generic) {
                 std::vector<GenericArg> gargs = callee.generic_args;

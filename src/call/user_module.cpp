@@ -137,6 +137,13 @@ std::vector<std::string> UserModule::function_names() const {
     return {names.begin(), names.end()};
 }
 
+std::vector<const lang::VarDecl*> UserModule::module_parameters() const {
+    std::vector<const lang::VarDecl*> out;
+    for (const lang::VarDecl* g : analysis_->result().globals)
+        if (lang::is_module_parameter(g)) out.push_back(g);
+    return out;
+}
+
 const lang::StructDecl* UserModule::find_struct(const std::string& name) const {
     for (const lang::StructDecl* s : analysis_->result().structs)
         if (s->name == name) return s;

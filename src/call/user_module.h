@@ -51,6 +51,8 @@ public:
     /// The struct named `name` (nullptr when none).
     const lang::StructDecl* find_struct(const std::string& name) const;
     std::vector<std::string> struct_names() const;
+    /// Its global buffers and uniform globals (what fn.set(name=...) binds), in source order.
+    std::vector<const lang::VarDecl*> module_parameters() const;
     /// Why function `name` was set aside at load (textures, samplers), or nullptr.
     const lang::SetAsideFunction* set_aside(const std::string& name) const {
         auto it = set_aside_.find(name);

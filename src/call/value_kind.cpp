@@ -41,7 +41,7 @@ std::string shape_text(const int64_t* shape, int ndim) {
 }
 
 std::string BindRequest::where(const BindContext& c) const {
-    return *c.function + "(): parameter '" + name + "' of type " + lang::type_name(type);
+    return *c.function + (global ? "(): global '" : "(): parameter '") + name + "' of type " + lang::type_name(type);
 }
 
 namespace {

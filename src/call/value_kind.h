@@ -55,6 +55,7 @@ struct BindRequest {
     std::string name;             ///< for messages: "p.pos"
     std::string diff_path;        ///< access path from the parameter's value
     int param = -1;
+    bool global = false;  ///< a global's value (fn.set): messages say "global 'g'"
     /// "f(): parameter 'p.pos' of type float3" — the start of every message about this value.
     std::string where(const BindContext& c) const;
 };

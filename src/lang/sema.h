@@ -115,7 +115,12 @@ bool is_static_variable(const VarDecl* v);
 /// A global buffer or tensor (`RWStructuredBuffer<float> g_buf;`): a parameter of the module
 /// that the caller binds (sema_globals.cpp).
 bool is_global_resource(const VarDecl* v);
-/// Either: functions that use it take it as a hidden parameter (FunctionDecl::static_globals).
+/// A uniform global (`float g_scale;`, `uniform float3 g_color;`): a parameter of the module
+/// of a value type, one value per call, read-only (sema_uniform_globals.cpp).
+bool is_uniform_global(const VarDecl* v);
+/// A global buffer or a uniform global: what the caller binds (from Python: fn.set(...)).
+bool is_module_parameter(const VarDecl* v);
+/// Any of these: functions that use it take it as a hidden parameter (FunctionDecl::static_globals).
 bool uses_global_storage(const VarDecl* v);
 
 /// A call with `nargs` arguments fits `f`: at most one per parameter, and every parameter left

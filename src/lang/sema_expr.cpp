@@ -73,7 +73,7 @@ void Sema::require_lvalue(Expr* e, const char* what, int code) {
     // Slang's 30011 ("left of '=' is not an l-value").
     if (e->kind == ExprKind::Member && e->ref == RefKind::Swizzle && e->operands[0]->is_lvalue)
         diags_.error(e->loc, std::string("cannot ") + what + ": swizzle '" + e->name +
-                                 "' names a component twice, so it is not an assignable location", 30011);
+                                 "' names a component twice, so it is not an assignable location", code);
     else diags_.error(e->loc, std::string("cannot ") + what + ": the expression is not an assignable location", code);
 }
 
@@ -272,9 +272,9 @@ const Type* Sema::check_name(Expr* e) {
         e->ref = RefKind::Global;
         e->var_ref = g->second;
         // groupshared: one copy per block, which its threads write; static: one per thread.
-        // A global buffer is bound by the generated entry (glue) only.
+        // A global buffer or uniform is bound by the generated entry (glue) only.
         e->is_lvalue = g->second->is_groupshared || is_static_variable(g->second) ||
-                       (is_global_resource(g->second) && current_fn_ && current_fn_->is_glue_entry);
+                       (is_module_parameter(g->second) && current_fn_ && current_fn_->is_glue_entry);
         return g->second->type ? g->second->type : types_.error_type();
     }
     if (module_.functions.count(e->name) || module_.generic_functions.count(e->name)) {
@@ -319,7 +319,7 @@ const Type* Sema::check_unary(Expr* e) {
     case Op::Inc:
     case Op::Dec:
         if (!a->is_numeric() || a->scalar == ScalarKind::Bool) break;
-        require_lvalue(e->operands[0], "increment or decrement");
+        require_lvalue(e->operands[0], "increment or decrement", 30047);  // Slang: argument must be l-value
         return a;
     default: break;
     }
@@ -379,7 +379,8 @@ const Type* Sema::check_assign(Expr* e) {
     if (const Type* t = check_accessor_assign(e)) return t;  // `s.x = v`, `s[i] += v`
     Expr* lhs = e->operands[0];
     const Type* a = check_expr(lhs);
-    require_lvalue(lhs, "assign");
+    // Slang: `=` to a non-l-value is 30011, a compound assignment 30047 (its operator's inout argument).
+    require_lvalue(lhs, "assign", e->op == Op::Assign ? 30011 : 30047);
     if (e->op == Op::Assign) {
         if (e->operands[1]->kind == ExprKind::InitList) check_init_list(e->operands[1], a);
         else check_convertible(e->operands[1], a, "assignment");

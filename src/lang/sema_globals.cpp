@@ -25,12 +25,12 @@ bool is_global_resource(const VarDecl* v) {
            v->type->is_tensor();
 }
 
-bool uses_global_storage(const VarDecl* v) { return is_static_variable(v) || is_global_resource(v); }
+bool uses_global_storage(const VarDecl* v) { return is_static_variable(v) || is_module_parameter(v); }
 
 bool Sema::check_global_resource(VarDecl* g) {
     if (!g->type_expr) return false;
     const Type* t = resolve_type(g->type_expr);
-    if (!t->is_tensor()) return false;  // a uniform value: not supported yet (the caller says so)
+    if (!t->is_tensor()) return check_uniform_global(g, t);  // sema_uniform_globals.cpp
     g->is_global = true;
     g->type = t;
     if (t->tensor.differentiable || t->tensor.interface || t->tensor.view) {
@@ -77,6 +77,7 @@ void Sema::check_static_type(VarDecl* g) {
 
 void Sema::check_static_initializers() {
     for (VarDecl* g : result_.globals) {
+        if (is_uniform_global(g)) check_uniform_type(g);
         if (!is_static_variable(g)) continue;
         if (g->type_expr) check_static_type(g);
         check_static_initializer(g);
@@ -154,14 +155,17 @@ void Sema::collect_static_globals(size_t first) {
         FunctionDecl* f = result_.functions[k];
         uses.of(f);
     }
-    // A [CUDAKernel] is launched with its own arguments only: nothing binds a global buffer.
+    // A [CUDAKernel] is launched with its own arguments only: nothing binds a global buffer or
+    // a uniform global.
     for (size_t k = first; k < result_.functions.size(); ++k) {
         FunctionDecl* f = result_.functions[k];
         if (!find_attribute(f->attrs, "CUDAKernel")) continue;
         for (const VarDecl* g : f->static_globals)
-            if (is_global_resource(g)) {
-                diags_.unsupported(f->loc, "global buffer '" + g->name + "' used by [CUDAKernel] function '" + f->name +
-                                               "' (pass it as a TensorView parameter)");
+            if (is_module_parameter(g)) {
+                diags_.unsupported(f->loc, std::string(is_global_resource(g) ? "global buffer '" : "uniform global '") +
+                                               g->name + "' used by [CUDAKernel] function '" + f->name +
+                                               (is_global_resource(g) ? "' (pass it as a TensorView parameter)"
+                                                                      : "' (pass it as a parameter)"));
                 break;
             }
     }
@@ -174,8 +178,11 @@ void Sema::collect_static_globals(size_t first) {
             const bool primal = !f->static_globals.empty();
             FunctionDecl* user = primal ? f : !uses.of(d).empty() ? d : nullptr;
             if (!user) continue;
-            diags_.unsupported(user->loc, "static variable '" + user->static_globals.front()->name + "' used by '" +
-                                              user->name + "', " +
+            const VarDecl* g = user->static_globals.front();
+            const char* what = is_static_variable(g) ? "static variable '"
+                               : is_global_resource(g) ? "global buffer '"
+                                                       : "uniform global '";
+            diags_.unsupported(user->loc, what + g->name + "' used by '" + user->name + "', " +
                                               (primal ? "a function with a custom derivative"
                                                       : "the custom derivative of '" + f->name + "'"));
         }

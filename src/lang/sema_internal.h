@@ -136,6 +136,9 @@ public:
     /// A global buffer or tensor (`RWStructuredBuffer<float> g_buf;`): true when `g` is one
     /// (checked; its type set), false when it is some other global.
     bool check_global_resource(VarDecl* g);
+    /// A uniform global of value type `t` (`float g_scale;`): sema_uniform_globals.cpp.
+    bool check_uniform_global(VarDecl* g, const Type* t);
+    void check_uniform_type(VarDecl* g);
     void check_static_type(VarDecl* g);
     /// Initializers of static variables with a declared type, checked once functions are
     /// declared (they may construct structs and call functions).

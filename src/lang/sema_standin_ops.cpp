@@ -74,7 +74,7 @@ const Type* Sema::check_standin_unary(Expr* e, const Type* a) {
     case Op::Inc:
     case Op::Dec:
         ok = standins_.can(a, StandinOp::Mutate);
-        if (ok) require_lvalue(e->operands[0], "increment or decrement");
+        if (ok) require_lvalue(e->operands[0], "increment or decrement", 30047);
         break;
     default: break;
     }

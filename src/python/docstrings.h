@@ -112,10 +112,13 @@ constexpr const char* kMap =
     "\n"
     "Example: fn.map((1, 0), b=(0,))(a, b) transposes a's dimensions onto the call.\n"
     "Raises TypeError for a parameter the function does not have.";
-constexpr const char* kSetSig = "def set(self, values: dict | collections.abc.Callable[[], dict]) -> Function";
+constexpr const char* kSetSig =
+    "def set(self, values: dict | collections.abc.Callable[..., dict] = ..., /, **kwargs: object) -> Function";
 constexpr const char* kSet =
-    "The function with values for parameters a call does not pass: a dict by parameter name, or\n"
-    "a callable returning one (called per call).";
+    "The function with values every call gets (SlangPy's set): keyword arguments, a dict, or a\n"
+    "callable returning one (called per call, with the function object when it takes an argument).\n"
+    "A name that is a global of the module (a global buffer, a uniform global) binds that global;\n"
+    "another name is a value for a parameter the call does not pass. Sets add up; a later one wins.";
 constexpr const char* kBindSig = "def bind(self, this: object) -> Function";
 constexpr const char* kBind = "A struct method with its `this` given (m.S.method.bind(value)).";
 constexpr const char* kReturnTypeSig = "def return_type(self, type: object) -> Function";

@@ -15,6 +15,7 @@
 #include "call/kernel_faults.h"
 #include "call/value_kind.h"
 #include "python/compile_support.h"
+#include "python/set_values.h"
 #include "python/torch_host.h"
 #include "python/torch_ops.h"
 
@@ -106,20 +107,9 @@ bool Function::describe(CallScratch& s, nb::args& args, nb::kwargs& kwargs) {
         return unbound.describe(s, with_this, kwargs);
     }
     if (mods_.set_values.is_valid() && !mods_.set_values.is_none()) [[unlikely]] {
-        // fn.set(): values for the parameters this call does not pass.
-        nb::object values = PyCallable_Check(mods_.set_values.ptr()) ? mods_.set_values() : mods_.set_values;
-        if (!nb::isinstance<nb::dict>(values))
-            call::throw_type_error(state_->name + "(): set() needs a dict (or a callback returning one), got " +
-                                   std::string(Py_TYPE(values.ptr())->tp_name));
-        std::vector<std::string> names = parameter_names();
-        nb::dict merged;
-        for (auto [k, v] : nb::cast<nb::dict>(values)) {
-            std::string key = nb::cast<std::string>(k);
-            bool positional = false;
-            for (size_t i = 0; i < args.size() && i < names.size(); ++i) positional |= names[i] == key;
-            if (!positional && !kwargs.contains(k)) merged[k] = v;
-        }
-        for (auto [k, v] : kwargs) merged[k] = v;
+        // fn.set(): the module's globals, and values for parameters this call does not pass
+        // (set_values.h).
+        nb::dict merged = merge_set_values(*state_->module, state_->name, parameter_names(), mods_.set_values, args, kwargs);
         nb::kwargs kw = nb::borrow<nb::kwargs>(merged);
         describe_args(ops, args, kw, s, device_.type, device_.index);
         s.keep.push_back(std::move(merged));  // the children's key names point into it
@@ -447,12 +437,9 @@ Function* Function::call_group_shape(nb::handle shape) const {
     return with(std::move(m));
 }
 
-Function* Function::set(nb::object values) const {
-    if (!nb::isinstance<nb::dict>(values) && !PyCallable_Check(values.ptr()))
-        call::throw_type_error(state_->name + "(): set() needs a dict or a callback, got " +
-                               std::string(Py_TYPE(values.ptr())->tp_name));
+Function* Function::set(nb::args args, nb::kwargs kwargs) const {
     Modifiers m = mods_;
-    m.set_values = std::move(values);
+    m.set_values = add_set_values(state_->name, mods_.set_values, args, kwargs, nb::find(this));
     return with(std::move(m));
 }
 

@@ -43,7 +43,7 @@ struct ModuleOptions {
 /// those that only change how Python arguments and results are converted.
 struct Modifiers {
     call::Modifiers kernel;         ///< dimension and type maps, deterministic, fast math
-    nb::object set_values;          ///< fn.set(dict | callback): values for parameters not passed
+    nb::object set_values;          ///< fn.set(...): a list of dicts and callbacks (set_values.h)
     nb::object bound_this;          ///< fn.bind(this): a method's `this`, before the positional arguments
     ResultMode return_mode = ResultMode::Auto;
 };
@@ -86,8 +86,8 @@ public:
     std::string call_key(nb::args args, nb::kwargs kwargs);
     /// fn.map(...): dimension mapping by position and keyword.
     Function* map(nb::args args, nb::kwargs kwargs) const;
-    /// fn.set(dict | callback).
-    Function* set(nb::object values) const;
+    /// fn.set(dict | callback | **values): SlangPy's globals, or parameter values (set_values.h).
+    Function* set(nb::args args, nb::kwargs kwargs) const;
     /// fn.return_type(t).
     Function* return_type(nb::handle t) const;
     /// fn.bind(this): the method with `this` given (m.Struct.method.bind(value)).

@@ -236,7 +236,7 @@ NB_MODULE(_core, m) {
         .def_prop_ro("_view_function", &Function::view_function, "Whether it takes views without being a [CUDAKernel] function (called as one launch).")
         .def("call_key", &Function::call_key, nb::sig(doc::kKeyOfCallSig), doc::kKeyOfCall)
         .def("map", &Function::map, nb::rv_policy::take_ownership, nb::sig(doc::kMapSig), doc::kMap)
-        .def("set", &Function::set, nb::arg("values"), nb::rv_policy::take_ownership, nb::sig(doc::kSetSig), doc::kSet)
+        .def("set", &Function::set, nb::rv_policy::take_ownership, nb::sig(doc::kSetSig), doc::kSet)
         .def("bind", &Function::bind, nb::arg("this"), nb::rv_policy::take_ownership, nb::sig(doc::kBindSig),
              doc::kBind)
         .def("return_type", &Function::return_type, nb::arg("type"), nb::rv_policy::take_ownership,

@@ -372,7 +372,7 @@ Modifiers Parser::parse_modifiers() {
                 continue;
             }
             if (word == "uniform") {  // SlangPy's `uniform` parameters: no effect on a function's parameter
-                if (m.uniform.valid()) error(where, "duplicate modifier 'uniform'");
+                if (m.uniform.valid()) diags_.error(where, "duplicate modifier 'uniform'", 31202);
                 m.uniform = where;
                 advance();
                 continue;
@@ -462,7 +462,13 @@ Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> a
         diags_.error(mods.visibility_loc, "'private' applies to struct members, not to a top-level declaration", 30603);
     if (mods.is_in || mods.is_out || mods.is_inout)
         error(mods.first, "parameter direction modifiers are only allowed on parameters");
-    reject_uniform(mods);
+    // `uniform` on a global: a parameter of the module, as a global without `static` is anyway;
+    // with `static` it is Slang's 31202 (one storage class), on a function its 31201.
+    if (mods.uniform.valid() && mods.is_static)
+        diags_.error(mods.first.offset > mods.uniform.offset ? mods.first : mods.uniform,
+                     "duplicate modifier: a global is either 'uniform' or 'static'", 31202);
+    else if (mods.uniform.valid() && (mods.is_const || mods.groupshared.valid() || mods.link.valid()))
+        unsupported(mods.uniform, "'uniform' with 'const', 'groupshared', 'extern' or 'export'");
     TypeExpr* type = parse_type();
     // A reserved word may name a global (`static const int in = 4;`), not a function.
     bool keyword_global = is_reserved_word(kind()) && kind(1) != TokenKind::LParen && kind(1) != TokenKind::Less;
@@ -489,6 +495,7 @@ Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> a
         fn->return_type = type;
         fn->return_no_diff = mods.is_no_diff;
         if (mods.is_const) error(mods.first, "'const' is not allowed on a function");
+        if (mods.uniform.valid()) diags_.error(mods.uniform, "modifier 'uniform' is not allowed on a function", 31201);
         if (mods.groupshared.valid()) error(mods.groupshared, "'groupshared' is not allowed on a function");
         // `static` on a free function has no meaning in this subset (no linkage): accepted.
         d->function = fn;

@@ -232,7 +232,8 @@ Stmt* Parser::parse_decl_statement() {
     if (mods.is_in || mods.is_out || mods.is_inout)
         error(mods.first, "parameter direction modifiers are only allowed on parameters");
     if (mods.groupshared.valid()) unsupported(mods.groupshared, "'groupshared' on a local variable (declare it at global scope)");
-    reject_uniform(mods);
+    if (mods.uniform.valid())  // Slang: modifier not allowed (a uniform is a global)
+        diags_.error(mods.uniform, "modifier 'uniform' is not allowed on a local variable", 31201);
     VarDecl proto;
     proto.is_const = mods.is_const;
     proto.is_static = mods.is_static;  // `static const` tables inside functions (HLSL idiom)

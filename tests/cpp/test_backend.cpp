@@ -32,13 +32,6 @@ float lookup(float x, ITensor<float, 1> lut)
 }
 )";
 
-ArgInfo float_arg(double v) {
-    ArgInfo a;
-    a.kind = call::ArgKind::Float;
-    a.number = v;
-    return a;
-}
-
 /// The forward kernel of `c` generated for `device` (not loaded).
 call::CompiledKernel forward_kernel(const call::UserModule& m, const Call& c, const call::Glue& glue,
                                     DeviceType device) {

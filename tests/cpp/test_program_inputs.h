@@ -52,6 +52,23 @@ inline void store_scalar(uint8_t* p, lang::ScalarKind k, double v) {
     }
 }
 
+/// The values of the `// input: NAME = VALUES` header named `name` into `values` (`parse`
+/// flattens VALUES); false when there is none.
+template <class Parse>
+bool input_values(const std::vector<std::string>& headers, const std::string& name, Parse&& parse,
+                  std::vector<double>& values) {
+    bool found = false;
+    for (const std::string& h : headers) {
+        size_t eq = h.find('=');
+        std::string key = h.substr(0, eq);
+        while (!key.empty() && key.back() == ' ') key.pop_back();
+        if (eq == std::string::npos || key != name) continue;
+        values = parse(h.substr(eq + 1));
+        found = true;
+    }
+    return found;
+}
+
 /// The `// input: NAME = VALUES` header of parameter `name`, parsed (`parse` flattens VALUES).
 template <class Parse>
 BufferInput buffer_input(const lang::TypeContext& types, const std::string& name, const lang::Type* type,
@@ -64,16 +81,7 @@ BufferInput buffer_input(const lang::TypeContext& types, const std::string& name
     in.components = lang::flat_components(types, type->element, &in.scalar);
     if (type->element->is_matrix()) in.inner1 = type->element->cols;
     std::vector<double> values;
-    bool found = false;
-    for (const std::string& h : headers) {
-        size_t eq = h.find('=');
-        std::string key = h.substr(0, eq);
-        while (!key.empty() && key.back() == ' ') key.pop_back();
-        if (eq == std::string::npos || key != name) continue;
-        values = parse(h.substr(eq + 1));
-        found = true;
-    }
-    if (!found) throw std::runtime_error("test() parameter '" + name + "' needs an `// input: " + name + " = ...` header");
+    if (!input_values(headers, name, parse, values)) throw std::runtime_error("test() parameter '" + name + "' needs an `// input: " + name + " = ...` header");
     if (in.components == 0 || values.size() % size_t(in.components) != 0)
         throw std::runtime_error("input '" + name + "': " + std::to_string(values.size()) +
                                  " values are not whole elements of " + std::to_string(in.components) + " components");

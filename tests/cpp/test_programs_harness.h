@@ -174,10 +174,11 @@ inline size_t result_slots(const std::vector<Leaf>& leaves) {
 
 /// The kernel-language entry that stores test()'s components into `_r` (as doubles, which
 /// hold every other scalar exactly; a 64-bit integer as its two 32-bit halves).
-inline std::string test_entry_source(const std::vector<Leaf>& leaves, const std::vector<BufferInput>& inputs = {}) {
+inline std::string test_entry_source(const std::vector<Leaf>& leaves, const std::vector<BufferInput>& inputs = {},
+                                     const std::string& uniforms = "") {
     std::string params, args;
     buffer_entry_parts(inputs, params, args);
-    std::string s = "[__sg_kernel]\nvoid __sg_test(RWTensor<double, 1> _r" + params + ")\n{\n";
+    std::string s = "[__sg_kernel]\nvoid __sg_test(RWTensor<double, 1> _r" + params + ")\n{\n" + uniforms;
     for (const BufferInput& in : inputs)
         if (!in.global.empty()) s += "    " + in.global + " = " + in.name + ";\n";  // a global buffer
     s += "    let _v = test(" + args + ");\n";
@@ -278,6 +279,36 @@ inline call::ModuleSetup program_setup(const fs::path& file) {
     return setup;
 }
 
+/// The entry's statements that give uniform global `g` (`float g_scale;` at module scope) the
+/// value of its `// input: g = VALUES` header: its scalar components in order, as for results.
+inline std::string uniform_global_statements(const lang::TypeContext& types, const lang::VarDecl* g,
+                                             const std::vector<std::string>& headers) {
+    std::vector<Leaf> leaves;
+    flatten(types, g->type, "", leaves);
+    std::vector<double> values;
+    if (!input_values(headers, g->name, parse_expect, values)) throw std::runtime_error("uniform global '" + g->name + "' needs an `// input: " + g->name + " = ...` header");
+    if (values.size() != leaves.size())
+        throw std::runtime_error("input '" + g->name + "': " + std::to_string(values.size()) + " values for " +
+                                 std::to_string(leaves.size()) + " components");
+    const std::string local = "__sg_uniform_" + g->name;
+    std::string s = "    " + lang::type_name(g->type) + " " + local + ";\n";
+    if (g->type->is_array()) {  // `T name[N]` in the kernel language
+        const lang::Type* e = g->type;
+        std::string dims;
+        while (e->is_array()) {
+            dims += "[" + std::to_string(e->count) + "]";
+            e = e->element;
+        }
+        s = "    " + lang::type_name(e) + " " + local + dims + ";\n";
+    }
+    char text[64];
+    for (size_t k = 0; k < leaves.size(); ++k) {
+        std::snprintf(text, sizeof text, "%.17g", values[k]);
+        s += "    " + local + leaves[k].path + " = " + lang::scalar_name(leaves[k].kind) + "(" + text + ");\n";
+    }
+    return s + "    " + g->name + " = " + local + ";\n";
+}
+
 /// A test() program prepared for compilation: the checked module and the entry glue.
 struct TestProgram {
     std::unique_ptr<call::UserModule> module;
@@ -298,13 +329,16 @@ inline TestProgram prepare_test_program(const std::string& name, const std::stri
     const std::vector<std::string> headers = header_values(source, "input");
     for (const lang::VarDecl* param : fns[0]->params)
         p.inputs.push_back(buffer_input(p.module->types(), param->name, param->type, headers, parse_expect));
+    std::string uniforms;
+    for (const lang::VarDecl* g : fns[0]->static_globals)  // uniform globals test() uses
+        if (lang::is_uniform_global(g)) uniforms += uniform_global_statements(p.module->types(), g, headers);
     for (const lang::VarDecl* g : fns[0]->static_globals) {  // global buffers test() uses
         if (!lang::is_global_resource(g)) continue;
         p.inputs.push_back(buffer_input(p.module->types(), g->name, g->type, headers, parse_expect));
         p.inputs.back().global = g->name;
         p.inputs.back().name = "__sg_global_" + g->name;
     }
-    p.glue.source = test_entry_source(p.leaves, p.inputs);
+    p.glue.source = test_entry_source(p.leaves, p.inputs, uniforms);
     p.glue.entry = "__sg_test";
     p.glue.params = {call::GlueParam{"_r", call::ParamSource::Result, -1, false, false}};
     for (size_t k = 0; k < p.inputs.size(); ++k)

@@ -2,8 +2,9 @@
 # const: every element of a call (one thread) starts from the declared initial values, whatever
 # other elements or earlier calls wrote; a differentiable function reads a global as a constant
 # (torch autograd gets the same gradient as the hand-written derivative, none for the global).
-# Global buffers: the module loads and its other functions work; a function that uses one
-# cannot be called from Python yet (a TypeError naming the function and the global).
+# Global buffers: the module loads and its other functions work; a function that uses one is
+# called with the buffer bound by fn.set(...) (test_global_bindings.py), and without it is a
+# TypeError naming the function and the global.
 import pytest
 import torch
 from conftest import TEST_DEVICE
@@ -79,7 +80,10 @@ def test_a_module_with_a_global_buffer_loads(sg, device):
 
 
 def test_calling_a_function_that_uses_a_global_buffer_names_it(sg, device):
+    # Bound with fn.set(g_table=...): tests/python/test_global_bindings.py.
     m = sg.Module.load_from_source(device, "global_buffer", BUFFER_SOURCE)
-    with pytest.raises(TypeError, match=r"twice_lookup\(\): it uses global buffer 'g_table' \(line 2\), which a call "
-                                        r"from Python cannot bind yet"):
+    with pytest.raises(TypeError, match=r"twice_lookup\(\): it uses global buffer 'g_table' \(RWStructuredBuffer<float>, "
+                                        r"line 2\), which the call does not bind"):
         m.twice_lookup(1)
+    table = torch.tensor([1.0, 2.0, 3.0], device=TEST_DEVICE)
+    assert m.twice_lookup.set(g_table=table)(2) == 6.0

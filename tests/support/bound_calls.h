@@ -45,6 +45,23 @@ inline ArgInfo tensor_arg(const TensorInfo& t) {
     return a;
 }
 
+/// A Python float argument.
+inline ArgInfo float_arg(double v) {
+    ArgInfo a;
+    a.kind = call::ArgKind::Float;
+    a.number = v;
+    return a;
+}
+
+/// A Python int argument.
+inline ArgInfo int_arg(int64_t v) {
+    ArgInfo a;
+    a.kind = call::ArgKind::Int;
+    a.integer = v;
+    a.number = double(v);
+    return a;
+}
+
 /// A CUDA tensor argument without data: for generating (not running) kernels.
 inline ArgInfo cuda_tensor_arg(std::vector<int64_t> shape, DType dtype, bool requires_grad) {
     return tensor_arg(tensor_info(std::move(shape), nullptr, dtype, requires_grad, DeviceType::CUDA));
