@@ -6,6 +6,7 @@ import pytest
 import torch
 
 from conftest import TEST_DEVICE
+from finite_differences import central
 
 SOURCE = """
 import slangpy;
@@ -31,9 +32,6 @@ def m(sg, device):
 def t(values):
     return torch.tensor(values, dtype=torch.float32, device=TEST_DEVICE)
 
-
-def central(f, v, h=1e-6):
-    return (f(v + h) - f(v - h)) / (2 * h)
 
 
 XS, YS = [1.0, -2.0, 0.5], [2.0, 0.25, -1.5]

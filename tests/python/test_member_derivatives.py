@@ -9,6 +9,7 @@ import pytest
 import torch
 
 from conftest import TEST_DEVICE
+from finite_differences import central
 
 SOURCE = """
 import slangpy;
@@ -55,9 +56,6 @@ def m(sg, device):
 def t(values):
     return torch.tensor(values, dtype=torch.float32, device=TEST_DEVICE)
 
-
-def central(f, v, h=1e-6):
-    return (f(v + h) - f(v - h)) / (2 * h)
 
 
 XS = [-1.25, 0.3, 0.9, 2.0]
