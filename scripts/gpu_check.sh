@@ -118,13 +118,15 @@ if true; then
             env SHADEGRAD_TEST_DEVICE=cuda compute-sanitizer --tool memcheck --error-exitcode 3 \
             --target-processes all python3 -m pytest -q -p no:cacheprovider \
             tests/python/test_cuda.py tests/python/test_conformance.py tests/python/test_vertical_slice.py \
+            tests/python/test_stored_grads.py tests/python/test_collide_accuracy.py tests/python/test_global_bindings.py \
             -k "not 64bit and not cubin_cache and not reduce_overhead"
     fi
     if command -v compute-sanitizer >/dev/null && want coop_sanitizers; then
         # Cooperative kernels and call groups: shared memory, barriers and atomics under
         # racecheck (hazards) and memcheck (out-of-bounds, partial blocks and groups).
         coop_tests="tests/python/test_coop_launch.py tests/python/test_coop_diff.py tests/python/test_coop_waves.py
-            tests/python/test_call_groups.py tests/python/test_slangpy_tensorview.py tests/python/test_tiled_splatting.py"
+            tests/python/test_call_groups.py tests/python/test_slangpy_tensorview.py tests/python/test_tiled_splatting.py
+            tests/python/test_slangpy_view_functions.py tests/python/test_coop_view_methods.py"
         for tool in racecheck memcheck; do
             # shellcheck disable=SC2086
             step "compute-sanitizer $tool (cooperative kernels, call groups)" "coop_$tool.log" \
