@@ -86,14 +86,8 @@ std::vector<VarDecl*> unscoped_decls(const Stmt* s) {
 
 void collect_assigned(const Stmt* s, std::set<const VarDecl*>& out) {
     if (!s) return;
-    for (const Stmt* b : s->body) collect_assigned(b, out);
-    for (const VarDecl* v : s->decls) collect_assigned_expr(v->init, out);
-    collect_assigned_expr(s->expr, out);
-    collect_assigned_expr(s->cond, out);
-    collect_assigned_expr(s->step, out);
-    collect_assigned(s->init, out);
-    collect_assigned(s->then_stmt, out);
-    collect_assigned(s->else_stmt, out);
+    for_each_part(s, [&](const Stmt* c) { collect_assigned(c, out); },
+                  [&](const Expr* e) { collect_assigned_expr(e, out); });
 }
 
 // ---------------------------------------------------------------- Lowering

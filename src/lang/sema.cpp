@@ -193,14 +193,7 @@ void Sema::check_recursion_and_derivatives(size_t first_derivative_call) {
     };
     collect_stmt = [&](Stmt* s, std::set<FunctionDecl*>& out) {
         if (!s) return;
-        for (Stmt* b : s->body) collect_stmt(b, out);
-        for (VarDecl* v : s->decls) collect_expr(v->init, out);
-        collect_expr(s->expr, out);
-        collect_expr(s->cond, out);
-        collect_expr(s->step, out);
-        collect_stmt(s->init, out);
-        collect_stmt(s->then_stmt, out);
-        collect_stmt(s->else_stmt, out);
+        for_each_part(s, [&](Stmt* c) { collect_stmt(c, out); }, [&](Expr* e) { collect_expr(e, out); });
     };
     for (FunctionDecl* f : result_.functions) collect_stmt(f->body, callees[f]);
     visit = [&](FunctionDecl* f) {

@@ -132,14 +132,7 @@ private:
     }
     void stmt(Stmt* s, std::vector<VarDecl*>& out) {
         if (!s) return;
-        for (Stmt* b : s->body) stmt(b, out);
-        for (VarDecl* v : s->decls) expr(v->init, out);
-        expr(s->expr, out);
-        expr(s->cond, out);
-        expr(s->step, out);
-        stmt(s->init, out);
-        stmt(s->then_stmt, out);
-        stmt(s->else_stmt, out);
+        for_each_part(s, [&](Stmt* c) { stmt(c, out); }, [&](Expr* e) { expr(e, out); });
     }
     std::map<FunctionDecl*, bool> done_;
 };

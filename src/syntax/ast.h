@@ -162,6 +162,22 @@ struct Stmt {
     int64_t case_value = 0;          ///< sema: the value of a `case` label
 };
 
+/// The direct parts of a statement: its nested statements (body, init, then, else) go to
+/// `on_stmt`, the expressions it holds itself (declaration initializers, expr, cond, step) to
+/// `on_expr`, in that order; either may be null. The one list of a statement's parts for every
+/// walk over the tree that must miss none (const or not: `S` is `Stmt*` or `const Stmt*`).
+template <class S, class OnStmt, class OnExpr>
+void for_each_part(S s, OnStmt&& on_stmt, OnExpr&& on_expr) {
+    for (auto* b : s->body) on_stmt(b);
+    for (auto* v : s->decls) on_expr(v->init);
+    on_expr(s->expr);
+    on_expr(s->cond);
+    on_expr(s->step);
+    on_stmt(s->init);
+    on_stmt(s->then_stmt);
+    on_stmt(s->else_stmt);
+}
+
 /// Parameter direction modifiers.
 enum class ParamDir : uint8_t { In, Out, InOut };
 
