@@ -79,7 +79,7 @@ fi
 
 # The Python suite on the CUDA backend; the subprocess-per-case tests run in parallel workers.
 xdist=""
-python3 -c "import xdist" 2>/dev/null && xdist="-n 8"
+python3 -c "import xdist" 2>/dev/null && xdist="-n ${SG_XDIST:-12}"
 want pytest_cuda && step "pytest (CUDA backend)" pytest_cuda.log \
     env SHADEGRAD_TEST_DEVICE=cuda python3 -m pytest -v -rfE $xdist -p no:cacheprovider tests/python
 want pytest_cpu && step "pytest (CPU backend)" pytest_cpu.log \
