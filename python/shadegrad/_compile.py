@@ -90,7 +90,7 @@ def traced_call(self, /, *args, **kwargs):
         # A shadegrad Tensor argument: the call runs eagerly, between two graphs, exactly as
         # outside torch.compile (its result is a Tensor, its autograd torch's own). With
         # fullgraph=True the break is an error carrying this message.
-        _graph_break(msg=_traced_container_message(self, container))
+        _graph_break(msg=_traced_container_message(id(self), container))
         return _core.Function._call(self, *args, **kwargs)
     layout, tensors, ints, floats = [], [], [], []
     for value in args:
@@ -114,9 +114,12 @@ def _container_position(args, kwargs):
     return None
 
 
-def _container_message(fn, where) -> str:
+def _container_message(function_id: int, where) -> str:
     """Why a call with a shadegrad Tensor breaks the graph, naming the function and parameter.
-    Run at trace time as a constant (Dynamo does not trace the extension's properties)."""
+    Run at trace time as a constant (Dynamo does not trace the extension's properties). It takes
+    the function's id, not the function: Dynamo before 2.13 folds only arguments that are Python
+    constants."""
+    fn = _function(function_id)
     names = fn.parameter_names
     param = where if isinstance(where, str) else (names[where] if where < len(names) else f"#{where}")
     return (f"shadegrad under torch.compile: {fn.name}() parameter '{param}' is given a shadegrad.Tensor, so the "
