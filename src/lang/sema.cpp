@@ -92,6 +92,7 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     std::vector<StructDecl*> plain_structs = result_.structs;  // instances declare their own members
     for (StructDecl* s : plain_structs) declare_struct(s);
     for (StructDecl* s : plain_structs) declare_members(s);
+    declare_builtin_extensions();  // `extension float { ... }` (sema_extensions_builtin.cpp)
     // Every alias and enum is checked, used or not (uses resolve them earlier, on demand).
     for (auto& [name, alias] : module_.aliases) resolve_alias(alias);
     for (auto& [name, e] : module_.enums) declare_enum(e);

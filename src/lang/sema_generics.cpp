@@ -85,7 +85,7 @@ bool Sema::satisfies_constraint(const std::string& c, const Type* t) const {
     if (c == "ILogical") return (scalar || vec) && (is_integer(k) || k == ScalarKind::Bool);
     if (c == "__BuiltinType") return scalar;
     if (c == "IDifferentiable") return types_.is_differentiable(t);
-    return t->is_struct() && conforms_to(t, c);
+    return conforms_to(t, c);  // a struct, or a built-in type an extension conforms
 }
 
 std::string Sema::describe_constraint_failure(const GenericParam& p, const GenericArg& a) const {
@@ -420,6 +420,7 @@ void Sema::check_uninstantiated_generics() {
             instantiate_function(m, args, m->loc);
         }
     }
+    check_unused_instance_extensions();
     instances_.set_making_representatives(false);
 }
 
@@ -568,6 +569,7 @@ StructDecl* Sema::instantiate_struct(StructDecl* g, const std::vector<GenericArg
         s->type = types_.structure(s);
         module_.structs[s->name] = s;
         result_.structs.push_back(s);
+        apply_instance_extensions(g, s, args);  // `extension Box<float>` (sema_extensions_instances.cpp)
         std::string context = diags_.set_context(
             (instances_.making_representatives() ? "in generic " + g->name + ", checked as " : "in instantiation ") +
             s->name);

@@ -42,9 +42,10 @@ bool Sema::interface_extends(const StructDecl* iface, const std::string& base, i
 }
 
 bool Sema::conforms_to(const Type* t, const std::string& iface) const {
-    if (!t->is_struct()) return false;
-    if (iface == "IDifferentiable") return types_.struct_is_differentiable(t);
-    for (const std::string& b : t->decl->bases) {
+    const StructDecl* s = t->is_struct() ? t->decl : builtin_extension(t);  // `extension float : IFoo`
+    if (!s) return false;
+    if (iface == "IDifferentiable") return t->is_struct() && types_.struct_is_differentiable(t);
+    for (const std::string& b : s->bases) {
         if (b == iface) return true;
         auto it = module_.interfaces.find(b);
         if (it != module_.interfaces.end() && interface_extends(it->second, iface)) return true;
@@ -171,7 +172,8 @@ void Sema::check_conformance(StructDecl* s) {
             if (!found) {
                 if (code == 38100 && accessor_sibling(s, r, near_at)) code = 38105;  // `get` without `set`
                 diags_.error(near_at,
-                             "struct " + s->name + " does not implement " + accessor_display_name(r->member_name) +
+                             (s->type && !s->type->is_struct() ? "type " : "struct ") + s->name +  // `extension float`
+                                 " does not implement " + accessor_display_name(r->member_name) +
                                  " required by interface '" + iface->name + "'" + mismatch,
                              code);
                 continue;

@@ -473,6 +473,31 @@ private:
     void move_extension_members(StructDecl* ext, StructDecl* target);
     /// `extension<T> Box<T> { ... }`: into Box's generic declaration (sema_generic_extensions.cpp).
     void merge_generic_extension(StructDecl* ext, const TypeExpr* target);
+    // ---- extensions of some instances and of built-in types (sema_extensions_instances.cpp,
+    // sema_extensions_builtin.cpp)
+    struct InstanceExtension {
+        StructDecl* ext = nullptr;      ///< as parsed: its members are cloned into each instance it matches
+        StructDecl* generic = nullptr;  ///< the generic struct it extends
+        std::vector<int> param_at;      ///< per struct argument: the extension's parameter it names, or -1
+        std::vector<GenericArg> fixed;  ///< per struct argument that names none: the argument written
+        std::vector<const TypeExpr*> written;  ///< per such type argument: as written (resolved on first use)
+        bool resolved = false, ok = true;      ///< `written` resolved into `fixed`; without an error
+        bool used = false;                     ///< some instance matched it
+    };
+    std::vector<InstanceExtension> instance_extensions_;
+    std::map<const Type*, StructDecl*> builtin_extensions_;  ///< `extension float { ... }`: its members
+    void register_instance_extension(StructDecl* ext, StructDecl* g, const TypeExpr* target);
+    bool resolve_instance_pattern(InstanceExtension& x);
+    /// The members of each extension of `g` whose pattern `args` match, into instance `s`.
+    void apply_instance_extensions(const StructDecl* g, StructDecl* s, const std::vector<GenericArg>& args);
+    /// Each extension of some instances that none matched: checked through a representative one.
+    void check_unused_instance_extensions();
+    void merge_builtin_extension(StructDecl* ext, const Type* t);
+    void declare_builtin_extensions();
+    /// The members extensions give built-in type `t` (a scalar, vector or matrix), or nullptr.
+    const StructDecl* builtin_extension(const Type* t) const;
+    /// `float.K`, `float3.make()`: a static member of a built-in type's extension; nullptr when none.
+    const Type* check_builtin_type_member(Expr* e, bool called);
     // ---- `property` and `__subscript` uses: calls of their accessors (sema_accessors.cpp)
     const Type* check_property_read(Expr* e, const Type* struct_type);
     const Type* check_subscript_read(Expr* e, const Type* base_type);

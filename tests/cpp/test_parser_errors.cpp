@@ -159,8 +159,6 @@ TEST(ParserErrors, UnsupportedDeclarationsAreReportedAndSkipped) {
         const char* source;
         const char* message;
     } cases[] = {
-        {"extension Box<float> { float g() { return 1; } }",
-         "an extension of a generic struct's instance is not supported yet"},
         {"namespace N { float f() { return 1; } }", "'namespace' is not supported yet"},
         {"class C { float x; };", "'class' is not supported yet"},
         {"cbuffer C { float x; };", "'cbuffer' is not supported yet"},
