@@ -55,6 +55,7 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
             }
         }
     merge_extensions(modules);  // before any struct's members are declared
+    share_outer_member_types();  // `struct Box<T> { struct Item { ... }; }` (sema_nested_generic.cpp)
     auto check_generic_params = [&](const std::vector<GenericParam>& params) {
         for (size_t i = 0; i < params.size(); ++i)
             for (size_t j = 0; j < i; ++j)

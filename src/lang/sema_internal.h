@@ -498,6 +498,8 @@ private:
     const StructDecl* builtin_extension(const Type* t) const;
     /// `float.K`, `float3.make()`: a static member of a built-in type's extension; nullptr when none.
     const Type* check_builtin_type_member(Expr* e, bool called);
+    // ---- a struct declared in a generic struct sees the outer's member types (sema_nested_generic.cpp)
+    void share_outer_member_types();
     // ---- `property` and `__subscript` uses: calls of their accessors (sema_accessors.cpp)
     const Type* check_property_read(Expr* e, const Type* struct_type);
     const Type* check_subscript_read(Expr* e, const Type* base_type);

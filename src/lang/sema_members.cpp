@@ -129,6 +129,11 @@ const Type* Sema::static_base_type(Expr* base) {
     // Only struct names (and type parameters standing for structs) have static members.
     bool known = module_.structs.count(te.name) || module_.generic_structs.count(te.name) ||
                  (subst_ && subst_->types.count(te.name));
+    if (!known && !base->type_expr && current_fn_ && current_fn_->owner) {
+        // `Item.of(x)` where the struct (or one around it) declares Item (sema_assoc_types.cpp).
+        const Type* t = member_alias_type(current_fn_->owner, te.name);
+        return t && t->is_struct() ? t : nullptr;
+    }
     if (!known) return nullptr;
     const Type* t = resolve_type(&te);
     return t->is_struct() || t->is_error() ? t : nullptr;
