@@ -138,7 +138,6 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     if (!diags_.has_errors()) check_generics_against_constraints();
     check_recursion_and_derivatives(0);
     collect_static_globals(0);  // sema_globals.cpp
-    check_primal_substitute_globals();  // sema_primal_substitute.cpp
     return result_;
 }
 
@@ -310,7 +309,8 @@ void Sema::check_function_attributes(FunctionDecl* f) {
             continue;
         }
         if (a.name == "PrimalSubstitute" || a.name == "PrimalSubstituteOf") {
-            if (!f->generic_origin) resolve_primal_substitute(f, a, a.name == "PrimalSubstituteOf");  // sema_primal_substitute.cpp
+            if (f->generic_origin || f->generic_params.empty())  // each instance resolves its own
+                resolve_primal_substitute(f, a, a.name == "PrimalSubstituteOf");  // sema_primal_substitute.cpp
             continue;
         }
         if (!bwd && !fwd && !of) {

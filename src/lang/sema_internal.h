@@ -172,8 +172,6 @@ public:
     /// `[PrimalSubstitute(g)]` on f / `[PrimalSubstituteOf(f)]` on g (of): records g as f's
     /// primal substitute (sema_primal_substitute.cpp).
     void resolve_primal_substitute(FunctionDecl* f, const Attribute& a, bool of);
-    /// A function with a primal substitute, or its substitute, using a static global: not supported yet.
-    void check_primal_substitute_globals();
     /// 41022 and 41031 in a differentiated body (the derivative-flow analysis, sema_flow.cpp).
     void check_derivative_flow(FunctionDecl* f);
     /// bwd_diff(f) / fwd_diff(f): every function whose body the derivative goes through must
