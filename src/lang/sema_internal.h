@@ -65,9 +65,6 @@ public:
     std::optional<int64_t> eval_const_int(Expr* e);
     std::optional<int64_t> eval_global(VarDecl* g);
     const Type* resolve_array_dims(TypeExpr* te, const Type* base);
-    /// A buffer or tensor element holding a column_major matrix field: not supported yet
-    /// (sema_matrix_layout.cpp).
-    void check_element_layout(const TypeExpr* te, const Type* elem);
     // ---- associated and member types (sema_assoc_types.cpp)
     /// A member type `name` of `owner` (typealias, typedef, nested struct), also of the structs a
     /// nested one is declared in; nullptr when none.

@@ -194,7 +194,7 @@ struct VarDecl {
     ParamDir dir = ParamDir::In;    ///< parameters only
     bool is_no_diff = false;
     bool is_constref = false;       ///< `__constref` parameter: read-only, passed by reference
-    SourceLoc column_major;         ///< where `column_major` was written (a field's matters: sema_matrix_layout.cpp)
+    SourceLoc column_major;         ///< where `column_major` was written (a field's: its layout in a buffer, FieldInfo::column_major)
     bool is_const = false;          ///< `const`, `let`, `static const`
     bool is_static = false;
     bool is_param = false;

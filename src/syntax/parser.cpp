@@ -381,7 +381,7 @@ Modifiers Parser::parse_modifiers() {
                 // Matrix layout qualifiers. As in Slang they change no value a function computes
                 // with; they say how a matrix field is laid out in a buffer's memory. Matrices are
                 // stored row by row here, so row_major changes nothing; a column_major field in a
-                // buffer's element is sema's to report (sema_matrix_layout.cpp).
+                // buffer's element is stored column by column (FieldInfo::column_major, codegen).
                 if (word == "column_major") m.column_major = where;
                 advance();
                 continue;

@@ -114,3 +114,35 @@ def test_custom_derivative_reads_a_uniform_global(m):
         assert g == pytest.approx(central(lambda u: 2.5 * u * u, v), rel=1e-4, abs=1e-5)
     with pytest.raises(TypeError, match="g_gain"):
         m.gained(t(XS))  # nobody bound the global the function (and its derivative) reads
+
+
+# ---------------------------------------------------------------- column_major fields in buffers
+
+LAYOUT_SOURCE = """
+struct C { column_major float2x3 m; float w; };
+float read_c(int i, StructuredBuffer<C> b) { return b[i].m[0][2] * 10 + b[i].m[1][0]; }
+void write_c(int i, RWStructuredBuffer<C> b, float2x3 m) { b[i].m = m; b[i].w = -1; }
+void bump_c(int i, RWTensor<C, 1> t) { C c = t[i]; c.m[1][2] += 100; t[i] = c; }
+"""
+
+
+@pytest.fixture(scope="module")
+def layout(sg, device):
+    return sg.Module.load_from_source(device, "column_major_layout", LAYOUT_SOURCE)
+
+
+def test_column_major_field_is_read_column_by_column(layout):
+    # Element 0's memory: m's columns (m00, m10), (m01, m11), (m02, m12), then w.
+    b = t([[1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0], [10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0]])
+    assert layout.read_c(torch.tensor([0, 1], dtype=torch.int32, device=TEST_DEVICE), b).tolist() == [52.0, 520.0]
+
+
+def test_column_major_field_is_written_column_by_column(layout):
+    b = torch.zeros(2, 7, device=TEST_DEVICE)
+    m = t([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])  # rows of the float2x3
+    layout.write_c(1, b, m)
+    assert b[1].tolist() == [1.0, 4.0, 2.0, 5.0, 3.0, 6.0, -1.0]
+    assert b[0].tolist() == [0.0] * 7
+    tensor = b.clone()
+    layout.bump_c(1, tensor)
+    assert tensor[1].tolist() == [1.0, 4.0, 2.0, 5.0, 3.0, 106.0, -1.0]
