@@ -12,8 +12,8 @@
 // is not differentiable leaves f without one (41022 at such a call, as in Slang). Lowering gives
 // f g's forward and backward derivatives as its custom ones (ir/lower.cpp). g may be a struct's
 // static method (`[PrimalSubstitute(S.g)]`). On a method, g is a method of the same struct with
-// the same parameters (`this` included: both [mutating] or neither) or a static method or free
-// function taking `this` first; on a generic function (or a method of a generic struct), g is
+// the same parameters (`this` included: both [mutating] or neither; as in slangc, not a static
+// method or free function taking the struct first); on a generic function (or a method of a generic struct), g is
 // the same generic's instance for the same arguments (`sq<float>` by `sq_ref<float>`). f and g
 // may use globals: f's callers pass it g's too (sema_globals.cpp).
 #include "lang/sema_internal.h"
@@ -44,6 +44,7 @@ void Sema::resolve_primal_substitute(FunctionDecl* f, const Attribute& a, bool o
     bool not_generic = false;  // a generic's instance names a function that is not one
     for (FunctionDecl* c : *candidates) {  // `this` is a parameter like any: a method of the same struct
         if (c == f || !c->generic_params.empty() || !same_signature(*f, *c)) continue;
+        if (f->this_param && !c->this_param) continue;  // slangc: 31150 for one taking the struct first
         if (f->generic_origin && !c->generic_origin) not_generic = true;
         else other = c;
     }
