@@ -381,7 +381,10 @@ void Sema::check_stmt(Stmt* s) {
         for (Stmt* b : s->body) check_stmt(b);
         scopes_.pop();
         break;
-    case StmtKind::Expr: check_expr(s->expr); break;
+    case StmtKind::Expr:
+        if (hoist_index_operands(s)) check_stmt(s);  // `s[i++] *= 4;` (sema_accessors.cpp)
+        else check_expr(s->expr);
+        break;
     case StmtKind::Decl:
         for (VarDecl* v : s->decls) {
             if (v->type_expr) {

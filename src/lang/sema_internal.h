@@ -499,6 +499,9 @@ private:
     const Type* check_property_read(Expr* e, const Type* struct_type);
     const Type* check_subscript_read(Expr* e, const Type* base_type);
     const Type* check_accessor_assign(Expr* e);
+    /// `s[i++] *= 4;`: the index operands with side effects into constants first (a Block).
+    bool hoist_index_operands(Stmt* s);
+    int hoisted_indices_ = 0;
     /// A requirement that is one accessor of a subscript or property (`__subscript_set`) whose
     /// other accessor s has: true, with `at` there (Slang: 38105, not 38100).
     bool accessor_sibling(const StructDecl* s, const FunctionDecl* r, SourceLoc& at);
