@@ -316,6 +316,20 @@ void Sema::instantiate_candidates(const std::vector<FunctionDecl*>& generics, Ex
                 reported = true;
             }
         }
+        // `where T == U`: one argument for both (Slang: 30442, the arguments cannot be deduced).
+        for (size_t k = 0; k < gargs.size() && ok; ++k)
+            for (const std::string& other : g->generic_params[k].same_as)
+                for (size_t j = 0; j < gargs.size() && ok; ++j) {
+                    if (g->generic_params[j].name != other || gargs[j] == gargs[k]) continue;
+                    ok = false;
+                    if (report)
+                        diags_.error(e->loc, "'" + g->name + "' needs one type for '" + g->generic_params[k].name +
+                                                 "' and '" + other + "' (where " + g->generic_params[k].name + " == " +
+                                                 other + "), got " + type_name(gargs[k].type) + " and " +
+                                                 type_name(gargs[j].type),
+                                     30442);
+                    reported |= report;
+                }
         if (!ok) continue;
         if (FunctionDecl* inst = instantiate_function(g, gargs, e->loc)) out.push_back(inst);
         else reported = true;

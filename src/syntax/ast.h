@@ -224,6 +224,9 @@ struct GenericParam {
     /// generic interface with its arguments (`U : IGet<T>`) is named in the strings by its text
     /// ("IGet<T>"); sema resolves it from here (sema_generic_interfaces.cpp).
     std::vector<TypeExpr*> constraint_types;
+    /// `where T == U`: the type parameters whose arguments must be this one's (parser_where.cpp).
+    std::vector<std::string> same_as;
+    std::vector<SourceLoc> same_as_locs;
 };
 
 /// One argument of an instantiation: a type, or an integer for a value parameter.
