@@ -22,7 +22,10 @@ void Sema::declare_interface(StructDecl* s) {
     }
     check_associated_constraint_names(s);  // `associatedtype D : IDifferentiable` (sema_assoc_types.cpp)
     for (FunctionDecl* r : s->methods) {
-        if (r->body) diags_.unsupported(r->body->loc, "a default implementation in an interface");
+        // A default implementation: conforming structs without their own take a copy
+        // (sema_interface_defaults.cpp); in a generic interface not supported yet.
+        if (r->body && s->generic_origin)
+            diags_.unsupported(r->body->loc, "a default implementation in a generic interface");
         // Which default a call through the interface would take (the requirement's or the
         // conforming method's) is left open: none is accepted.
         for (const VarDecl* p : r->params)
@@ -103,6 +106,7 @@ void Sema::check_conformance(StructDecl* s) {
             if (!check_associated_type_constraints(s, iface, k, alias->type)) assoc_missing = true;  // 38029
         }
         if (assoc_missing) continue;  // the requirements' signatures would name it
+        adopt_default_implementations(s, iface);  // sema_interface_defaults.cpp
         for (const FunctionDecl* r : iface->methods) {
             if (r->is_init) {
                 check_init_requirement(s, iface, r);  // sema_interface_inits.cpp
@@ -186,6 +190,7 @@ void Sema::check_conformance(StructDecl* s) {
                              38105);
         }
     }
+    check_overrides(s, required);  // sema_interface_defaults.cpp
 }
 
 }  // namespace sg::lang

@@ -304,6 +304,11 @@ public:
     /// Whether struct type `t` declares (directly or through interface inheritance) `iface`.
     bool conforms_to(const Type* t, const std::string& iface) const;
     bool interface_extends(const StructDecl* iface, const std::string& base, int depth = 0) const;
+    /// A copy of each of iface's default implementations that `s` does not implement itself, as
+    /// a method of s (sema_interface_defaults.cpp).
+    void adopt_default_implementations(StructDecl* s, const StructDecl* iface);
+    /// An `override` method of `s` names a member of one of the interfaces it conforms to (30854).
+    void check_overrides(const StructDecl* s, const std::vector<const StructDecl*>& interfaces);
     bool is_builtin_interface(const std::string& name) const;
 
     // ---- generic interfaces: `interface IGet<T>` (sema_generic_interfaces.cpp)

@@ -275,6 +275,7 @@ struct FunctionDecl {
     bool is_static = false;                       ///< `static` member function (no `this`)
     bool is_mutating = false;                     ///< `[mutating]`: `this` is inout
     bool is_init = false;                         ///< `__init(...)`: a constructor, returns the struct
+    bool is_override = false;                     ///< `override`: replaces an interface's default implementation
     VarDecl* this_param = nullptr;                ///< sema: params[0] of a method that has `this`
     FunctionDecl* generic_origin = nullptr;       ///< sema: an instantiation's generic declaration
     std::vector<GenericArg> generic_args;         ///< sema: an instantiation's arguments

@@ -386,6 +386,11 @@ Modifiers Parser::parse_modifiers() {
                 advance();
                 continue;
             }
+            if (word == "override" && kind(1) == TokenKind::Identifier) {  // sema_interface_defaults.cpp
+                m.override_loc = where;
+                advance();
+                continue;
+            }
             if (word == "groupshared") {  // cooperative kernels: only a global may be (the caller checks)
                 if (m.groupshared.valid()) error(where, "duplicate modifier 'groupshared'");
                 m.groupshared = where;
@@ -462,6 +467,8 @@ Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> a
         diags_.error(mods.visibility_loc, "'private' applies to struct members, not to a top-level declaration", 30603);
     if (mods.is_in || mods.is_out || mods.is_inout)
         error(mods.first, "parameter direction modifiers are only allowed on parameters");
+    if (mods.override_loc.valid())  // Slang: 31201 modifier not allowed
+        diags_.error(mods.override_loc, "'override' applies to a struct's methods", 31201);
     // `uniform` on a global: a parameter of the module, as a global without `static` is anyway;
     // with `static` it is Slang's 31202 (one storage class), on a function its 31201.
     if (mods.uniform.valid() && mods.is_static)

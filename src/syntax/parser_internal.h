@@ -58,6 +58,7 @@ struct Modifiers {
     SourceLoc groupshared;  ///< where `groupshared` was written (invalid when absent)
     SourceLoc uniform;      ///< where `uniform` was written: a no-op on a parameter, tier 3 elsewhere
     SourceLoc column_major; ///< where `column_major` was written
+    SourceLoc override_loc; ///< where `override` was written (a method replacing an interface's default)
     SourceLoc visibility_loc;  ///< where `public` / `internal` / `private` was written
     Visibility visibility = Visibility::Default;
 };
