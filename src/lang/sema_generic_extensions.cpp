@@ -38,8 +38,7 @@ void Sema::merge_generic_extension(StructDecl* ext, const TypeExpr* target) {
     auto generic = module_.generic_structs.find(ext->name);
     for (const GenericParam& p : ext->generic_params)
         if (p.name == ext->name && target->type_args.empty()) {  // `extension<T : IFoo> T : IBar`
-            diags_.unsupported(target->loc, "an extension of every type that conforms to '" +
-                                                (p.constraint.empty() ? std::string("any interface") : p.constraint) + "'");
+            register_blanket_extension(ext);  // sema_extensions_blanket.cpp
             return;
         }
     if (generic == module_.generic_structs.end()) {

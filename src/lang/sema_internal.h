@@ -487,6 +487,11 @@ private:
     std::vector<InstanceExtension> instance_extensions_;
     std::map<const Type*, StructDecl*> builtin_extensions_;  ///< `extension float { ... }`: its members
     void register_instance_extension(StructDecl* ext, StructDecl* g, const TypeExpr* target);
+    /// `extension<T : IFoo> T : IBar { ... }`: the members of every type that conforms to IFoo
+    /// (sema_extensions_blanket.cpp), given to each struct when its members are declared.
+    std::vector<StructDecl*> blanket_extensions_;
+    void register_blanket_extension(StructDecl* ext);
+    void apply_blanket_extensions(StructDecl* s);
     bool resolve_instance_pattern(InstanceExtension& x);
     /// The members of each extension of `g` whose pattern `args` match, into instance `s`.
     void apply_instance_extensions(const StructDecl* g, StructDecl* s, const std::vector<GenericArg>& args);

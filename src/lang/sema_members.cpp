@@ -59,6 +59,7 @@ void Sema::declare_signature(FunctionDecl* f) {
 }
 
 void Sema::declare_members(StructDecl* s) {
+    if (!blanket_extensions_.empty()) apply_blanket_extensions(s);  // sema_extensions_blanket.cpp
     const Substitution* saved = subst_;
     subst_ = substitution_of_struct(s);
     for (VarDecl* v : s->static_consts) {
