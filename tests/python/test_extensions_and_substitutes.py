@@ -1,8 +1,9 @@
 # tests/python/test_extensions_and_substitutes.py — the sixth tier-3 slice through the call API
 # (docs/language.md, tier 3): a method an extension gives one instance of a generic struct, a
 # method an extension gives `float`, a struct declared in a generic struct, a [PrimalSubstitute]
-# method and generic, and a function with a custom backward derivative that reads a uniform
-# global bound with `fn.set`. Values are the primal's; gradients agree with float64 finite
+# method and generic, a function with a custom backward derivative that reads a uniform global
+# bound with `fn.set`, an interface's default implementation, an extension of every conforming
+# type, and the memory of a column_major field in a buffer. Values are the primal's; gradients agree with float64 finite
 # differences of what each derivative differentiates.
 import math
 
@@ -33,6 +34,15 @@ struct Ramp {
 [PrimalSubstitute(quart_ref)] T quart<T : IFloat>(T x) { return x * x * x * x; }
 [Differentiable] T quart_ref<T : IFloat>(T x) { return x * x * x * x + x; }
 [Differentiable] float quarted(float x) { return quart(x); }
+
+interface IK { float k(); [Differentiable] float curve(float x) { return k() * x * x * x; } }
+struct Cubic : IK { float c; float k() { return c; } };
+[Differentiable] float default_curve(float x) { Cubic q = { 0.5 }; return q.curve(x); }
+
+interface IBase { float base(); }
+extension<T : IBase> T { [Differentiable] float lifted(float x) { return base() * exp(x); } }
+struct Lift : IBase { float b; float base() { return b; } };
+[Differentiable] float lifted_exp(float x) { Lift l = { 1.5 }; return l.lifted(x); }
 
 float g_gain;
 void gained_bwd(inout DifferentialPair<float> x, float d) { x = diffPair(x.p, d * g_gain * 2.0 * x.p); }
@@ -114,6 +124,24 @@ def test_custom_derivative_reads_a_uniform_global(m):
         assert g == pytest.approx(central(lambda u: 2.5 * u * u, v), rel=1e-4, abs=1e-5)
     with pytest.raises(TypeError, match="g_gain"):
         m.gained(t(XS))  # nobody bound the global the function (and its derivative) reads
+
+
+def test_interface_default_implementation(m):
+    x = t(XS).requires_grad_(True)
+    y = m.default_curve(x)
+    assert y.tolist() == pytest.approx([0.5 * v ** 3 for v in XS], rel=1e-5)
+    y.backward(ONES)
+    for v, g in zip(XS, x.grad.tolist()):
+        assert g == pytest.approx(central(lambda u: 0.5 * u ** 3, v), rel=1e-4, abs=1e-5)
+
+
+def test_extension_of_every_conforming_type(m):
+    x = t(XS).requires_grad_(True)
+    y = m.lifted_exp(x)
+    assert y.tolist() == pytest.approx([1.5 * math.exp(v) for v in XS], rel=1e-5)
+    y.backward(ONES)
+    for v, g in zip(XS, x.grad.tolist()):
+        assert g == pytest.approx(central(lambda u: 1.5 * math.exp(u), v), rel=1e-4, abs=1e-5)
 
 
 # ---------------------------------------------------------------- column_major fields in buffers
