@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "autodiff/autodiff.h"
+#include "autodiff/custom_calls.h"
 #include "autodiff/differentials.h"
 #include "autodiff/rules.h"
 #include "ir/builder.h"
@@ -216,40 +217,62 @@ void Forward::emit_inst(const Inst& inst) {
 void Forward::emit_call(const Inst& inst) {
     const Function& callee = *inst.callee;
     Function* fwd = callee.custom_forward;
-    if (!fwd && callee.custom_backward && inst.imm_int == 0) {
-        // A function with only a [BackwardDerivative], called in a differentiated body (no_diff
-        // or not): as Slang does, every result (the return value, out and inout arguments) is
-        // 0 with a zero tangent (sema warned). A call written in a non-differentiable callee
-        // that was inlined here stays a primal call, below.
-        for (const Value* r : inst.results) primal_map_[r] = b_.zero(r->type);
-        return;
-    }
-    if (!fwd) {
+    if (!fwd && !(callee.custom_backward && inst.imm_int == 0)) {
         // Only a call whose results are detached (no_diff / detach) gets here without a forward
         // derivative (sema reports every other one): it computes its primal and no tangent.
         clone(inst);
         return;
     }
+    // The declared arguments (pairs for the differentiable ones) and the globals' values
+    // (custom_calls.h: the derivative may take them elsewhere, or fewer of them).
     std::vector<Value*> args;
+    std::unordered_map<const void*, Value*> globals;
     size_t operand = 0;
-    for (const Param& p : callee.params) {
+    for (size_t k = 0; k < callee.params.size(); ++k) {
+        const Param& p = callee.params[k];
         if (p.dir == ParamDir::Out) continue;
         const Value* op = inst.operands[operand++];
-        if (!p.no_diff && types_.is_differentiable(p.type))
+        const void* g = nullptr;
+        if (hidden_global(callee, k, &g)) globals[g] = P(op);
+        else if (!p.no_diff && types_.is_differentiable(p.type))
             args.push_back(b_.construct(types_.pair(p.type), {P(op), to_differential(b_, T_or_zero(op), p.type)}));
         else args.push_back(P(op));
     }
-    std::vector<Value*> results = b_.call(fwd, args);
-    SG_INTERNAL_ASSERT(results.size() == inst.results.size(), "forward mode: result count of @" + fwd->name);
-    for (size_t k = 0; k < results.size(); ++k) {
-        const Value* r = inst.results[k];
-        if (results[k]->type->is_pair() && !r->type->is_pair()) {
-            primal_map_[r] = b_.extract(results[k], 0);
-            tangent_[r] = from_differential(b_, b_.extract(results[k], 1), r->type);
-        } else {
-            primal_map_[r] = results[k];
-        }
+    std::vector<Value*> declared;
+    std::unordered_map<const void*, Value*> written;  // what the derivative leaves in the globals
+    if (!fwd) {
+        // A function with only a [BackwardDerivative], called in a differentiated body (no_diff
+        // or not): as Slang does, every result (the return value, out and inout arguments) is
+        // 0 with a zero tangent (sema warned); the globals keep their values. A call written in
+        // a non-differentiable callee that was inlined here stays a primal call, above.
+        for (const Value* r : inst.results) declared.push_back(b_.zero(r->type));
+    } else {
+        split_results(*fwd, b_.call(fwd, arguments_with_globals(*fwd, args, globals)), declared, written);
     }
+    size_t d = 0, r = callee.return_type && !callee.return_type->is_void() ? 1 : 0;
+    auto take = [&](const Value* result, Value* v) {
+        if (v->type->is_pair() && !result->type->is_pair()) {
+            primal_map_[result] = b_.extract(v, 0);
+            tangent_[result] = from_differential(b_, b_.extract(v, 1), result->type);
+        } else {
+            primal_map_[result] = v;
+        }
+    };
+    if (r) take(inst.results[0], declared[d++]);
+    for (size_t k = 0; k < callee.params.size(); ++k) {
+        if (callee.params[k].dir == ParamDir::In) continue;
+        const Value* result = inst.results[r++];
+        const void* g = nullptr;
+        if (hidden_global(callee, k, &g)) {  // the value it wrote, else the one it had
+            auto w = written.find(g);
+            primal_map_[result] = w != written.end() ? w->second : globals.at(g);
+            if (!fwd) ++d;
+            continue;
+        }
+        SG_INTERNAL_ASSERT(d < declared.size(), "forward mode: result count of @" + callee.name);
+        take(result, declared[d++]);
+    }
+    SG_INTERNAL_ASSERT(d == declared.size(), "forward mode: result count of @" + callee.name);
 }
 
 void Forward::run() {

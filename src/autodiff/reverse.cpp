@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "autodiff/autodiff.h"
+#include "autodiff/custom_calls.h"
 #include "autodiff/differentials.h"
 #include "autodiff/reverse_context.h"
 #include "autodiff/rules.h"
@@ -472,8 +473,11 @@ void Reverse::reverse_call(const Inst& inst, Context& ctx, Adjoints& adj) {
     const bool has_return = callee.return_type && !callee.return_type->is_void();
     std::vector<Value*> args;
     std::vector<const Value*> pair_operands;  // the operand each of bwd's (pair) results belongs to
+    // The globals' values before the call, matched to bwd's by global (custom_calls.h).
+    std::unordered_map<const void*, Value*> globals;
     size_t slot = has_return ? 1 : 0, operand = 0;
-    for (const Param& p : callee.params) {
+    for (size_t k = 0; k < callee.params.size(); ++k) {
+        const Param& p = callee.params[k];
         const bool diff = !p.no_diff && types_.is_differentiable(p.type);
         if (p.dir == ParamDir::Out) {
             if (diff) args.push_back(to_differential(b_, adjoint_of_result(slot), p.type));
@@ -481,6 +485,12 @@ void Reverse::reverse_call(const Inst& inst, Context& ctx, Adjoints& adj) {
             continue;
         }
         const Value* op = inst.operands[operand++];
+        const void* g = nullptr;
+        if (hidden_global(callee, k, &g)) {
+            globals[g] = get(ctx, op);
+            if (p.dir == ParamDir::InOut) ++slot;
+            continue;
+        }
         if (!diff) {
             args.push_back(get(ctx, op));  // a non-differentiable inout is passed as `in`
             if (p.dir == ParamDir::InOut) ++slot;
@@ -492,7 +502,11 @@ void Reverse::reverse_call(const Inst& inst, Context& ctx, Adjoints& adj) {
     }
     if (has_return && !callee.return_no_diff && types_.is_differentiable(callee.return_type))
         args.push_back(to_differential(b_, adjoint_of_result(0), callee.return_type));
-    std::vector<Value*> results = b_.call(bwd, args);
+    // What a backward derivative writes to a global is not kept: the backward pass reads the
+    // globals as the primal pass left them.
+    std::vector<Value*> results;
+    std::unordered_map<const void*, Value*> written;
+    split_results(*bwd, b_.call(bwd, arguments_with_globals(*bwd, args, globals)), results, written);
     SG_INTERNAL_ASSERT(results.size() == pair_operands.size(), "reverse mode: result count of @" + bwd->name);
     for (size_t k = 0; k < results.size(); ++k)
         add_adjoint(adj, pair_operands[k], from_differential(b_, b_.extract(results[k], 1), pair_operands[k]->type));

@@ -172,7 +172,9 @@ const TypeNames::StructInfo& TypeNames::register_struct(const Type* t) {
     std::string loads, stores, adds;
     std::string at = "0";
     for (size_t k = 0; k < fields.size(); ++k) {
-        const std::string f = "sg_flat<decltype(sg_user::" + info.name + "::" + info.fields[k] + ")>";
+        // A column_major matrix field (or array of them) is stored column by column, as Slang does.
+        const std::string f = std::string(fields[k].column_major ? "sg_flat_cm" : "sg_flat") + "<decltype(sg_user::" +
+                              info.name + "::" + info.fields[k] + ")>";
         const std::string o = "(I)(off + (I)(" + at + ") * s)";
         loads += "        v." + info.fields[k] + " = " + f + "::load(data, " + o + ", s);\n";
         stores += "        " + f + "::store(data, " + o + ", s, v." + info.fields[k] + ");\n";

@@ -55,6 +55,7 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
             }
         }
     merge_extensions(modules);  // before any struct's members are declared
+    share_outer_member_types();  // `struct Box<T> { struct Item { ... }; }` (sema_nested_generic.cpp)
     auto check_generic_params = [&](const std::vector<GenericParam>& params) {
         for (size_t i = 0; i < params.size(); ++i)
             for (size_t j = 0; j < i; ++j)
@@ -92,6 +93,7 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     std::vector<StructDecl*> plain_structs = result_.structs;  // instances declare their own members
     for (StructDecl* s : plain_structs) declare_struct(s);
     for (StructDecl* s : plain_structs) declare_members(s);
+    declare_builtin_extensions();  // `extension float { ... }` (sema_extensions_builtin.cpp)
     // Every alias and enum is checked, used or not (uses resolve them earlier, on demand).
     for (auto& [name, alias] : module_.aliases) resolve_alias(alias);
     for (auto& [name, e] : module_.enums) declare_enum(e);
@@ -136,7 +138,6 @@ SemaResult Sema::run(const std::vector<ModuleAst*>& modules) {
     if (!diags_.has_errors()) check_generics_against_constraints();
     check_recursion_and_derivatives(0);
     collect_static_globals(0);  // sema_globals.cpp
-    check_primal_substitute_globals();  // sema_primal_substitute.cpp
     return result_;
 }
 
@@ -308,7 +309,8 @@ void Sema::check_function_attributes(FunctionDecl* f) {
             continue;
         }
         if (a.name == "PrimalSubstitute" || a.name == "PrimalSubstituteOf") {
-            if (!f->generic_origin) resolve_primal_substitute(f, a, a.name == "PrimalSubstituteOf");  // sema_primal_substitute.cpp
+            if (f->generic_origin || f->generic_params.empty())  // each instance resolves its own
+                resolve_primal_substitute(f, a, a.name == "PrimalSubstituteOf");  // sema_primal_substitute.cpp
             continue;
         }
         if (!bwd && !fwd && !of) {
@@ -379,7 +381,10 @@ void Sema::check_stmt(Stmt* s) {
         for (Stmt* b : s->body) check_stmt(b);
         scopes_.pop();
         break;
-    case StmtKind::Expr: check_expr(s->expr); break;
+    case StmtKind::Expr:
+        if (hoist_index_operands(s)) check_stmt(s);  // `s[i++] *= 4;` (sema_accessors.cpp)
+        else check_expr(s->expr);
+        break;
     case StmtKind::Decl:
         for (VarDecl* v : s->decls) {
             if (v->type_expr) {

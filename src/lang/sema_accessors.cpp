@@ -6,6 +6,8 @@
 //   s.x = v      s.__set_x(v)                s[i] = v      s.__subscript_set(i, v)
 //   s.x += v     s.__set_x(s.x + v)          s[i] *= v     s.__subscript_set(i, s[i] * v)
 //
+// `s[i++] *= v;` as a statement first takes its index into a constant (hoist_index_operands).
+//
 // A property without a getter cannot be read, one without a setter cannot be assigned (30011,
 // as any value that is not an lvalue).
 #include "lang/sema_internal.h"
@@ -37,6 +39,48 @@ bool has_side_effects(const Expr* e) {
 }
 
 }  // namespace
+
+bool Sema::hoist_index_operands(Stmt* s) {
+    // `s[i++] *= 4;` as a statement: `{ let t = i++; s[t] *= 4; }`, so that the getter and the
+    // setter see one index, evaluated once (before the right side, left to right). Only index
+    // operands move; a base with side effects stays (it is not a place a setter could write).
+    Expr* e = s->expr;
+    if (e->kind != ExprKind::Assign || e->op == Op::Assign) return false;
+    Expr* lhs = e->operands[0];
+    if (lhs->kind != ExprKind::Index || lhs->operands.size() < 2 || has_side_effects(lhs->operands[0])) return false;
+    bool any = false;
+    for (size_t k = 1; k < lhs->operands.size(); ++k) any |= has_side_effects(lhs->operands[k]);
+    if (!any) return false;
+    std::vector<Stmt*> body;
+    for (size_t k = 1; k < lhs->operands.size(); ++k) {
+        Expr* op = lhs->operands[k];
+        if (!has_side_effects(op)) continue;
+        auto* v = ast_.make<VarDecl>();
+        v->loc = op->loc;
+        v->name = "__sg_index" + std::to_string(hoisted_indices_++);
+        v->init = op;
+        v->is_const = true;
+        auto* decl = ast_.make<Stmt>();
+        decl->kind = StmtKind::Decl;
+        decl->loc = op->loc;
+        decl->decls = {v};
+        body.push_back(decl);
+        auto* name = ast_.make<Expr>();
+        name->kind = ExprKind::Name;
+        name->loc = op->loc;
+        name->name = v->name;
+        lhs->operands[k] = name;
+    }
+    auto* assign = ast_.make<Stmt>();
+    assign->kind = StmtKind::Expr;
+    assign->loc = s->loc;
+    assign->expr = e;
+    body.push_back(assign);
+    s->kind = StmtKind::Block;
+    s->expr = nullptr;
+    s->body = std::move(body);
+    return true;
+}
 
 std::string accessor_display_name(const std::string& member) {
     if (member == "__subscript_get" || member == "__subscript_set")
@@ -99,7 +143,8 @@ const Type* Sema::check_accessor_assign(Expr* e) {
     Expr* value = e->operands[1];
     if (e->op != Op::Assign && has_side_effects(lhs)) {
         diags_.unsupported(e->loc, "a compound assignment through a property or subscript whose operands have side "
-                                   "effects (they would be evaluated twice)");
+                                   "effects, inside an expression (they would be evaluated twice; as a statement "
+                                   "of its own it works)");
         return types_.error_type();
     }
     if (e->op != Op::Assign) {  // `s.x += v`: the setter gets `s.x + v`

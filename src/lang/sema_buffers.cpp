@@ -38,7 +38,6 @@ const Type* Sema::resolve_buffer_type(TypeExpr* te) {
         diags_.unsupported(te->loc, n + " of " + type_name(elem));
         return types_.error_type();
     }
-    check_element_layout(te, elem);  // a column_major field (sema_matrix_layout.cpp)
     TensorKind kind;
     kind.access = n == "StructuredBuffer" ? TensorAccess::Read : TensorAccess::ReadWrite;
     kind.buffer = true;

@@ -95,7 +95,12 @@ void Sema::resolve_custom_derivative(FunctionDecl* f, const Attribute& a, bool b
     std::vector<DerivedParam> sig = backward ? backward_signature(types_, *f) : forward_signature(types_, *f);
     const Type* ret = derived_result_type(types_, *f, backward);
     bool same_count = false;
+    // As in slangc, a method whose `this` is passed as is (its struct is not differentiable)
+    // takes its derivative from a method with `this` too: a static method or free function
+    // taking the struct first does not count (31150; a differentiable struct's is static: 31156).
+    const bool needs_this = f->this_param && !sig.empty() && !sig[0].type->is_pair();
     for (FunctionDecl* g : *overloads) {
+        if (needs_this && !g->this_param) continue;
         if (signature_matches(*g, ret, sig)) {
             if (!check_static_derivative(f, g, a)) return;  // 31156 (sema_qualified_attributes.cpp)
             (backward ? f->custom_backward : f->custom_forward) = g;
@@ -106,6 +111,14 @@ void Sema::resolve_custom_derivative(FunctionDecl* f, const Attribute& a, bool b
     }
     // Slang: 31150 (signature mismatch) for another number of parameters, else 31149 (a
     // parameter's type).
+    if (needs_this) {  // `this` implicit: the signature without it
+        const std::vector<DerivedParam> rest(sig.begin() + 1, sig.end());
+        diags_.error(a.args[0]->loc,
+                     "[" + a.name + "(" + name + ")] on '" + f->name + "': '" + name + "' must be a method of struct " +
+                         f->owner->name + " (not static) with the signature " + signature_text(name, ret, rest),
+                     same_count ? 31149 : 31150);
+        return;
+    }
     diags_.error(a.args[0]->loc,
                  "[" + a.name + "(" + name + ")] on '" + f->name + "': '" + name + "' must have the signature " +
                      signature_text(name, ret, sig),

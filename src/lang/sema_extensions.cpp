@@ -2,9 +2,10 @@
 // declared, each extension's members move into the struct it names (its methods become S's,
 // `this` and all), and its interfaces join S's bases, so conformance, calls and derivatives see
 // one struct. An extension of an unknown name is 30015, of a generic struct by its bare name
-// 30408; of an interface, a built-in type or one instance of a generic struct (`extension
-// Box<float>`) not supported yet; a field in one is 31400 (as in Slang, an extension adds no
-// storage). `extension<T> Box<T>`, every instance: sema_generic_extensions.cpp.
+// 30408, of an interface 30852 (as in Slang); a field in one is 31400 (an extension adds no
+// storage). `extension<T> Box<T>`, every instance: sema_generic_extensions.cpp; `extension
+// Box<float>`, some instances: sema_extensions_instances.cpp; `extension float`:
+// sema_extensions_builtin.cpp.
 #include "lang/sema_internal.h"
 
 namespace sg::lang {
@@ -26,9 +27,13 @@ void Sema::merge_extensions(const std::vector<ModuleAst*>& modules) {
             }
             StructDecl* target = plain != module_.structs.end() ? plain->second : nullptr;
             if (!target) {
+                const Type* builtin = nullptr;
                 if (module_.interfaces.count(ext->name) || is_builtin_interface(ext->name))
-                    diags_.unsupported(ext->loc, "an extension of an interface");
-                else if (resolve_named_type(ext->name, ext->loc, false))
+                    diags_.error(ext->loc, "cannot extend interface '" + ext->name + "' (extend the types that conform to it: `extension<T : " + ext->name + "> T`)", 30852);
+                else if ((builtin = resolve_named_type(ext->name, ext->loc, false)) &&
+                         (builtin->is_scalar() || builtin->is_vector() || builtin->is_matrix()) && !builtin->enumeration)
+                    merge_builtin_extension(ext, builtin);  // sema_extensions_builtin.cpp
+                else if (builtin)
                     diags_.unsupported(ext->loc, "an extension of the built-in type '" + ext->name + "'");
                 else  // Slang: undefined identifier
                     diags_.error(ext->loc, "extension of unknown type '" + ext->name + "'", 30015);

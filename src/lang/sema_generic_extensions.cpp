@@ -8,9 +8,9 @@
 // The extension's parameters name the struct's, one each, in the order the struct's arguments
 // list them (`extension<U> Box<U>`: U is Box's T; a name of its own is a member alias of Box for
 // T). Its members and interfaces move into the generic declaration before anything is
-// instantiated, so each instance gets them as it gets its own. Not supported yet: an extension
-// whose constraint is stronger than the struct's own (its members would exist on some instances
-// only), and one of some instances (`extension Box<float>`, `extension<T> Pair<T, T>`).
+// instantiated, so each instance gets them as it gets its own. An extension whose constraint is
+// stronger than the struct's own, or of some instances (`extension Box<float>`,
+// `extension<T> Pair<T, T>`), extends only the instances it matches: sema_extensions_instances.cpp.
 #include "lang/sema_internal.h"
 
 namespace sg::lang {
@@ -36,6 +36,11 @@ bool implies(const GenericParam& have, const GenericParam& want) {
 
 void Sema::merge_generic_extension(StructDecl* ext, const TypeExpr* target) {
     auto generic = module_.generic_structs.find(ext->name);
+    for (const GenericParam& p : ext->generic_params)
+        if (p.name == ext->name && target->type_args.empty()) {  // `extension<T : IFoo> T : IBar`
+            register_blanket_extension(ext);  // sema_extensions_blanket.cpp
+            return;
+        }
     if (generic == module_.generic_structs.end()) {
         if (module_.structs.count(ext->name))  // Slang: 30019 / a non-generic struct given arguments
             diags_.error(target->loc, "struct '" + ext->name + "' is not generic: write `extension " + ext->name + "`");
@@ -69,18 +74,14 @@ void Sema::merge_generic_extension(StructDecl* ext, const TypeExpr* target) {
         for (int p : param_of) plain &= p != found;
         param_of[k] = found;
     }
-    if (!plain) {
-        diags_.unsupported(target->loc, "an extension of some instances of '" + g->name +
-                                            "' (write `extension<T> " + g->name + "<T>` with one parameter per argument)");
+    for (size_t k = 0; plain && k < own.size(); ++k)
+        plain = implies(own[k], ext->generic_params[size_t(param_of[k])]);
+    if (!plain) {  // `extension Box<float>`, `extension<T : IFloat> Box<T>`: some instances only
+        register_instance_extension(ext, g, target);
         return;
     }
     for (size_t k = 0; k < own.size(); ++k) {
         const GenericParam& p = ext->generic_params[size_t(param_of[k])];
-        if (!implies(own[k], p)) {
-            diags_.unsupported(p.loc, "an extension whose constraint on '" + p.name + "' is stronger than " + g->name +
-                                          "'s own (its members would exist on some instances only)");
-            return;
-        }
         if (p.name == own[k].name) continue;
         if (p.is_value) {
             diags_.unsupported(p.loc, "a generic extension that names value parameter '" + own[k].name + "' of " +

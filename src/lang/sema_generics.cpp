@@ -85,7 +85,7 @@ bool Sema::satisfies_constraint(const std::string& c, const Type* t) const {
     if (c == "ILogical") return (scalar || vec) && (is_integer(k) || k == ScalarKind::Bool);
     if (c == "__BuiltinType") return scalar;
     if (c == "IDifferentiable") return types_.is_differentiable(t);
-    return t->is_struct() && conforms_to(t, c);
+    return conforms_to(t, c);  // a struct, or a built-in type an extension conforms
 }
 
 std::string Sema::describe_constraint_failure(const GenericParam& p, const GenericArg& a) const {
@@ -316,6 +316,20 @@ void Sema::instantiate_candidates(const std::vector<FunctionDecl*>& generics, Ex
                 reported = true;
             }
         }
+        // `where T == U`: one argument for both (Slang: 30442, the arguments cannot be deduced).
+        for (size_t k = 0; k < gargs.size() && ok; ++k)
+            for (const std::string& other : g->generic_params[k].same_as)
+                for (size_t j = 0; j < gargs.size() && ok; ++j) {
+                    if (g->generic_params[j].name != other || gargs[j] == gargs[k]) continue;
+                    ok = false;
+                    if (report)
+                        diags_.error(e->loc, "'" + g->name + "' needs one type for '" + g->generic_params[k].name +
+                                                 "' and '" + other + "' (where " + g->generic_params[k].name + " == " +
+                                                 other + "), got " + type_name(gargs[k].type) + " and " +
+                                                 type_name(gargs[j].type),
+                                     30442);
+                    reported |= report;
+                }
         if (!ok) continue;
         if (FunctionDecl* inst = instantiate_function(g, gargs, e->loc)) out.push_back(inst);
         else reported = true;
@@ -420,6 +434,7 @@ void Sema::check_uninstantiated_generics() {
             instantiate_function(m, args, m->loc);
         }
     }
+    check_unused_instance_extensions();
     instances_.set_making_representatives(false);
 }
 
@@ -568,6 +583,7 @@ StructDecl* Sema::instantiate_struct(StructDecl* g, const std::vector<GenericArg
         s->type = types_.structure(s);
         module_.structs[s->name] = s;
         result_.structs.push_back(s);
+        apply_instance_extensions(g, s, args);  // `extension Box<float>` (sema_extensions_instances.cpp)
         std::string context = diags_.set_context(
             (instances_.making_representatives() ? "in generic " + g->name + ", checked as " : "in instantiation ") +
             s->name);

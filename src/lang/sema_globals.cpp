@@ -108,6 +108,9 @@ public:
         done_[f] = true;  // a recursive call (reported elsewhere) sees the uses found so far
         std::vector<VarDecl*> uses;
         stmt(f->body, uses);
+        // A derivative that replaces f's calls (a custom one, or its primal substitute's) is
+        // passed the globals it uses through f's callers: f takes them too (autodiff/custom_calls.h).
+        for (FunctionDecl* d : {f->custom_backward, f->custom_forward, f->primal_substitute}) add_all(d, uses);
         std::sort(uses.begin(), uses.end(), [](const VarDecl* a, const VarDecl* b) {
             if (a->loc.offset != b->loc.offset) return a->loc.offset < b->loc.offset;
             return a->name < b->name;
@@ -161,24 +164,6 @@ void Sema::collect_static_globals(size_t first) {
                                                                       : "' (pass it as a parameter)"));
                 break;
             }
-    }
-    // A custom derivative is called in place of its primal with the primal's arguments: the
-    // hidden parameters would not line up.
-    for (size_t k = first; k < result_.functions.size(); ++k) {
-        FunctionDecl* f = result_.functions[k];
-        for (FunctionDecl* d : {f->custom_backward, f->custom_forward}) {
-            if (!d) continue;
-            const bool primal = !f->static_globals.empty();
-            FunctionDecl* user = primal ? f : !uses.of(d).empty() ? d : nullptr;
-            if (!user) continue;
-            const VarDecl* g = user->static_globals.front();
-            const char* what = is_static_variable(g) ? "static variable '"
-                               : is_global_resource(g) ? "global buffer '"
-                                                       : "uniform global '";
-            diags_.unsupported(user->loc, what + g->name + "' used by '" + user->name + "', " +
-                                              (primal ? "a function with a custom derivative"
-                                                      : "the custom derivative of '" + f->name + "'"));
-        }
     }
 }
 

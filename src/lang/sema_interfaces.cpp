@@ -22,7 +22,10 @@ void Sema::declare_interface(StructDecl* s) {
     }
     check_associated_constraint_names(s);  // `associatedtype D : IDifferentiable` (sema_assoc_types.cpp)
     for (FunctionDecl* r : s->methods) {
-        if (r->body) diags_.unsupported(r->body->loc, "a default implementation in an interface");
+        // A default implementation: conforming structs without their own take a copy
+        // (sema_interface_defaults.cpp); in a generic interface not supported yet.
+        if (r->body && s->generic_origin)
+            diags_.unsupported(r->body->loc, "a default implementation in a generic interface");
         // Which default a call through the interface would take (the requirement's or the
         // conforming method's) is left open: none is accepted.
         for (const VarDecl* p : r->params)
@@ -42,9 +45,10 @@ bool Sema::interface_extends(const StructDecl* iface, const std::string& base, i
 }
 
 bool Sema::conforms_to(const Type* t, const std::string& iface) const {
-    if (!t->is_struct()) return false;
-    if (iface == "IDifferentiable") return types_.struct_is_differentiable(t);
-    for (const std::string& b : t->decl->bases) {
+    const StructDecl* s = t->is_struct() ? t->decl : builtin_extension(t);  // `extension float : IFoo`
+    if (!s) return false;
+    if (iface == "IDifferentiable") return t->is_struct() && types_.struct_is_differentiable(t);
+    for (const std::string& b : s->bases) {
         if (b == iface) return true;
         auto it = module_.interfaces.find(b);
         if (it != module_.interfaces.end() && interface_extends(it->second, iface)) return true;
@@ -102,6 +106,7 @@ void Sema::check_conformance(StructDecl* s) {
             if (!check_associated_type_constraints(s, iface, k, alias->type)) assoc_missing = true;  // 38029
         }
         if (assoc_missing) continue;  // the requirements' signatures would name it
+        adopt_default_implementations(s, iface);  // sema_interface_defaults.cpp
         for (const FunctionDecl* r : iface->methods) {
             if (r->is_init) {
                 check_init_requirement(s, iface, r);  // sema_interface_inits.cpp
@@ -171,7 +176,8 @@ void Sema::check_conformance(StructDecl* s) {
             if (!found) {
                 if (code == 38100 && accessor_sibling(s, r, near_at)) code = 38105;  // `get` without `set`
                 diags_.error(near_at,
-                             "struct " + s->name + " does not implement " + accessor_display_name(r->member_name) +
+                             (s->type && !s->type->is_struct() ? "type " : "struct ") + s->name +  // `extension float`
+                                 " does not implement " + accessor_display_name(r->member_name) +
                                  " required by interface '" + iface->name + "'" + mismatch,
                              code);
                 continue;
@@ -184,6 +190,7 @@ void Sema::check_conformance(StructDecl* s) {
                              38105);
         }
     }
+    check_overrides(s, required);  // sema_interface_defaults.cpp
 }
 
 }  // namespace sg::lang

@@ -65,9 +65,6 @@ public:
     std::optional<int64_t> eval_const_int(Expr* e);
     std::optional<int64_t> eval_global(VarDecl* g);
     const Type* resolve_array_dims(TypeExpr* te, const Type* base);
-    /// A buffer or tensor element holding a column_major matrix field: not supported yet
-    /// (sema_matrix_layout.cpp).
-    void check_element_layout(const TypeExpr* te, const Type* elem);
     // ---- associated and member types (sema_assoc_types.cpp)
     /// A member type `name` of `owner` (typealias, typedef, nested struct), also of the structs a
     /// nested one is declared in; nullptr when none.
@@ -172,8 +169,6 @@ public:
     /// `[PrimalSubstitute(g)]` on f / `[PrimalSubstituteOf(f)]` on g (of): records g as f's
     /// primal substitute (sema_primal_substitute.cpp).
     void resolve_primal_substitute(FunctionDecl* f, const Attribute& a, bool of);
-    /// A function with a primal substitute, or its substitute, using a static global: not supported yet.
-    void check_primal_substitute_globals();
     /// 41022 and 41031 in a differentiated body (the derivative-flow analysis, sema_flow.cpp).
     void check_derivative_flow(FunctionDecl* f);
     /// bwd_diff(f) / fwd_diff(f): every function whose body the derivative goes through must
@@ -309,6 +304,11 @@ public:
     /// Whether struct type `t` declares (directly or through interface inheritance) `iface`.
     bool conforms_to(const Type* t, const std::string& iface) const;
     bool interface_extends(const StructDecl* iface, const std::string& base, int depth = 0) const;
+    /// A copy of each of iface's default implementations that `s` does not implement itself, as
+    /// a method of s (sema_interface_defaults.cpp).
+    void adopt_default_implementations(StructDecl* s, const StructDecl* iface);
+    /// An `override` method of `s` names a member of one of the interfaces it conforms to (30854).
+    void check_overrides(const StructDecl* s, const std::vector<const StructDecl*>& interfaces);
     bool is_builtin_interface(const std::string& name) const;
 
     // ---- generic interfaces: `interface IGet<T>` (sema_generic_interfaces.cpp)
@@ -473,10 +473,45 @@ private:
     void move_extension_members(StructDecl* ext, StructDecl* target);
     /// `extension<T> Box<T> { ... }`: into Box's generic declaration (sema_generic_extensions.cpp).
     void merge_generic_extension(StructDecl* ext, const TypeExpr* target);
+    // ---- extensions of some instances and of built-in types (sema_extensions_instances.cpp,
+    // sema_extensions_builtin.cpp)
+    struct InstanceExtension {
+        StructDecl* ext = nullptr;      ///< as parsed: its members are cloned into each instance it matches
+        StructDecl* generic = nullptr;  ///< the generic struct it extends
+        std::vector<int> param_at;      ///< per struct argument: the extension's parameter it names, or -1
+        std::vector<GenericArg> fixed;  ///< per struct argument that names none: the argument written
+        std::vector<const TypeExpr*> written;  ///< per such type argument: as written (resolved on first use)
+        bool resolved = false, ok = true;      ///< `written` resolved into `fixed`; without an error
+        bool used = false;                     ///< some instance matched it
+    };
+    std::vector<InstanceExtension> instance_extensions_;
+    std::map<const Type*, StructDecl*> builtin_extensions_;  ///< `extension float { ... }`: its members
+    void register_instance_extension(StructDecl* ext, StructDecl* g, const TypeExpr* target);
+    /// `extension<T : IFoo> T : IBar { ... }`: the members of every type that conforms to IFoo
+    /// (sema_extensions_blanket.cpp), given to each struct when its members are declared.
+    std::vector<StructDecl*> blanket_extensions_;
+    void register_blanket_extension(StructDecl* ext);
+    void apply_blanket_extensions(StructDecl* s);
+    bool resolve_instance_pattern(InstanceExtension& x);
+    /// The members of each extension of `g` whose pattern `args` match, into instance `s`.
+    void apply_instance_extensions(const StructDecl* g, StructDecl* s, const std::vector<GenericArg>& args);
+    /// Each extension of some instances that none matched: checked through a representative one.
+    void check_unused_instance_extensions();
+    void merge_builtin_extension(StructDecl* ext, const Type* t);
+    void declare_builtin_extensions();
+    /// The members extensions give built-in type `t` (a scalar, vector or matrix), or nullptr.
+    const StructDecl* builtin_extension(const Type* t) const;
+    /// `float.K`, `float3.make()`: a static member of a built-in type's extension; nullptr when none.
+    const Type* check_builtin_type_member(Expr* e, bool called);
+    // ---- a struct declared in a generic struct sees the outer's member types (sema_nested_generic.cpp)
+    void share_outer_member_types();
     // ---- `property` and `__subscript` uses: calls of their accessors (sema_accessors.cpp)
     const Type* check_property_read(Expr* e, const Type* struct_type);
     const Type* check_subscript_read(Expr* e, const Type* base_type);
     const Type* check_accessor_assign(Expr* e);
+    /// `s[i++] *= 4;`: the index operands with side effects into constants first (a Block).
+    bool hoist_index_operands(Stmt* s);
+    int hoisted_indices_ = 0;
     /// A requirement that is one accessor of a subscript or property (`__subscript_set`) whose
     /// other accessor s has: true, with `at` there (Slang: 38105, not 38100).
     bool accessor_sibling(const StructDecl* s, const FunctionDecl* r, SourceLoc& at);

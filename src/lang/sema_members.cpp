@@ -59,6 +59,7 @@ void Sema::declare_signature(FunctionDecl* f) {
 }
 
 void Sema::declare_members(StructDecl* s) {
+    if (!blanket_extensions_.empty()) apply_blanket_extensions(s);  // sema_extensions_blanket.cpp
     const Substitution* saved = subst_;
     subst_ = substitution_of_struct(s);
     for (VarDecl* v : s->static_consts) {
@@ -129,6 +130,11 @@ const Type* Sema::static_base_type(Expr* base) {
     // Only struct names (and type parameters standing for structs) have static members.
     bool known = module_.structs.count(te.name) || module_.generic_structs.count(te.name) ||
                  (subst_ && subst_->types.count(te.name));
+    if (!known && !base->type_expr && current_fn_ && current_fn_->owner) {
+        // `Item.of(x)` where the struct (or one around it) declares Item (sema_assoc_types.cpp).
+        const Type* t = member_alias_type(current_fn_->owner, te.name);
+        return t && t->is_struct() ? t : nullptr;
+    }
     if (!known) return nullptr;
     const Type* t = resolve_type(&te);
     return t->is_struct() || t->is_error() ? t : nullptr;
@@ -226,12 +232,15 @@ const Type* Sema::check_member_call(Expr* e) {
     const Type* bt = check_expr(base);
     check_args();
     if (bt->is_error()) return bt;
-    if (!bt->is_struct()) return nullptr;  // not a method call: the caller handles other types
+    // A struct's methods, or those an extension gives a built-in type (sema_extensions_builtin.cpp).
+    const StructDecl* owner = bt->is_struct() ? bt->decl : builtin_extension(bt);
+    if (!owner) return nullptr;  // not a method call: the caller handles other types
     std::vector<FunctionDecl*> methods;
     bool reported = false;
-    for (FunctionDecl* m : member_candidates(e, callee, bt->decl, reported))
+    for (FunctionDecl* m : member_candidates(e, callee, owner, reported))
         if (!m->is_init) methods.push_back(m);
     if (reported) return types_.error_type();
+    if (methods.empty() && !bt->is_struct()) return nullptr;  // `v.length()` and the rest: the caller's
     if (methods.empty()) {
         bool field = false;
         for (const auto& f : types_.fields(bt)) field |= f.name == callee->name;
@@ -257,7 +266,7 @@ const Type* Sema::check_member_call(Expr* e) {
         // nothing).
         e->operands[0] = name;
         const Type* t = check_user_call(e, methods);
-        if (e->callee) check_member_access(callee->loc, bt->decl, e->callee->visibility, callee->name);
+        if (e->callee) check_member_access(callee->loc, owner, e->callee->visibility, callee->name);
         return t;
     }
     std::vector<FunctionDecl*> instance;
@@ -277,7 +286,7 @@ const Type* Sema::check_member_call(Expr* e) {
     e->operands[0] = name;
     e->operands.insert(e->operands.begin() + 1, base);
     const Type* t = check_user_call(e, instance);
-    if (e->callee) check_member_access(callee->loc, bt->decl, e->callee->visibility, callee->name);
+    if (e->callee) check_member_access(callee->loc, owner, e->callee->visibility, callee->name);
     if (e->callee && e->callee->is_mutating && !base->is_lvalue && !base->type->is_error())
         diags_.error(base->loc,
                      "cannot call [mutating] '" + e->callee->member_name + "' on a value that cannot be assigned" +

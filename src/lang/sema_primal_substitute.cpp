@@ -11,8 +11,11 @@
 // reports 41022 at f's differentiated calls; here it is reported at the attribute), and a g that
 // is not differentiable leaves f without one (41022 at such a call, as in Slang). Lowering gives
 // f g's forward and backward derivatives as its custom ones (ir/lower.cpp). g may be a struct's
-// static method (`[PrimalSubstitute(S.g)]`). Not supported yet: on generic functions and
-// methods, and where f or g uses a static global.
+// static method (`[PrimalSubstitute(S.g)]`). On a method, g is a method of the same struct with
+// the same parameters (`this` included: both [mutating] or neither; as in slangc, not a static
+// method or free function taking the struct first); on a generic function (or a method of a generic struct), g is
+// the same generic's instance for the same arguments (`sq<float>` by `sq_ref<float>`). f and g
+// may use globals: f's callers pass it g's too (sema_globals.cpp).
 #include "lang/sema_internal.h"
 
 namespace sg::lang {
@@ -33,16 +36,25 @@ bool declared_differentiable(const FunctionDecl& f) {
 }  // namespace
 
 void Sema::resolve_primal_substitute(FunctionDecl* f, const Attribute& a, bool of) {
-    if (f->owner || !f->generic_params.empty()) {
-        diags_.unsupported(a.loc, "[" + a.name + "] on a method or a generic function");
-        return;
-    }
+    // The functions it may name: as for a custom derivative, a method's struct's methods too and,
+    // for an instance of a generic, the same generic's instance for the same arguments.
     std::optional<std::vector<FunctionDecl*>> candidates = derivative_attribute_candidates(f, a);
     if (!candidates) return;
     FunctionDecl* other = nullptr;
-    for (FunctionDecl* c : *candidates)
-        if (c != f && (!c->owner || c->is_static) && c->generic_params.empty() && same_signature(*f, *c)) other = c;
+    bool not_generic = false;  // a generic's instance names a function that is not one
+    for (FunctionDecl* c : *candidates) {  // `this` is a parameter like any: a method of the same struct
+        if (c == f || !c->generic_params.empty() || !same_signature(*f, *c)) continue;
+        if (f->this_param && !c->this_param) continue;  // slangc: 31150 for one taking the struct first
+        if (f->generic_origin && !c->generic_origin) not_generic = true;
+        else other = c;
+    }
     const std::string name = attribute_target_text(a);
+    if (!other && not_generic) {  // Slang: 31148 cannot resolve derivative function
+        diags_.error(a.loc, "[" + a.name + "(" + name + ")] on generic '" + f->generic_origin->name + "': '" + name +
+                                "' must be a generic function taking the same generic arguments",
+                     31148);
+        return;
+    }
     if (!other) {  // Slang: 31150 custom derivative signature mismatch
         diags_.error(a.loc, "[" + a.name + "(" + name + ")] on '" + f->name + "': '" + name +
                                 "' must be a function with the same parameters and result as '" + f->name + "'",
@@ -66,17 +78,6 @@ void Sema::resolve_primal_substitute(FunctionDecl* f, const Attribute& a, bool o
     original->primal_substitute = substitute;
     // Calls of the original in differentiated code are differentiable when the substitute is.
     if (declared_differentiable(*substitute)) original->is_differentiable = true;
-}
-
-void Sema::check_primal_substitute_globals() {
-    for (FunctionDecl* f : result_.functions) {
-        FunctionDecl* s = f->primal_substitute;
-        if (!s) continue;
-        FunctionDecl* user = !f->static_globals.empty() ? f : !s->static_globals.empty() ? s : nullptr;
-        if (user)
-            diags_.unsupported(user->loc, "static variable '" + user->static_globals.front()->name + "' used by '" +
-                                              user->name + "', a function with a primal substitute or one");
-    }
 }
 
 }  // namespace sg::lang

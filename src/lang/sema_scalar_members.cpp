@@ -44,6 +44,7 @@ const Type* Sema::scalar_type_base(const Expr* base) {
 }
 
 const Type* Sema::check_scalar_type_member(Expr* e, bool called) {
+    if (const Type* t = check_builtin_type_member(e, called)) return t;  // sema_extensions_builtin.cpp
     Expr* member = called ? e->operands[0] : e;
     const Type* t = scalar_type_base(member->operands[0]);
     if (!t) return nullptr;

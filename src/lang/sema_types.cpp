@@ -267,7 +267,6 @@ const Type* Sema::resolve_type(TypeExpr* te) {
                                       " (a field is no_diff or not differentiable)", 38029);
             return te->resolved = types_.error_type();
         }
-        check_element_layout(te, elem);  // sema_matrix_layout.cpp
         base = types_.tensor(elem, int(*rank), t.kind);
     }
     if (is_tensor) {
@@ -398,7 +397,9 @@ void Sema::declare_struct(StructDecl* s) {
             diags_.unsupported(f->loc, "a tensor as a struct field");
         for (const auto& prev : fields)
             if (prev.name == f->name) diags_.error(f->loc, "duplicate field '" + f->name + "' in struct " + s->name);
-        fields.push_back({f->name, f->type, f->is_no_diff});
+        const Type* element = f->type;
+        while (element->is_array()) element = element->element;
+        fields.push_back({f->name, f->type, f->is_no_diff, {}, f->column_major.valid() && element->is_matrix()});
         if (!f->is_no_diff && types_.is_differentiable(f->type)) {
             const Type* d = types_.differential(f->type);
             diff_fields.push_back({f->name, d, false});

@@ -92,6 +92,9 @@ struct FieldInfo {
     /// The field of the struct's Differential that holds this one's derivative, when a
     /// `[DerivativeMember]` names another than `name` ("" : the field of the same name).
     std::string differential_name = {};
+    /// A `column_major` matrix field (or array of them): in a buffer's or tensor's element it is
+    /// stored column by column (codegen's flattened layout); as a value it is a matrix like any.
+    bool column_major = false;
 };
 
 /// Interns types. One per compilation (types of different compilations never mix).

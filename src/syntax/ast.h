@@ -194,7 +194,7 @@ struct VarDecl {
     ParamDir dir = ParamDir::In;    ///< parameters only
     bool is_no_diff = false;
     bool is_constref = false;       ///< `__constref` parameter: read-only, passed by reference
-    SourceLoc column_major;         ///< where `column_major` was written (a field's matters: sema_matrix_layout.cpp)
+    SourceLoc column_major;         ///< where `column_major` was written (a field's: its layout in a buffer, FieldInfo::column_major)
     bool is_const = false;          ///< `const`, `let`, `static const`
     bool is_static = false;
     bool is_param = false;
@@ -224,6 +224,9 @@ struct GenericParam {
     /// generic interface with its arguments (`U : IGet<T>`) is named in the strings by its text
     /// ("IGet<T>"); sema resolves it from here (sema_generic_interfaces.cpp).
     std::vector<TypeExpr*> constraint_types;
+    /// `where T == U`: the type parameters whose arguments must be this one's (parser_where.cpp).
+    std::vector<std::string> same_as;
+    std::vector<SourceLoc> same_as_locs;
 };
 
 /// One argument of an instantiation: a type, or an integer for a value parameter.
@@ -272,6 +275,7 @@ struct FunctionDecl {
     bool is_static = false;                       ///< `static` member function (no `this`)
     bool is_mutating = false;                     ///< `[mutating]`: `this` is inout
     bool is_init = false;                         ///< `__init(...)`: a constructor, returns the struct
+    bool is_override = false;                     ///< `override`: replaces an interface's default implementation
     VarDecl* this_param = nullptr;                ///< sema: params[0] of a method that has `this`
     FunctionDecl* generic_origin = nullptr;       ///< sema: an instantiation's generic declaration
     std::vector<GenericArg> generic_args;         ///< sema: an instantiation's arguments

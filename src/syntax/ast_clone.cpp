@@ -117,6 +117,7 @@ public:
         c->is_static = f->is_static;
         c->is_mutating = f->is_mutating;
         c->is_init = f->is_init;
+        c->is_override = f->is_override;
         c->visibility = f->visibility;
         return c;
     }

@@ -381,8 +381,13 @@ Modifiers Parser::parse_modifiers() {
                 // Matrix layout qualifiers. As in Slang they change no value a function computes
                 // with; they say how a matrix field is laid out in a buffer's memory. Matrices are
                 // stored row by row here, so row_major changes nothing; a column_major field in a
-                // buffer's element is sema's to report (sema_matrix_layout.cpp).
+                // buffer's element is stored column by column (FieldInfo::column_major, codegen).
                 if (word == "column_major") m.column_major = where;
+                advance();
+                continue;
+            }
+            if (word == "override" && kind(1) == TokenKind::Identifier) {  // sema_interface_defaults.cpp
+                m.override_loc = where;
                 advance();
                 continue;
             }
@@ -462,6 +467,8 @@ Decl* Parser::parse_function_or_global(SourceLoc first, std::vector<Attribute> a
         diags_.error(mods.visibility_loc, "'private' applies to struct members, not to a top-level declaration", 30603);
     if (mods.is_in || mods.is_out || mods.is_inout)
         error(mods.first, "parameter direction modifiers are only allowed on parameters");
+    if (mods.override_loc.valid())  // Slang: 31201 modifier not allowed
+        diags_.error(mods.override_loc, "'override' applies to a struct's methods", 31201);
     // `uniform` on a global: a parameter of the module, as a global without `static` is anyway;
     // with `static` it is Slang's 31202 (one storage class), on a function its 31201.
     if (mods.uniform.valid() && mods.is_static)

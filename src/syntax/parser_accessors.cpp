@@ -104,14 +104,9 @@ void Parser::parse_accessor_member(StructDecl* s, std::vector<Attribute> attrs, 
             fn->params.push_back(value);
             if (!find_attribute(fn->attrs, "mutating")) fn->attrs.push_back(Attribute{fn->loc, "mutating", {}});
         }
-        if (s->is_interface) {
-            // A requirement: `get;` / `set;` (a body would be a default implementation).
-            if (at(TokenKind::LBrace)) {
-                unsupported(loc(), "a default implementation in an interface");
-                throw SyntaxError{};
-            }
-            expect(TokenKind::Semicolon);
-        } else {
+        if (s->is_interface && !at(TokenKind::LBrace)) {
+            expect(TokenKind::Semicolon);  // a requirement: `get;` / `set;`
+        } else {  // in an interface, a default implementation (sema_interface_defaults.cpp)
             if (!at(TokenKind::LBrace)) fail_expected("'{'");
             fn->body = parse_block();
         }

@@ -7,7 +7,8 @@
 namespace sg::lang::detail {
 
 // extension_decl = "extension" generic_params? ident generic_args? bases struct_body ";"?
-// `extension<T> Box<T>` extends every instance of a generic struct (sema_generic_extensions.cpp).
+// `extension<T> Box<T>` extends every instance of a generic struct (sema_generic_extensions.cpp),
+// `extension Box<float>` and `extension<T : IFloat> Box<T>` some of them (sema_extensions_instances.cpp).
 Decl* Parser::parse_extension(SourceLoc first) {
     Decl* d = make_decl(DeclKind::Extension, first);
     advance();  // extension
@@ -18,18 +19,13 @@ Decl* Parser::parse_extension(SourceLoc first) {
     s->loc = loc(name);
     s->name = std::string(text(name));
     d->structure = s;
-    if (!params.empty()) {
+    if (!params.empty() || at(TokenKind::Less)) {  // `extension Box<float>`: one instance
         auto* target = ctx_.make<TypeExpr>();
         target->loc = loc(name);
         target->name = s->name;
         if (at(TokenKind::Less)) parse_generic_args(target);
         s->generic_params = std::move(params);
         s->extension_target = target;
-    } else if (at(TokenKind::Less)) {
-        unsupported(loc(), "an extension of a generic struct's instance");
-        d->kind = DeclKind::Unsupported;
-        synchronize();
-        return d;
     }
     parse_bases(s);
     parse_struct_body(s);

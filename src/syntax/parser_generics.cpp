@@ -218,6 +218,7 @@ void Parser::parse_struct_member(StructDecl* s) {
         fn->owner = s;
         fn->visibility = mods.visibility;
         fn->is_static = mods.is_static;
+        fn->is_override = mods.override_loc.valid();
         fn->attrs = std::move(attrs);
         fn->return_type = type;
         fn->return_no_diff = mods.is_no_diff;
@@ -242,6 +243,8 @@ void Parser::parse_struct_member(StructDecl* s) {
         else if (a.name == "DerivativeMember") error(a.loc, "[DerivativeMember] takes one field of the Differential: [DerivativeMember(D.f)]");
         else error(a.loc, "attribute [" + a.name + "] on a struct field is not supported yet");
     }
+    if (mods.override_loc.valid())  // Slang: 31201 modifier not allowed
+        diags_.error(mods.override_loc, "'override' applies to a struct's methods", 31201);
     proto.is_no_diff = mods.is_no_diff;
     proto.is_const = mods.is_const;
     proto.visibility = mods.visibility;

@@ -58,6 +58,7 @@ struct Modifiers {
     SourceLoc groupshared;  ///< where `groupshared` was written (invalid when absent)
     SourceLoc uniform;      ///< where `uniform` was written: a no-op on a parameter, tier 3 elsewhere
     SourceLoc column_major; ///< where `column_major` was written
+    SourceLoc override_loc; ///< where `override` was written (a method replacing an interface's default)
     SourceLoc visibility_loc;  ///< where `public` / `internal` / `private` was written
     Visibility visibility = Visibility::Default;
 };
@@ -281,6 +282,7 @@ private:
     int64_t last_error_offset_ = -1;  ///< suppresses a second error at the same token
     std::set<std::string> type_names_;  ///< user type names declared so far (for C-style casts)
     std::string struct_prefix_;         ///< "Outer." while a nested struct is parsed
+    bool in_generic_nest_ = false;      ///< while a struct nested in a generic struct is parsed
     std::vector<Decl*> lifted_;         ///< nested structs, added to the module after their container
     std::vector<TokenKind> keyword_names_;  ///< reserved words declared as names in scope (NameScope)
     uint64_t keyword_names_ever_ = 0;       ///< bit k - KwIf: reserved word k was declared as a name

@@ -25,6 +25,7 @@ void Parser::parse_constraints(GenericParam& p) {
 }
 
 // where_clause = "where" ident ":" constraints
+//              | "where" ident "==" ident        (both type parameters take one argument)
 void Parser::parse_where_clauses(FunctionDecl* fn) {
     while (at_word("where")) {
         advance();
@@ -36,9 +37,16 @@ void Parser::parse_where_clauses(FunctionDecl* fn) {
         Token name = expect(TokenKind::Identifier);
         clause.loc = loc(name);
         clause.name = std::string(text(name));
-        if (at(TokenKind::EqualEqual)) {
-            unsupported(loc(), "a type equality in a 'where' clause");
-            throw SyntaxError{};
+        if (match(TokenKind::EqualEqual)) {  // `where T == U`: one argument for both
+            Token other = expect(TokenKind::Identifier);
+            if (at(TokenKind::Less) || at(TokenKind::Dot) || at(TokenKind::LBracket)) {
+                unsupported(loc(other), "a type equality with a type other than a type parameter in a 'where' clause");
+                throw SyntaxError{};
+            }
+            clause.same_as.emplace_back(text(other));
+            clause.same_as_locs.push_back(loc(other));
+            fn->where_clauses.push_back(std::move(clause));
+            continue;
         }
         expect(TokenKind::Colon);
         parse_constraints(clause);
@@ -67,6 +75,17 @@ void Parser::apply_where_clauses(FunctionDecl* fn, bool final) {
                              30015);
             continue;
         }
+        for (size_t k = 0; k < clause.same_as.size(); ++k) {
+            bool known = false;
+            for (const GenericParam& g : fn->generic_params) known |= !g.is_value && g.name == clause.same_as[k];
+            if (!known)  // `where T == float`: Slang fixes T; not here
+                unsupported(clause.same_as_locs[k], "a type equality with a type other than a type parameter in a 'where' clause");
+            else if (clause.same_as[k] != p->name) {
+                p->same_as.push_back(clause.same_as[k]);
+                p->same_as_locs.push_back(clause.same_as_locs[k]);
+            }
+        }
+        if (clause.constraint.empty() && clause.more_constraints.empty()) continue;  // `where T == U` only
         std::vector<std::string> all{clause.constraint};
         all.insert(all.end(), clause.more_constraints.begin(), clause.more_constraints.end());
         p->constraint_types.insert(p->constraint_types.end(), clause.constraint_types.begin(),
