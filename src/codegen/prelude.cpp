@@ -44,6 +44,9 @@ const Part kParts[] = {
     {"tensor",
 #include "codegen/prelude_tensor.inc"
      , true},
+    {"column_major",
+#include "codegen/prelude_column_major.inc"
+     , false},
     {"coop",
 #include "codegen/prelude_coop.inc"
      , false},
