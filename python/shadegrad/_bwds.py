@@ -33,8 +33,37 @@ class BwdsFunction:
         """SlangPy's `kernel.bwds(args..., _thread_count=N)` of a [Differentiable] [CUDAKernel]
         function: its backward kernel launched over N threads (1-D), as slangtorch's `.bwd`; a
         `diff_pair(values, grad)` binds a DiffTensorView to its values and gradient tensors."""
+        import torch
+
         kwargs = dict(kwargs)
         count = kwargs.pop("_thread_count", None)  # a function that takes views: once, or per sg.grid element
+        fn = self._fn
+        result = next(((kind, dtype) for _, kind, dtype in fn._coop_params() if kind in (4, 5)), None)
+        if result is not None:
+            # A function that takes views and returns a value: the gradient of its results, as the
+            # last positional argument, `_result_grad=`, or a `_result=` tensor's .grad (copied:
+            # the backward consumes it).
+            n_params = len(fn._coop_params()) - 1
+            if "_result_grad" in kwargs:
+                dresult = kwargs.pop("_result_grad")
+            elif "_result" in kwargs:
+                dresult = getattr(kwargs.pop("_result"), "grad", None)
+                if dresult is None:
+                    raise TypeError(f"{fn.name}.bwds(): _result= must hold the result's gradient in .grad")
+            elif len(args) + len(kwargs) > n_params:
+                *args, dresult = args
+            else:
+                dresult = None
+            if result[0] == 4:
+                if dresult is None:
+                    raise TypeError(f"{fn.name}.bwds(): the gradient of the result is missing (pass it as the last "
+                                    "argument)")
+                if isinstance(dresult, torch.Tensor):
+                    dresult = dresult.detach().clone()
+                else:
+                    dresult = torch.tensor(dresult, dtype=getattr(torch, result[1]),
+                                           device=_values._device(fn.device_type, fn.device_index))
+                kwargs["_result"] = dresult
 
         def unpair(v):
             if isinstance(v, _values.DiffPair):

@@ -47,6 +47,27 @@ void write_scalar(uint8_t* out, lang::ScalarKind k, const ArgInfo& a) {
     }
 }
 
+/// A per-element tensor of a function that takes views, as the view the glue reads: the call's
+/// extents (then a vector parameter's components), its own strides where its extent is the
+/// call's, 0 where it is broadcast (view_call.cpp).
+TensorInfo expanded(const TensorInfo& t, const lang::Type& param, const std::vector<int64_t>& call_shape) {
+    TensorInfo e = t;
+    const int components = param.is_vector() ? param.rows : 1;
+    const int rank = int(call_shape.size()), own = t.ndim - (components > 1 ? 1 : 0);
+    for (int d = 0; d < rank; ++d) {
+        const int td = d - (rank - own);
+        e.shape[d] = call_shape[size_t(d)];
+        e.strides[d] = td >= 0 && t.shape[td] != 1 ? t.strides[td] : 0;
+    }
+    e.ndim = rank;
+    if (components > 1) {
+        e.shape[rank] = components;
+        e.strides[rank] = t.strides[t.ndim - 1];
+        ++e.ndim;
+    }
+    return e;
+}
+
 bool is_number(const ArgInfo& a) { return a.kind == ArgKind::Int || a.kind == ArgKind::Float || a.kind == ArgKind::Bool; }
 
 /// The kernel of `fn` for a device and pass, compiled on first use.
@@ -93,8 +114,10 @@ const lang::FunctionDecl& require_kernel(const FunctionState& fn) {
 
 bool is_diff_view(const lang::Type* t) { return t->is_tensor() && t->tensor.view && t->tensor.has_grad; }
 
-/// The argument of each parameter: by position, then by name.
-std::vector<const ArgInfo*> bind_arguments(const std::string& name, const lang::FunctionDecl& decl, const CallArgs& a) {
+/// The argument of each parameter: by position, then by name. With `result`, a keyword `_result`
+/// (the results of a function that takes views, or their gradient in its backward) goes there.
+std::vector<const ArgInfo*> bind_arguments(const std::string& name, const lang::FunctionDecl& decl, const CallArgs& a,
+                                           const ArgInfo** result = nullptr) {
     const size_t n = decl.params.size();
     std::vector<const ArgInfo*> bound(n, nullptr);
     if (a.positional > n)
@@ -102,6 +125,10 @@ std::vector<const ArgInfo*> bind_arguments(const std::string& name, const lang::
     for (size_t k = 0; k < a.positional; ++k) bound[k] = &a.args[k];
     for (size_t k = a.positional; k < a.count; ++k) {
         const std::string& key = (*a.keywords)[k - a.positional];
+        if (result && key == "_result") {
+            *result = &a.args[k];
+            continue;
+        }
         size_t p = 0;
         while (p < n && decl.params[p]->name != key) ++p;
         if (p == n) throw_type_error(name + "(): no parameter named '" + key + "'");
@@ -117,8 +144,17 @@ std::vector<const ArgInfo*> bind_arguments(const std::string& name, const lang::
 
 std::vector<CoopParam> coop_params(const FunctionState& fn) {
     std::vector<CoopParam> out;
-    for (const lang::VarDecl* p : require_kernel(fn).params)
-        out.push_back({p->name, !p->type->is_tensor() ? 0 : is_diff_view(p->type) ? 2 : 1});
+    const lang::FunctionDecl& decl = require_kernel(fn);
+    const bool view_function = !lang::find_attribute(decl.attrs, "CUDAKernel");
+    for (size_t k = 0; k < decl.params.size(); ++k) {
+        const lang::VarDecl* p = decl.params[k];
+        const int value = view_function && view_element_is_differentiable(decl, k) ? 3 : 0;
+        out.push_back({p->name, !p->type->is_tensor() ? value : is_diff_view(p->type) ? 2 : 1, ""});
+    }
+    const lang::Type* rt = decl.result_type;
+    if (view_function && rt && !rt->is_void())
+        out.push_back({"_result", view_result_is_differentiable(decl) ? 4 : 5,
+                       rt->is_numeric() ? dtype_name(dtype_of(rt->scalar)) : ""});
     return out;
 }
 
@@ -126,15 +162,20 @@ bool coop_needs_autograd(const FunctionState& fn, const CallArgs& a) {
     const lang::FunctionDecl* decl = kernel_decl(*fn.module, fn.callee);
     if (!decl) decl = view_function_decl(*fn.module, fn.callee);
     if (!decl || !(decl->is_differentiable || lang::find_attribute(decl->attrs, "Differentiable"))) return false;
+    const bool view_function = !lang::find_attribute(decl->attrs, "CUDAKernel");
     std::vector<const ArgInfo*> bound;
+    const ArgInfo* result = nullptr;
     try {
-        bound = bind_arguments(fn.name, *decl, a);
+        bound = bind_arguments(fn.name, *decl, a, view_function ? &result : nullptr);
     } catch (...) {
         return false;  // the launch reports it
     }
-    for (size_t p = 0; p < bound.size(); ++p)
-        if (is_diff_view(decl->params[p]->type) && bound[p]->kind == ArgKind::Tensor && bound[p]->tensor.requires_grad)
-            return true;
+    for (size_t p = 0; p < bound.size(); ++p) {
+        // A DiffTensorView, or (a function that takes views) a per-element differentiable value.
+        const bool diff = is_diff_view(decl->params[p]->type) ||
+                          (view_function && view_element_is_differentiable(*decl, p));
+        if (diff && bound[p]->kind == ArgKind::Tensor && bound[p]->tensor.requires_grad) return true;
+    }
     return false;
 }
 
@@ -185,30 +226,26 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
         throw_value_error(name + "(): a block has at most 1024 threads, got " + std::to_string(threads_per_block));
 
     const size_t n = decl->params.size();
-    const std::vector<const ArgInfo*> bound = bind_arguments(name, *decl, a);
-    // A function that takes views: sg.grid arguments give its threads (view_call.cpp).
-    LaunchShape grid_shape = shape;
-    ViewCallForm form;
-    if (view_function) form = view_call_form(name, *decl, bound, shape, grid_shape);
-    else
-        for (size_t p = 0; p < n; ++p)
-            if (bound[p]->kind == ArgKind::Grid)
-                throw_type_error(name + "(): parameter '" + decl->params[p]->name + "' (" +
-                                 lang::type_name(decl->params[p]->type) +
-                                 ") takes a number, got an sg.grid: a [CUDAKernel] function reads its thread's "
-                                 "place from cudaThreadIdx() and cudaBlockIdx()");
-    // A DiffTensorView's (values, gradient) pair: the values bind as any view argument, the
-    // gradient is checked against them.
+    const lang::Type* rt = decl->result_type;
+    const bool returns = view_function && rt && !rt->is_void();
+    const ArgInfo* result_arg = nullptr;  // `_result=`: the results to write, or (backward) their gradient
+    const std::vector<const ArgInfo*> bound = bind_arguments(name, *decl, a, returns ? &result_arg : nullptr);
+    if (returns && a.result_index >= 0) result_arg = &a.args[size_t(a.result_index)];  // a `_result=` tensor
+    // A (values, gradient) pair of tensors: for a DiffTensorView, or (a function that takes views)
+    // for a differentiable value read per element. The values bind as any argument, the gradient
+    // is checked against them.
     std::vector<const ArgInfo*> grads(n, nullptr);
     std::vector<const ArgInfo*> values = bound;
     for (size_t p = 0; p < n; ++p) {
-        if (!is_diff_view(decl->params[p]->type) || bound[p]->kind != ArgKind::List) continue;
+        const bool diff_element = view_function && view_element_is_differentiable(*decl, p);
+        if (!(is_diff_view(decl->params[p]->type) || diff_element) || bound[p]->kind != ArgKind::List) continue;
         const std::string what = name + "(): parameter '" + decl->params[p]->name + "' (" +
                                  lang::type_name(decl->params[p]->type) + ")";
         const ArgInfo& pair = *bound[p];
-        if (pair.child_count != 2 || a.args[pair.first_child].kind != ArgKind::Tensor ||
-            a.args[pair.first_child + 1].kind != ArgKind::Tensor)
-            throw_type_error(what + " takes a tensor or a (values, gradient) pair of tensors");
+        const bool tensors = pair.child_count == 2 && a.args[pair.first_child].kind == ArgKind::Tensor &&
+                             a.args[pair.first_child + 1].kind == ArgKind::Tensor;
+        if (diff_element && !tensors) continue;  // a vector's components: a value
+        if (!tensors) throw_type_error(what + " takes a tensor or a (values, gradient) pair of tensors");
         values[p] = &a.args[pair.first_child];
         grads[p] = &a.args[pair.first_child + 1];
         const TensorInfo& v = values[p]->tensor;
@@ -224,6 +261,17 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
         if (g.device_type != v.device_type || g.device_index != v.device_index)
             throw_value_error(what + ": the gradient is on another device than the values");
     }
+    // A function that takes views: sg.grid and tensor arguments give its threads (view_call.cpp).
+    LaunchShape grid_shape = shape;
+    ViewCallForm form;
+    if (view_function) form = view_call_form(name, *decl, values, shape, grid_shape);
+    else
+        for (size_t p = 0; p < n; ++p)
+            if (bound[p]->kind == ArgKind::Grid)
+                throw_type_error(name + "(): parameter '" + decl->params[p]->name + "' (" +
+                                 lang::type_name(decl->params[p]->type) +
+                                 ") takes a number, got an sg.grid: a [CUDAKernel] function reads its thread's "
+                                 "place from cudaThreadIdx() and cudaBlockIdx()");
     DeviceType device = DeviceType::CPU;
     int device_index = -1;
     bool have_device = false;
@@ -247,6 +295,10 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
             if (rank > lang::kMaxViewRank || rank < 0)
                 throw_value_error(what + " takes a tensor of at most " + std::to_string(lang::kMaxViewRank) +
                                   " dimensions (besides a vector element's), got " + std::to_string(arg.tensor.ndim));
+            if (per_element && components > 1 && form.rank + 1 > lang::kMaxViewRank)
+                throw_value_error(what + ": a vector read per element takes a call of at most " +
+                                  std::to_string(lang::kMaxViewRank - 1) + " dimensions, got " +
+                                  std::to_string(form.rank));
             if (arg.tensor.device_type != DeviceType::CPU && arg.tensor.device_type != DeviceType::CUDA)
                 throw_value_error(what + ": tensors on this device are not supported");
             if (!have_device) {
@@ -275,8 +327,6 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
     }
 
     // The results of a function that takes views and returns a value: one per call (view_call.cpp).
-    const lang::Type* rt = decl->result_type;
-    const bool returns = view_function && rt && !rt->is_void();
     int64_t result_shape[kMaxTensorRank] = {};
     int result_ndim = 0;
     if (returns) {
@@ -288,8 +338,30 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
         if (rt->is_vector()) result_shape[result_ndim++] = rt->rows;
         if (single) *single = form.rank == 0;
     }
+    const bool diff_result = returns && view_result_is_differentiable(*decl);
+    if (returns && pass != CoopPass::Primal && diff_result && !result_arg)
+        throw_type_error(name + "(): the gradient of the result is missing (pass it as the last argument)");
+    if (result_arg) {
+        // `_result=`: a tensor of the results' shape (a single call's without its leading 1) and dtype.
+        const std::string what = name + "(): _result";
+        const DType want = pass != CoopPass::Primal && rt->scalar == lang::ScalarKind::Half && diff_result
+                               ? DType::Float32 : dtype_of(rt->scalar);
+        if (result_arg->kind != ArgKind::Tensor)
+            throw_type_error(what + " takes a tensor, got " + arg_kind_name(result_arg->kind));
+        const TensorInfo& t = result_arg->tensor;
+        if (t.dtype != want)
+            throw_type_error(what + " takes a " + dtype_name(want) + " tensor, got " + dtype_name(t.dtype));
+        const int skip = form.rank == 0 ? 1 : 0;
+        bool same = t.ndim == result_ndim - skip;
+        for (int d = 0; same && d < t.ndim; ++d) same = t.shape[d] == result_shape[d + skip];
+        if (!same)
+            throw_value_error(what + " takes a tensor of shape " + shape_text(result_shape + skip, result_ndim - skip) +
+                              ", got " + shape_text(t.shape, t.ndim));
+        if (t.device_type != device || (device == DeviceType::CUDA && t.device_index != device_index))
+            throw_value_error(what + " is on another device than the call's tensors");
+    }
     if (grid_shape.grid[0] == 0) {  // an empty call shape: no thread runs
-        if (!returns) return nullptr;
+        if (!returns || result_arg) return nullptr;
         TensorInfo info{};
         return host.empty(result_shape, result_ndim, dtype_of(rt->scalar), device, device_index, false, info);
     }
@@ -347,16 +419,20 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
                                  f.shape.scalar, a.args[size_t(arg.first_child + c)]);
             continue;
         }
-        const TensorInfo& t = arg.tensor;
+        // A per-element tensor: a view with the call's extents (its components last), a broadcast
+        // dimension of stride 0.
+        const bool per_element = form.tensors & (1u << p);
+        const TensorInfo t = per_element ? expanded(arg.tensor, *decl->params[p]->type, form.call_shape) : arg.tensor;
         const int rank = pack_view(f, t);
-        int64_t extents[8] = {};
-        for (int d = 0; d < rank; ++d) extents[d] = t.shape[d];
-        const int64_t view_rank = rank;
         if (f.tensor.grad_view && grads[p]) {  // the gradient's record, laid out as the values'
-            const TensorInfo& g = grads[p]->tensor;
+            const TensorInfo g = per_element ? expanded(grads[p]->tensor, *decl->params[p]->type, form.call_shape) : grads[p]->tensor;
             const size_t off = f.tensor.grad_view - f.tensor.data;
-            int64_t grad_strides[8] = {};
-            for (int d = 0; d < rank; ++d) grad_strides[d] = g.strides[d];
+            int64_t extents[8] = {}, grad_strides[8] = {};
+            for (int d = 0; d < rank; ++d) {
+                extents[d] = t.shape[d];
+                grad_strides[d] = g.strides[d];
+            }
+            const int64_t view_rank = rank;
             const int64_t grad_inner[2] = {1, 0};
             std::memcpy(block.data() + f.tensor.data + off, &g.data, sizeof(void*));
             std::memcpy(block.data() + f.tensor.shape + off, extents, sizeof extents);
@@ -369,9 +445,36 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
     ResultTensor result_tensor(host);
     if (returns) {
         TensorInfo info{};
-        result_tensor.object =
-            host.empty(result_shape, result_ndim, dtype_of(rt->scalar), device, device_index, false, info);
-        pack_view(layout.fields[n], info);
+        if (result_arg) {  // the given tensor (a single call's gets its leading 1 back)
+            info = result_arg->tensor;
+            if (form.rank == 0) {
+                for (int d = info.ndim; d > 0; --d) {
+                    info.shape[d] = info.shape[d - 1];
+                    info.strides[d] = info.strides[d - 1];
+                }
+                info.shape[0] = 1;
+                info.strides[0] = 0;
+                ++info.ndim;
+            }
+        } else {
+            result_tensor.object =
+                host.empty(result_shape, result_ndim, dtype_of(rt->scalar), device, device_index, false, info);
+        }
+        const codegen::ParamField& f = layout.fields[n];
+        pack_view(f, info);
+        if (f.tensor.grad_view && pass != CoopPass::Primal) {
+            // A derivative pass: `_result` is the results' gradient (the values are not read).
+            const size_t off = f.tensor.grad_view - f.tensor.data;
+            const size_t record = f.tensor.view_rank + sizeof(int64_t) - f.tensor.data;
+            std::memmove(block.data() + f.tensor.data + off, block.data() + f.tensor.data, record);
+        }
+    }
+    if (form.rank > 0) {  // the call's extents (dimension 0 first), two uint4 after the parameters
+        const size_t first = n + (returns ? 1 : 0);
+        for (int d = 0; d < 8; ++d) {
+            const uint32_t e = d < form.rank ? uint32_t(form.call_shape[size_t(d)]) : 1u;
+            std::memcpy(block.data() + layout.fields[first + size_t(d / 4)].offset + size_t(d % 4) * 4, &e, 4);
+        }
     }
     const runtime::Backend& backend = runtime::backend(device);
     runtime::LaunchRequest r;

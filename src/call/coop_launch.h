@@ -40,7 +40,12 @@ enum class CoopPass : uint8_t { Primal = 0, Backward = 1, Forward = 2 };
 /// A parameter of a [CUDAKernel] function as the Python side needs it (autograd wiring).
 struct CoopParam {
     std::string name;
-    int kind = 0;  ///< 0: a value, 1: a TensorView, 2: a DiffTensorView
+    /// 0: a value, 1: a TensorView, 2: a DiffTensorView, 3: a value of a function that takes views
+    /// whose per-element tensor carries a gradient (a differentiable scalar or vector); the result
+    /// of such a function that returns a value comes last, named "_result": 4 when it carries a
+    /// gradient, else 5.
+    int kind = 0;
+    std::string dtype;  ///< the result's: its torch dtype name ("float32")
 };
 
 /// Whether the function a state names is a [CUDAKernel] function (of its first declaration).
@@ -94,14 +99,22 @@ struct ViewCallForm {
     std::vector<int64_t> call_shape;  ///< its extents (not part of the kernel)
 };
 /// The [CUDAKernel] glue that calls such a function (pass: or bwd_diff / fwd_diff of it) once
-/// per thread. TypeError for a function that returns a value or has an out parameter, or (a
-/// derivative pass) is not differentiable.
+/// per thread (view_call_glue.cpp). TypeError for a result other than a scalar or vector, an out
+/// parameter, or (a derivative pass) a function that is not differentiable.
 Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, CoopPass pass, const ViewCallForm& form);
 /// Checks the arguments of such a call that are not views (numbers; sg.grid, every grid's rank
 /// its parameter's component count; tensors for scalar and vector parameters, one element per
 /// call) and returns the call's form; `out` is `shape`, or with grids or tensors one thread per
-/// element of their common call shape (grid[0] = 0 when it is empty). Errors name `name` and
+/// element of their call shape, the right-aligned broadcast of theirs (grid[0] = 0 when it is
+/// empty; extents that are neither equal nor 1 are a ValueError naming both parameters). Errors name `name` and
 /// the parameter; `_thread_count` beside a grid or tensor is a ValueError (SlangPy's).
+/// Whether the glue reads a per-element tensor of parameter k of `decl` through a DiffTensorView
+/// of its scalar (a vector's components in a last dimension), whose gradient view receives the
+/// argument's gradient.
+bool view_element_is_differentiable(const lang::FunctionDecl& decl, size_t k);
+/// Whether the glue stores `decl`'s result through a DiffTensorView (its gradient view holds the
+/// result's gradient in a derivative pass).
+bool view_result_is_differentiable(const lang::FunctionDecl& decl);
 ViewCallForm view_call_form(const std::string& name, const lang::FunctionDecl& decl,
                             const std::vector<const ArgInfo*>& bound, const LaunchShape& shape, LaunchShape& out);
 

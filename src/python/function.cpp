@@ -193,7 +193,7 @@ bool Function::by_components(const CallScratch& s, const nb::args& args, const n
 
 nb::list Function::coop_params() const {
     nb::list out;
-    for (const call::CoopParam& p : call::coop_params(*state_)) out.append(nb::make_tuple(p.name, p.kind));
+    for (const call::CoopParam& p : call::coop_params(*state_)) out.append(nb::make_tuple(p.name, p.kind, p.dtype));
     return out;
 }
 
@@ -237,16 +237,16 @@ nb::object Function::launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb
     if (pass == 0 && (!thread_count.is_none() || state_->view_function) && grad_mode &&
         call::coop_needs_autograd(*state_, described(s))) {
         // SlangPy's form with tensors that require grad: the launch joins torch autograd.
-        if (state_->view_function && call::view_function_returns_value(*state_->module, state_->callee))
-            call::throw_type_error(state_->name + "() takes a DiffTensorView bound to a tensor that requires grad and "
-                                   "returns a value: such a call in torch autograd is not supported yet (return void "
-                                   "and write the result through a DiffTensorView)");
         nb::object self = nb::find(this);
         return nb::module_::import_("shadegrad._coop_autograd").attr("launch")(self, args, kwargs, thread_count);
     }
     bool single = false;
     void* result = call::launch_cooperative(torch_host(), *state_, described(s), shape, call::CoopPass(pass), &single);
-    if (!result) return nb::none();
+    if (!result) {
+        // `_result=` of a function that takes views: the tensor it wrote.
+        if (pass == 0 && state_->view_function && kwargs.contains("_result")) return kwargs["_result"];
+        return nb::none();
+    }
     // A function that takes views and returns a value: its results (one call: a 0-d tensor, or
     // the value's components).
     nb::object out = nb::steal(static_cast<PyObject*>(result));

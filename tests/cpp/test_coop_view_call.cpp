@@ -3,7 +3,9 @@
 // derivative glue compiled for the CPU (run over partial blocks, the function's own bound check
 // keeping the extra threads out) and for CUDA with NVRTC; a 2-D grid's coordinate (.x the last
 // dimension), per-element tensors read through views (scalars, vectors, beside a grid), and a
-// backward through DiffTensorViews in a loop.
+// backward through DiffTensorViews in a loop; the derivative of a result (stored through a
+// DiffTensorView whose gradient the backward takes) and of a per-element vector read through a
+// broadcast DiffTensorView.
 #include "call/coop_launch.h"
 #include "call/errors.h"
 #include "coop_harness.h"
@@ -28,6 +30,22 @@ struct Declared {
     }
 };
 
+/// The call's extents (dimension 0 first) as the glue's two uint4 parameters after the others.
+std::vector<CoopArg> call_extents(std::vector<uint32_t> shape) {
+    shape.resize(8, 1u);
+    CoopArg lo, hi;
+    lo.bytes.resize(16);
+    hi.bytes.resize(16);
+    std::memcpy(lo.bytes.data(), shape.data(), 16);
+    std::memcpy(hi.bytes.data(), shape.data() + 4, 16);
+    return {lo, hi};
+}
+
+std::vector<CoopArg> operator+(std::vector<CoopArg> a, const std::vector<CoopArg>& b) {
+    a.insert(a.end(), b.begin(), b.end());
+    return a;
+}
+
 /// Launches `k` over `threads` threads in 1-D blocks of `block` (the last one partial: the
 /// harness sets no thread count, so the function's own bound check keeps those threads out).
 codegen::FaultRecord launch_count(const CoopKernel& k, int64_t threads, int64_t block, std::vector<CoopArg> args) {
@@ -47,7 +65,7 @@ TEST(CoopViewCall, GridCoordinateGivesXTheLastDimension) {
     ASSERT_NE(d.decl, nullptr);
     call::FunctionState fn;
     fn.name = "mark_cell";
-    const call::Glue glue = call::view_call_glue(fn, *d.decl, call::CoopPass::Primal, call::ViewCallForm{1u, 0u, 0});
+    const call::Glue glue = call::view_call_glue(fn, *d.decl, call::CoopPass::Primal, call::ViewCallForm{1u, 0u, 2});
     EXPECT_NE(glue.source.find("[CUDAKernel]"), std::string::npos) << glue.source;
     auto k = build_coop(std::string(kCells) + glue.source, glue.entry);
     std::vector<int32_t> cells(3 * 5, -1);
@@ -55,7 +73,9 @@ TEST(CoopViewCall, GridCoordinateGivesXTheLastDimension) {
     CoopArg grid;
     grid.bytes.resize(8);
     std::memcpy(grid.bytes.data(), extents, 8);
-    const auto fault = launch_count(*k, 15, 4, {grid, CoopArg::view(cells, {3, 5}), CoopArg::scalar(int32_t(2))});
+    const auto fault = launch_count(*k, 15, 4,
+                                    std::vector<CoopArg>{grid, CoopArg::view(cells, {3, 5}), CoopArg::scalar(int32_t(2))} +
+                                        call_extents({3, 5}));
     EXPECT_EQ(fault.code, 0u);
     for (int y = 0; y < 3; ++y)
         for (int x = 0; x < 5; ++x) EXPECT_EQ(cells[size_t(y * 5 + x)], 2 * (y * 100 + x)) << y << "," << x;
@@ -122,7 +142,9 @@ TEST(CoopViewCall, PerElementTensorsBesideAGrid) {
     CoopArg unused;
     unused.bytes.resize(12);
     EXPECT_EQ(k->launch({6, 1, 1}, {1, 1, 1},
-                        {CoopArg::view(values, {2, 3}), grid, CoopArg::view(cells, {2, 3}), unused}).code,
+                        std::vector<CoopArg>{CoopArg::view(values, {2, 3}), grid, CoopArg::view(cells, {2, 3}), unused} +
+                            call_extents({2, 3}))
+                  .code,
               0u);
     EXPECT_EQ(cells, values);
 }
@@ -137,7 +159,9 @@ TEST(CoopViewCall, PerElementVectors) {
     std::vector<uint32_t> at = {2, 0, 1};
     std::vector<float> v = {1, 2, 3, 4, 5, 6, 7, 8, 9}, out(9, 0.0f);
     EXPECT_EQ(k->launch({3, 1, 1}, {1, 1, 1},
-                        {CoopArg::view(at, {3}), CoopArg::view(v, {3}, 3), CoopArg::view(out, {3}, 3)}).code,
+                        std::vector<CoopArg>{CoopArg::view(at, {3}), CoopArg::view(v, {3}, 3), CoopArg::view(out, {3}, 3)} +
+                            call_extents({3}))
+                  .code,
               0u);
     const std::vector<float> want = {8, 10, 12, 14, 16, 18, 2, 4, 6};  // out[at[t]] = 2 v[t]
     EXPECT_EQ(out, want);
@@ -153,11 +177,75 @@ TEST(CoopViewCall, ResultsOnePerCall) {
     auto k = build_coop(std::string(src) + glue.source, glue.entry);
     std::vector<float> v = {1.5f, 2.5f, 3.5f}, out(8, 0.0f);
     std::vector<int32_t> at = {2, 0, 0, 1};
-    EXPECT_EQ(k->launch({4, 1, 1}, {1, 1, 1}, {CoopArg::view(v, {3}), CoopArg::view(at, {4}), CoopArg::view(out, {4}, 2)})
+    EXPECT_EQ(k->launch({4, 1, 1}, {1, 1, 1},
+                        std::vector<CoopArg>{CoopArg::view(v, {3}), CoopArg::view(at, {4}), CoopArg::view(out, {4}, 2)} +
+                            call_extents({4}))
                   .code,
               0u);
     const std::vector<float> want = {3.5f, -3.5f, 1.5f, -1.5f, 1.5f, -1.5f, 2.5f, -2.5f};
     EXPECT_EQ(out, want);
+}
+
+const char* kDiffResult = R"(
+[Differentiable]
+float sq(DiffTensorView<float> x, int i) { return x[i] * x[i]; }
+[Differentiable]
+float2 weigh(float3 v, DiffTensorView<float> w) { float d = dot(v, float3(w[0], w[1], w[2])); return float2(d, d * d); }
+)";
+
+TEST(CoopViewCall, DerivativeOfAResult) {
+    Declared d(kDiffResult, "sq");
+    ASSERT_NE(d.decl, nullptr);
+    call::FunctionState fn;
+    fn.name = "sq";
+    EXPECT_TRUE(call::view_result_is_differentiable(*d.decl));
+    EXPECT_FALSE(call::view_element_is_differentiable(*d.decl, 1));  // an int index
+    for (call::CoopPass pass : {call::CoopPass::Primal, call::CoopPass::Backward}) {
+        const call::Glue glue = call::view_call_glue(fn, *d.decl, pass, call::ViewCallForm{0u, 2u, 1, {}});
+        EXPECT_NE(glue.source.find("DiffTensorView<float> __sg_result"), std::string::npos) << glue.source;
+        auto k = build_coop(std::string(kDiffResult) + glue.source, glue.entry);
+        std::vector<float> x = {1.5f, -2.0f, 3.0f}, gx(3, 0.0f), out(4, 0.0f), gout = {1.0f, 2.0f, 3.0f, 4.0f};
+        std::vector<int32_t> at = {2, 0, 2, 1};  // element 2 read by two calls: its gradients add
+        EXPECT_EQ(k->launch({4, 1, 1}, {1, 1, 1},
+                            std::vector<CoopArg>{CoopArg::diff_view(x, &gx, {3}), CoopArg::view(at, {4}),
+                                                 CoopArg::diff_view(out, &gout, {4})} +
+                                call_extents({4}))
+                      .code,
+                  0u);
+        if (pass == call::CoopPass::Primal) {
+            EXPECT_EQ(out, (std::vector<float>{9.0f, 2.25f, 9.0f, 4.0f}));
+        } else {
+            EXPECT_FLOAT_EQ(gx[0], 2 * 1.5f * 2.0f);
+            EXPECT_FLOAT_EQ(gx[1], 2 * -2.0f * 4.0f);
+            EXPECT_FLOAT_EQ(gx[2], 2 * 3.0f * (1.0f + 3.0f));
+            EXPECT_EQ(out, (std::vector<float>(4, 0.0f)));  // the primal is not written again
+        }
+    }
+}
+
+TEST(CoopViewCall, BroadcastPerElementVectorAndItsGradient) {
+    Declared d(kDiffResult, "weigh");
+    ASSERT_NE(d.decl, nullptr);
+    call::FunctionState fn;
+    fn.name = "weigh";
+    EXPECT_TRUE(call::view_element_is_differentiable(*d.decl, 0));
+    // v: 2 vectors broadcast over a (3, 2) call (stride 0 in dimension 0), components last
+    const call::Glue glue = call::view_call_glue(fn, *d.decl, call::CoopPass::Backward, call::ViewCallForm{0u, 1u, 2, {}});
+    auto k = build_coop(std::string(kDiffResult) + glue.source, glue.entry);
+    std::vector<float> v = {1, 2, 3, -1, 0, 2}, gv(6, 0.0f), w = {0.5f, 1.0f, 2.0f}, gw(3, 0.0f);
+    std::vector<float> out(12, 0.0f), gout(12, 0.0f);
+    for (size_t c = 0; c < 6; ++c) gout[2 * c] = 1.0f;  // the gradient of d only
+    CoopArg vv = CoopArg::diff_view(v, &gv, {3, 2, 3});
+    vv.strides = {0, 3, 1};
+    EXPECT_EQ(k->launch({6, 1, 1}, {1, 1, 1},
+                        std::vector<CoopArg>{vv, CoopArg::diff_view(w, &gw, {3}), CoopArg::diff_view(out, &gout, {3, 2, 2})} +
+                            call_extents({3, 2}))
+                  .code,
+              0u);
+    // each of the 2 vectors is read by 3 calls: d(d)/dv = w, three times
+    for (size_t j = 0; j < 2; ++j)
+        for (size_t c = 0; c < 3; ++c) EXPECT_FLOAT_EQ(gv[j * 3 + c], 3.0f * w[c]) << j << "," << c;
+    for (size_t c = 0; c < 3; ++c) EXPECT_FLOAT_EQ(gw[c], 3.0f * (v[c] + v[3 + c])) << c;
 }
 
 TEST(CoopViewCall, OutParametersAndDerivativesOfResultsAreRefused) {

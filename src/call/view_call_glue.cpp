@@ -1,0 +1,188 @@
+// src/call/view_call_glue.cpp — the glue of a call of a function that takes views without being
+// a [CUDAKernel] function (view_call.cpp decides the call's form; docs/calling.md, "Functions that
+// take views").
+//
+// The glue is two functions appended to the user module:
+//
+//   * a body, `__sg_view_body_<f>(params..., [result], uint __sg_t, [uint4 __sg_e0, uint4 __sg_e1])`,
+//     [Differentiable] when f is: it finds the thread's coordinate in the call shape (its extents
+//     in __sg_e0/__sg_e1, dimension 0 first), reads each per-element argument there (a tensor is
+//     a view packed with the call's extents, a broadcast dimension of stride 0: coop_launch.cpp),
+//     makes each grid's coordinate, calls f and stores its result at that coordinate;
+//   * a [CUDAKernel] entry that computes the thread's index and calls the body, bwd_diff of it
+//     or fwd_diff of it.
+//
+// A differentiable per-element argument (a floating scalar or vector of a [Differentiable] f) is
+// a DiffTensorView of its scalar, a vector's components in its last dimension: its loads'
+// backward adds the argument's gradient into its gradient view (atomically: a broadcast element
+// is read by several calls). A differentiable result is stored through a DiffTensorView the same
+// way: the store's backward takes the result's gradient. So the derivative of the whole call is
+// bwd_diff of the body, and a call's gradients are those of its views.
+#include "call/coop_launch.h"
+
+#include <string>
+#include <vector>
+
+#include "call/errors.h"
+
+namespace sg::call {
+
+namespace {
+
+const char* kXyzw[] = {"x", "y", "z", "w"};
+
+/// Whether a per-element argument of parameter `p` of `decl` is read through a DiffTensorView.
+bool diff_element(const lang::FunctionDecl& decl, const lang::VarDecl& p) {
+    return decl.is_differentiable && is_differentiable_value(p) && !p.type->is_matrix();
+}
+
+/// Whether `decl`'s result is stored through a DiffTensorView.
+bool diff_result(const lang::FunctionDecl& decl) {
+    const lang::Type* rt = decl.result_type;
+    return decl.is_differentiable && rt && (rt->is_scalar() || rt->is_vector()) && lang::is_floating(rt->scalar) &&
+           !rt->enumeration;
+}
+
+/// The call shape's extent of dimension d.
+std::string extent(int d) { return std::string("__sg_e") + (d < 4 ? "0." : "1.") + kXyzw[d % 4]; }
+
+/// The coordinate list "__sg_c0, ..., __sg_c{rank-1}" (dimension 0 first), or "0" for a single call.
+std::string coordinates(int rank) {
+    if (rank == 0) return "0";
+    std::string s;
+    for (int d = 0; d < rank; ++d) s += (d ? ", __sg_c" : "__sg_c") + std::to_string(d);
+    return s;
+}
+
+}  // namespace
+
+bool view_result_is_differentiable(const lang::FunctionDecl& decl) { return diff_result(decl); }
+
+bool view_element_is_differentiable(const lang::FunctionDecl& decl, size_t k) {
+    return diff_element(decl, *decl.params[k]);
+}
+
+Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, CoopPass pass, const ViewCallForm& form) {
+    const char* what = pass == CoopPass::Backward ? "bwd" : pass == CoopPass::Forward ? "fwd" : "call";
+    if (pass != CoopPass::Primal && !decl.is_differentiable)
+        throw_type_error(fn.name + ".bwds(): " + fn.name +
+                         " is not [Differentiable]: mark it [Differentiable] to run its derivative");
+    const lang::Type* rt = decl.result_type;
+    const bool result = rt && !rt->is_void();
+    if (result && !((rt->is_scalar() || (rt->is_vector() && rt->scalar != lang::ScalarKind::Bool)) && !rt->enumeration))
+        throw_type_error(fn.name + "(): it takes a TensorView and returns a " + lang::type_name(rt) +
+                         ": a call of a function that takes views returns scalars and vectors only yet (write other "
+                         "results through a view)");
+    if (result && form.rank + (rt->is_vector() ? 1 : 0) > 8)
+        throw_value_error(fn.name + "(): its results would have more than 8 dimensions");
+    const bool diff = decl.is_differentiable;
+    const std::string body = "__sg_view_body_" + decl.name;
+    Glue glue;
+    glue.entry = "__sg_view_" + std::string(what) + "_" + decl.name;
+
+    // The thread's coordinate in the call shape, dimension 0 first (the last varies fastest).
+    std::string setup;
+    if (form.rank > 0) {
+        setup += "    uint __sg_r = __sg_t;\n";
+        for (int d = form.rank - 1; d >= 0; --d) {
+            setup += "    uint __sg_c" + std::to_string(d) + " = __sg_r % " + extent(d) + ";\n";
+            if (d > 0) setup += "    __sg_r /= " + extent(d) + ";\n";
+        }
+    }
+    const std::string at = coordinates(form.rank);
+    std::vector<std::string> params, entry_params, entry_args;  // the body's, the entry's, the body call's
+    std::string args, entry_setup;
+    for (size_t k = 0; k < decl.params.size(); ++k) {
+        const lang::VarDecl& p = *decl.params[k];
+        const std::string name = "p" + std::to_string(k);
+        const std::string type = lang::type_name(p.type);
+        if (p.dir != lang::ParamDir::In)
+            throw_type_error(fn.name + "(): parameter '" + p.name +
+                             "' is out or inout: a function that takes views is called with in parameters only yet");
+        std::string value = name, param_type = type;
+        if (form.tensors & (1u << k)) {
+            // One element per call: read at the thread's coordinate (the view has the call's extents).
+            if (diff_element(decl, p)) {
+                const std::string scalar = lang::scalar_name(p.type->scalar);
+                param_type = "DiffTensorView<" + scalar + ">";
+                if (p.type->is_vector()) {
+                    setup += "    " + type + " v" + name + " = " + type + "(";
+                    for (int c = 0; c < p.type->rows; ++c)
+                        setup += (c ? ", " : "") + name + ".load(" + at + ", " + std::to_string(c) + ")";
+                    setup += ");\n";
+                } else {
+                    setup += "    " + type + " v" + name + " = " + name + ".load(" + at + ");\n";
+                }
+            } else {
+                param_type = "TensorView<" + type + ">";
+                setup += "    " + type + " v" + name + " = " + name + "[" + at + "];\n";
+            }
+            value = "v" + name;
+        } else if (form.grids & (1u << k)) {
+            // A grid's coordinate: component c is call dimension rank-1-c (a grid extent of 1 is
+            // broadcast: coordinate 0).
+            const std::string comp = p.type->scalar == lang::ScalarKind::UInt32 ? "uint" : "int";
+            const int rows = p.type->is_vector() ? p.type->rows : 1;
+            std::string coord = type + "(";
+            for (int c = 0; c < rows; ++c) {
+                const std::string e = p.type->is_vector() ? name + "." + kXyzw[c] : name;
+                coord += (c ? ", " : "") + comp + "(uint(" + e + ") == 1u ? 0u : __sg_c" +
+                         std::to_string(form.rank - 1 - c) + ")";
+            }
+            setup += "    " + type + " g" + name + " = " + coord + ");\n";
+            value = "g" + name;
+        }
+        params.push_back(param_type + " " + name);
+        args += (k ? ", " : "") + value;
+        std::string passed = name;
+        if (pass != CoopPass::Primal && diff && is_differentiable_value(p) && !(form.tensors & (1u << k))) {
+            // bwd_diff takes an inout pair, fwd_diff a pair: its derivative starts at zero and is dropped.
+            entry_setup += "    DifferentialPair<" + type + "> d" + name + " = diffPair(" + name + ", " + type + "(0));\n";
+            passed = "d" + name;
+        }
+        entry_args.push_back(passed);
+    }
+    std::string call = "    " + decl.name + "(" + args + ");\n";
+    if (result) {
+        // One result per call, at the thread's coordinate; a single call writes element 0.
+        const std::string r = lang::type_name(rt);
+        if (diff_result(decl)) {
+            params.push_back("DiffTensorView<" + std::string(lang::scalar_name(rt->scalar)) + "> __sg_result");
+            call = "    " + r + " __sg_value = " + decl.name + "(" + args + ");\n";
+            if (rt->is_vector())
+                for (int c = 0; c < rt->rows; ++c)
+                    call += "    __sg_result.store(" + at + ", " + std::to_string(c) + ", __sg_value." + kXyzw[c] + ");\n";
+            else
+                call += "    __sg_result.store(" + at + ", __sg_value);\n";
+        } else {
+            params.push_back("TensorView<" + r + "> __sg_result");
+            call = "    __sg_result[" + at + "] = " + decl.name + "(" + args + ");\n";
+        }
+        entry_args.push_back("__sg_result");
+    }
+    entry_params = params;
+    params.push_back("uint __sg_t");
+    entry_args.push_back("__sg_t");
+    if (form.rank > 0) {
+        for (const char* e : {"uint4 __sg_e0", "uint4 __sg_e1"}) {
+            params.push_back(e);
+            entry_params.push_back(e);
+        }
+        entry_args.push_back("__sg_e0");
+        entry_args.push_back("__sg_e1");
+    }
+    auto join = [](const std::vector<std::string>& v) {
+        std::string s;
+        for (const std::string& x : v) s += (s.empty() ? "" : ", ") + x;
+        return s;
+    };
+    const std::string callee = pass == CoopPass::Primal ? body : std::string(what) + "_diff(" + body + ")";
+    const std::string thread = form.rank > 0 ? "    uint __sg_t = cudaBlockIdx().x * cudaBlockDim().x + cudaThreadIdx().x;\n"
+                                             : "    uint __sg_t = 0u;\n";
+    glue.source = std::string(diff ? "[Differentiable]\n" : "") + "void " + body + "(" + join(params) + ")\n{\n" +
+                  setup + call + "}\n[CUDAKernel]\nvoid " + glue.entry + "(" + join(entry_params) + ")\n{\n" +
+                  thread + entry_setup + "    " + callee + "(" + join(entry_args) + ");\n}\n";
+    return glue;
+}
+
+}  // namespace sg::call
