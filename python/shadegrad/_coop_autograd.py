@@ -41,10 +41,8 @@ def _bind(fn, args: tuple, kwargs: dict) -> tuple:
         if key not in (p[0] for p in params):
             raise TypeError(f"{fn.name}(): no parameter named '{key}'")
         values[key] = value
-    for name, _ in params:
-        if name not in values:
-            raise TypeError(f"{fn.name}(): parameter '{name}' has no argument")
-    return [(name, kind, values[name]) for name, kind in params], result
+    # A parameter without an argument may have one from fn.set(): the launch reports a missing one.
+    return [(name, kind, values[name]) for name, kind in params if name in values], result
 
 
 def launch(fn, args: tuple, kwargs: dict, thread_count):

@@ -9,6 +9,7 @@
 
 #include "call/kernel_index.h"
 #include "call/errors.h"
+#include "call/global_bindings.h"
 #include "call/kernel_faults.h"
 #include "call/resolve.h"
 #include "call/value_kind.h"
@@ -129,6 +130,10 @@ std::vector<const ArgInfo*> bind_arguments(const std::string& name, const lang::
             *result = &a.args[k];
             continue;
         }
+        if (!key.empty() && key[0] == kGlobalMarker)  // fn.set() of a module global
+            throw_type_error(name + "(): set() gives the module's global '" + key.substr(1) +
+                             "' a value: globals of a launched function are not supported yet (pass the value as an "
+                             "argument)");
         size_t p = 0;
         while (p < n && decl.params[p]->name != key) ++p;
         if (p == n) throw_type_error(name + "(): no parameter named '" + key + "'");
@@ -330,12 +335,13 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
     int64_t result_shape[kMaxTensorRank] = {};
     int result_ndim = 0;
     if (returns) {
-        if (form.rank + (rt->is_vector() ? 1 : 0) > kMaxTensorRank)
+        if (form.rank + (rt->is_vector() ? 1 : rt->is_matrix() ? 2 : 0) > kMaxTensorRank)
             throw_value_error(name + "(): its results would have more than " + std::to_string(kMaxTensorRank) +
                               " dimensions");
         for (int d = 0; d < form.rank; ++d) result_shape[result_ndim++] = form.call_shape[size_t(d)];
         if (form.rank == 0) result_shape[result_ndim++] = 1;  // one call: a view needs an index (returned 0-d)
-        if (rt->is_vector()) result_shape[result_ndim++] = rt->rows;
+        if (rt->is_vector() || rt->is_matrix()) result_shape[result_ndim++] = rt->rows;
+        if (rt->is_matrix()) result_shape[result_ndim++] = rt->cols;
         if (single) *single = form.rank == 0;
     }
     const bool diff_result = returns && view_result_is_differentiable(*decl);

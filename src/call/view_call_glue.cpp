@@ -39,7 +39,7 @@ bool diff_element(const lang::FunctionDecl& decl, const lang::VarDecl& p) {
 /// Whether `decl`'s result is stored through a DiffTensorView.
 bool diff_result(const lang::FunctionDecl& decl) {
     const lang::Type* rt = decl.result_type;
-    return decl.is_differentiable && rt && (rt->is_scalar() || rt->is_vector()) && lang::is_floating(rt->scalar) &&
+    return decl.is_differentiable && rt && rt->is_numeric() && lang::is_floating(rt->scalar) &&
            !rt->enumeration;
 }
 
@@ -69,11 +69,11 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
                          " is not [Differentiable]: mark it [Differentiable] to run its derivative");
     const lang::Type* rt = decl.result_type;
     const bool result = rt && !rt->is_void();
-    if (result && !((rt->is_scalar() || (rt->is_vector() && rt->scalar != lang::ScalarKind::Bool)) && !rt->enumeration))
+    if (result && !((rt->is_scalar() || (rt->is_numeric() && rt->scalar != lang::ScalarKind::Bool)) && !rt->enumeration))
         throw_type_error(fn.name + "(): it takes a TensorView and returns a " + lang::type_name(rt) +
-                         ": a call of a function that takes views returns scalars and vectors only yet (write other "
-                         "results through a view)");
-    if (result && form.rank + (rt->is_vector() ? 1 : 0) > 8)
+                         ": a call of a function that takes views returns scalars, vectors and matrices only yet (write "
+                         "other results through a view)");
+    if (result && form.rank + (rt->is_vector() ? 1 : rt->is_matrix() ? 2 : 0) > 8)
         throw_value_error(fn.name + "(): its results would have more than 8 dimensions");
     const bool diff = decl.is_differentiable;
     const std::string body = "__sg_view_body_" + decl.name;
@@ -146,7 +146,17 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
     if (result) {
         // One result per call, at the thread's coordinate; a single call writes element 0.
         const std::string r = lang::type_name(rt);
-        if (diff_result(decl)) {
+        if (rt->is_matrix()) {
+            // A matrix: a view of its scalar with the rows and columns last (a DiffTensorView when
+            // it carries a gradient).
+            const std::string scalar = lang::scalar_name(rt->scalar);
+            params.push_back((diff_result(decl) ? "DiffTensorView<" : "TensorView<") + scalar + "> __sg_result");
+            call = "    " + r + " __sg_value = " + decl.name + "(" + args + ");\n";
+            for (int row = 0; row < rt->rows; ++row)
+                for (int col = 0; col < rt->cols; ++col)
+                    call += "    __sg_result.store(" + at + ", " + std::to_string(row) + ", " + std::to_string(col) +
+                            ", __sg_value[" + std::to_string(row) + "][" + std::to_string(col) + "]);\n";
+        } else if (diff_result(decl)) {
             params.push_back("DiffTensorView<" + std::string(lang::scalar_name(rt->scalar)) + "> __sg_result");
             call = "    " + r + " __sg_value = " + decl.name + "(" + args + ");\n";
             if (rt->is_vector())

@@ -152,10 +152,16 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
         return launch(nb::tuple(args), rest, nb::tuple(), nb::tuple(), kwargs["_thread_count"]);
     }
     if (state_->view_function) [[unlikely]] {  // takes views: one launch, as SlangPy calls it (view_call.cpp)
-        if (!mods_.kernel.empty() || mods_.bound_this.is_valid() ||
-            (mods_.set_values.is_valid() && !mods_.set_values.is_none()))
-            call::throw_type_error(state_->name + "() takes a TensorView: map(), set(), bind() and the other "
-                                   "modifiers of calls per element are not supported for it yet");
+        // set() of parameter values works as for calls per element (describe() merges them);
+        // the modifiers that change the kernel of calls per element do not apply yet.
+        const call::CallModifiers& k = mods_.kernel.call();
+        const char* which = k.has_call_group ? "call_group_shape()"
+                            : !k.dim_maps.empty() || !k.type_maps.empty() ? "map()"
+                            : mods_.bound_this.is_valid() ? "bind()"
+                            : !mods_.kernel.empty() ? "deterministic() and fast_math()" : nullptr;
+        if (which)
+            call::throw_type_error(state_->name + "() takes a TensorView: " + which +
+                                   " is not supported for a function that takes views yet (it runs as one launch)");
         return launch(nb::tuple(args), nb::dict(kwargs), nb::tuple(), nb::tuple(), nb::none());
     }
     CallScratch& s = t_scratch;

@@ -396,10 +396,10 @@ def test_a_single_call_returns_a_zero_dimensional_tensor(tv):
     assert tv.sample(torch.ones(2, 2, device=TEST_DEVICE), torch.zeros(0, 2, device=TEST_DEVICE)).shape == (0,)
 
 
-def test_a_matrix_result_is_refused(tv):
-    with pytest.raises(TypeError, match="returns_matrix\\(\\): it takes a TensorView and returns a float4x4: a call "
-                                        "of a function that takes views returns scalars and vectors only yet"):
-        tv.returns_matrix(torch.zeros(2, device=TEST_DEVICE))
+def test_a_matrix_result(tv):
+    # the same value as a call per element gives (a scalar splat to every element)
+    got = tv.returns_matrix(torch.zeros(2, device=TEST_DEVICE))
+    assert got.shape == (4, 4) and torch.equal(got.cpu(), torch.ones(4, 4))
 
 
 def test_a_view_of_another_dtype_is_refused(tv):
