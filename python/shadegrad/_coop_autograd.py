@@ -49,17 +49,29 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
     """Launches `fn` over `thread_count` threads (None: a function that takes views, whose
     arguments give its calls) as a torch autograd node; returns the results of a function that
     returns a value, else the output tensors (the DiffTensorView arguments that do not require
-    grad), or None when there are none."""
+    grad, and the tensors of out and inout parameters), or None when there are none."""
     kwargs = dict(kwargs)
     given = kwargs.pop("_result", None)  # a function that takes views: the tensor its results go to
     bound, result = _bind(fn, tuple(args), kwargs)
-    # The node's inputs: DiffTensorView tensors and per-element differentiable values (kind 3)
-    # that require grad; its outputs: the other DiffTensorView tensors (written in place) and the
-    # results of a function that takes views (a new tensor, or `_result=`'s, written in place).
-    carries = [k for k, (_, kind, value) in enumerate(bound) if kind in (2, 3) and isinstance(value, torch.Tensor)]
-    inputs = [k for k in carries if bound[k][2].requires_grad]
-    outputs = [k for k, (_, kind, value) in enumerate(bound)
-               if kind == 2 and isinstance(value, torch.Tensor) and not value.requires_grad]
+    # Each tensor's part in the node: "in" (an input: DiffTensorView tensors and per-element
+    # differentiable values that require grad), "out" (written in place: the other DiffTensorView
+    # tensors, and those of out/inout values), "inout" (an out/inout value's tensor that requires
+    # grad: written in place, and its gradient is that of its values before the call).
+    def role(kind, value):
+        if not isinstance(value, torch.Tensor):
+            return None
+        if kind == 2:
+            return "in" if value.requires_grad else "out"
+        if kind == 3:
+            return "in" if value.requires_grad else None
+        if kind == 6:
+            return "inout" if value.requires_grad else "out"
+        return None
+
+    roles = [role(kind, value) for _, kind, value in bound]
+    ins = [k for k, r in enumerate(roles) if r == "in"]
+    outs = [k for k, r in enumerate(roles) if r == "out"]
+    inouts = [k for k, r in enumerate(roles) if r == "inout"]
     names = [name for name, _, _ in bound]
     returns = result is not None
     diff_result = returns and result[0] == 4
@@ -70,29 +82,29 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
             kw["_result"] = result_tensor
         return fn._launch((), kw, (), (), thread_count, pass_)
 
-    if not outputs and not diff_result:
+    if not outs and not inouts and not diff_result:
         # Nothing the kernel writes can carry a gradient on: a plain launch.
         with torch.no_grad():
             out = run([value for _, _, value in bound], 0, given)
         return out if returns else None
 
-    n_in = len(inputs)
+    order = ins + outs + inouts  # the node's tensor arguments, then `_result=`'s
 
     class _Kernel(torch.autograd.Function):
         @staticmethod
         def forward(ctx, *tensors):
             values = [value for _, _, value in bound]
-            for k, t in zip(inputs + outputs, tensors):
+            for k, t in zip(order, tensors):
                 values[k] = t
-            dirty = list(tensors[n_in:n_in + len(outputs)])
+            # An inout tensor's values before the call: the backward recomputes from them.
+            before = [values[k].detach().clone() for k in inouts]
             target = tensors[-1] if given is not None else None
             out = run(values, 0, target)
-            if given is not None:
-                dirty.append(target)
+            written = tuple(tensors[len(ins):len(order)])
+            dirty = list(written) + ([target] if given is not None else [])
             if dirty:
                 ctx.mark_dirty(*dirty)
-            ctx.save_for_backward(*tensors[:n_in])
-            written = tuple(tensors[n_in:n_in + len(outputs)])
+            ctx.save_for_backward(*tensors[:len(ins)], *before)
             if not returns:
                 return written
             if not diff_result:
@@ -103,8 +115,8 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
         @staticmethod
         def backward(ctx, *grad_outputs):
             saved = ctx.saved_tensors
+            inputs, before = saved[:len(ins)], saved[len(ins):]
             values = [value for _, _, value in bound]
-            grads = []
             # A DiffTensorView<half>'s gradient is float32 (as Slang's): made so, and given back
             # to torch in the values' dtype.
             def grad_dtype(t):
@@ -115,22 +127,26 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
                     return torch.zeros(like.shape, dtype=grad_dtype(like), device=like.device)
                 return g.to(grad_dtype(like), memory_format=torch.contiguous_format, copy=True)
 
-            for k, t in zip(inputs, saved):
+            in_grads = []
+            for k, t in zip(ins, inputs):
                 g = torch.zeros(t.shape, dtype=grad_dtype(t), device=t.device)
                 values[k] = (t.detach(), g)
-                grads.append(g)
+                in_grads.append(g)
             written_grads = grad_outputs[1:] if returns else grad_outputs
-            for k, g in zip(outputs, written_grads):
+            for k, g in zip(outs, written_grads):
                 out = bound[k][2].detach()
                 values[k] = (out, incoming(g, out))
-            result_grad = None
-            if diff_result:
-                result_grad = incoming(grad_outputs[0], ctx.result_like)
+            inout_grads = []
+            for k, b, g in zip(inouts, before, written_grads[len(outs):]):
+                gb = incoming(g, b)  # after the backward: the gradient of the values before the call
+                values[k] = (b, gb)
+                inout_grads.append(gb)
+            result_grad = incoming(grad_outputs[0], ctx.result_like) if diff_result else None
             run(values, 1, result_grad)
-            # A broadcast per-element tensor's gradient has its own shape already.
-            return tuple(g.to(t.dtype) for g, t in zip(grads, saved)) + (None,) * (len(outputs) + (given is not None))
+            return (tuple(g.to(t.dtype) for g, t in zip(in_grads, inputs)) + (None,) * len(outs) +
+                    tuple(g.to(t.dtype) for g, t in zip(inout_grads, before)) + (None,) * (given is not None))
 
-    tensors = [bound[k][2] for k in inputs + outputs] + ([given] if given is not None else [])
+    tensors = [bound[k][2] for k in order] + ([given] if given is not None else [])
     result_out = _Kernel.apply(*tensors)
     if returns:
         return result_out[0]

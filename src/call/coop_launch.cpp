@@ -153,7 +153,9 @@ std::vector<CoopParam> coop_params(const FunctionState& fn) {
     const bool view_function = !lang::find_attribute(decl.attrs, "CUDAKernel");
     for (size_t k = 0; k < decl.params.size(); ++k) {
         const lang::VarDecl* p = decl.params[k];
-        const int value = view_function && view_element_is_differentiable(decl, k) ? 3 : 0;
+        const int value = !(view_function && view_element_is_differentiable(decl, k)) ? 0
+                          : p->dir == lang::ParamDir::In                                 ? 3
+                                                                                         : 6;
         out.push_back({p->name, !p->type->is_tensor() ? value : is_diff_view(p->type) ? 2 : 1, ""});
     }
     const lang::Type* rt = decl.result_type;

@@ -41,7 +41,8 @@ enum class CoopPass : uint8_t { Primal = 0, Backward = 1, Forward = 2 };
 struct CoopParam {
     std::string name;
     /// 0: a value, 1: a TensorView, 2: a DiffTensorView, 3: a value of a function that takes views
-    /// whose per-element tensor carries a gradient (a differentiable scalar or vector); the result
+    /// whose per-element tensor carries a gradient (a differentiable scalar or vector), 6: such an
+    /// out or inout value (its tensor is written per element); the result
     /// of such a function that returns a value comes last, named "_result": 4 when it carries a
     /// gradient, else 5.
     int kind = 0;

@@ -66,6 +66,10 @@ ViewCallForm view_call_form(const std::string& name, const lang::FunctionDecl& d
             throw_value_error(name + "(): _thread_count is only valid for kernels with call dimensionality 0, and "
                               "parameter '" + param.name + "' (" + lang::type_name(param.type) +
                               ") is given a tensor, which gives the call dimensions of its own");
+        if (param.dir != lang::ParamDir::In && arg.kind != ArgKind::Tensor)
+            throw_type_error(what + " is " + (param.dir == lang::ParamDir::Out ? "out" : "inout") + " and is given " +
+                             arg_kind_name(arg.kind) + ": beside views it takes a tensor, one element per call, "
+                             "which the call writes");
         if (arg.kind != ArgKind::Grid && arg.kind != ArgKind::Tensor) {
             if (arg.kind >= ArgKind::CallId && arg.kind <= ArgKind::RandFloat)
                 throw_type_error(what + " is given " + arg_kind_name(arg.kind) + ": a call of a function that takes "
@@ -127,6 +131,18 @@ ViewCallForm view_call_form(const std::string& name, const lang::FunctionDecl& d
         earlier.emplace_back(param.name, here);
     }
     if (earlier.empty()) return form;
+    // A tensor the call writes (an out or inout parameter's) has one element per call: none is
+    // broadcast, which would have several calls write it.
+    for (size_t p = 0, e = 0; p < decl.params.size(); ++p) {
+        if (!(form.tensors & (1u << p)) && !(form.grids & (1u << p))) continue;
+        const auto& [other, extents] = earlier[e++];
+        if (decl.params[p]->dir == lang::ParamDir::In || extents == call_shape) continue;
+        throw_value_error(name + "(): parameter '" + other + "' (" + lang::type_name(decl.params[p]->type) + ") is " +
+                          (decl.params[p]->dir == lang::ParamDir::Out ? "out" : "inout") + ": its tensor's call shape " +
+                          shape_text(extents.data(), int(extents.size())) + " is not the call's " +
+                          shape_text(call_shape.data(), int(call_shape.size())) +
+                          ", so several calls would write one element (pass a tensor of the call's shape)");
+    }
     if (!shape.implicit)
         throw_value_error(name + "(): _thread_count is only valid for kernels with call dimensionality 0: the sg.grid "
                                  "argument gives the call its threads (one per grid element); pass one or the other");

@@ -91,33 +91,48 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
     }
     const std::string at = coordinates(form.rank);
     std::vector<std::string> params, entry_params, entry_args;  // the body's, the entry's, the body call's
-    std::string args, entry_setup;
+    std::string args, entry_setup, write_back;
     for (size_t k = 0; k < decl.params.size(); ++k) {
         const lang::VarDecl& p = *decl.params[k];
         const std::string name = "p" + std::to_string(k);
         const std::string type = lang::type_name(p.type);
-        if (p.dir != lang::ParamDir::In)
-            throw_type_error(fn.name + "(): parameter '" + p.name +
-                             "' is out or inout: a function that takes views is called with in parameters only yet");
+        if (p.dir != lang::ParamDir::In && !(form.tensors & (1u << k)))
+            throw_type_error(fn.name + "(): parameter '" + p.name + "' (" + type + ") is " +
+                             (p.dir == lang::ParamDir::Out ? "out" : "inout") +
+                             ": beside views it takes a tensor, one element per call, which the call writes");
         std::string value = name, param_type = type;
         if (form.tensors & (1u << k)) {
-            // One element per call: read at the thread's coordinate (the view has the call's extents).
+            // One element per call: read at the thread's coordinate (the view has the call's
+            // extents); an out or inout one is written back there after the call.
+            const bool read = p.dir != lang::ParamDir::Out;
+            const std::string v = "v" + name;
             if (diff_element(decl, p)) {
                 const std::string scalar = lang::scalar_name(p.type->scalar);
                 param_type = "DiffTensorView<" + scalar + ">";
-                if (p.type->is_vector()) {
-                    setup += "    " + type + " v" + name + " = " + type + "(";
+                if (!read) {
+                    setup += "    " + type + " " + v + " = " + type + "(0);\n";
+                } else if (p.type->is_vector()) {
+                    setup += "    " + type + " " + v + " = " + type + "(";
                     for (int c = 0; c < p.type->rows; ++c)
                         setup += (c ? ", " : "") + name + ".load(" + at + ", " + std::to_string(c) + ")";
                     setup += ");\n";
                 } else {
-                    setup += "    " + type + " v" + name + " = " + name + ".load(" + at + ");\n";
+                    setup += "    " + type + " " + v + " = " + name + ".load(" + at + ");\n";
+                }
+                if (p.dir != lang::ParamDir::In) {
+                    if (p.type->is_vector())
+                        for (int c = 0; c < p.type->rows; ++c)
+                            write_back += "    " + name + ".store(" + at + ", " + std::to_string(c) + ", " + v + "." +
+                                          kXyzw[c] + ");\n";
+                    else
+                        write_back += "    " + name + ".store(" + at + ", " + v + ");\n";
                 }
             } else {
                 param_type = "TensorView<" + type + ">";
-                setup += "    " + type + " v" + name + " = " + name + "[" + at + "];\n";
+                setup += "    " + type + " " + v + (read ? " = " + name + "[" + at + "]" : " = " + type + "(0)") + ";\n";
+                if (p.dir != lang::ParamDir::In) write_back += "    " + name + "[" + at + "] = " + v + ";\n";
             }
-            value = "v" + name;
+            value = v;
         } else if (form.grids & (1u << k)) {
             // A grid's coordinate: component c is call dimension rank-1-c (a grid extent of 1 is
             // broadcast: coordinate 0).
@@ -142,7 +157,7 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
         }
         entry_args.push_back(passed);
     }
-    std::string call = "    " + decl.name + "(" + args + ");\n";
+    std::string call = "    " + decl.name + "(" + args + ");\n" + write_back;
     if (result) {
         // One result per call, at the thread's coordinate; a single call writes element 0.
         const std::string r = lang::type_name(rt);
@@ -151,14 +166,14 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
             // it carries a gradient).
             const std::string scalar = lang::scalar_name(rt->scalar);
             params.push_back((diff_result(decl) ? "DiffTensorView<" : "TensorView<") + scalar + "> __sg_result");
-            call = "    " + r + " __sg_value = " + decl.name + "(" + args + ");\n";
+            call = "    " + r + " __sg_value = " + decl.name + "(" + args + ");\n" + write_back;
             for (int row = 0; row < rt->rows; ++row)
                 for (int col = 0; col < rt->cols; ++col)
                     call += "    __sg_result.store(" + at + ", " + std::to_string(row) + ", " + std::to_string(col) +
                             ", __sg_value[" + std::to_string(row) + "][" + std::to_string(col) + "]);\n";
         } else if (diff_result(decl)) {
             params.push_back("DiffTensorView<" + std::string(lang::scalar_name(rt->scalar)) + "> __sg_result");
-            call = "    " + r + " __sg_value = " + decl.name + "(" + args + ");\n";
+            call = "    " + r + " __sg_value = " + decl.name + "(" + args + ");\n" + write_back;
             if (rt->is_vector())
                 for (int c = 0; c < rt->rows; ++c)
                     call += "    __sg_result.store(" + at + ", " + std::to_string(c) + ", __sg_value." + kXyzw[c] + ");\n";
@@ -166,7 +181,7 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
                 call += "    __sg_result.store(" + at + ", __sg_value);\n";
         } else {
             params.push_back("TensorView<" + r + "> __sg_result");
-            call = "    __sg_result[" + at + "] = " + decl.name + "(" + args + ");\n";
+            call = "    __sg_result[" + at + "] = " + decl.name + "(" + args + ");\n" + write_back;
         }
         entry_args.push_back("__sg_result");
     }

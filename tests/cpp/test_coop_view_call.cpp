@@ -5,7 +5,7 @@
 // dimension), per-element tensors read through views (scalars, vectors, beside a grid), and a
 // backward through DiffTensorViews in a loop; the derivative of a result (stored through a
 // DiffTensorView whose gradient the backward takes) and of a per-element vector read through a
-// broadcast DiffTensorView.
+// broadcast DiffTensorView; out and inout parameters written per call, and a matrix result.
 #include "call/coop_launch.h"
 #include "call/errors.h"
 #include "coop_harness.h"
@@ -246,6 +246,53 @@ TEST(CoopViewCall, BroadcastPerElementVectorAndItsGradient) {
     for (size_t j = 0; j < 2; ++j)
         for (size_t c = 0; c < 3; ++c) EXPECT_FLOAT_EQ(gv[j * 3 + c], 3.0f * w[c]) << j << "," << c;
     for (size_t c = 0; c < 3; ++c) EXPECT_FLOAT_EQ(gw[c], 3.0f * (v[c] + v[3 + c])) << c;
+}
+
+const char* kWritten = R"(
+[Differentiable]
+float2x2 grow(DiffTensorView<float> x, int i, out float y, inout float2 acc)
+{
+    float v = x[i];
+    y = 3.0 * v;
+    acc = acc * v;
+    return float2x2(v, 2.0 * v, v * v, 1.0);
+}
+)";
+
+TEST(CoopViewCall, OutInoutParametersAndAMatrixResult) {
+    Declared d(kWritten, "grow");
+    ASSERT_NE(d.decl, nullptr);
+    call::FunctionState fn;
+    fn.name = "grow";
+    // i, y and acc per call (bits 1-3), a 1-D call of 2
+    for (call::CoopPass pass : {call::CoopPass::Primal, call::CoopPass::Backward}) {
+        const call::Glue glue = call::view_call_glue(fn, *d.decl, pass, call::ViewCallForm{0u, 14u, 1, {}});
+        auto k = build_coop(std::string(kWritten) + glue.source, glue.entry);
+        std::vector<float> x = {2.0f, -1.0f}, gx(2, 0.0f), y(2, 0.0f), gy = {1.0f, 1.0f};
+        std::vector<float> acc = {1.0f, 2.0f, 3.0f, 4.0f}, gacc = {1.0f, 0.0f, 0.0f, 1.0f};
+        std::vector<float> out(8, 0.0f), gout(8, 0.0f);
+        gout[0] = 1.0f;  // d out[0][0][0] = d v of call 0
+        std::vector<int32_t> at = {1, 0};
+        EXPECT_EQ(k->launch({2, 1, 1}, {1, 1, 1},
+                            std::vector<CoopArg>{CoopArg::diff_view(x, &gx, {2}), CoopArg::view(at, {2}),
+                                                 CoopArg::diff_view(y, &gy, {2}), CoopArg::diff_view(acc, &gacc, {2, 2}),
+                                                 CoopArg::diff_view(out, &gout, {2, 2, 2})} +
+                                call_extents({2}))
+                      .code,
+                  0u);
+        if (pass == call::CoopPass::Primal) {
+            EXPECT_EQ(y, (std::vector<float>{-3.0f, 6.0f}));
+            EXPECT_EQ(acc, (std::vector<float>{-1.0f, -2.0f, 6.0f, 8.0f}));
+            EXPECT_EQ(out, (std::vector<float>{-1.0f, -2.0f, 1.0f, 1.0f, 2.0f, 4.0f, 4.0f, 1.0f}));
+        } else {
+            // call 0 reads x[1] = -1: 3 (y) + 1 * acc.x (1) + 1 (the result); call 1 reads x[0] = 2: 3 + 1 * acc.y (4)
+            EXPECT_FLOAT_EQ(gx[1], 3.0f + 1.0f + 1.0f);
+            EXPECT_FLOAT_EQ(gx[0], 3.0f + 4.0f);
+            // an inout's gradient becomes that of its value before the call: d(acc * v)/d acc = v
+            EXPECT_EQ(gacc, (std::vector<float>{-1.0f, 0.0f, 0.0f, 2.0f}));
+            EXPECT_EQ(gy, (std::vector<float>{0.0f, 0.0f}));  // an out's gradient is taken
+        }
+    }
 }
 
 TEST(CoopViewCall, OutParametersAndDerivativesOfResultsAreRefused) {

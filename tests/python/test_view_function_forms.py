@@ -1,6 +1,6 @@
 # tests/python/test_view_function_forms.py — more forms of SlangPy's calls of functions that take
 # views (docs/calling.md, "Functions that take views"): matrix results (values and gradients),
-# fn.set() of parameter values, the modifiers that are refused, and Interlocked operations on
+# out and inout parameters bound to tensors (values and gradients), fn.set() of parameter values, the modifiers that are refused, and Interlocked operations on
 # components of a view's vector elements from many calls at once. On SHADEGRAD_TEST_DEVICE.
 import pytest
 import torch
@@ -22,6 +22,16 @@ float scaled(TensorView<float> x, int i, float k) { return x[i] * k; }
 
 uniform float g_gain;
 float gained(TensorView<float> x, int i) { return x[i]; }
+
+void split(TensorView<float> t, int i, out float lo, out float2 hi) { lo = t[i] - 1.0; hi = float2(t[i], t[i] + 1.0); }
+
+[Differentiable]
+void sq_out(DiffTensorView<double> x, no_diff int i, out double y, inout double acc)
+{
+    double v = x[i];
+    y = v * v;
+    acc = acc * v + sin(acc);
+}
 
 void tally(int at, TensorView<int2> hits, TensorView<float2> sums)
 {
@@ -116,3 +126,64 @@ def test_interlocked_on_components_of_view_elements_under_contention(m):
     assert hits[:, 1].cpu().tolist() == n.tolist()
     assert hits[:, 0].cpu().tolist() == torch.where(present, torch.arange(5) * 10, 0).tolist()
     assert sums.cpu().tolist() == torch.stack([0.5 * n, 0.25 * n], -1).tolist()
+
+
+# ---- out and inout parameters
+
+def test_out_parameters_are_written_per_call(m):
+    x = t([1.0, 2.0, 4.0], torch.float32)
+    lo, hi = torch.zeros(2, device=TEST_DEVICE), torch.zeros(2, 2, device=TEST_DEVICE)
+    assert m.split(x, torch.tensor([2, 0], dtype=torch.int32, device=TEST_DEVICE), lo, hi) is None
+    assert lo.cpu().tolist() == [3.0, 0.0] and hi.cpu().tolist() == [[4.0, 5.0], [1.0, 2.0]]
+
+
+def sq_out_torch(x, i, acc):
+    v = x[i.long()]
+    return v * v, acc * v + torch.sin(acc)
+
+
+def test_out_and_inout_gradients_in_autograd(m):
+    x = t([0.5, -1.5, 2.0]).requires_grad_()
+    i = torch.tensor([2, 0, 1, 2], dtype=torch.int32, device=TEST_DEVICE)
+    a0 = t([0.3, -0.2, 1.1, 0.7]).requires_grad_()
+    acc = a0 * 1.0  # not a leaf: written in place
+    y = torch.zeros(4, dtype=torch.float64, device=TEST_DEVICE)
+    m.sq_out(x, i, y, acc)
+    assert y.grad_fn is not None and acc.grad_fn is not None
+    xr, ar = x.detach().clone().requires_grad_(), a0.detach().clone().requires_grad_()
+    yr, accr = sq_out_torch(xr, i, ar)
+    torch.testing.assert_close(y.detach(), yr.detach(), rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(acc.detach(), accr.detach(), rtol=1e-12, atol=1e-12)
+    gy, ga = t([1.0, 2.0, -1.0, 0.5]), t([0.25, -3.0, 1.0, 2.0])
+    ((y * gy).sum() + (acc * ga).sum()).backward()
+    ((yr * gy).sum() + (accr * ga).sum()).backward()
+    torch.testing.assert_close(x.grad, xr.grad, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(a0.grad, ar.grad, rtol=1e-12, atol=1e-12)
+
+
+def test_out_gradients_through_bwds(m):
+    x = t([0.5, -1.5, 2.0])
+    gx = torch.zeros_like(x)
+    i = torch.tensor([2, 1], dtype=torch.int32, device=TEST_DEVICE)
+    acc, gacc = t([0.3, 0.9]), t([1.0, -2.0])
+    m.sq_out.bwds(sg.diff_pair(x, gx), i, sg.diff_pair(torch.zeros(2, dtype=torch.float64, device=TEST_DEVICE),
+                                                      t([1.0, 1.0])), sg.diff_pair(acc, gacc))
+    # d/dv (v^2 + acc v + sin(acc)) per call: 2v + acc * gacc; acc's gradient: (v + cos(acc)) * gacc
+    want = torch.zeros(3, dtype=torch.float64)
+    want[2] += 2 * 2.0 + 0.3 * 1.0
+    want[1] += 2 * -1.5 + 0.9 * -2.0
+    torch.testing.assert_close(gx.cpu(), want, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(gacc.cpu(), torch.tensor([(2.0 + torch.cos(torch.tensor(0.3, dtype=torch.float64))) * 1.0,
+                                                         (-1.5 + torch.cos(torch.tensor(0.9, dtype=torch.float64))) * -2.0]),
+                               rtol=1e-12, atol=1e-12)
+
+
+def test_out_parameter_errors(m):
+    x = t([1.0, 2.0], torch.float32)
+    with pytest.raises(TypeError, match="split\\(\\): parameter 'lo' \\(float\\) is out and is given float: beside "
+                                        "views it takes a tensor"):
+        m.split(x, 0, 1.5, torch.zeros(2, device=TEST_DEVICE))
+    with pytest.raises(ValueError, match="split\\(\\): parameter 'lo' \\(float\\) is out: its tensor's call shape "
+                                         "\\(1,\\) is not the call's \\(3,\\)"):
+        m.split(x, torch.tensor([0, 1, 1], dtype=torch.int32, device=TEST_DEVICE), torch.zeros(1, device=TEST_DEVICE),
+                torch.zeros(3, 2, device=TEST_DEVICE))
