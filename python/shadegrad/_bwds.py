@@ -38,7 +38,29 @@ class BwdsFunction:
         kwargs = dict(kwargs)
         count = kwargs.pop("_thread_count", None)  # a function that takes views: once, or per sg.grid element
         fn = self._fn
-        result = next(((kind, dtype) for _, kind, dtype in fn._coop_params() if kind in (4, 5)), None)
+        leaves = [(name, kind, dtype) for name, kind, dtype in fn._coop_params() if kind in (4, 5)]
+        result = (leaves[0][1], leaves[0][2]) if len(leaves) == 1 and leaves[0][0] == "_result" else None
+        if leaves and result is None:
+            # A struct result: the gradient of each field that carries one, as a dict of fields.
+            n_params = len(fn._coop_params()) - len(leaves)
+            if "_result_grad" in kwargs:
+                dresult = kwargs.pop("_result_grad")
+            elif len(args) + len(kwargs) > n_params:
+                *args, dresult = args
+            else:
+                dresult = None
+            for name, kind, dtype in leaves:
+                if kind != 4:
+                    continue
+                g = dresult
+                for key in name[len("_result:"):].split("."):
+                    if not isinstance(g, dict) or key not in g:
+                        raise TypeError(f"{fn.name}.bwds(): the gradient of the result's field "
+                                        f"'{name[len('_result:'):]}' is missing (pass a dict of the fields' gradients "
+                                        "as the last argument)")
+                    g = g[key]
+                kwargs[name] = g.detach().clone() if isinstance(g, torch.Tensor) else \
+                    torch.tensor(g, dtype=getattr(torch, dtype), device=_values._device(fn.device_type, fn.device_index))
         if result is not None:
             # A function that takes views and returns a value: the gradient of its results, as the
             # last positional argument, `_result_grad=`, or a `_result=` tensor's .grad (copied:

@@ -28,9 +28,10 @@ __all__ = ["launch"]
 
 def _bind(fn, args: tuple, kwargs: dict) -> tuple:
     """The argument of each parameter, in parameter order ((name, kind, value) triples), and the
-    result's entry ((kind, dtype name) of a function that takes views and returns a value, else None)."""
+    result's leaves ((name, kind) pairs of a function that takes views and returns a value:
+    "_result", or "_result:<field>" per field of a struct; else None)."""
     params = fn._coop_params()
-    result = next(((kind, dtype) for name, kind, dtype in params if kind in (4, 5)), None)
+    result = [(name, kind) for name, kind, _ in params if kind in (4, 5)] or None
     params = [(name, kind) for name, kind, _ in params if kind not in (4, 5)]
     if len(args) > len(params):
         raise TypeError(f"{fn.name}() takes {len(params)} arguments, got {len(args)}")
@@ -52,6 +53,10 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
     grad, and the tensors of out and inout parameters), or None when there are none."""
     kwargs = dict(kwargs)
     given = kwargs.pop("_result", None)  # a function that takes views: the tensor its results go to
+    for key in kwargs:
+        if key.startswith("_result:"):
+            raise TypeError(f"{fn.name}(): {key}= (a struct result's field written into a given tensor) is not "
+                            "supported in torch autograd yet")
     bound, result = _bind(fn, tuple(args), kwargs)
     # Each tensor's part in the node: "in" (an input: DiffTensorView tensors and per-element
     # differentiable values that require grad), "out" (written in place: the other DiffTensorView
@@ -74,12 +79,41 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
     inouts = [k for k, r in enumerate(roles) if r == "inout"]
     names = [name for name, _, _ in bound]
     returns = result is not None
-    diff_result = returns and result[0] == 4
+    leaves = result or []
+    diff_result = any(kind == 4 for _, kind in leaves)
+    struct_result = returns and leaves[0][0] != "_result"
 
-    def run(values: list, pass_: int, result_tensor=None):
+    def leaf_values(out):
+        """The result's tensors in leaf order (a struct's from its dict of fields)."""
+        if not struct_result:
+            return [out]
+        found = []
+        for name, _ in leaves:
+            v = out
+            for key in name[len("_result:"):].split("."):
+                v = v[key]
+            found.append(v)
+        return found
+
+    def as_result(values):
+        """The result as the call returns it, from its leaves' tensors."""
+        if not struct_result:
+            return values[0]
+        out = {}
+        for (name, _), v in zip(leaves, values):
+            *path, last = name[len("_result:"):].split(".")
+            at = out
+            for key in path:
+                at = at.setdefault(key, {})
+            at[last] = v
+        return out
+
+    def run(values: list, pass_: int, result_tensors=None):
         kw = dict(zip(names, values))
-        if result_tensor is not None:
-            kw["_result"] = result_tensor
+        if isinstance(result_tensors, dict):
+            kw.update(result_tensors)
+        elif result_tensors is not None:
+            kw["_result"] = result_tensors
         return fn._launch((), kw, (), (), thread_count, pass_)
 
     if not outs and not inouts and not diff_result:
@@ -107,10 +141,12 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
             ctx.save_for_backward(*tensors[:len(ins)], *before)
             if not returns:
                 return written
-            if not diff_result:
-                ctx.mark_non_differentiable(out)
-            ctx.result_like = torch.empty((), dtype=out.dtype, device=out.device).expand(out.shape)
-            return (out,) + written
+            outs_ = leaf_values(out)
+            plain = [v for v, (_, kind) in zip(outs_, leaves) if kind != 4]
+            if plain:
+                ctx.mark_non_differentiable(*plain)
+            ctx.result_like = [torch.empty((), dtype=v.dtype, device=v.device).expand(v.shape) for v in outs_]
+            return tuple(outs_) + written
 
         @staticmethod
         def backward(ctx, *grad_outputs):
@@ -132,7 +168,7 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
                 g = torch.zeros(t.shape, dtype=grad_dtype(t), device=t.device)
                 values[k] = (t.detach(), g)
                 in_grads.append(g)
-            written_grads = grad_outputs[1:] if returns else grad_outputs
+            written_grads = grad_outputs[len(leaves):]
             for k, g in zip(outs, written_grads):
                 out = bound[k][2].detach()
                 values[k] = (out, incoming(g, out))
@@ -141,13 +177,14 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
                 gb = incoming(g, b)  # after the backward: the gradient of the values before the call
                 values[k] = (b, gb)
                 inout_grads.append(gb)
-            result_grad = incoming(grad_outputs[0], ctx.result_like) if diff_result else None
-            run(values, 1, result_grad)
+            result_grads = {name: incoming(g, like) for (name, kind), g, like in
+                            zip(leaves, grad_outputs, getattr(ctx, "result_like", [])) if kind == 4}
+            run(values, 1, result_grads or None)
             return (tuple(g.to(t.dtype) for g, t in zip(in_grads, inputs)) + (None,) * len(outs) +
                     tuple(g.to(t.dtype) for g, t in zip(inout_grads, before)) + (None,) * (given is not None))
 
     tensors = [bound[k][2] for k in order] + ([given] if given is not None else [])
     result_out = _Kernel.apply(*tensors)
     if returns:
-        return result_out[0]
+        return as_result(list(result_out[:len(leaves)]))
     return result_out[0] if len(result_out) == 1 else result_out

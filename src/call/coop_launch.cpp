@@ -115,10 +115,13 @@ const lang::FunctionDecl& require_kernel(const FunctionState& fn) {
 
 bool is_diff_view(const lang::Type* t) { return t->is_tensor() && t->tensor.view && t->tensor.has_grad; }
 
-/// The argument of each parameter: by position, then by name. With `result`, a keyword `_result`
-/// (the results of a function that takes views, or their gradient in its backward) goes there.
+/// The argument of each parameter: by position, then by name. With `leaves` (the result of a
+/// function that takes views: view_result_leaves), a keyword `_result` (a result that is no
+/// struct) or `_result:<field>` (a struct's leaf) goes to `results` (the results to write, or
+/// their gradient in its backward).
 std::vector<const ArgInfo*> bind_arguments(const std::string& name, const lang::FunctionDecl& decl, const CallArgs& a,
-                                           const ArgInfo** result = nullptr) {
+                                           const std::vector<ViewResultLeaf>* leaves = nullptr,
+                                           std::vector<const ArgInfo*>* results = nullptr) {
     const size_t n = decl.params.size();
     std::vector<const ArgInfo*> bound(n, nullptr);
     if (a.positional > n)
@@ -126,8 +129,16 @@ std::vector<const ArgInfo*> bind_arguments(const std::string& name, const lang::
     for (size_t k = 0; k < a.positional; ++k) bound[k] = &a.args[k];
     for (size_t k = a.positional; k < a.count; ++k) {
         const std::string& key = (*a.keywords)[k - a.positional];
-        if (result && key == "_result") {
-            *result = &a.args[k];
+        if (leaves && !leaves->empty() && key.compare(0, 7, "_result") == 0 && (key.size() == 7 || key[7] == ':')) {
+            const std::string field = key.size() == 7 ? "" : key.substr(8);
+            size_t j = 0;
+            while (j < leaves->size() && (*leaves)[j].name != field) ++j;
+            if (j == leaves->size())
+                throw_type_error(name + "(): " + (field.empty() ? std::string("_result takes a tensor of a result that is "
+                                                                              "no struct: give a struct's fields as "
+                                                                              "_result:<field>")
+                                                                : "the result has no field '" + field + "'"));
+            (*results)[j] = &a.args[k];
             continue;
         }
         if (!key.empty() && key[0] == kGlobalMarker)  // fn.set() of a module global
@@ -158,10 +169,10 @@ std::vector<CoopParam> coop_params(const FunctionState& fn) {
                                                                                          : 6;
         out.push_back({p->name, !p->type->is_tensor() ? value : is_diff_view(p->type) ? 2 : 1, ""});
     }
-    const lang::Type* rt = decl.result_type;
-    if (view_function && rt && !rt->is_void())
-        out.push_back({"_result", view_result_is_differentiable(decl) ? 4 : 5,
-                       rt->is_numeric() ? dtype_name(dtype_of(rt->scalar)) : ""});
+    if (view_function)
+        for (const ViewResultLeaf& leaf : view_result_leaves(*fn.module, decl))
+            out.push_back({leaf.name.empty() ? "_result" : "_result:" + leaf.name, leaf.diff ? 4 : 5,
+                           leaf.type->is_numeric() ? dtype_name(dtype_of(leaf.type->scalar)) : ""});
     return out;
 }
 
@@ -171,9 +182,11 @@ bool coop_needs_autograd(const FunctionState& fn, const CallArgs& a) {
     if (!decl || !(decl->is_differentiable || lang::find_attribute(decl->attrs, "Differentiable"))) return false;
     const bool view_function = !lang::find_attribute(decl->attrs, "CUDAKernel");
     std::vector<const ArgInfo*> bound;
-    const ArgInfo* result = nullptr;
+    const std::vector<ViewResultLeaf> leaves = view_function ? view_result_leaves(*fn.module, *decl)
+                                                             : std::vector<ViewResultLeaf>{};
+    std::vector<const ArgInfo*> results(leaves.size(), nullptr);
     try {
-        bound = bind_arguments(fn.name, *decl, a, view_function ? &result : nullptr);
+        bound = bind_arguments(fn.name, *decl, a, &leaves, &results);
     } catch (...) {
         return false;  // the launch reports it
     }
@@ -198,24 +211,31 @@ LaunchShape thread_count_shape(const FunctionState& fn, int64_t threads) {
 }
 
 namespace {
-/// The result tensor of a launch (an owned reference), released if the launch throws.
-struct ResultTensor {
+/// The result tensors of a launch (owned references, one per result leaf; null where given),
+/// released if the launch throws.
+struct ResultTensors {
     Host& host;
-    void* object = nullptr;
-    explicit ResultTensor(Host& h) : host(h) {}
-    ~ResultTensor() {
-        if (object) host.release(object);
+    std::vector<void*> objects;
+    explicit ResultTensors(Host& h) : host(h) {}
+    ~ResultTensors() {
+        for (void* o : objects)
+            if (o) host.release(o);
     }
-    void* take() {
-        void* o = object;
-        object = nullptr;
-        return o;
+    /// The first, the others appended to `more`.
+    void* take(std::vector<void*>* more) {
+        void* first = objects.empty() ? nullptr : objects[0];
+        for (size_t j = 1; j < objects.size(); ++j) {
+            if (more) more->push_back(objects[j]);
+            else if (objects[j]) host.release(objects[j]);
+        }
+        objects.clear();
+        return first;
     }
 };
 }  // namespace
 
 void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape, CoopPass pass,
-                         bool* single) {
+                         bool* single, std::vector<void*>* more) {
     const lang::FunctionDecl* decl = &require_kernel(fn);
     const bool view_function = !lang::find_attribute(decl->attrs, "CUDAKernel");
     const std::string name = fn.name + (view_function ? (pass == CoopPass::Primal ? "" : ".bwds")
@@ -233,11 +253,20 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
         throw_value_error(name + "(): a block has at most 1024 threads, got " + std::to_string(threads_per_block));
 
     const size_t n = decl->params.size();
-    const lang::Type* rt = decl->result_type;
-    const bool returns = view_function && rt && !rt->is_void();
-    const ArgInfo* result_arg = nullptr;  // `_result=`: the results to write, or (backward) their gradient
-    const std::vector<const ArgInfo*> bound = bind_arguments(name, *decl, a, returns ? &result_arg : nullptr);
-    if (returns && a.result_index >= 0) result_arg = &a.args[size_t(a.result_index)];  // a `_result=` tensor
+    // The result of a function that takes views: its leaves (the value, or a struct's fields),
+    // and per leaf a given tensor (`_result=`: the results to write, or in a derivative pass their
+    // gradient).
+    const std::vector<ViewResultLeaf> leaves = view_function ? view_result_leaves(*fn.module, *decl)
+                                                             : std::vector<ViewResultLeaf>{};
+    const bool returns = !leaves.empty();
+    std::vector<const ArgInfo*> given(leaves.size(), nullptr);
+    const std::vector<const ArgInfo*> bound = bind_arguments(name, *decl, a, &leaves, &given);
+    if (returns && a.result_index >= 0) {  // a `_result=` tensor
+        if (leaves.size() != 1 || !leaves[0].name.empty())
+            throw_type_error(name + "(): _result takes a tensor of a result that is no struct: give a struct's fields "
+                                    "as _result:<field>");
+        given[0] = &a.args[size_t(a.result_index)];
+    }
     // A (values, gradient) pair of tensors: for a DiffTensorView, or (a function that takes views)
     // for a differentiable value read per element. The values bind as any argument, the gradient
     // is checked against them.
@@ -333,46 +362,53 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
         device_index = fn.device_index;
     }
 
-    // The results of a function that takes views and returns a value: one per call (view_call.cpp).
-    int64_t result_shape[kMaxTensorRank] = {};
-    int result_ndim = 0;
-    if (returns) {
-        if (form.rank + (rt->is_vector() ? 1 : rt->is_matrix() ? 2 : 0) > kMaxTensorRank)
+    // The results of a function that takes views and returns a value: one per call per leaf
+    // (view_call_glue.cpp), of the call's shape (a single call's: (1,)) and the leaf's element.
+    std::vector<std::vector<int64_t>> result_shapes;
+    for (size_t j = 0; j < leaves.size(); ++j) {
+        const ViewResultLeaf& leaf = leaves[j];
+        const lang::Type* t = leaf.type;
+        const std::string what = name + "(): " + (leaf.name.empty() ? "_result" : "_result:" + leaf.name);
+        std::vector<int64_t> rs(form.call_shape.begin(), form.call_shape.end());
+        if (form.rank == 0) rs.push_back(1);  // one call: a view needs an index (returned 0-d)
+        if (t->is_vector() || t->is_matrix()) rs.push_back(t->rows);
+        if (t->is_matrix()) rs.push_back(t->cols);
+        if (int(rs.size()) > kMaxTensorRank)
             throw_value_error(name + "(): its results would have more than " + std::to_string(kMaxTensorRank) +
                               " dimensions");
-        for (int d = 0; d < form.rank; ++d) result_shape[result_ndim++] = form.call_shape[size_t(d)];
-        if (form.rank == 0) result_shape[result_ndim++] = 1;  // one call: a view needs an index (returned 0-d)
-        if (rt->is_vector() || rt->is_matrix()) result_shape[result_ndim++] = rt->rows;
-        if (rt->is_matrix()) result_shape[result_ndim++] = rt->cols;
-        if (single) *single = form.rank == 0;
+        if (pass != CoopPass::Primal && leaf.diff && !given[j])
+            throw_type_error(name + "(): the gradient of the result" +
+                             (leaf.name.empty() ? std::string() : "'s field '" + leaf.name + "'") +
+                             " is missing (pass it as the last argument)");
+        if (const ArgInfo* g = given[j]) {
+            // A tensor of the results' shape (a single call's without its leading 1) and dtype.
+            const DType want = pass != CoopPass::Primal && t->scalar == lang::ScalarKind::Half && leaf.diff
+                                   ? DType::Float32 : dtype_of(t->scalar);
+            if (g->kind != ArgKind::Tensor) throw_type_error(what + " takes a tensor, got " + arg_kind_name(g->kind));
+            const TensorInfo& gt = g->tensor;
+            if (gt.dtype != want)
+                throw_type_error(what + " takes a " + dtype_name(want) + " tensor, got " + dtype_name(gt.dtype));
+            const int skip = form.rank == 0 ? 1 : 0;
+            bool same = size_t(gt.ndim) == rs.size() - size_t(skip);
+            for (int d = 0; same && d < gt.ndim; ++d) same = gt.shape[d] == rs[size_t(d + skip)];
+            if (!same)
+                throw_value_error(what + " takes a tensor of shape " +
+                                  shape_text(rs.data() + skip, int(rs.size()) - skip) + ", got " +
+                                  shape_text(gt.shape, gt.ndim));
+            if (gt.device_type != device || (device == DeviceType::CUDA && gt.device_index != device_index))
+                throw_value_error(what + " is on another device than the call's tensors");
+        }
+        result_shapes.push_back(std::move(rs));
     }
-    const bool diff_result = returns && view_result_is_differentiable(*decl);
-    if (returns && pass != CoopPass::Primal && diff_result && !result_arg)
-        throw_type_error(name + "(): the gradient of the result is missing (pass it as the last argument)");
-    if (result_arg) {
-        // `_result=`: a tensor of the results' shape (a single call's without its leading 1) and dtype.
-        const std::string what = name + "(): _result";
-        const DType want = pass != CoopPass::Primal && rt->scalar == lang::ScalarKind::Half && diff_result
-                               ? DType::Float32 : dtype_of(rt->scalar);
-        if (result_arg->kind != ArgKind::Tensor)
-            throw_type_error(what + " takes a tensor, got " + arg_kind_name(result_arg->kind));
-        const TensorInfo& t = result_arg->tensor;
-        if (t.dtype != want)
-            throw_type_error(what + " takes a " + dtype_name(want) + " tensor, got " + dtype_name(t.dtype));
-        const int skip = form.rank == 0 ? 1 : 0;
-        bool same = t.ndim == result_ndim - skip;
-        for (int d = 0; same && d < t.ndim; ++d) same = t.shape[d] == result_shape[d + skip];
-        if (!same)
-            throw_value_error(what + " takes a tensor of shape " + shape_text(result_shape + skip, result_ndim - skip) +
-                              ", got " + shape_text(t.shape, t.ndim));
-        if (t.device_type != device || (device == DeviceType::CUDA && t.device_index != device_index))
-            throw_value_error(what + " is on another device than the call's tensors");
-    }
-    if (grid_shape.grid[0] == 0) {  // an empty call shape: no thread runs
-        if (!returns || result_arg) return nullptr;
-        TensorInfo info{};
-        return host.empty(result_shape, result_ndim, dtype_of(rt->scalar), device, device_index, false, info);
-    }
+    if (single) *single = returns && form.rank == 0;
+    ResultTensors results(host);
+    std::vector<TensorInfo> result_infos(leaves.size(), TensorInfo{});
+    for (size_t j = 0; j < leaves.size(); ++j)
+        results.objects.push_back(given[j] ? nullptr
+                                           : host.empty(result_shapes[j].data(), int(result_shapes[j].size()),
+                                                        dtype_of(leaves[j].type->scalar), device, device_index, false,
+                                                        result_infos[j]));
+    if (grid_shape.grid[0] == 0) return results.take(more);  // an empty call shape: no thread runs
     const CompiledKernel& k = kernel_for(fn, *decl, device, device_index, pass, view_function, form);
     const codegen::ParamLayout& layout = k.generated.layout;
     std::vector<uint8_t> block(layout.size, 0);
@@ -449,12 +485,11 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
             std::memcpy(block.data() + f.tensor.view_rank + off, &view_rank, sizeof view_rank);
         }
     }
-    // A function that takes views and returns a value: its results, one per call (view_call.cpp).
-    ResultTensor result_tensor(host);
-    if (returns) {
+    // A function that takes views and returns a value: its results, one view per leaf.
+    for (size_t j = 0; j < leaves.size(); ++j) {
         TensorInfo info{};
-        if (result_arg) {  // the given tensor (a single call's gets its leading 1 back)
-            info = result_arg->tensor;
+        if (given[j]) {  // the given tensor (a single call's gets its leading 1 back)
+            info = given[j]->tensor;
             if (form.rank == 0) {
                 for (int d = info.ndim; d > 0; --d) {
                     info.shape[d] = info.shape[d - 1];
@@ -465,20 +500,19 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
                 ++info.ndim;
             }
         } else {
-            result_tensor.object =
-                host.empty(result_shape, result_ndim, dtype_of(rt->scalar), device, device_index, false, info);
+            info = result_infos[j];
         }
-        const codegen::ParamField& f = layout.fields[n];
+        const codegen::ParamField& f = layout.fields[n + j];
         pack_view(f, info);
         if (f.tensor.grad_view && pass != CoopPass::Primal) {
-            // A derivative pass: `_result` is the results' gradient (the values are not read).
+            // A derivative pass: the given tensor is the results' gradient (the values are not read).
             const size_t off = f.tensor.grad_view - f.tensor.data;
             const size_t record = f.tensor.view_rank + sizeof(int64_t) - f.tensor.data;
             std::memmove(block.data() + f.tensor.data + off, block.data() + f.tensor.data, record);
         }
     }
     if (form.rank > 0) {  // the call's extents (dimension 0 first), two uint4 after the parameters
-        const size_t first = n + (returns ? 1 : 0);
+        const size_t first = n + leaves.size();
         for (int d = 0; d < 8; ++d) {
             const uint32_t e = d < form.rank ? uint32_t(form.call_shape[size_t(d)]) : 1u;
             std::memcpy(block.data() + layout.fields[first + size_t(d / 4)].offset + size_t(d % 4) * 4, &e, 4);
@@ -500,7 +534,7 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
     const runtime::LaunchResult result = backend.launch(r);
     if (result.origin != runtime::FaultOrigin::None) [[unlikely]]
         raise_launch_fault(result, backend);
-    return result_tensor.take();
+    return results.take(more);
 }
 
 }  // namespace sg::call

@@ -57,9 +57,10 @@ bool is_cooperative(const UserModule& module, const Callee& callee);
 /// RuntimeError of a fault the launch recorded.
 /// Returns the results of a function that takes views and returns a value (a new tensor of the
 /// call's shape, an owned reference; of shape (1,) for a single call, which sets `*single`),
-/// else nullptr.
+/// else nullptr. A struct result has a tensor per leaf (view_result_leaves): the first is
+/// returned, the others appended to `*more` (owned references).
 void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape,
-                         CoopPass pass = CoopPass::Primal, bool* single = nullptr);
+                         CoopPass pass = CoopPass::Primal, bool* single = nullptr, std::vector<void*>* more = nullptr);
 
 /// The parameters of the [CUDAKernel] function `fn` names (TypeError when it is not one).
 std::vector<CoopParam> coop_params(const FunctionState& fn);
@@ -116,6 +117,16 @@ bool view_element_is_differentiable(const lang::FunctionDecl& decl, size_t k);
 /// Whether the glue stores `decl`'s result through a DiffTensorView (its gradient view holds the
 /// result's gradient in a derivative pass).
 bool view_result_is_differentiable(const lang::FunctionDecl& decl);
+/// A part of the result of such a function with a view of its own: the whole value, or a field
+/// of a struct (nested fields depth first).
+struct ViewResultLeaf {
+    std::string access;  ///< ".a.b" after the value ("" for the whole value)
+    std::string name;    ///< "a.b" ("" for the whole value)
+    const lang::Type* type = nullptr;
+    bool diff = false;   ///< stored through a DiffTensorView (it carries a gradient)
+};
+/// The leaves of `decl`'s result (none for void), in the order of the glue's result views.
+std::vector<ViewResultLeaf> view_result_leaves(const UserModule& module, const lang::FunctionDecl& decl);
 ViewCallForm view_call_form(const std::string& name, const lang::FunctionDecl& decl,
                             const std::vector<const ArgInfo*>& bound, const LaunchShape& shape, LaunchShape& out);
 

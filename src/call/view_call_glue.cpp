@@ -58,6 +58,26 @@ std::string coordinates(int rank) {
 
 bool view_result_is_differentiable(const lang::FunctionDecl& decl) { return diff_result(decl); }
 
+std::vector<ViewResultLeaf> view_result_leaves(const UserModule& module, const lang::FunctionDecl& decl) {
+    std::vector<ViewResultLeaf> out;
+    const lang::Type* rt = decl.result_type;
+    if (!rt || rt->is_void()) return out;
+    // Struct fields in declaration order, depth first; anything else is one leaf.
+    auto walk = [&](auto& self, const lang::Type* t, const std::string& access, const std::string& name,
+                    bool no_diff) -> void {
+        if (t->is_struct()) {
+            for (const lang::FieldInfo& f : module.types().fields(t))
+                self(self, f.type, access + "." + f.name, name.empty() ? f.name : name + "." + f.name, no_diff || f.no_diff);
+            return;
+        }
+        const bool diff = decl.is_differentiable && !no_diff && t->is_numeric() && lang::is_floating(t->scalar) &&
+                          !t->enumeration;
+        out.push_back({access, name, t, diff});
+    };
+    walk(walk, rt, "", "", false);
+    return out;
+}
+
 bool view_element_is_differentiable(const lang::FunctionDecl& decl, size_t k) {
     return diff_element(decl, *decl.params[k]);
 }
@@ -68,13 +88,17 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
         throw_type_error(fn.name + ".bwds(): " + fn.name +
                          " is not [Differentiable]: mark it [Differentiable] to run its derivative");
     const lang::Type* rt = decl.result_type;
-    const bool result = rt && !rt->is_void();
-    if (result && !((rt->is_scalar() || (rt->is_numeric() && rt->scalar != lang::ScalarKind::Bool)) && !rt->enumeration))
-        throw_type_error(fn.name + "(): it takes a TensorView and returns a " + lang::type_name(rt) +
-                         ": a call of a function that takes views returns scalars, vectors and matrices only yet (write "
-                         "other results through a view)");
-    if (result && form.rank + (rt->is_vector() ? 1 : rt->is_matrix() ? 2 : 0) > 8)
-        throw_value_error(fn.name + "(): its results would have more than 8 dimensions");
+    const std::vector<ViewResultLeaf> leaves = view_result_leaves(*fn.module, decl);
+    for (const ViewResultLeaf& leaf : leaves) {
+        const lang::Type* t = leaf.type;
+        if (!((t->is_scalar() || (t->is_numeric() && t->scalar != lang::ScalarKind::Bool)) && !t->enumeration))
+            throw_type_error(fn.name + "(): it takes a TensorView and returns a " + lang::type_name(rt) +
+                             (leaf.name.empty() ? "" : " whose field '" + leaf.name + "' is a " + lang::type_name(t)) +
+                             ": a call of a function that takes views returns scalars, vectors, matrices and structs "
+                             "of them only yet (write other results through a view)");
+        if (form.rank + (t->is_vector() ? 1 : t->is_matrix() ? 2 : 0) > 8)
+            throw_value_error(fn.name + "(): its results would have more than 8 dimensions");
+    }
     const bool diff = decl.is_differentiable;
     const std::string body = "__sg_view_body_" + decl.name;
     Glue glue;
@@ -158,32 +182,39 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
         entry_args.push_back(passed);
     }
     std::string call = "    " + decl.name + "(" + args + ");\n" + write_back;
-    if (result) {
-        // One result per call, at the thread's coordinate; a single call writes element 0.
-        const std::string r = lang::type_name(rt);
-        if (rt->is_matrix()) {
-            // A matrix: a view of its scalar with the rows and columns last (a DiffTensorView when
-            // it carries a gradient).
-            const std::string scalar = lang::scalar_name(rt->scalar);
-            params.push_back((diff_result(decl) ? "DiffTensorView<" : "TensorView<") + scalar + "> __sg_result");
-            call = "    " + r + " __sg_value = " + decl.name + "(" + args + ");\n" + write_back;
-            for (int row = 0; row < rt->rows; ++row)
-                for (int col = 0; col < rt->cols; ++col)
-                    call += "    __sg_result.store(" + at + ", " + std::to_string(row) + ", " + std::to_string(col) +
-                            ", __sg_value[" + std::to_string(row) + "][" + std::to_string(col) + "]);\n";
-        } else if (diff_result(decl)) {
-            params.push_back("DiffTensorView<" + std::string(lang::scalar_name(rt->scalar)) + "> __sg_result");
-            call = "    " + r + " __sg_value = " + decl.name + "(" + args + ");\n" + write_back;
-            if (rt->is_vector())
-                for (int c = 0; c < rt->rows; ++c)
-                    call += "    __sg_result.store(" + at + ", " + std::to_string(c) + ", __sg_value." + kXyzw[c] + ");\n";
-            else
-                call += "    __sg_result.store(" + at + ", __sg_value);\n";
-        } else {
-            params.push_back("TensorView<" + r + "> __sg_result");
-            call = "    __sg_result[" + at + "] = " + decl.name + "(" + args + ");\n" + write_back;
+    if (!leaves.empty()) {
+        // One result per call, at the thread's coordinate (a single call writes element 0): each
+        // leaf (the value, or each field of a struct) through a view of its own.
+        call = "    " + lang::type_name(rt) + " __sg_value = " + decl.name + "(" + args + ");\n" + write_back;
+        for (size_t j = 0; j < leaves.size(); ++j) {
+            const ViewResultLeaf& leaf = leaves[j];
+            const lang::Type* t = leaf.type;
+            const std::string view = leaves.size() == 1 && leaf.name.empty() ? "__sg_result" : "__sg_result" + std::to_string(j);
+            const std::string value = "__sg_value" + leaf.access;
+            const std::string scalar = lang::scalar_name(t->scalar);
+            if (t->is_matrix()) {
+                // A view of the scalar with the rows and columns last.
+                params.push_back((leaf.diff ? "DiffTensorView<" : "TensorView<") + scalar + "> " + view);
+                for (int row = 0; row < t->rows; ++row)
+                    for (int col = 0; col < t->cols; ++col)
+                        call += "    " + view + ".store(" + at + ", " + std::to_string(row) + ", " + std::to_string(col) +
+                                ", " + value + "[" + std::to_string(row) + "][" + std::to_string(col) + "]);\n";
+            } else if (leaf.diff) {
+                // A DiffTensorView of the scalar (a vector's components last): its store's
+                // backward takes the result's gradient.
+                params.push_back("DiffTensorView<" + scalar + "> " + view);
+                if (t->is_vector())
+                    for (int c = 0; c < t->rows; ++c)
+                        call += "    " + view + ".store(" + at + ", " + std::to_string(c) + ", " + value + "." + kXyzw[c] +
+                                ");\n";
+                else
+                    call += "    " + view + ".store(" + at + ", " + value + ");\n";
+            } else {
+                params.push_back("TensorView<" + lang::type_name(t) + "> " + view);
+                call += "    " + view + "[" + at + "] = " + value + ";\n";
+            }
+            entry_args.push_back(view);
         }
-        entry_args.push_back("__sg_result");
     }
     entry_params = params;
     params.push_back("uint __sg_t");

@@ -247,16 +247,47 @@ nb::object Function::launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb
         return nb::module_::import_("shadegrad._coop_autograd").attr("launch")(self, args, kwargs, thread_count);
     }
     bool single = false;
-    void* result = call::launch_cooperative(torch_host(), *state_, described(s), shape, call::CoopPass(pass), &single);
-    if (!result) {
-        // `_result=` of a function that takes views: the tensor it wrote.
-        if (pass == 0 && state_->view_function && kwargs.contains("_result")) return kwargs["_result"];
-        return nb::none();
+    std::vector<void*> more;
+    void* result =
+        call::launch_cooperative(torch_host(), *state_, described(s), shape, call::CoopPass(pass), &single, &more);
+    bool struct_result = false;
+    if (state_->view_function)
+        for (const call::CoopParam& p : call::coop_params(*state_))
+            struct_result |= (p.kind == 4 || p.kind == 5) && p.name.size() > 8;
+    if (!struct_result) {
+        if (!result) {
+            // `_result=` of a function that takes views: the tensor it wrote.
+            if (pass == 0 && state_->view_function && kwargs.contains("_result")) return kwargs["_result"];
+            return nb::none();
+        }
+        // A function that takes views and returns a value: its results (one call: a 0-d tensor,
+        // or the value's components).
+        nb::object out = nb::steal(static_cast<PyObject*>(result));
+        return single ? out.attr("squeeze")(0) : out;
     }
-    // A function that takes views and returns a value: its results (one call: a 0-d tensor, or
-    // the value's components).
-    nb::object out = nb::steal(static_cast<PyObject*>(result));
-    return single ? out.attr("squeeze")(0) : out;
+    // A struct result: a dict of its fields' tensors (nested structs nested), as for calls per
+    // element; a field given as `_result:<field>=` is that tensor.
+    std::vector<nb::object> leaves;
+    leaves.push_back(result ? nb::steal(static_cast<PyObject*>(result)) : nb::object());
+    for (void* o : more) leaves.push_back(o ? nb::steal(static_cast<PyObject*>(o)) : nb::object());
+    nb::dict out;
+    size_t j = 0;
+    for (const call::CoopParam& p : call::coop_params(*state_)) {
+        if (p.kind != 4 && p.kind != 5) continue;
+        const std::string field = p.name.substr(8);  // after "_result:"
+        nb::object v = leaves.at(j++);
+        if (!v.is_valid()) v = kwargs[p.name.c_str()];
+        else if (single) v = v.attr("squeeze")(0);
+        nb::dict at = out;
+        size_t start = 0;
+        for (size_t dot = field.find('.'); dot != std::string::npos; start = dot + 1, dot = field.find('.', start)) {
+            nb::str key(field.substr(start, dot - start).c_str());
+            if (!at.contains(key)) at[key] = nb::dict();
+            at = nb::borrow<nb::dict>(at[key]);
+        }
+        at[nb::str(field.substr(start).c_str())] = v;
+    }
+    return out;
 }
 
 nb::object Function::finish(CallScratch& s) {

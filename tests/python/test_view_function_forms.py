@@ -1,6 +1,7 @@
 # tests/python/test_view_function_forms.py — more forms of SlangPy's calls of functions that take
 # views (docs/calling.md, "Functions that take views"): matrix results (values and gradients),
-# out and inout parameters bound to tensors (values and gradients), fn.set() of parameter values, the modifiers that are refused, and Interlocked operations on
+# struct results (dicts of tensors, their gradients), out and inout parameters bound to tensors
+# (values and gradients), fn.set() of parameter values, the modifiers that are refused, and Interlocked operations on
 # components of a view's vector elements from many calls at once. On SHADEGRAD_TEST_DEVICE.
 import pytest
 import torch
@@ -31,6 +32,24 @@ void sq_out(DiffTensorView<double> x, no_diff int i, out double y, inout double 
     double v = x[i];
     y = v * v;
     acc = acc * v + sin(acc);
+}
+
+struct Hit { float t; float3 normal; int id; };
+Hit probe(TensorView<float> depth, int i) { Hit h; h.t = depth[i]; h.normal = float3(0.0, float(i), 1.0); h.id = i * 7; return h; }
+
+struct Inner { int2 cell; float w; };
+struct Outer { Inner inner; float4x4 m; };
+Outer nest(TensorView<float> x, int i) { Outer o; o.inner.cell = int2(i, -i); o.inner.w = x[i]; o.m = float4x4(x[i]); return o; }
+
+struct Shade : IDifferentiable { double lum; double2 uv; no_diff double raw; };
+[Differentiable]
+Shade shade2(DiffTensorView<double> w, double x)
+{
+    Shade s;
+    s.lum = w[0] * x * x;
+    s.uv = double2(x, w[1] * sin(x));
+    s.raw = detach(x) * 2.0;
+    return s;
 }
 
 void tally(int at, TensorView<int2> hits, TensorView<float2> sums)
@@ -187,3 +206,58 @@ def test_out_parameter_errors(m):
                                          "\\(1,\\) is not the call's \\(3,\\)"):
         m.split(x, torch.tensor([0, 1, 1], dtype=torch.int32, device=TEST_DEVICE), torch.zeros(1, device=TEST_DEVICE),
                 torch.zeros(3, 2, device=TEST_DEVICE))
+
+
+# ---- struct results
+
+def test_a_struct_result_is_a_dict_of_tensors(m):
+    depth = t([0.5, 1.5, 2.5], torch.float32)
+    got = m.probe(depth, sg.grid((3,)))
+    assert sorted(got) == ["id", "normal", "t"]
+    assert got["t"].cpu().tolist() == [0.5, 1.5, 2.5]
+    assert got["normal"].shape == (3, 3) and got["normal"][:, 1].cpu().tolist() == [0.0, 1.0, 2.0]
+    assert got["id"].dtype == torch.int32 and got["id"].cpu().tolist() == [0, 7, 14]
+    one = m.probe(depth, 2)
+    assert one["t"].shape == () and float(one["t"]) == 2.5 and one["normal"].shape == (3,)
+
+
+def test_a_nested_struct_result(m):
+    x = t([1.0, 3.0], torch.float32)
+    got = m.nest(x, sg.grid((2,)))
+    assert got["inner"]["cell"].cpu().tolist() == [[0, 0], [1, -1]]
+    assert got["inner"]["w"].cpu().tolist() == [1.0, 3.0]
+    assert got["m"].shape == (2, 4, 4) and torch.equal(got["m"][1].cpu(), torch.full((4, 4), 3.0))
+
+
+def shade2_torch(w, x):
+    return {"lum": w[0] * x * x, "uv": torch.stack([x, w[1] * torch.sin(x)], -1), "raw": x.detach() * 2.0}
+
+
+def test_struct_result_gradients_in_autograd(m):
+    w = t([1.5, -0.5]).requires_grad_()
+    x = t([0.2, -1.0, 0.7]).requires_grad_()
+    out = m.shade2(w, x)
+    assert out["lum"].grad_fn is not None and not out["raw"].requires_grad
+    wr, xr = w.detach().clone().requires_grad_(), x.detach().clone().requires_grad_()
+    want = shade2_torch(wr, xr)
+    for key in ("lum", "uv", "raw"):
+        torch.testing.assert_close(out[key].detach(), want[key].detach(), rtol=1e-12, atol=1e-12)
+    g1, g2 = t([1.0, 2.0, 3.0]), t([[0.5, 1.0], [-1.0, 2.0], [0.25, 0.0]])
+    ((out["lum"] * g1).sum() + (out["uv"] * g2).sum()).backward()
+    ((want["lum"] * g1).sum() + (want["uv"] * g2).sum()).backward()
+    torch.testing.assert_close(w.grad, wr.grad, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(x.grad, xr.grad, rtol=1e-12, atol=1e-12)
+
+
+def test_struct_result_gradients_through_bwds(m):
+    w, x = t([1.5, -0.5]), t([0.2, -1.0])
+    gw, gx = torch.zeros_like(w), torch.zeros_like(x)
+    g1, g2 = t([1.0, 2.0]), t([[0.5, 1.0], [-1.0, 2.0]])
+    m.shade2.bwds(sg.diff_pair(w, gw), sg.diff_pair(x, gx), {"lum": g1, "uv": g2})
+    wr, xr = w.clone().requires_grad_(), x.clone().requires_grad_()
+    want = shade2_torch(wr, xr)
+    ((want["lum"] * g1).sum() + (want["uv"] * g2).sum()).backward()
+    torch.testing.assert_close(gw, wr.grad, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(gx, xr.grad, rtol=1e-12, atol=1e-12)
+    with pytest.raises(TypeError, match="shade2.bwds\\(\\): the gradient of the result's field 'uv' is missing"):
+        m.shade2.bwds(sg.diff_pair(w, gw), sg.diff_pair(x, gx), {"lum": g1})
