@@ -42,7 +42,7 @@ class BwdsFunction:
         result = (leaves[0][1], leaves[0][2]) if len(leaves) == 1 and leaves[0][0] == "_result" else None
         if leaves and result is None:
             # A struct result: the gradient of each field that carries one, as a dict of fields.
-            n_params = len(fn._coop_params()) - len(leaves)
+            n_params = len([p for p in fn._coop_params() if p[1] not in (4, 5, 8)])
             if "_result_grad" in kwargs:
                 dresult = kwargs.pop("_result_grad")
             elif len(args) + len(kwargs) > n_params:
@@ -65,7 +65,7 @@ class BwdsFunction:
             # A function that takes views and returns a value: the gradient of its results, as the
             # last positional argument, `_result_grad=`, or a `_result=` tensor's .grad (copied:
             # the backward consumes it).
-            n_params = len(fn._coop_params()) - 1
+            n_params = len([p for p in fn._coop_params() if p[1] not in (4, 5, 8)])
             if "_result_grad" in kwargs:
                 dresult = kwargs.pop("_result_grad")
             elif "_result" in kwargs:
@@ -90,6 +90,8 @@ class BwdsFunction:
         def unpair(v):
             if isinstance(v, _values.DiffPair):
                 return (v.primal, v.grad) if v.grad is not None else v.primal
+            if isinstance(v, dict):  # a struct's fields
+                return {k: unpair(x) for k, x in v.items()}
             return v
 
         args = tuple(unpair(a) for a in args)

@@ -32,7 +32,7 @@ def _bind(fn, args: tuple, kwargs: dict) -> tuple:
     "_result", or "_result:<field>" per field of a struct; else None)."""
     params = fn._coop_params()
     result = [(name, kind) for name, kind, _ in params if kind in (4, 5)] or None
-    params = [(name, kind) for name, kind, _ in params if kind not in (4, 5)]
+    params = [(name, kind) for name, kind, _ in params if kind not in (4, 5, 8)]
     if len(args) > len(params):
         raise TypeError(f"{fn.name}() takes {len(params)} arguments, got {len(args)}")
     values = dict(zip((p[0] for p in params), args))
@@ -44,6 +44,28 @@ def _bind(fn, args: tuple, kwargs: dict) -> tuple:
         values[key] = value
     # A parameter without an argument may have one from fn.set(): the launch reports a missing one.
     return [(name, kind, values[name]) for name, kind in params if name in values], result
+
+
+def _get(value, path: tuple):
+    """The part of a struct parameter's dict at `path` (the value itself for ())."""
+    for key in path:
+        value = value[key]
+    return value
+
+
+def _put(values: list, slot: tuple, x) -> None:
+    """Sets argument slot (k, path) of `values` to x (a struct's dict copied along the path)."""
+    k, path = slot
+    if not path:
+        values[k] = x
+        return
+
+    def rebuilt(d, path):
+        copy = dict(d)
+        copy[path[0]] = x if len(path) == 1 else rebuilt(d[path[0]], path[1:])
+        return copy
+
+    values[k] = rebuilt(values[k], path)
 
 
 def launch(fn, args: tuple, kwargs: dict, thread_count):
@@ -73,10 +95,26 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
             return "inout" if value.requires_grad else "out"
         return None
 
+    # Slots (parameter, path into a struct parameter's dict).
     roles = [role(kind, value) for _, kind, value in bound]
-    ins = [k for k, r in enumerate(roles) if r == "in"]
-    outs = [k for k, r in enumerate(roles) if r == "out"]
-    inouts = [k for k, r in enumerate(roles) if r == "inout"]
+    ins = [(k, ()) for k, r in enumerate(roles) if r == "in"]
+    outs = [(k, ()) for k, r in enumerate(roles) if r == "out"]
+    inouts = [(k, ()) for k, r in enumerate(roles) if r == "inout"]
+    # A struct's fields that carry a gradient, from tensors that require grad, are inputs too.
+    fields = [name for name, kind, _ in fn._coop_params() if kind == 8]
+    for k, (pname, kind, value) in enumerate(bound):
+        if kind != 7 or not isinstance(value, dict):
+            continue
+        for field in fields:
+            if not field.startswith(pname + "."):
+                continue
+            path = tuple(field[len(pname) + 1:].split("."))
+            try:
+                part = _get(value, path)
+            except (KeyError, TypeError):
+                continue  # the launch reports a missing field
+            if isinstance(part, torch.Tensor) and part.requires_grad:
+                ins.append((k, path))
     names = [name for name, _, _ in bound]
     returns = result is not None
     leaves = result or []
@@ -128,10 +166,10 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
         @staticmethod
         def forward(ctx, *tensors):
             values = [value for _, _, value in bound]
-            for k, t in zip(order, tensors):
-                values[k] = t
+            for slot, t in zip(order, tensors):
+                _put(values, slot, t)
             # An inout tensor's values before the call: the backward recomputes from them.
-            before = [values[k].detach().clone() for k in inouts]
+            before = [_get(values[k], path).detach().clone() for k, path in inouts]
             target = tensors[-1] if given is not None else None
             out = run(values, 0, target)
             written = tuple(tensors[len(ins):len(order)])
@@ -164,18 +202,18 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
                 return g.to(grad_dtype(like), memory_format=torch.contiguous_format, copy=True)
 
             in_grads = []
-            for k, t in zip(ins, inputs):
+            for slot, t in zip(ins, inputs):
                 g = torch.zeros(t.shape, dtype=grad_dtype(t), device=t.device)
-                values[k] = (t.detach(), g)
+                _put(values, slot, (t.detach(), g))
                 in_grads.append(g)
             written_grads = grad_outputs[len(leaves):]
-            for k, g in zip(outs, written_grads):
-                out = bound[k][2].detach()
-                values[k] = (out, incoming(g, out))
+            for (k, path), g in zip(outs, written_grads):
+                out = _get(bound[k][2], path).detach()
+                _put(values, (k, path), (out, incoming(g, out)))
             inout_grads = []
-            for k, b, g in zip(inouts, before, written_grads[len(outs):]):
+            for slot, b, g in zip(inouts, before, written_grads[len(outs):]):
                 gb = incoming(g, b)  # after the backward: the gradient of the values before the call
-                values[k] = (b, gb)
+                _put(values, slot, (b, gb))
                 inout_grads.append(gb)
             result_grads = {name: incoming(g, like) for (name, kind), g, like in
                             zip(leaves, grad_outputs, getattr(ctx, "result_like", [])) if kind == 4}
@@ -183,7 +221,7 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
             return (tuple(g.to(t.dtype) for g, t in zip(in_grads, inputs)) + (None,) * len(outs) +
                     tuple(g.to(t.dtype) for g, t in zip(inout_grads, before)) + (None,) * (given is not None))
 
-    tensors = [bound[k][2] for k in order] + ([given] if given is not None else [])
+    tensors = [_get(bound[k][2], path) for k, path in order] + ([given] if given is not None else [])
     result_out = _Kernel.apply(*tensors)
     if returns:
         return as_result(list(result_out[:len(leaves)]))

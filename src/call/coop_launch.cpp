@@ -81,8 +81,17 @@ const CompiledKernel& kernel_for(FunctionState& fn, const lang::FunctionDecl& de
     const int64_t slot = ((device == DeviceType::CUDA ? (index < 0 ? 0 : index) + 1 : 0) * 4 + int(pass)) |
                          (view_function ? int64_t(1) << 12 : 0) | (int64_t(form.rank & 15) << 13) |
                          (int64_t(form.grids & 0xffff) << 17) | (int64_t(form.tensors & 0xffff) << 33);
-    auto it = fn.coop_kernels.find(slot);
-    if (it != fn.coop_kernels.end()) return *it->second;
+    // Struct parameters from dicts: which of their fields are tensors, in the key too.
+    std::string struct_key;
+    for (const auto& [p, mask] : form.structs) struct_key += std::to_string(p) + ":" + std::to_string(mask) + ";";
+    if (struct_key.empty()) {
+        auto it = fn.coop_kernels.find(slot);
+        if (it != fn.coop_kernels.end()) return *it->second;
+    } else {
+        struct_key = std::to_string(slot) + ";" + struct_key;
+        auto it = fn.view_struct_kernels.find(struct_key);
+        if (it != fn.view_struct_kernels.end()) return *it->second;
+    }
     Glue glue;  // the primal: no glue, the [CUDAKernel] function is the kernel
     glue.entry = decl.name;
     if (view_function) glue = view_call_glue(fn, decl, pass, form);
@@ -92,8 +101,16 @@ const CompiledKernel& kernel_for(FunctionState& fn, const lang::FunctionDecl& de
     site.function = fn.name;
     const std::string& file = fn.module->name();
     site.file = file.find('.') == std::string::npos ? file + ".slang" : file;
-    for (const lang::VarDecl* p : decl.params) site.params.push_back("parameter '" + p->name + "'");
+    for (size_t p = 0; p < decl.params.size(); ++p) {  // a struct from a dict: a kernel parameter per field
+        const std::string param = "parameter '" + decl.params[p]->name + "'";
+        if (form.struct_tensors(p))
+            for (const ViewResultLeaf& leaf : view_struct_leaves(*fn.module, decl, p))
+                site.params.push_back(param + ", field '" + leaf.name + "'");
+        else
+            site.params.push_back(param);
+    }
     k->site = register_launch_site(std::move(site));
+    if (!struct_key.empty()) return *fn.view_struct_kernels.emplace(struct_key, std::move(k)).first->second;
     return *fn.coop_kernels.emplace(slot, std::move(k)).first->second;
 }
 
@@ -164,11 +181,17 @@ std::vector<CoopParam> coop_params(const FunctionState& fn) {
     const bool view_function = !lang::find_attribute(decl.attrs, "CUDAKernel");
     for (size_t k = 0; k < decl.params.size(); ++k) {
         const lang::VarDecl* p = decl.params[k];
-        const int value = !(view_function && view_element_is_differentiable(decl, k)) ? 0
+        const int value = view_function && p->type->is_struct()                         ? 7
+                          : !(view_function && view_element_is_differentiable(decl, k)) ? 0
                           : p->dir == lang::ParamDir::In                                 ? 3
                                                                                          : 6;
         out.push_back({p->name, !p->type->is_tensor() ? value : is_diff_view(p->type) ? 2 : 1, ""});
     }
+    // A struct parameter's fields that carry a gradient (read per element from a tensor).
+    for (size_t k = 0; view_function && k < decl.params.size(); ++k)
+        if (decl.params[k]->type->is_struct())
+            for (const ViewResultLeaf& leaf : view_struct_leaves(*fn.module, decl, k))
+                if (leaf.diff) out.push_back({decl.params[k]->name + "." + leaf.name, 8, ""});
     if (view_function)
         for (const ViewResultLeaf& leaf : view_result_leaves(*fn.module, decl))
             out.push_back({leaf.name.empty() ? "_result" : "_result:" + leaf.name, leaf.diff ? 4 : 5,
@@ -195,6 +218,18 @@ bool coop_needs_autograd(const FunctionState& fn, const CallArgs& a) {
         const bool diff = is_diff_view(decl->params[p]->type) ||
                           (view_function && view_element_is_differentiable(*decl, p));
         if (diff && bound[p]->kind == ArgKind::Tensor && bound[p]->tensor.requires_grad) return true;
+        if (view_function && decl->params[p]->type->is_struct() && bound[p]->kind == ArgKind::Dict) {
+            // A struct's field that carries a gradient, from a tensor that requires grad.
+            std::vector<const ArgInfo*> fields;
+            try {
+                fields = struct_leaf_args(*fn.module, fn.name, *decl, p, a.args, *bound[p]);
+            } catch (...) {
+                return false;  // the launch reports it
+            }
+            const std::vector<ViewResultLeaf> leaves = view_struct_leaves(*fn.module, *decl, p);
+            for (size_t j = 0; j < leaves.size(); ++j)
+                if (leaves[j].diff && fields[j]->kind == ArgKind::Tensor && fields[j]->tensor.requires_grad) return true;
+        }
     }
     return false;
 }
@@ -300,7 +335,7 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
     // A function that takes views: sg.grid and tensor arguments give its threads (view_call.cpp).
     LaunchShape grid_shape = shape;
     ViewCallForm form;
-    if (view_function) form = view_call_form(name, *decl, values, shape, grid_shape);
+    if (view_function) form = view_call_form(*fn.module, name, *decl, values, a.args, shape, grid_shape);
     else
         for (size_t p = 0; p < n; ++p)
             if (bound[p]->kind == ArgKind::Grid)
@@ -311,39 +346,97 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
     DeviceType device = DeviceType::CPU;
     int device_index = -1;
     bool have_device = false;
+    // A struct parameter from a dict: per field (leaf), its argument, and for a tensor (or a
+    // (values, gradient) pair) the values and the gradient.
+    struct StructArgs {
+        std::vector<ViewResultLeaf> leaves;
+        std::vector<const ArgInfo*> args, values, grads;
+    };
+    std::vector<StructArgs> structs(n);
+    for (size_t p = 0; p < n; ++p) {
+        const uint64_t* mask = form.struct_tensors(p);
+        if (!mask) continue;
+        StructArgs& st = structs[p];
+        st.leaves = view_struct_leaves(*fn.module, *decl, p);
+        st.args = struct_leaf_args(*fn.module, name, *decl, p, a.args, *values[p]);
+        st.values.assign(st.leaves.size(), nullptr);
+        st.grads.assign(st.leaves.size(), nullptr);
+        for (size_t j = 0; j < st.leaves.size(); ++j) {
+            const ArgInfo& arg = *st.args[j];
+            const lang::Type* t = st.leaves[j].type;
+            const std::string what = name + "(): parameter '" + decl->params[p]->name + "' (" +
+                                     lang::type_name(decl->params[p]->type) + "): field '" + st.leaves[j].name + "' (" +
+                                     lang::type_name(t) + ")";
+            if (!(*mask & (uint64_t(1) << j))) {
+                if (t->is_scalar() && !is_number(arg))
+                    throw_type_error(what + " takes a number or a tensor, got " + arg_kind_name(arg.kind));
+                if (t->is_vector() && !((arg.kind == ArgKind::Value || arg.kind == ArgKind::List) &&
+                                        arg.child_count == t->rows))
+                    throw_type_error(what + " takes a " + lang::type_name(t) + " value (" + std::to_string(t->rows) +
+                                     " numbers) or a tensor, got " + arg_kind_name(arg.kind));
+                continue;
+            }
+            st.values[j] = tensor_or_pair(a.args, arg);
+            if (arg.kind == ArgKind::List) {
+                st.grads[j] = &a.args[size_t(arg.first_child + 1)];
+                if (!st.leaves[j].diff)
+                    throw_type_error(what + " is given a (values, gradient) pair, but it carries no gradient");
+            }
+        }
+    }
+    // A tensor argument's dtype, element dimensions, rank and device.
+    auto check_tensor = [&](const std::string& what, const ArgInfo& arg, const lang::Type* e, bool per_element) {
+        if (arg.kind != ArgKind::Tensor) throw_type_error(what + " takes a tensor, got " + arg_kind_name(arg.kind));
+        const DType want = dtype_of(e->scalar);
+        if (arg.tensor.dtype != want)
+            throw_type_error(what + " takes a " + dtype_name(want) + " tensor, got " + dtype_name(arg.tensor.dtype));
+        const int components = e->is_vector() ? e->rows : 1;
+        const int rank = arg.tensor.ndim - (components > 1 ? 1 : 0);
+        if (components > 1 && (arg.tensor.ndim == 0 || arg.tensor.shape[arg.tensor.ndim - 1] != components))
+            throw_value_error(what + " takes a tensor whose last dimension holds the " + std::to_string(components) +
+                              " components of an element");
+        if (rank > lang::kMaxViewRank || rank < 0)
+            throw_value_error(what + " takes a tensor of at most " + std::to_string(lang::kMaxViewRank) +
+                              " dimensions (besides a vector element's), got " + std::to_string(arg.tensor.ndim));
+        if (per_element && components > 1 && form.rank + 1 > lang::kMaxViewRank)
+            throw_value_error(what + ": a vector read per element takes a call of at most " +
+                              std::to_string(lang::kMaxViewRank - 1) + " dimensions, got " + std::to_string(form.rank));
+        if (arg.tensor.device_type != DeviceType::CPU && arg.tensor.device_type != DeviceType::CUDA)
+            throw_value_error(what + ": tensors on this device are not supported");
+        if (!have_device) {
+            device = arg.tensor.device_type;
+            device_index = arg.tensor.device_index;
+            have_device = true;
+        } else if (device != arg.tensor.device_type || device_index != arg.tensor.device_index) {
+            throw_value_error(what + " is on another device than the earlier tensor arguments");
+        }
+    };
     for (size_t p = 0; p < n; ++p) {
         const lang::VarDecl* param = decl->params[p];
         const ArgInfo& arg = *values[p];
         const std::string what = name + "(): parameter '" + param->name + "' (" + lang::type_name(param->type) + ")";
+        if (!structs[p].leaves.empty()) {
+            for (size_t j = 0; j < structs[p].leaves.size(); ++j) {
+                const ArgInfo* v = structs[p].values[j];
+                if (!v) continue;
+                const std::string field = what + ": field '" + structs[p].leaves[j].name + "' (" +
+                                          lang::type_name(structs[p].leaves[j].type) + ")";
+                check_tensor(field, *v, structs[p].leaves[j].type, true);
+                if (const ArgInfo* g = structs[p].grads[j]) {
+                    const DType want = v->tensor.dtype == DType::Float16 ? DType::Float32 : v->tensor.dtype;
+                    bool same = g->tensor.dtype == want && g->tensor.ndim == v->tensor.ndim &&
+                                g->tensor.device_type == v->tensor.device_type &&
+                                g->tensor.device_index == v->tensor.device_index;
+                    for (int d = 0; same && d < v->tensor.ndim; ++d) same = g->tensor.shape[d] == v->tensor.shape[d];
+                    if (!same)
+                        throw_value_error(field + ": the gradient differs from the values in dtype, shape or device");
+                }
+            }
+            continue;
+        }
         const bool per_element = form.tensors & (1u << p);  // a tensor, one element per call
         if (param->type->is_tensor() || per_element) {
-            if (arg.kind != ArgKind::Tensor)
-                throw_type_error(what + " takes a tensor, got " + arg_kind_name(arg.kind));
-            const lang::Type* e = per_element ? param->type : param->type->element;
-            const DType want = dtype_of(e->scalar);
-            if (arg.tensor.dtype != want)
-                throw_type_error(what + " takes a " + dtype_name(want) + " tensor, got " + dtype_name(arg.tensor.dtype));
-            const int components = e->is_vector() ? e->rows : 1;
-            const int rank = arg.tensor.ndim - (components > 1 ? 1 : 0);
-            if (components > 1 && (arg.tensor.ndim == 0 || arg.tensor.shape[arg.tensor.ndim - 1] != components))
-                throw_value_error(what + " takes a tensor whose last dimension holds the " + std::to_string(components) +
-                                  " components of an element");
-            if (rank > lang::kMaxViewRank || rank < 0)
-                throw_value_error(what + " takes a tensor of at most " + std::to_string(lang::kMaxViewRank) +
-                                  " dimensions (besides a vector element's), got " + std::to_string(arg.tensor.ndim));
-            if (per_element && components > 1 && form.rank + 1 > lang::kMaxViewRank)
-                throw_value_error(what + ": a vector read per element takes a call of at most " +
-                                  std::to_string(lang::kMaxViewRank - 1) + " dimensions, got " +
-                                  std::to_string(form.rank));
-            if (arg.tensor.device_type != DeviceType::CPU && arg.tensor.device_type != DeviceType::CUDA)
-                throw_value_error(what + ": tensors on this device are not supported");
-            if (!have_device) {
-                device = arg.tensor.device_type;
-                device_index = arg.tensor.device_index;
-                have_device = true;
-            } else if (device != arg.tensor.device_type || device_index != arg.tensor.device_index) {
-                throw_value_error(what + " is on another device than the earlier tensor arguments");
-            }
+            check_tensor(what, arg, per_element ? param->type : param->type->element, per_element);
             continue;
         }
         const lang::Type* t = param->type;
@@ -441,8 +534,48 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
         std::memcpy(block.data() + f.tensor.view_rank, &view_rank, sizeof view_rank);
         return rank;
     };
+    // The gradient's record of a DiffTensorView field, laid out as the values' (rank: theirs).
+    auto pack_grad = [&](const codegen::ParamField& f, const TensorInfo& t, const TensorInfo& g, int rank) {
+        const size_t off = f.tensor.grad_view - f.tensor.data;
+        int64_t extents[8] = {}, grad_strides[8] = {};
+        for (int d = 0; d < rank; ++d) {
+            extents[d] = t.shape[d];
+            grad_strides[d] = g.strides[d];
+        }
+        const int64_t view_rank = rank;
+        const int64_t grad_inner[2] = {1, 0};
+        std::memcpy(block.data() + f.tensor.data + off, &g.data, sizeof(void*));
+        std::memcpy(block.data() + f.tensor.shape + off, extents, sizeof extents);
+        std::memcpy(block.data() + f.tensor.strides + off, grad_strides, sizeof grad_strides);
+        std::memcpy(block.data() + f.tensor.inner + off, grad_inner, sizeof grad_inner);
+        std::memcpy(block.data() + f.tensor.view_rank + off, &view_rank, sizeof view_rank);
+    };
+    // A number or value's components at a scalar or vector field.
+    auto pack_value = [&](const codegen::ParamField& f, const ArgInfo& arg) {
+        if (f.shape.form == Form::Scalar) write_scalar(block.data() + f.offset, f.shape.scalar, arg);
+        else
+            for (int c = 0; c < f.shape.rows; ++c)
+                write_scalar(block.data() + f.offset + size_t(c) * size_t(lang::scalar_bits(f.shape.scalar) / 8),
+                             f.shape.scalar, a.args[size_t(arg.first_child + c)]);
+    };
+    size_t next_field = 0;  // a struct from a dict has a field per leaf
     for (size_t p = 0; p < n; ++p) {
-        const codegen::ParamField& f = layout.fields[p];
+        if (!structs[p].leaves.empty()) {
+            const StructArgs& st = structs[p];
+            for (size_t j = 0; j < st.leaves.size(); ++j) {
+                const codegen::ParamField& f = layout.fields[next_field++];
+                if (!st.values[j]) {
+                    pack_value(f, *st.args[j]);
+                    continue;
+                }
+                const TensorInfo t = expanded(st.values[j]->tensor, *st.leaves[j].type, form.call_shape);
+                const int rank = pack_view(f, t);
+                if (f.tensor.grad_view && st.grads[j])
+                    pack_grad(f, t, expanded(st.grads[j]->tensor, *st.leaves[j].type, form.call_shape), rank);
+            }
+            continue;
+        }
+        const codegen::ParamField& f = layout.fields[next_field++];
         const ArgInfo& arg = *values[p];
         if (form.grids & (1u << p)) {  // a grid's extents, the last (fastest) dimension in .x
             const int rank = arg.tensor.ndim;
@@ -456,11 +589,7 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
             continue;
         }
         if (f.shape.form != Form::Tensor) {
-            if (f.shape.form == Form::Scalar) write_scalar(block.data() + f.offset, f.shape.scalar, arg);
-            else
-                for (int c = 0; c < f.shape.rows; ++c)
-                    write_scalar(block.data() + f.offset + size_t(c) * size_t(lang::scalar_bits(f.shape.scalar) / 8),
-                                 f.shape.scalar, a.args[size_t(arg.first_child + c)]);
+            pack_value(f, arg);
             continue;
         }
         // A per-element tensor: a view with the call's extents (its components last), a broadcast
@@ -468,22 +597,9 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
         const bool per_element = form.tensors & (1u << p);
         const TensorInfo t = per_element ? expanded(arg.tensor, *decl->params[p]->type, form.call_shape) : arg.tensor;
         const int rank = pack_view(f, t);
-        if (f.tensor.grad_view && grads[p]) {  // the gradient's record, laid out as the values'
-            const TensorInfo g = per_element ? expanded(grads[p]->tensor, *decl->params[p]->type, form.call_shape) : grads[p]->tensor;
-            const size_t off = f.tensor.grad_view - f.tensor.data;
-            int64_t extents[8] = {}, grad_strides[8] = {};
-            for (int d = 0; d < rank; ++d) {
-                extents[d] = t.shape[d];
-                grad_strides[d] = g.strides[d];
-            }
-            const int64_t view_rank = rank;
-            const int64_t grad_inner[2] = {1, 0};
-            std::memcpy(block.data() + f.tensor.data + off, &g.data, sizeof(void*));
-            std::memcpy(block.data() + f.tensor.shape + off, extents, sizeof extents);
-            std::memcpy(block.data() + f.tensor.strides + off, grad_strides, sizeof grad_strides);
-            std::memcpy(block.data() + f.tensor.inner + off, grad_inner, sizeof grad_inner);
-            std::memcpy(block.data() + f.tensor.view_rank + off, &view_rank, sizeof view_rank);
-        }
+        if (f.tensor.grad_view && grads[p])  // the gradient's record, laid out as the values'
+            pack_grad(f, t, per_element ? expanded(grads[p]->tensor, *decl->params[p]->type, form.call_shape)
+                                        : grads[p]->tensor, rank);
     }
     // A function that takes views and returns a value: its results, one view per leaf.
     for (size_t j = 0; j < leaves.size(); ++j) {
@@ -502,7 +618,7 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
         } else {
             info = result_infos[j];
         }
-        const codegen::ParamField& f = layout.fields[n + j];
+        const codegen::ParamField& f = layout.fields[next_field + j];
         pack_view(f, info);
         if (f.tensor.grad_view && pass != CoopPass::Primal) {
             // A derivative pass: the given tensor is the results' gradient (the values are not read).
@@ -512,7 +628,7 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
         }
     }
     if (form.rank > 0) {  // the call's extents (dimension 0 first), two uint4 after the parameters
-        const size_t first = n + leaves.size();
+        const size_t first = next_field + leaves.size();
         for (int d = 0; d < 8; ++d) {
             const uint32_t e = d < form.rank ? uint32_t(form.call_shape[size_t(d)]) : 1u;
             std::memcpy(block.data() + layout.fields[first + size_t(d / 4)].offset + size_t(d % 4) * 4, &e, 4);

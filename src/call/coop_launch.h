@@ -42,7 +42,9 @@ struct CoopParam {
     std::string name;
     /// 0: a value, 1: a TensorView, 2: a DiffTensorView, 3: a value of a function that takes views
     /// whose per-element tensor carries a gradient (a differentiable scalar or vector), 6: such an
-    /// out or inout value (its tensor is written per element); the result
+    /// out or inout value (its tensor is written per element), 7: a struct of such a function (a
+    /// dict of its fields), 8: a field of one that carries a gradient, named "param.field" (after
+    /// the parameters); the result
     /// of such a function that returns a value comes last, named "_result": 4 when it carries a
     /// gradient, else 5.
     int kind = 0;
@@ -99,6 +101,14 @@ struct ViewCallForm {
     uint32_t tensors = 0;
     int rank = 0;
     std::vector<int64_t> call_shape;  ///< its extents (not part of the kernel)
+    /// The struct parameters given dicts: (parameter, bit j set where leaf j of its
+    /// view_struct_leaves is a tensor read per element; the others are numbers).
+    std::vector<std::pair<uint32_t, uint64_t>> structs;
+    const uint64_t* struct_tensors(size_t k) const {
+        for (const auto& [p, mask] : structs)
+            if (p == k) return &mask;
+        return nullptr;
+    }
 };
 /// The [CUDAKernel] glue that calls such a function (pass: or bwd_diff / fwd_diff of it) once
 /// per thread (view_call_glue.cpp). TypeError for a result other than a scalar or vector, an out
@@ -106,7 +116,8 @@ struct ViewCallForm {
 Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, CoopPass pass, const ViewCallForm& form);
 /// Checks the arguments of such a call that are not views (numbers; sg.grid, every grid's rank
 /// its parameter's component count; tensors for scalar and vector parameters, one element per
-/// call) and returns the call's form; `out` is `shape`, or with grids or tensors one thread per
+/// call; dicts for struct parameters, their fields numbers or such tensors) and returns the
+/// call's form; `out` is `shape`, or with grids or tensors one thread per
 /// element of their call shape, the right-aligned broadcast of theirs (grid[0] = 0 when it is
 /// empty; extents that are neither equal nor 1 are a ValueError naming both parameters). Errors name `name` and
 /// the parameter; `_thread_count` beside a grid or tensor is a ValueError (SlangPy's).
@@ -127,7 +138,20 @@ struct ViewResultLeaf {
 };
 /// The leaves of `decl`'s result (none for void), in the order of the glue's result views.
 std::vector<ViewResultLeaf> view_result_leaves(const UserModule& module, const lang::FunctionDecl& decl);
-ViewCallForm view_call_form(const std::string& name, const lang::FunctionDecl& decl,
-                            const std::vector<const ArgInfo*>& bound, const LaunchShape& shape, LaunchShape& out);
+/// The leaves of struct parameter k of `decl` given a dict (its fields, nested ones depth first),
+/// in the order of the glue's parameters for it; `diff`: a floating scalar or vector field that
+/// carries a gradient (read per element through a DiffTensorView).
+std::vector<ViewResultLeaf> view_struct_leaves(const UserModule& module, const lang::FunctionDecl& decl, size_t k);
+ViewCallForm view_call_form(const UserModule& module, const std::string& name, const lang::FunctionDecl& decl,
+                            const std::vector<const ArgInfo*>& bound, const ArgInfo* all, const LaunchShape& shape,
+                            LaunchShape& out);
+/// A tensor argument, or a (values, gradient) pair of tensors' values (a List of two); else nullptr.
+const ArgInfo* tensor_or_pair(const ArgInfo* all, const ArgInfo& arg);
+/// The argument of each leaf (view_struct_leaves) of struct parameter k from `dict` (its nodes
+/// in `all`); TypeError naming the parameter and field for a missing field or a key that is no
+/// field.
+std::vector<const ArgInfo*> struct_leaf_args(const UserModule& module, const std::string& name,
+                                             const lang::FunctionDecl& decl, size_t k, const ArgInfo* all,
+                                             const ArgInfo& dict);
 
 }  // namespace sg::call

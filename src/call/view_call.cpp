@@ -50,66 +50,71 @@ bool is_grid_parameter(const lang::Type* t) {
            (t->scalar == lang::ScalarKind::Int32 || t->scalar == lang::ScalarKind::UInt32);
 }
 
-ViewCallForm view_call_form(const std::string& name, const lang::FunctionDecl& decl,
-                            const std::vector<const ArgInfo*>& bound, const LaunchShape& shape, LaunchShape& out) {
+const ArgInfo* tensor_or_pair(const ArgInfo* all, const ArgInfo& arg) {
+    if (arg.kind == ArgKind::Tensor) return &arg;
+    if (arg.kind == ArgKind::List && arg.child_count == 2 && all[arg.first_child].kind == ArgKind::Tensor &&
+        all[arg.first_child + 1].kind == ArgKind::Tensor)
+        return &all[arg.first_child];
+    return nullptr;
+}
+
+std::vector<const ArgInfo*> struct_leaf_args(const UserModule& module, const std::string& name,
+                                             const lang::FunctionDecl& decl, size_t k, const ArgInfo* all,
+                                             const ArgInfo& dict) {
+    const lang::VarDecl& param = *decl.params[k];
+    const std::string what = name + "(): parameter '" + param.name + "' (" + lang::type_name(param.type) + ")";
+    // Every key a field of its struct (nested dicts for nested structs).
+    auto check = [&](auto& self, const ArgInfo& d, const lang::Type* t, const std::string& at) -> void {
+        for (int32_t c = 0; c < d.child_count; ++c) {
+            const ArgInfo& child = all[d.first_child + c];
+            const std::string key(child.name ? child.name : "", child.name_size);
+            const lang::Type* field = nullptr;
+            for (const lang::FieldInfo& f : module.types().fields(t))
+                if (f.name == key) field = f.type;
+            if (!field)
+                throw_type_error(what + ": the dict names '" + at + key + "', which is no field of " +
+                                 lang::type_name(t));
+            if (field->is_struct()) {
+                if (child.kind != ArgKind::Dict)
+                    throw_type_error(what + ": field '" + at + key + "' (" + lang::type_name(field) +
+                                     ") takes a dict of its fields, got " + arg_kind_name(child.kind));
+                self(self, child, field, at + key + ".");
+            }
+        }
+    };
+    check(check, dict, param.type, "");
+    std::vector<const ArgInfo*> out;
+    for (const ViewResultLeaf& leaf : view_struct_leaves(module, decl, k)) {
+        const ArgInfo* d = &dict;
+        size_t start = 0;
+        while (d) {
+            const size_t dot = leaf.name.find('.', start);
+            const std::string key = leaf.name.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+            const ArgInfo* found = nullptr;
+            for (int32_t c = 0; c < d->child_count && !found; ++c) {
+                const ArgInfo& child = all[d->first_child + c];
+                if (std::string(child.name ? child.name : "", child.name_size) == key) found = &child;
+            }
+            d = found;
+            if (dot == std::string::npos || !d) break;
+            start = dot + 1;
+        }
+        if (!d) throw_type_error(what + ": the dict has no field '" + leaf.name + "'");
+        out.push_back(d);
+    }
+    return out;
+}
+
+ViewCallForm view_call_form(const UserModule& module, const std::string& name, const lang::FunctionDecl& decl,
+                            const std::vector<const ArgInfo*>& bound, const ArgInfo* all, const LaunchShape& shape,
+                            LaunchShape& out) {
     out = shape;
     ViewCallForm form;
     // The call shape: the broadcast of every grid's and every per-element tensor's.
     std::vector<int64_t> call_shape;
     std::vector<std::pair<std::string, std::vector<int64_t>>> earlier;  // each argument's call shape
-    for (size_t p = 0; p < decl.params.size(); ++p) {
-        const lang::VarDecl& param = *decl.params[p];
-        const ArgInfo& arg = *bound[p];
-        const std::string what = name + "(): parameter '" + param.name + "' (" + lang::type_name(param.type) + ")";
-        if (param.type->is_tensor()) continue;  // a view: coop_launch.cpp checks it
-        if (arg.kind == ArgKind::Tensor && !shape.implicit)
-            throw_value_error(name + "(): _thread_count is only valid for kernels with call dimensionality 0, and "
-                              "parameter '" + param.name + "' (" + lang::type_name(param.type) +
-                              ") is given a tensor, which gives the call dimensions of its own");
-        if (param.dir != lang::ParamDir::In && arg.kind != ArgKind::Tensor)
-            throw_type_error(what + " is " + (param.dir == lang::ParamDir::Out ? "out" : "inout") + " and is given " +
-                             arg_kind_name(arg.kind) + ": beside views it takes a tensor, one element per call, "
-                             "which the call writes");
-        if (arg.kind != ArgKind::Grid && arg.kind != ArgKind::Tensor) {
-            if (arg.kind >= ArgKind::CallId && arg.kind <= ArgKind::RandFloat)
-                throw_type_error(what + " is given " + arg_kind_name(arg.kind) + ": a call of a function that takes "
-                                 "views takes numbers, tensors and sg.grid(shape) for its other parameters yet");
-            continue;
-        }
-        if (p >= 16)
-            throw_type_error(what + ": a call of a function that takes views vectorizes its first 16 parameters only");
-        std::vector<int64_t> here;
-        if (arg.kind == ArgKind::Tensor) {
-            // SlangPy's vectorization beside views: one element of the tensor per call.
-            const lang::Type* t = param.type;
-            const bool value = (t->is_scalar() || (t->is_vector() && t->scalar != lang::ScalarKind::Bool)) &&
-                               !t->enumeration;
-            if (!value)
-                throw_type_error(what + " is given a tensor: beside views, a tensor gives one element per call to a "
-                                        "scalar or vector parameter only yet");
-            const int components = t->is_vector() ? t->rows : 1;
-            const int rank = arg.tensor.ndim - (components > 1 ? 1 : 0);
-            if (rank < 1)
-                throw_type_error(what + " is given a tensor of no call dimensions: pass the value as a number");
-            here.assign(arg.tensor.shape, arg.tensor.shape + rank);
-            form.tensors |= 1u << p;
-        } else {
-            if (!is_grid_parameter(param.type))
-                throw_type_error(what + " is given an sg.grid: a grid's coordinate is an int or uint, or an int2/int3 "
-                                        "(uint2/uint3) for a 2-D/3-D grid");
-            const int components = param.type->is_vector() ? param.type->rows : 1;
-            if (arg.number != 0)
-                throw_type_error(what + ": an sg.grid with a stride or offset is not supported for a function that "
-                                        "takes views yet");
-            if (arg.tensor.ndim != components)
-                throw_type_error(what + " takes the coordinate of a " + std::to_string(components) + "-D grid, got a " +
-                                 std::to_string(arg.tensor.ndim) + "-D sg.grid");
-            for (int d = 0; d < arg.tensor.ndim; ++d)
-                if (arg.tensor.shape[d] < 0) throw_value_error(what + ": an sg.grid extent is negative");
-            here.assign(arg.tensor.shape, arg.tensor.shape + arg.tensor.ndim);
-            form.grids |= 1u << p;
-        }
-        // SlangPy's broadcasting: right-aligned, extents equal or 1 (docs/calling.md, "Vectorization").
+    // SlangPy's broadcasting: right-aligned, extents equal or 1 (docs/calling.md, "Vectorization").
+    auto join = [&](const std::string& what, const std::string& label, const std::vector<int64_t>& here) {
         std::vector<int64_t> joined(std::max(here.size(), call_shape.size()), 1);
         for (size_t i = 0; i < joined.size(); ++i) {
             const size_t d = joined.size() - 1 - i;
@@ -128,16 +133,100 @@ ViewCallForm view_call_form(const std::string& name, const lang::FunctionDecl& d
             joined[d] = x == 1 ? y : x;
         }
         call_shape = joined;
-        earlier.emplace_back(param.name, here);
+        earlier.emplace_back(label, here);
+    };
+    // A tensor's call dimensions against a value of type t (a vector's components last).
+    auto tensor_dims = [&](const std::string& what, const ArgInfo& arg, const lang::Type* t) {
+        const bool value = (t->is_scalar() || (t->is_vector() && t->scalar != lang::ScalarKind::Bool)) &&
+                           !t->enumeration;
+        if (!value)
+            throw_type_error(what + " is given a tensor: beside views, a tensor gives one element per call to a "
+                                    "scalar or vector only yet");
+        const int components = t->is_vector() ? t->rows : 1;
+        const int rank = arg.tensor.ndim - (components > 1 ? 1 : 0);
+        if (rank < 1) throw_type_error(what + " is given a tensor of no call dimensions: pass the value as a number");
+        return std::vector<int64_t>(arg.tensor.shape, arg.tensor.shape + rank);
+    };
+    for (size_t p = 0; p < decl.params.size(); ++p) {
+        const lang::VarDecl& param = *decl.params[p];
+        const ArgInfo& arg = *bound[p];
+        const std::string what = name + "(): parameter '" + param.name + "' (" + lang::type_name(param.type) + ")";
+        if (param.type->is_tensor()) continue;  // a view: coop_launch.cpp checks it
+        if (arg.kind == ArgKind::Tensor && !shape.implicit)
+            throw_value_error(name + "(): _thread_count is only valid for kernels with call dimensionality 0, and "
+                              "parameter '" + param.name + "' (" + lang::type_name(param.type) +
+                              ") is given a tensor, which gives the call dimensions of its own");
+        if (param.dir != lang::ParamDir::In && arg.kind != ArgKind::Tensor)
+            throw_type_error(what + " is " + (param.dir == lang::ParamDir::Out ? "out" : "inout") + " and is given " +
+                             arg_kind_name(arg.kind) + ": beside views it takes a tensor, one element per call, "
+                             "which the call writes");
+        if (param.type->is_struct()) {
+            // A struct: a dict of its fields, each a number (or value) or a tensor read per element.
+            if (arg.kind != ArgKind::Dict)
+                throw_type_error(what + " takes a dict of its fields beside views, got " + arg_kind_name(arg.kind));
+            const std::vector<ViewResultLeaf> leaves = view_struct_leaves(module, decl, p);
+            if (leaves.size() > 64)
+                throw_type_error(what + ": a struct of more than 64 fields is not supported beside views yet");
+            const std::vector<const ArgInfo*> fields = struct_leaf_args(module, name, decl, p, all, arg);
+            uint64_t mask = 0;
+            for (size_t j = 0; j < leaves.size(); ++j) {
+                const std::string field_what = what + ": field '" + leaves[j].name + "' (" +
+                                               lang::type_name(leaves[j].type) + ")";
+                const lang::Type* t = leaves[j].type;
+                if (!t->is_scalar() && !t->is_vector())
+                    throw_type_error(field_what + ": beside views, a struct's fields are scalars and vectors only yet");
+                if (const ArgInfo* tensor = tensor_or_pair(all, *fields[j])) {
+                    if (!shape.implicit)
+                        throw_value_error(name + "(): _thread_count is only valid for kernels with call dimensionality "
+                                                 "0, and parameter '" + param.name + "' is given a tensor in field '" +
+                                          leaves[j].name + "'");
+                    join(field_what, param.name + "." + leaves[j].name, tensor_dims(field_what, *tensor, t));
+                    mask |= uint64_t(1) << j;
+                } else if (fields[j]->kind >= ArgKind::Grid && fields[j]->kind <= ArgKind::RandFloat) {
+                    throw_type_error(field_what + " is given " + arg_kind_name(fields[j]->kind) +
+                                     ": a struct's field beside views takes a number or a tensor yet");
+                }
+            }
+            form.structs.emplace_back(uint32_t(p), mask);
+            continue;
+        }
+        if (arg.kind != ArgKind::Grid && arg.kind != ArgKind::Tensor) {
+            if (arg.kind >= ArgKind::CallId && arg.kind <= ArgKind::RandFloat)
+                throw_type_error(what + " is given " + arg_kind_name(arg.kind) + ": a call of a function that takes "
+                                 "views takes numbers, tensors and sg.grid(shape) for its other parameters yet");
+            continue;
+        }
+        if (p >= 16)
+            throw_type_error(what + ": a call of a function that takes views vectorizes its first 16 parameters only");
+        if (arg.kind == ArgKind::Tensor) {
+            // SlangPy's vectorization beside views: one element of the tensor per call.
+            join(what, param.name, tensor_dims(what, arg, param.type));
+            form.tensors |= 1u << p;
+        } else {
+            if (!is_grid_parameter(param.type))
+                throw_type_error(what + " is given an sg.grid: a grid's coordinate is an int or uint, or an int2/int3 "
+                                        "(uint2/uint3) for a 2-D/3-D grid");
+            const int components = param.type->is_vector() ? param.type->rows : 1;
+            if (arg.number != 0)
+                throw_type_error(what + ": an sg.grid with a stride or offset is not supported for a function that "
+                                        "takes views yet");
+            if (arg.tensor.ndim != components)
+                throw_type_error(what + " takes the coordinate of a " + std::to_string(components) + "-D grid, got a " +
+                                 std::to_string(arg.tensor.ndim) + "-D sg.grid");
+            for (int d = 0; d < arg.tensor.ndim; ++d)
+                if (arg.tensor.shape[d] < 0) throw_value_error(what + ": an sg.grid extent is negative");
+            join(what, param.name, std::vector<int64_t>(arg.tensor.shape, arg.tensor.shape + arg.tensor.ndim));
+            form.grids |= 1u << p;
+        }
     }
     if (earlier.empty()) return form;
     // A tensor the call writes (an out or inout parameter's) has one element per call: none is
     // broadcast, which would have several calls write it.
-    for (size_t p = 0, e = 0; p < decl.params.size(); ++p) {
-        if (!(form.tensors & (1u << p)) && !(form.grids & (1u << p))) continue;
-        const auto& [other, extents] = earlier[e++];
-        if (decl.params[p]->dir == lang::ParamDir::In || extents == call_shape) continue;
-        throw_value_error(name + "(): parameter '" + other + "' (" + lang::type_name(decl.params[p]->type) + ") is " +
+    for (const auto& [label, extents] : earlier) {
+        size_t p = 0;
+        while (p < decl.params.size() && decl.params[p]->name != label) ++p;
+        if (p == decl.params.size() || decl.params[p]->dir == lang::ParamDir::In || extents == call_shape) continue;
+        throw_value_error(name + "(): parameter '" + label + "' (" + lang::type_name(decl.params[p]->type) + ") is " +
                           (decl.params[p]->dir == lang::ParamDir::Out ? "out" : "inout") + ": its tensor's call shape " +
                           shape_text(extents.data(), int(extents.size())) + " is not the call's " +
                           shape_text(call_shape.data(), int(call_shape.size())) +

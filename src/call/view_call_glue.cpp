@@ -58,24 +58,41 @@ std::string coordinates(int rank) {
 
 bool view_result_is_differentiable(const lang::FunctionDecl& decl) { return diff_result(decl); }
 
-std::vector<ViewResultLeaf> view_result_leaves(const UserModule& module, const lang::FunctionDecl& decl) {
+namespace {
+/// The leaves of a value of type `t`: struct fields in declaration order, depth first; anything
+/// else is one leaf. A leaf carries a gradient in a [Differentiable] function when it is a
+/// floating scalar, vector (or, `matrices`, matrix) that no no_diff covers.
+std::vector<ViewResultLeaf> leaves_of(const UserModule& module, const lang::FunctionDecl& decl, const lang::Type* t,
+                                      bool no_diff, bool matrices) {
     std::vector<ViewResultLeaf> out;
-    const lang::Type* rt = decl.result_type;
-    if (!rt || rt->is_void()) return out;
-    // Struct fields in declaration order, depth first; anything else is one leaf.
     auto walk = [&](auto& self, const lang::Type* t, const std::string& access, const std::string& name,
                     bool no_diff) -> void {
         if (t->is_struct()) {
+            // The fields of a struct that is no IDifferentiable carry no gradient (Slang's 41031
+            // for a derivative stored into one).
+            const bool plain = no_diff || !module.types().is_differentiable(t);
             for (const lang::FieldInfo& f : module.types().fields(t))
-                self(self, f.type, access + "." + f.name, name.empty() ? f.name : name + "." + f.name, no_diff || f.no_diff);
+                self(self, f.type, access + "." + f.name, name.empty() ? f.name : name + "." + f.name, plain || f.no_diff);
             return;
         }
-        const bool diff = decl.is_differentiable && !no_diff && t->is_numeric() && lang::is_floating(t->scalar) &&
-                          !t->enumeration;
+        const bool diff = decl.is_differentiable && !no_diff && (t->is_scalar() || t->is_vector() ||
+                                                                 (matrices && t->is_matrix())) &&
+                          lang::is_floating(t->scalar) && !t->enumeration;
         out.push_back({access, name, t, diff});
     };
-    walk(walk, rt, "", "", false);
+    walk(walk, t, "", "", no_diff);
     return out;
+}
+}  // namespace
+
+std::vector<ViewResultLeaf> view_result_leaves(const UserModule& module, const lang::FunctionDecl& decl) {
+    const lang::Type* rt = decl.result_type;
+    if (!rt || rt->is_void()) return {};
+    return leaves_of(module, decl, rt, false, true);
+}
+
+std::vector<ViewResultLeaf> view_struct_leaves(const UserModule& module, const lang::FunctionDecl& decl, size_t k) {
+    return leaves_of(module, decl, decl.params[k]->type, decl.params[k]->is_no_diff, false);
 }
 
 bool view_element_is_differentiable(const lang::FunctionDecl& decl, size_t k) {
@@ -125,6 +142,45 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
                              (p.dir == lang::ParamDir::Out ? "out" : "inout") +
                              ": beside views it takes a tensor, one element per call, which the call writes");
         std::string value = name, param_type = type;
+        if (const uint64_t* mask = form.struct_tensors(k)) {
+            // A struct from a dict: each field (leaf) a number or a tensor read per element; the
+            // body builds the value from them.
+            const std::vector<ViewResultLeaf> leaves = view_struct_leaves(*fn.module, decl, k);
+            value = "v" + name;
+            setup += "    " + type + " " + value + ";\n";
+            for (size_t j = 0; j < leaves.size(); ++j) {
+                const ViewResultLeaf& leaf = leaves[j];
+                const std::string lname = name + "_" + std::to_string(j), ltype = lang::type_name(leaf.type);
+                std::string read = lname;
+                if (*mask & (uint64_t(1) << j)) {
+                    if (leaf.diff) {
+                        params.push_back("DiffTensorView<" + std::string(lang::scalar_name(leaf.type->scalar)) + "> " + lname);
+                        read = ltype + "(";
+                        for (int c = 0; c < (leaf.type->is_vector() ? leaf.type->rows : 1); ++c)
+                            read += (c ? ", " : "") + lname + ".load(" + at +
+                                    (leaf.type->is_vector() ? ", " + std::to_string(c) : std::string()) + ")";
+                        read += ")";
+                    } else {
+                        params.push_back("TensorView<" + ltype + "> " + lname);
+                        read = lname + "[" + at + "]";
+                    }
+                    entry_args.push_back(lname);
+                } else {
+                    // A number; one that carries no gradient is no_diff in the body.
+                    params.push_back((diff && !leaf.diff ? "no_diff " : "") + ltype + " " + lname);
+                    std::string passed = lname;
+                    if (pass != CoopPass::Primal && leaf.diff) {
+                        entry_setup += "    DifferentialPair<" + ltype + "> d" + lname + " = diffPair(" + lname + ", " +
+                                       ltype + "(0));\n";
+                        passed = "d" + lname;
+                    }
+                    entry_args.push_back(passed);
+                }
+                setup += "    " + value + leaf.access + " = " + read + ";\n";
+            }
+            args += (k ? ", " : "") + value;
+            continue;
+        }
         if (form.tensors & (1u << k)) {
             // One element per call: read at the thread's coordinate (the view has the call's
             // extents); an out or inout one is written back there after the call.

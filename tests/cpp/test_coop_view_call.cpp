@@ -8,6 +8,7 @@
 // broadcast DiffTensorView; out and inout parameters written per call, and a matrix result.
 #include "call/coop_launch.h"
 #include "call/errors.h"
+#include "call/user_module.h"
 #include "coop_harness.h"
 
 namespace sg::test {
@@ -291,6 +292,50 @@ TEST(CoopViewCall, OutInoutParametersAndAMatrixResult) {
             // an inout's gradient becomes that of its value before the call: d(acc * v)/d acc = v
             EXPECT_EQ(gacc, (std::vector<float>{-1.0f, 0.0f, 0.0f, 2.0f}));
             EXPECT_EQ(gy, (std::vector<float>{0.0f, 0.0f}));  // an out's gradient is taken
+        }
+    }
+}
+
+const char* kStructParam = R"(
+struct Lamp : IDifferentiable { float3 dir; float power; };
+[Differentiable]
+float shine(DiffTensorView<float> w, Lamp l, int i) { return w[i] * l.power * l.dir.z; }
+)";
+
+TEST(CoopViewCall, StructParameterFromFields) {
+    // Lamp from a dict: dir a number (uniform float3), power a tensor read per call (leaf 1)
+    const std::string source = kStructParam;
+    call::ViewCallForm form{0u, 4u, 1, {}};
+    form.structs.emplace_back(1u, uint64_t(2));
+    // the glue of a struct parameter reads the fields from the module's types
+    auto module = std::make_shared<call::UserModule>("structs", source);
+    call::FunctionState fn;
+    fn.name = "shine";
+    fn.module = module;
+    ASSERT_EQ(module->functions("shine").size(), 1u);
+    const lang::FunctionDecl* decl = module->functions("shine")[0];
+    for (call::CoopPass pass : {call::CoopPass::Primal, call::CoopPass::Backward}) {
+        const call::Glue glue = call::view_call_glue(fn, *decl, pass, form);
+        auto k = build_coop(source + glue.source, glue.entry);
+        std::vector<float> w = {2.0f, -1.0f}, gw(2, 0.0f), power = {3.0f, 5.0f}, gpower(2, 0.0f);
+        std::vector<float> out(2, 0.0f), gout = {1.0f, 10.0f};
+        std::vector<int32_t> at = {1, 0};
+        const float dir[3] = {0.0f, 0.0f, 0.5f};
+        CoopArg uniform;
+        uniform.bytes.resize(12);
+        std::memcpy(uniform.bytes.data(), dir, 12);
+        EXPECT_EQ(k->launch({2, 1, 1}, {1, 1, 1},
+                            std::vector<CoopArg>{CoopArg::diff_view(w, &gw, {2}), uniform,
+                                                 CoopArg::diff_view(power, &gpower, {2}), CoopArg::view(at, {2}),
+                                                 CoopArg::diff_view(out, &gout, {2})} +
+                                call_extents({2}))
+                      .code,
+                  0u);
+        if (pass == call::CoopPass::Primal) {
+            EXPECT_EQ(out, (std::vector<float>{-1.0f * 3.0f * 0.5f, 2.0f * 5.0f * 0.5f}));
+        } else {
+            EXPECT_EQ(gw, (std::vector<float>{10.0f * 5.0f * 0.5f, 1.0f * 3.0f * 0.5f}));
+            EXPECT_EQ(gpower, (std::vector<float>{-1.0f * 0.5f, 10.0f * 2.0f * 0.5f}));
         }
     }
 }

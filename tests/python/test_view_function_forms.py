@@ -261,3 +261,84 @@ def test_struct_result_gradients_through_bwds(m):
     torch.testing.assert_close(gx, xr.grad, rtol=1e-12, atol=1e-12)
     with pytest.raises(TypeError, match="shade2.bwds\\(\\): the gradient of the result's field 'uv' is missing"):
         m.shade2.bwds(sg.diff_pair(w, gw), sg.diff_pair(x, gx), {"lum": g1})
+
+
+# ---- struct parameters from dicts
+
+STRUCTS = """
+struct Light : IDifferentiable { float3 dir; float power; no_diff int id; };
+struct Material : IDifferentiable { Light light; double rough; };
+struct Plain { double a; };
+
+[Differentiable]
+double plain_field(DiffTensorView<double> w, Plain p) { return w[0] * p.a; }
+
+float lit(TensorView<float> albedo, Light l, int i) { return albedo[i] * l.power * l.dir.z + float(l.id); }
+
+[Differentiable]
+double brdf(DiffTensorView<double> w, Material m, no_diff int i)
+{
+    double v = w[i];
+    return v * m.rough * m.rough + double(m.light.power) * sin(v);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def ms(device):
+    return sg.Module.load_from_source(device, "view_function_structs", STRUCTS)
+
+
+def test_a_struct_from_a_dict_of_numbers_and_tensors(ms):
+    albedo = t([1.0, 2.0, 3.0], torch.float32)
+    light = {"dir": sg.float3(0.0, 0.0, 0.5), "power": 4.0, "id": 10}
+    assert float(ms.lit(albedo, light, 2)) == 3.0 * 4.0 * 0.5 + 10
+    # a field per call: power from a tensor broadcast against the grid
+    light = {"dir": [0.0, 0.0, 1.0], "power": t([1.0, 10.0, 100.0], torch.float32), "id": 0}
+    assert ms.lit(albedo, light, sg.grid((3,))).cpu().tolist() == [1.0, 20.0, 300.0]
+
+
+def brdf_torch(w, rough, power, i):
+    v = w[i.long()]
+    return v * rough * rough + power * torch.sin(v)
+
+
+def test_struct_field_gradients_in_autograd_and_bwds(ms):
+    w = t([0.5, -1.0, 2.0]).requires_grad_()
+    rough = t([0.2, 0.7, 1.3, 0.4]).requires_grad_()
+    i = torch.tensor([2, 0, 1, 2], dtype=torch.int32, device=TEST_DEVICE)
+    mat = {"light": {"dir": [0.0, 0.0, 1.0], "power": 1.5, "id": 0}, "rough": rough}
+    out = ms.brdf(w, mat, i)
+    wr, rr = w.detach().clone().requires_grad_(), rough.detach().clone().requires_grad_()
+    want = brdf_torch(wr, rr, 1.5, i)
+    torch.testing.assert_close(out.detach(), want.detach(), rtol=1e-12, atol=1e-12)
+    g = t([1.0, -2.0, 0.5, 3.0])
+    (out * g).sum().backward()
+    (want * g).sum().backward()
+    torch.testing.assert_close(w.grad, wr.grad, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(rough.grad, rr.grad, rtol=1e-12, atol=1e-12)
+    gw, grough = torch.zeros(3, dtype=torch.float64, device=TEST_DEVICE), torch.zeros(4, dtype=torch.float64,
+                                                                                      device=TEST_DEVICE)
+    mat = {"light": {"dir": [0.0, 0.0, 1.0], "power": 1.5, "id": 0}, "rough": sg.diff_pair(rough.detach(), grough)}
+    ms.brdf.bwds(sg.diff_pair(w.detach(), gw), mat, i, g)
+    torch.testing.assert_close(gw, wr.grad, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(grough, rr.grad, rtol=1e-12, atol=1e-12)
+
+
+def test_struct_dict_errors(ms):
+    albedo = t([1.0], torch.float32)
+    with pytest.raises(TypeError, match="lit\\(\\): parameter 'l' \\(Light\\): the dict has no field 'power'"):
+        ms.lit(albedo, {"dir": [0.0, 0.0, 1.0], "id": 1}, 0)
+    with pytest.raises(TypeError, match="lit\\(\\): parameter 'l' \\(Light\\): the dict names 'colour', which is no "
+                                        "field of Light"):
+        ms.lit(albedo, {"dir": [0.0, 0.0, 1.0], "power": 1.0, "id": 1, "colour": 2.0}, 0)
+    with pytest.raises(TypeError, match="lit\\(\\): parameter 'l' \\(Light\\) takes a dict of its fields beside views"):
+        ms.lit(albedo, 1.0, 0)
+
+
+def test_a_field_of_a_struct_that_is_no_idifferentiable_carries_no_gradient(ms):
+    w = t([2.0]).requires_grad_()
+    a = t([1.0, 3.0]).requires_grad_()
+    out = ms.plain_field(w, {"a": a})
+    out.sum().backward()
+    assert w.grad.cpu().tolist() == [4.0] and a.grad is None
