@@ -51,12 +51,19 @@ void write_scalar(uint8_t* out, lang::ScalarKind k, const ArgInfo& a) {
 /// A per-element tensor of a function that takes views, as the view the glue reads: the call's
 /// extents (then a vector parameter's components), its own strides where its extent is the
 /// call's, 0 where it is broadcast (view_call.cpp).
-TensorInfo expanded(const TensorInfo& t, const lang::Type& param, const std::vector<int64_t>& call_shape) {
+TensorInfo expanded(const TensorInfo& t, const lang::Type& param, const std::vector<int64_t>& call_shape,
+                    const std::vector<int>* map = nullptr) {
     TensorInfo e = t;
     const int components = param.is_vector() ? param.rows : 1;
     const int rank = int(call_shape.size()), own = t.ndim - (components > 1 ? 1 : 0);
     for (int d = 0; d < rank; ++d) {
-        const int td = d - (rank - own);
+        // Its dim at call dim d: right-aligned, or (fn.map()) the one mapped there.
+        int td = d - (rank - own);
+        if (map) {
+            td = -1;
+            for (size_t i = 0; i < map->size(); ++i)
+                if ((*map)[i] == d) td = int(i);
+        }
         e.shape[d] = call_shape[size_t(d)];
         e.strides[d] = td >= 0 && t.shape[td] != 1 ? t.strides[td] : 0;
     }
@@ -270,7 +277,7 @@ struct ResultTensors {
 }  // namespace
 
 void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape, CoopPass pass,
-                         bool* single, std::vector<void*>* more) {
+                         bool* single, std::vector<void*>* more, const std::vector<std::vector<int>>* dim_maps) {
     const lang::FunctionDecl* decl = &require_kernel(fn);
     const bool view_function = !lang::find_attribute(decl->attrs, "CUDAKernel");
     const std::string name = fn.name + (view_function ? (pass == CoopPass::Primal ? "" : ".bwds")
@@ -335,7 +342,7 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
     // A function that takes views: sg.grid and tensor arguments give its threads (view_call.cpp).
     LaunchShape grid_shape = shape;
     ViewCallForm form;
-    if (view_function) form = view_call_form(*fn.module, name, *decl, values, a.args, shape, grid_shape);
+    if (view_function) form = view_call_form(*fn.module, name, *decl, values, a.args, shape, grid_shape, dim_maps);
     else
         for (size_t p = 0; p < n; ++p)
             if (bound[p]->kind == ArgKind::Grid)
@@ -595,10 +602,11 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
         // A per-element tensor: a view with the call's extents (its components last), a broadcast
         // dimension of stride 0.
         const bool per_element = form.tensors & (1u << p);
-        const TensorInfo t = per_element ? expanded(arg.tensor, *decl->params[p]->type, form.call_shape) : arg.tensor;
+        const std::vector<int>* map = p < form.dim_maps.size() && !form.dim_maps[p].empty() ? &form.dim_maps[p] : nullptr;
+        const TensorInfo t = per_element ? expanded(arg.tensor, *decl->params[p]->type, form.call_shape, map) : arg.tensor;
         const int rank = pack_view(f, t);
         if (f.tensor.grad_view && grads[p])  // the gradient's record, laid out as the values'
-            pack_grad(f, t, per_element ? expanded(grads[p]->tensor, *decl->params[p]->type, form.call_shape)
+            pack_grad(f, t, per_element ? expanded(grads[p]->tensor, *decl->params[p]->type, form.call_shape, map)
                                         : grads[p]->tensor, rank);
     }
     // A function that takes views and returns a value: its results, one view per leaf.

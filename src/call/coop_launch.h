@@ -62,7 +62,8 @@ bool is_cooperative(const UserModule& module, const Callee& callee);
 /// else nullptr. A struct result has a tensor per leaf (view_result_leaves): the first is
 /// returned, the others appended to `*more` (owned references).
 void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape,
-                         CoopPass pass = CoopPass::Primal, bool* single = nullptr, std::vector<void*>* more = nullptr);
+                         CoopPass pass = CoopPass::Primal, bool* single = nullptr, std::vector<void*>* more = nullptr,
+                         const std::vector<std::vector<int>>* dim_maps = nullptr);
 
 /// The parameters of the [CUDAKernel] function `fn` names (TypeError when it is not one).
 std::vector<CoopParam> coop_params(const FunctionState& fn);
@@ -104,6 +105,9 @@ struct ViewCallForm {
     /// The struct parameters given dicts: (parameter, bit j set where leaf j of its
     /// view_struct_leaves is a tensor read per element; the others are numbers).
     std::vector<std::pair<uint32_t, uint64_t>> structs;
+    /// fn.map(): per parameter, the call dim of each of its tensor's dims (empty: right-aligned);
+    /// applied to the tensor's view, not part of the kernel.
+    std::vector<std::vector<int>> dim_maps;
     const uint64_t* struct_tensors(size_t k) const {
         for (const auto& [p, mask] : structs)
             if (p == k) return &mask;
@@ -144,7 +148,7 @@ std::vector<ViewResultLeaf> view_result_leaves(const UserModule& module, const l
 std::vector<ViewResultLeaf> view_struct_leaves(const UserModule& module, const lang::FunctionDecl& decl, size_t k);
 ViewCallForm view_call_form(const UserModule& module, const std::string& name, const lang::FunctionDecl& decl,
                             const std::vector<const ArgInfo*>& bound, const ArgInfo* all, const LaunchShape& shape,
-                            LaunchShape& out);
+                            LaunchShape& out, const std::vector<std::vector<int>>* dim_maps = nullptr);
 /// A tensor argument, or a (values, gradient) pair of tensors' values (a List of two); else nullptr.
 const ArgInfo* tensor_or_pair(const ArgInfo* all, const ArgInfo& arg);
 /// The argument of each leaf (view_struct_leaves) of struct parameter k from `dict` (its nodes

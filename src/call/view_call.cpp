@@ -107,9 +107,20 @@ std::vector<const ArgInfo*> struct_leaf_args(const UserModule& module, const std
 
 ViewCallForm view_call_form(const UserModule& module, const std::string& name, const lang::FunctionDecl& decl,
                             const std::vector<const ArgInfo*>& bound, const ArgInfo* all, const LaunchShape& shape,
-                            LaunchShape& out) {
+                            LaunchShape& out, const std::vector<std::vector<int>>* dim_maps) {
     out = shape;
     ViewCallForm form;
+    // fn.map(): a per-element tensor's dims go to the named call dims (absolute, from the first),
+    // not right-aligned; checked here, applied once the call's rank is known.
+    auto map_of = [&](size_t p) -> const std::vector<int>* {
+        return dim_maps && p < dim_maps->size() && !(*dim_maps)[p].empty() ? &(*dim_maps)[p] : nullptr;
+    };
+    struct Pending {
+        std::string what, label;
+        std::vector<int64_t> here;
+        const std::vector<int>* map;
+    };
+    std::vector<Pending> pending;
     // The call shape: the broadcast of every grid's and every per-element tensor's.
     std::vector<int64_t> call_shape;
     std::vector<std::pair<std::string, std::vector<int64_t>>> earlier;  // each argument's call shape
@@ -151,7 +162,16 @@ ViewCallForm view_call_form(const UserModule& module, const std::string& name, c
         const lang::VarDecl& param = *decl.params[p];
         const ArgInfo& arg = *bound[p];
         const std::string what = name + "(): parameter '" + param.name + "' (" + lang::type_name(param.type) + ")";
-        if (param.type->is_tensor()) continue;  // a view: coop_launch.cpp checks it
+        if (map_of(p) && arg.kind != ArgKind::Tensor)
+            throw_type_error(what + ": map() applies to a tensor read per element beside views, not to " +
+                             (param.type->is_tensor() ? std::string("a view (bound whole)") :
+                                                        std::string(arg_kind_name(arg.kind))));
+        if (param.type->is_tensor()) {
+            if (map_of(p))
+                throw_type_error(what + ": map() applies to a tensor read per element beside views, not to a view "
+                                        "(bound whole)");
+            continue;  // a view: coop_launch.cpp checks it
+        }
         if (arg.kind == ArgKind::Tensor && !shape.implicit)
             throw_value_error(name + "(): _thread_count is only valid for kernels with call dimensionality 0, and "
                               "parameter '" + param.name + "' (" + lang::type_name(param.type) +
@@ -180,7 +200,8 @@ ViewCallForm view_call_form(const UserModule& module, const std::string& name, c
                         throw_value_error(name + "(): _thread_count is only valid for kernels with call dimensionality "
                                                  "0, and parameter '" + param.name + "' is given a tensor in field '" +
                                           leaves[j].name + "'");
-                    join(field_what, param.name + "." + leaves[j].name, tensor_dims(field_what, *tensor, t));
+                    pending.push_back({field_what, param.name + "." + leaves[j].name, tensor_dims(field_what, *tensor, t),
+                                       nullptr});
                     mask |= uint64_t(1) << j;
                 } else if (fields[j]->kind >= ArgKind::Grid && fields[j]->kind <= ArgKind::RandFloat) {
                     throw_type_error(field_what + " is given " + arg_kind_name(fields[j]->kind) +
@@ -200,7 +221,21 @@ ViewCallForm view_call_form(const UserModule& module, const std::string& name, c
             throw_type_error(what + ": a call of a function that takes views vectorizes its first 16 parameters only");
         if (arg.kind == ArgKind::Tensor) {
             // SlangPy's vectorization beside views: one element of the tensor per call.
-            join(what, param.name, tensor_dims(what, arg, param.type));
+            std::vector<int64_t> here = tensor_dims(what, arg, param.type);
+            if (const std::vector<int>* map = map_of(p)) {
+                if (map->size() != here.size())
+                    throw_value_error(what + ": map() names " + std::to_string(map->size()) + " dimension" +
+                                      (map->size() == 1 ? "" : "s") + " but the argument has " +
+                                      std::to_string(here.size()) + " call dimension" + (here.size() == 1 ? "" : "s"));
+                for (size_t i = 0; i < map->size(); ++i) {
+                    if ((*map)[i] < 0 || (*map)[i] >= 8) throw_value_error(what + ": map() dimension out of range");
+                    for (size_t j = 0; j < i; ++j)
+                        if ((*map)[j] == (*map)[i]) throw_value_error(what + ": map() names a call dimension twice");
+                }
+                if (param.dir != lang::ParamDir::In)
+                    throw_type_error(what + ": map() of a tensor the call writes is not supported beside views yet");
+            }
+            pending.push_back({what, param.name, std::move(here), map_of(p)});
             form.tensors |= 1u << p;
         } else {
             if (!is_grid_parameter(param.type))
@@ -215,11 +250,34 @@ ViewCallForm view_call_form(const UserModule& module, const std::string& name, c
                                  std::to_string(arg.tensor.ndim) + "-D sg.grid");
             for (int d = 0; d < arg.tensor.ndim; ++d)
                 if (arg.tensor.shape[d] < 0) throw_value_error(what + ": an sg.grid extent is negative");
-            join(what, param.name, std::vector<int64_t>(arg.tensor.shape, arg.tensor.shape + arg.tensor.ndim));
+            pending.push_back({what, param.name, std::vector<int64_t>(arg.tensor.shape, arg.tensor.shape + arg.tensor.ndim),
+                               nullptr});
             form.grids |= 1u << p;
         }
     }
+    // The call's rank, then every shape joined: a mapped tensor's extents at its call dims.
+    size_t rank = 0;
+    for (const Pending& e : pending) {
+        size_t r = e.here.size();
+        if (e.map) r = size_t(*std::max_element(e.map->begin(), e.map->end()) + 1);
+        rank = std::max(rank, r);
+    }
+    for (const Pending& e : pending) {
+        if (!e.map) {
+            join(e.what, e.label, e.here);
+            continue;
+        }
+        std::vector<int64_t> placed(rank, 1);
+        for (size_t i = 0; i < e.map->size(); ++i) placed[size_t((*e.map)[i])] = e.here[i];
+        join(e.what, e.label, placed);
+    }
     if (earlier.empty()) return form;
+    if (dim_maps)
+        for (size_t p = 0; p < decl.params.size(); ++p)
+            if (map_of(p)) {
+                form.dim_maps.resize(decl.params.size());
+                form.dim_maps[p] = *map_of(p);
+            }
     // A tensor the call writes (an out or inout parameter's) has one element per call: none is
     // broadcast, which would have several calls write it.
     for (const auto& [label, extents] : earlier) {

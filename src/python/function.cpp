@@ -155,10 +155,12 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
         // set() of parameter values works as for calls per element (describe() merges them);
         // the modifiers that change the kernel of calls per element do not apply yet.
         const call::CallModifiers& k = mods_.kernel.call();
+        bool type_maps = false;
+        for (const std::string& t : k.type_maps) type_maps |= !t.empty();
         const char* which = k.has_call_group ? "call_group_shape()"
-                            : !k.dim_maps.empty() || !k.type_maps.empty() ? "map()"
+                            : type_maps ? "map() to a type"
                             : mods_.bound_this.is_valid() ? "bind()"
-                            : !mods_.kernel.empty() ? "deterministic() and fast_math()" : nullptr;
+                            : k.deterministic || k.fast_math ? "deterministic() and fast_math()" : nullptr;
         if (which)
             call::throw_type_error(state_->name + "() takes a TensorView: " + which +
                                    " is not supported for a function that takes views yet (it runs as one launch)");
@@ -249,7 +251,8 @@ nb::object Function::launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb
     bool single = false;
     std::vector<void*> more;
     void* result =
-        call::launch_cooperative(torch_host(), *state_, described(s), shape, call::CoopPass(pass), &single, &more);
+        call::launch_cooperative(torch_host(), *state_, described(s), shape, call::CoopPass(pass), &single, &more,
+                                 state_->view_function ? &mods_.kernel.call().dim_maps : nullptr);
     bool struct_result = false;
     if (state_->view_function)
         for (const call::CoopParam& p : call::coop_params(*state_))

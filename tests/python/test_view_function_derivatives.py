@@ -277,3 +277,37 @@ def test_a_plain_function_ignores_requires_grad(m):
     x = t([1.0, 2.0], torch.float32)
     got = m.plain_read(x, ints([1, 0]))
     assert got.cpu().tolist() == [2.0, 1.0]
+
+
+# ---- fn.map(): a per-element tensor's dims to named call dims
+
+def test_map_places_tensor_dims_and_their_gradients(m):
+    a = t([1.0, 2.0, 3.0]).requires_grad_()          # call dim 1
+    b = t([0.5, -1.0, 2.0, 4.0]).requires_grad_()    # call dim 0: the call is (4, 3)
+    w = t([2.0, 3.0])
+    out = m.mix.map(a=(1,), b=(0,))(a, b, w)
+    assert out.shape == (4, 3)
+    want_fn = lambda a_, b_: a_[None, :] * 2.0 + (b_ * b_)[:, None] * 3.0
+    torch.testing.assert_close(out.detach(), want_fn(a.detach(), b.detach()), rtol=1e-12, atol=1e-12)
+    g = torch.arange(12.0, dtype=torch.float64, device=TEST_DEVICE).reshape(4, 3)
+    (out * g).sum().backward()
+    ar, br = a.detach().clone().requires_grad_(), b.detach().clone().requires_grad_()
+    (want_fn(ar, br) * g).sum().backward()
+    torch.testing.assert_close(a.grad, ar.grad, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(b.grad, br.grad, rtol=1e-12, atol=1e-12)
+    # a transpose: the tensor's dim 0 to call dim 1
+    x = t([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]])
+    got = m.mix.map(a=(1, 0))(x, 0.0, w)
+    torch.testing.assert_close(got, x.t() * 2.0)
+
+
+def test_map_errors(m):
+    w = t([2.0, 3.0])
+    with pytest.raises(TypeError, match="mix\\(\\): parameter 'w' \\(DiffTensorView<double>\\): map\\(\\) applies to "
+                                        "a tensor read per element beside views, not to a view"):
+        m.mix.map(w=(0,))(t([1.0]), 1.0, w)
+    with pytest.raises(ValueError, match="mix\\(\\): parameter 'a' \\(double\\): map\\(\\) names 2 dimensions but "
+                                         "the argument has 1 call dimension"):
+        m.mix.map(a=(0, 1))(t([1.0]), 1.0, w)
+    with pytest.raises(TypeError, match="mix\\(\\) takes a TensorView: map\\(\\) to a type is not supported"):
+        m.mix.map(a="float")(t([1.0]), 1.0, w)

@@ -125,7 +125,7 @@ def test_set_of_a_global_is_refused(m):
 
 
 @pytest.mark.parametrize("modifier,name", [
-    (lambda f: f.map((0,), (0,)), "map\\(\\)"),
+    (lambda f: f.map(x="float"), "map\\(\\) to a type"),
     (lambda f: f.call_group_shape((2,)), "call_group_shape\\(\\)"),
 ])
 def test_kernel_modifiers_are_refused(m, modifier, name):
