@@ -20,6 +20,7 @@
 // bwd_diff of the body, and a call's gradients are those of its views.
 #include "call/coop_launch.h"
 
+#include <cctype>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,26 @@ std::string coordinates(int rank) {
     std::string s;
     for (int d = 0; d < rank; ++d) s += (d ? ", __sg_c" : "__sg_c") + std::to_string(d);
     return s;
+}
+
+/// The free function `name` that calls struct method `f` (its parameters, `this` first for an
+/// instance method), differentiable when the method is; "" for a free function.
+std::string method_wrapper(const lang::FunctionDecl& f, const std::string& name) {
+    if (!f.owner) return "";
+    std::string params, args;
+    for (size_t k = 0; k < f.params.size(); ++k) {
+        const lang::VarDecl* p = f.params[k];
+        const std::string arg = p == f.this_param ? std::string("__sg_self") : "__sg_a" + std::to_string(k);
+        const char* dir = p->dir == lang::ParamDir::InOut ? "inout " : p->dir == lang::ParamDir::Out ? "out " : "";
+        params += std::string(params.empty() ? "" : ", ") + dir + (p->is_no_diff ? "no_diff " : "") +
+                  lang::type_name(p->type) + " " + arg;
+        if (p != f.this_param) args += (args.empty() ? "" : ", ") + arg;
+    }
+    const std::string target = f.this_param ? "__sg_self." + f.member_name : f.owner->name + "." + f.member_name;
+    const bool returns = f.result_type && !f.result_type->is_void();
+    return std::string(f.is_differentiable ? "[Differentiable]\n" : "") + (f.return_no_diff ? "no_diff " : "") +
+           (f.result_type ? lang::type_name(f.result_type) : std::string("void")) + " " + name + "(" + params +
+           ")\n{\n    " + (returns ? "return " : "") + target + "(" + args + ");\n}\n";
 }
 
 }  // namespace
@@ -117,9 +138,15 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
             throw_value_error(fn.name + "(): its results would have more than 8 dimensions");
     }
     const bool diff = decl.is_differentiable;
-    const std::string body = "__sg_view_body_" + decl.name;
+    // A struct method (m.Struct.method, `this` its first parameter when it has one) is called
+    // through a free function that wraps it.
+    std::string ident;
+    for (char c : decl.name) ident += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    const std::string wrapper = method_wrapper(decl, "__sg_vmethod_" + ident);
+    const std::string function = decl.owner ? "__sg_vmethod_" + ident : decl.name;
+    const std::string body = "__sg_view_body_" + ident;
     Glue glue;
-    glue.entry = "__sg_view_" + std::string(what) + "_" + decl.name;
+    glue.entry = "__sg_view_" + std::string(what) + "_" + ident;
 
     // The thread's coordinate in the call shape, dimension 0 first (the last varies fastest).
     std::string setup;
@@ -237,11 +264,11 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
         }
         entry_args.push_back(passed);
     }
-    std::string call = "    " + decl.name + "(" + args + ");\n" + write_back;
+    std::string call = "    " + function + "(" + args + ");\n" + write_back;
     if (!leaves.empty()) {
         // One result per call, at the thread's coordinate (a single call writes element 0): each
         // leaf (the value, or each field of a struct) through a view of its own.
-        call = "    " + lang::type_name(rt) + " __sg_value = " + decl.name + "(" + args + ");\n" + write_back;
+        call = "    " + lang::type_name(rt) + " __sg_value = " + function + "(" + args + ");\n" + write_back;
         for (size_t j = 0; j < leaves.size(); ++j) {
             const ViewResultLeaf& leaf = leaves[j];
             const lang::Type* t = leaf.type;
@@ -291,7 +318,7 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
     const std::string callee = pass == CoopPass::Primal ? body : std::string(what) + "_diff(" + body + ")";
     const std::string thread = form.rank > 0 ? "    uint __sg_t = cudaBlockIdx().x * cudaBlockDim().x + cudaThreadIdx().x;\n"
                                              : "    uint __sg_t = 0u;\n";
-    glue.source = std::string(diff ? "[Differentiable]\n" : "") + "void " + body + "(" + join(params) + ")\n{\n" +
+    glue.source = wrapper + std::string(diff ? "[Differentiable]\n" : "") + "void " + body + "(" + join(params) + ")\n{\n" +
                   setup + call + "}\n[CUDAKernel]\nvoid " + glue.entry + "(" + join(entry_params) + ")\n{\n" +
                   thread + entry_setup + "    " + callee + "(" + join(entry_args) + ");\n}\n";
     return glue;

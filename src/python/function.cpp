@@ -152,14 +152,14 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
         return launch(nb::tuple(args), rest, nb::tuple(), nb::tuple(), kwargs["_thread_count"]);
     }
     if (state_->view_function) [[unlikely]] {  // takes views: one launch, as SlangPy calls it (view_call.cpp)
-        // set() of parameter values works as for calls per element (describe() merges them);
-        // the modifiers that change the kernel of calls per element do not apply yet.
+        // set() of parameter values and bind() of a method's `this` work as for calls per element
+        // (describe() merges them); the modifiers that change the kernel of calls per element do
+        // not apply yet.
         const call::CallModifiers& k = mods_.kernel.call();
         bool type_maps = false;
         for (const std::string& t : k.type_maps) type_maps |= !t.empty();
         const char* which = k.has_call_group ? "call_group_shape()"
                             : type_maps ? "map() to a type"
-                            : mods_.bound_this.is_valid() ? "bind()"
                             : k.deterministic || k.fast_math ? "deterministic() and fast_math()" : nullptr;
         if (which)
             call::throw_type_error(state_->name + "() takes a TensorView: " + which +

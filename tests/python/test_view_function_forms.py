@@ -270,6 +270,14 @@ struct Light : IDifferentiable { float3 dir; float power; no_diff int id; };
 struct Material : IDifferentiable { Light light; double rough; };
 struct Plain { double a; };
 
+struct Gauge : IDifferentiable
+{
+    double k;
+    static double total(TensorView<double> x) { double s = 0.0; for (uint i = 0; i < x.size(0); ++i) s += x[i]; return s; }
+    [Differentiable]
+    double scaled(DiffTensorView<double> x, no_diff int i) { return k * x[i] * x[i]; }
+};
+
 [Differentiable]
 double plain_field(DiffTensorView<double> w, Plain p) { return w[0] * p.a; }
 
@@ -342,3 +350,18 @@ def test_a_field_of_a_struct_that_is_no_idifferentiable_carries_no_gradient(ms):
     out = ms.plain_field(w, {"a": a})
     out.sum().backward()
     assert w.grad.cpu().tolist() == [4.0] and a.grad is None
+
+
+# ---- struct methods that take views
+
+def test_static_and_instance_methods_and_bind(ms):
+    x = t([1.0, 2.0, 3.0])
+    assert float(ms.Gauge.total(x)) == 6.0
+    i = torch.tensor([2, 0], dtype=torch.int32, device=TEST_DEVICE)
+    assert ms.Gauge.scaled({"k": 2.0}, x, i).cpu().tolist() == [18.0, 2.0]
+    assert ms.Gauge.scaled.bind({"k": 0.5})(x, i).cpu().tolist() == [4.5, 0.5]
+    xr = x.clone().requires_grad_()
+    k = t([2.0, 3.0]).requires_grad_()
+    ms.Gauge.scaled({"k": k}, xr, i).sum().backward()
+    assert xr.grad.cpu().tolist() == [2 * 3.0 * 1.0, 0.0, 2 * 2.0 * 3.0]
+    assert k.grad.cpu().tolist() == [9.0, 1.0]
