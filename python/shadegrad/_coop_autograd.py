@@ -82,8 +82,9 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
     bound, result = _bind(fn, tuple(args), kwargs)
     # Each tensor's part in the node: "in" (an input: DiffTensorView tensors and per-element
     # differentiable values that require grad), "out" (written in place: the other DiffTensorView
-    # tensors, and those of out/inout values), "inout" (an out/inout value's tensor that requires
-    # grad: written in place, and its gradient is that of its values before the call).
+    # tensors), "inout" (an out/inout value's tensor, or a field of an out/inout struct: written
+    # in place, its values before the call kept for the backward's recomputation, and when it
+    # requires grad its gradient is that of those values).
     def role(kind, value):
         if not isinstance(value, torch.Tensor):
             return None
@@ -92,7 +93,7 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
         if kind == 3:
             return "in" if value.requires_grad else None
         if kind == 6:
-            return "inout" if value.requires_grad else "out"
+            return "inout"
         return None
 
     # Slots (parameter, path into a struct parameter's dict).
@@ -100,10 +101,11 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
     ins = [(k, ()) for k, r in enumerate(roles) if r == "in"]
     outs = [(k, ()) for k, r in enumerate(roles) if r == "out"]
     inouts = [(k, ()) for k, r in enumerate(roles) if r == "inout"]
-    # A struct's fields that carry a gradient, from tensors that require grad, are inputs too.
+    # A struct's fields that carry a gradient, from tensors that require grad, are inputs too; an
+    # out or inout struct's (kind 9) are written in place.
     fields = [name for name, kind, _ in fn._coop_params() if kind == 8]
     for k, (pname, kind, value) in enumerate(bound):
-        if kind != 7 or not isinstance(value, dict):
+        if kind not in (7, 9) or not isinstance(value, dict):
             continue
         for field in fields:
             if not field.startswith(pname + "."):
@@ -113,7 +115,11 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
                 part = _get(value, path)
             except (KeyError, TypeError):
                 continue  # the launch reports a missing field
-            if isinstance(part, torch.Tensor) and part.requires_grad:
+            if not isinstance(part, torch.Tensor):
+                continue
+            if kind == 9:
+                inouts.append((k, path))
+            elif part.requires_grad:
                 ins.append((k, path))
     names = [name for name, _, _ in bound]
     returns = result is not None
@@ -219,9 +225,11 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
                             zip(leaves, grad_outputs, getattr(ctx, "result_like", [])) if kind == 4}
             run(values, 1, result_grads or None)
             return (tuple(g.to(t.dtype) for g, t in zip(in_grads, inputs)) + (None,) * len(outs) +
-                    tuple(g.to(t.dtype) for g, t in zip(inout_grads, before)) + (None,) * (given is not None))
+                    tuple(g.to(t.dtype) if need else None for g, t, need in zip(inout_grads, before, inout_needs)) +
+                    (None,) * (given is not None))
 
     tensors = [_get(bound[k][2], path) for k, path in order] + ([given] if given is not None else [])
+    inout_needs = [_get(bound[k][2], path).requires_grad for k, path in inouts]
     result_out = _Kernel.apply(*tensors)
     if returns:
         return as_result(list(result_out[:len(leaves)]))

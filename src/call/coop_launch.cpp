@@ -188,7 +188,7 @@ std::vector<CoopParam> coop_params(const FunctionState& fn) {
     const bool view_function = !lang::find_attribute(decl.attrs, "CUDAKernel");
     for (size_t k = 0; k < decl.params.size(); ++k) {
         const lang::VarDecl* p = decl.params[k];
-        const int value = view_function && p->type->is_struct()                         ? 7
+        const int value = view_function && p->type->is_struct()                         ? (p->dir == lang::ParamDir::In ? 7 : 9)
                           : !(view_function && view_element_is_differentiable(decl, k)) ? 0
                           : p->dir == lang::ParamDir::In                                 ? 3
                                                                                          : 6;

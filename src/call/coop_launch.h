@@ -43,8 +43,8 @@ struct CoopParam {
     /// 0: a value, 1: a TensorView, 2: a DiffTensorView, 3: a value of a function that takes views
     /// whose per-element tensor carries a gradient (a differentiable scalar or vector), 6: such an
     /// out or inout value (its tensor is written per element), 7: a struct of such a function (a
-    /// dict of its fields), 8: a field of one that carries a gradient, named "param.field" (after
-    /// the parameters); the result
+    /// dict of its fields; 9 when it is out or inout: its fields' tensors are written), 8: a field
+    /// of one that carries a gradient, named "param.field" (after the parameters); the result
     /// of such a function that returns a value comes last, named "_result": 4 when it carries a
     /// gradient, else 5.
     int kind = 0;

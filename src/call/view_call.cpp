@@ -176,7 +176,7 @@ ViewCallForm view_call_form(const UserModule& module, const std::string& name, c
             throw_value_error(name + "(): _thread_count is only valid for kernels with call dimensionality 0, and "
                               "parameter '" + param.name + "' (" + lang::type_name(param.type) +
                               ") is given a tensor, which gives the call dimensions of its own");
-        if (param.dir != lang::ParamDir::In && arg.kind != ArgKind::Tensor)
+        if (param.dir != lang::ParamDir::In && arg.kind != ArgKind::Tensor && !(param.type->is_struct() && arg.kind == ArgKind::Dict))
             throw_type_error(what + " is " + (param.dir == lang::ParamDir::Out ? "out" : "inout") + " and is given " +
                              arg_kind_name(arg.kind) + ": beside views it takes a tensor, one element per call, "
                              "which the call writes");
@@ -203,6 +203,10 @@ ViewCallForm view_call_form(const UserModule& module, const std::string& name, c
                     pending.push_back({field_what, param.name + "." + leaves[j].name, tensor_dims(field_what, *tensor, t),
                                        nullptr});
                     mask |= uint64_t(1) << j;
+                } else if (param.dir != lang::ParamDir::In) {
+                    throw_type_error(field_what + " is in an " + (param.dir == lang::ParamDir::Out ? "out" : "inout") +
+                                     " struct and is given " + arg_kind_name(fields[j]->kind) +
+                                     ": it takes a tensor, one element per call, which the call writes");
                 } else if (fields[j]->kind >= ArgKind::Grid && fields[j]->kind <= ArgKind::RandFloat) {
                     throw_type_error(field_what + " is given " + arg_kind_name(fields[j]->kind) +
                                      ": a struct's field beside views takes a number or a tensor yet");
@@ -281,10 +285,11 @@ ViewCallForm view_call_form(const UserModule& module, const std::string& name, c
     // A tensor the call writes (an out or inout parameter's) has one element per call: none is
     // broadcast, which would have several calls write it.
     for (const auto& [label, extents] : earlier) {
-        size_t p = 0;
-        while (p < decl.params.size() && decl.params[p]->name != label) ++p;
+        size_t p = 0;  // the parameter (a struct's field: "param.field")
+        while (p < decl.params.size() && decl.params[p]->name != label.substr(0, label.find('.'))) ++p;
         if (p == decl.params.size() || decl.params[p]->dir == lang::ParamDir::In || extents == call_shape) continue;
-        throw_value_error(name + "(): parameter '" + label + "' (" + lang::type_name(decl.params[p]->type) + ") is " +
+        throw_value_error(name + "(): parameter '" + label + "' (" + lang::type_name(decl.params[p]->type) + ")" +
+                          (label.find('.') == std::string::npos ? "" : " field") + " is " +
                           (decl.params[p]->dir == lang::ParamDir::Out ? "out" : "inout") + ": its tensor's call shape " +
                           shape_text(extents.data(), int(extents.size())) + " is not the call's " +
                           shape_text(call_shape.data(), int(call_shape.size())) +

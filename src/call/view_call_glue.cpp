@@ -164,7 +164,7 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
         const lang::VarDecl& p = *decl.params[k];
         const std::string name = "p" + std::to_string(k);
         const std::string type = lang::type_name(p.type);
-        if (p.dir != lang::ParamDir::In && !(form.tensors & (1u << k)))
+        if (p.dir != lang::ParamDir::In && !(form.tensors & (1u << k)) && !form.struct_tensors(k))
             throw_type_error(fn.name + "(): parameter '" + p.name + "' (" + type + ") is " +
                              (p.dir == lang::ParamDir::Out ? "out" : "inout") +
                              ": beside views it takes a tensor, one element per call, which the call writes");
@@ -172,26 +172,41 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
         if (const uint64_t* mask = form.struct_tensors(k)) {
             // A struct from a dict: each field (leaf) a number or a tensor read per element; the
             // body builds the value from them.
+            // An out or inout one: every field a tensor, written back after the call.
             const std::vector<ViewResultLeaf> leaves = view_struct_leaves(*fn.module, decl, k);
+            const bool written = p.dir != lang::ParamDir::In;
             value = "v" + name;
             setup += "    " + type + " " + value + ";\n";
             for (size_t j = 0; j < leaves.size(); ++j) {
                 const ViewResultLeaf& leaf = leaves[j];
                 const std::string lname = name + "_" + std::to_string(j), ltype = lang::type_name(leaf.type);
+                const std::string field = value + leaf.access;
                 std::string read = lname;
                 if (*mask & (uint64_t(1) << j)) {
+                    const int rows = leaf.type->is_vector() ? leaf.type->rows : 1;
                     if (leaf.diff) {
                         params.push_back("DiffTensorView<" + std::string(lang::scalar_name(leaf.type->scalar)) + "> " + lname);
                         read = ltype + "(";
-                        for (int c = 0; c < (leaf.type->is_vector() ? leaf.type->rows : 1); ++c)
+                        for (int c = 0; c < rows; ++c)
                             read += (c ? ", " : "") + lname + ".load(" + at +
                                     (leaf.type->is_vector() ? ", " + std::to_string(c) : std::string()) + ")";
                         read += ")";
+                        if (written)
+                            for (int c = 0; c < rows; ++c)
+                                write_back += "    " + lname + ".store(" + at +
+                                              (leaf.type->is_vector() ? ", " + std::to_string(c) : std::string()) + ", " +
+                                              field + (leaf.type->is_vector() ? std::string(".") + kXyzw[c] : "") + ");\n";
                     } else {
                         params.push_back("TensorView<" + ltype + "> " + lname);
                         read = lname + "[" + at + "]";
+                        if (written) write_back += "    " + lname + "[" + at + "] = " + field + ";\n";
                     }
+                    if (p.dir == lang::ParamDir::Out) read = ltype + "(0)";
                     entry_args.push_back(lname);
+                } else if (written) {
+                    throw_type_error(fn.name + "(): parameter '" + p.name + "' (" + type + ") is " +
+                                     (p.dir == lang::ParamDir::Out ? "out" : "inout") + ": its field '" + leaf.name +
+                                     "' takes a tensor, one element per call, which the call writes");
                 } else {
                     // A number; one that carries no gradient is no_diff in the body.
                     params.push_back((diff && !leaf.diff ? "no_diff " : "") + ltype + " " + lname);

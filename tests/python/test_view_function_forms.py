@@ -180,6 +180,19 @@ def test_out_and_inout_gradients_in_autograd(m):
     torch.testing.assert_close(a0.grad, ar.grad, rtol=1e-12, atol=1e-12)
 
 
+def test_an_inout_tensor_without_grad_is_read_before_the_call_in_the_backward(m):
+    # acc is overwritten by the call; x's gradient reads acc's values before it (d(acc v)/dv = acc)
+    x = t([0.5, -1.5, 2.0]).requires_grad_()
+    i = torch.tensor([2, 0], dtype=torch.int32, device=TEST_DEVICE)
+    acc = t([0.3, -0.2])
+    y = torch.zeros(2, dtype=torch.float64, device=TEST_DEVICE)
+    m.sq_out(x, i, y, acc)
+    (acc * t([1.0, 2.0])).sum().backward()
+    want = torch.zeros(3, dtype=torch.float64)
+    want[2], want[0] = 0.3 * 1.0, -0.2 * 2.0
+    torch.testing.assert_close(x.grad.cpu(), want, rtol=1e-12, atol=1e-12)
+
+
 def test_out_gradients_through_bwds(m):
     x = t([0.5, -1.5, 2.0])
     gx = torch.zeros_like(x)
@@ -365,3 +378,68 @@ def test_static_and_instance_methods_and_bind(ms):
     ms.Gauge.scaled({"k": k}, xr, i).sum().backward()
     assert xr.grad.cpu().tolist() == [2 * 3.0 * 1.0, 0.0, 2 * 2.0 * 3.0]
     assert k.grad.cpu().tolist() == [9.0, 1.0]
+
+
+# ---- out and inout structs
+
+STRUCT_OUT = """
+struct Body : IDifferentiable { double2 pos; double mass; };
+
+[Differentiable]
+void step(DiffTensorView<double> force, no_diff int i, inout Body b, out Body next)
+{
+    double f = force[i];
+    next.pos = b.pos + double2(f, f * f) / b.mass;
+    next.mass = b.mass;
+    b.mass = b.mass * 0.5;
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def mo(device):
+    return sg.Module.load_from_source(device, "view_function_struct_out", STRUCT_OUT)
+
+
+def step_torch(force, i, pos, mass):
+    f = force[i.long()]
+    return pos + torch.stack([f, f * f], -1) / mass[:, None], mass, mass * 0.5
+
+
+def test_out_and_inout_structs_from_dicts_of_tensors(mo):
+    force = t([0.5, -1.0, 2.0])
+    i = torch.tensor([2, 0], dtype=torch.int32, device=TEST_DEVICE)
+    pos, mass = t([[0.0, 1.0], [2.0, 3.0]]), t([2.0, 4.0])
+    npos, nmass = torch.zeros(2, 2, dtype=torch.float64, device=TEST_DEVICE), torch.zeros(2, dtype=torch.float64,
+                                                                                          device=TEST_DEVICE)
+    mo.step(force, i, {"pos": pos, "mass": mass}, {"pos": npos, "mass": nmass})
+    want_pos, want_mass, halved = step_torch(force, i, t([[0.0, 1.0], [2.0, 3.0]]), t([2.0, 4.0]))
+    torch.testing.assert_close(npos, want_pos)
+    torch.testing.assert_close(nmass, want_mass)
+    torch.testing.assert_close(mass, halved)  # inout: written back
+
+
+def test_out_struct_gradients_in_autograd(mo):
+    force = t([0.5, -1.0, 2.0]).requires_grad_()
+    i = torch.tensor([2, 0], dtype=torch.int32, device=TEST_DEVICE)
+    p0 = t([[0.0, 1.0], [2.0, 3.0]]).requires_grad_()
+    pos = p0 * 1.0  # written in place (inout): not a leaf
+    mass = t([2.0, 4.0])
+    npos, nmass = torch.zeros(2, 2, dtype=torch.float64, device=TEST_DEVICE), torch.zeros(2, dtype=torch.float64,
+                                                                                          device=TEST_DEVICE)
+    mo.step(force, i, {"pos": pos, "mass": mass}, {"pos": npos, "mass": nmass})
+    assert npos.grad_fn is not None
+    g = t([[1.0, 2.0], [-1.0, 0.5]])
+    (npos * g).sum().backward()
+    fr, pr = force.detach().clone().requires_grad_(), p0.detach().clone().requires_grad_()
+    want_pos, _, _ = step_torch(fr, i, pr, t([2.0, 4.0]))
+    (want_pos * g).sum().backward()
+    torch.testing.assert_close(force.grad, fr.grad, rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(p0.grad, pr.grad, rtol=1e-12, atol=1e-12)
+
+
+def test_an_out_struct_field_that_is_no_tensor(mo):
+    with pytest.raises(TypeError, match="step\\(\\): parameter 'next' \\(Body\\): field 'mass' \\(double\\) is in an out "
+                                        "struct and is given float"):
+        mo.step(t([1.0]), 0, {"pos": t([[0.0, 0.0]]), "mass": t([1.0])},
+                {"pos": torch.zeros(1, 2, dtype=torch.float64, device=TEST_DEVICE), "mass": 1.0})
