@@ -94,6 +94,10 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
             return "in" if value.requires_grad else None
         if kind == 6:
             return "inout"
+        if kind == 7:  # a struct from a tensor of its fields
+            return "in" if value.requires_grad else None
+        if kind == 9:
+            return "inout"
         return None
 
     # Slots (parameter, path into a struct parameter's dict).

@@ -49,13 +49,13 @@ void write_scalar(uint8_t* out, lang::ScalarKind k, const ArgInfo& a) {
 }
 
 /// A per-element tensor of a function that takes views, as the view the glue reads: the call's
-/// extents (then a vector parameter's components), its own strides where its extent is the
-/// call's, 0 where it is broadcast (view_call.cpp).
-TensorInfo expanded(const TensorInfo& t, const lang::Type& param, const std::vector<int64_t>& call_shape,
-                    const std::vector<int>* map = nullptr) {
+/// extents (then the components of a vector, or of a struct's fields), its own strides where its
+/// extent is the call's, 0 where it is broadcast (view_call.cpp).
+TensorInfo expanded(const TensorInfo& t, int components, const std::vector<int64_t>& call_shape,
+                    const std::vector<int>* map = nullptr, bool component_dim = false) {
     TensorInfo e = t;
-    const int components = param.is_vector() ? param.rows : 1;
-    const int rank = int(call_shape.size()), own = t.ndim - (components > 1 ? 1 : 0);
+    component_dim = component_dim || components > 1;  // a struct's always has one
+    const int rank = int(call_shape.size()), own = t.ndim - (component_dim ? 1 : 0);
     for (int d = 0; d < rank; ++d) {
         // Its dim at call dim d: right-aligned, or (fn.map()) the one mapped there.
         int td = d - (rank - own);
@@ -68,13 +68,15 @@ TensorInfo expanded(const TensorInfo& t, const lang::Type& param, const std::vec
         e.strides[d] = td >= 0 && t.shape[td] != 1 ? t.strides[td] : 0;
     }
     e.ndim = rank;
-    if (components > 1) {
+    if (component_dim) {
         e.shape[rank] = components;
         e.strides[rank] = t.strides[t.ndim - 1];
         ++e.ndim;
     }
     return e;
 }
+
+int components_of(const lang::Type& t) { return t.is_vector() ? t.rows : 1; }
 
 bool is_number(const ArgInfo& a) { return a.kind == ArgKind::Int || a.kind == ArgKind::Float || a.kind == ArgKind::Bool; }
 
@@ -225,6 +227,12 @@ bool coop_needs_autograd(const FunctionState& fn, const CallArgs& a) {
         const bool diff = is_diff_view(decl->params[p]->type) ||
                           (view_function && view_element_is_differentiable(*decl, p));
         if (diff && bound[p]->kind == ArgKind::Tensor && bound[p]->tensor.requires_grad) return true;
+        if (view_function && decl->params[p]->type->is_struct() && bound[p]->kind == ArgKind::Tensor &&
+            bound[p]->tensor.requires_grad) {
+            // A struct from a tensor that requires grad, one of whose fields carries a gradient.
+            for (const ViewResultLeaf& leaf : view_struct_leaves(*fn.module, *decl, p))
+                if (leaf.diff) return true;
+        }
         if (view_function && decl->params[p]->type->is_struct() && bound[p]->kind == ArgKind::Dict) {
             // A struct's field that carries a gradient, from a tensor that requires grad.
             std::vector<const ArgInfo*> fields;
@@ -314,8 +322,18 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
     // is checked against them.
     std::vector<const ArgInfo*> grads(n, nullptr);
     std::vector<const ArgInfo*> values = bound;
+    // A struct parameter read from a tensor: its components (0: not a struct), and whether a
+    // field carries a gradient.
+    std::vector<int> struct_components(n, 0);
+    std::vector<bool> struct_diff(n, false);
+    for (size_t p = 0; view_function && p < n; ++p) {
+        if (!decl->params[p]->type->is_struct()) continue;
+        lang::ScalarKind scalar = lang::ScalarKind::Float;
+        struct_components[p] = struct_tensor_components(*fn.module, *decl, p, &scalar);
+        for (const ViewResultLeaf& leaf : view_struct_leaves(*fn.module, *decl, p)) struct_diff[p] = struct_diff[p] || leaf.diff;
+    }
     for (size_t p = 0; p < n; ++p) {
-        const bool diff_element = view_function && view_element_is_differentiable(*decl, p);
+        const bool diff_element = view_function && (view_element_is_differentiable(*decl, p) || struct_diff[p]);
         if (!(is_diff_view(decl->params[p]->type) || diff_element) || bound[p]->kind != ArgKind::List) continue;
         const std::string what = name + "(): parameter '" + decl->params[p]->name + "' (" +
                                  lang::type_name(decl->params[p]->type) + ")";
@@ -442,6 +460,12 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
             continue;
         }
         const bool per_element = form.tensors & (1u << p);  // a tensor, one element per call
+        if (per_element && param->type->is_struct()) {  // its fields' components last (view_call.cpp checked them)
+            lang::ScalarKind scalar = lang::ScalarKind::Float;
+            struct_tensor_components(*fn.module, *decl, p, &scalar);
+            check_tensor(what, arg, fn.module->types().scalar(scalar), false);
+            continue;
+        }
         if (param->type->is_tensor() || per_element) {
             check_tensor(what, arg, per_element ? param->type : param->type->element, per_element);
             continue;
@@ -575,10 +599,10 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
                     pack_value(f, *st.args[j]);
                     continue;
                 }
-                const TensorInfo t = expanded(st.values[j]->tensor, *st.leaves[j].type, form.call_shape);
+                const TensorInfo t = expanded(st.values[j]->tensor, components_of(*st.leaves[j].type), form.call_shape);
                 const int rank = pack_view(f, t);
                 if (f.tensor.grad_view && st.grads[j])
-                    pack_grad(f, t, expanded(st.grads[j]->tensor, *st.leaves[j].type, form.call_shape), rank);
+                    pack_grad(f, t, expanded(st.grads[j]->tensor, components_of(*st.leaves[j].type), form.call_shape), rank);
             }
             continue;
         }
@@ -603,10 +627,13 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
         // dimension of stride 0.
         const bool per_element = form.tensors & (1u << p);
         const std::vector<int>* map = p < form.dim_maps.size() && !form.dim_maps[p].empty() ? &form.dim_maps[p] : nullptr;
-        const TensorInfo t = per_element ? expanded(arg.tensor, *decl->params[p]->type, form.call_shape, map) : arg.tensor;
+        const int components = struct_components[p] ? struct_components[p] : components_of(*decl->params[p]->type);
+        const TensorInfo t = per_element ? expanded(arg.tensor, components, form.call_shape, map, struct_components[p] > 0)
+                                         : arg.tensor;
         const int rank = pack_view(f, t);
         if (f.tensor.grad_view && grads[p])  // the gradient's record, laid out as the values'
-            pack_grad(f, t, per_element ? expanded(grads[p]->tensor, *decl->params[p]->type, form.call_shape, map)
+            pack_grad(f, t, per_element ? expanded(grads[p]->tensor, components, form.call_shape, map,
+                                                   struct_components[p] > 0)
                                         : grads[p]->tensor, rank);
     }
     // A function that takes views and returns a value: its results, one view per leaf.

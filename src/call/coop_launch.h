@@ -149,6 +149,11 @@ std::vector<ViewResultLeaf> view_struct_leaves(const UserModule& module, const l
 ViewCallForm view_call_form(const UserModule& module, const std::string& name, const lang::FunctionDecl& decl,
                             const std::vector<const ArgInfo*>& bound, const ArgInfo* all, const LaunchShape& shape,
                             LaunchShape& out, const std::vector<std::vector<int>>* dim_maps = nullptr);
+/// The components of struct parameter k of `decl` read from a tensor's last dimension (its
+/// fields' scalars in declaration order, nested ones depth first), their one scalar type in
+/// `*scalar`; 0 (and why in `*why`) for a struct of other fields or of several scalar types.
+int struct_tensor_components(const UserModule& module, const lang::FunctionDecl& decl, size_t k,
+                             lang::ScalarKind* scalar, std::string* why = nullptr);
 /// A tensor argument, or a (values, gradient) pair of tensors' values (a List of two); else nullptr.
 const ArgInfo* tensor_or_pair(const ArgInfo* all, const ArgInfo& arg);
 /// The argument of each leaf (view_struct_leaves) of struct parameter k from `dict` (its nodes

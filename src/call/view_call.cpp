@@ -50,6 +50,29 @@ bool is_grid_parameter(const lang::Type* t) {
            (t->scalar == lang::ScalarKind::Int32 || t->scalar == lang::ScalarKind::UInt32);
 }
 
+int struct_tensor_components(const UserModule& module, const lang::FunctionDecl& decl, size_t k,
+                             lang::ScalarKind* scalar, std::string* why) {
+    const std::vector<ViewResultLeaf> leaves = view_struct_leaves(module, decl, k);
+    int count = 0;
+    for (const ViewResultLeaf& leaf : leaves) {
+        const lang::Type* t = leaf.type;
+        if (!(t->is_scalar() || (t->is_vector() && t->scalar != lang::ScalarKind::Bool)) || t->enumeration) {
+            if (why) *why = "its field '" + leaf.name + "' is a " + lang::type_name(t) + " (scalars and vectors only yet)";
+            return 0;
+        }
+        if (count && t->scalar != *scalar) {
+            if (why)
+                *why = "its fields are not all of one scalar type ('" + leaf.name + "' is " +
+                       lang::scalar_name(t->scalar) + ", an earlier one " + lang::scalar_name(*scalar) + ")";
+            return 0;
+        }
+        *scalar = t->scalar;
+        count += t->is_vector() ? t->rows : 1;
+    }
+    if (!count && why) *why = "it has no fields";
+    return count;
+}
+
 const ArgInfo* tensor_or_pair(const ArgInfo* all, const ArgInfo& arg) {
     if (arg.kind == ArgKind::Tensor) return &arg;
     if (arg.kind == ArgKind::List && arg.child_count == 2 && all[arg.first_child].kind == ArgKind::Tensor &&
@@ -180,10 +203,32 @@ ViewCallForm view_call_form(const UserModule& module, const std::string& name, c
             throw_type_error(what + " is " + (param.dir == lang::ParamDir::Out ? "out" : "inout") + " and is given " +
                              arg_kind_name(arg.kind) + ": beside views it takes a tensor, one element per call, "
                              "which the call writes");
+        if (param.type->is_struct() && arg.kind == ArgKind::Tensor) {
+            // A struct from a tensor: its fields' components (in declaration order) in the last
+            // dimension, one struct per call (SlangPy's form).
+            lang::ScalarKind scalar = lang::ScalarKind::Float;
+            std::string why;
+            const int components = struct_tensor_components(module, decl, p, &scalar, &why);
+            if (!components)
+                throw_type_error(what + " is given a tensor, which holds a struct's fields in its last dimension: " +
+                                 why);
+            if (arg.tensor.ndim < 2 || arg.tensor.shape[arg.tensor.ndim - 1] != components)
+                throw_value_error(what + " takes a tensor whose last dimension holds the " + std::to_string(components) +
+                                  " components of its fields, and a call dimension before it");
+            if (p >= 16)
+                throw_type_error(what + ": a call of a function that takes views vectorizes its first 16 parameters only");
+            if (map_of(p))
+                throw_type_error(what + ": map() of a struct's tensor is not supported beside views yet");
+            pending.push_back({what, param.name, std::vector<int64_t>(arg.tensor.shape, arg.tensor.shape + arg.tensor.ndim - 1),
+                               nullptr});
+            form.tensors |= 1u << p;
+            continue;
+        }
         if (param.type->is_struct()) {
             // A struct: a dict of its fields, each a number (or value) or a tensor read per element.
             if (arg.kind != ArgKind::Dict)
-                throw_type_error(what + " takes a dict of its fields beside views, got " + arg_kind_name(arg.kind));
+                throw_type_error(what + " takes a dict of its fields or a tensor of them beside views, got " +
+                                 arg_kind_name(arg.kind));
             const std::vector<ViewResultLeaf> leaves = view_struct_leaves(module, decl, p);
             if (leaves.size() > 64)
                 throw_type_error(what + ": a struct of more than 64 fields is not supported beside views yet");

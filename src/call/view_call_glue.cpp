@@ -223,7 +223,39 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
             args += (k ? ", " : "") + value;
             continue;
         }
-        if (form.tensors & (1u << k)) {
+        if ((form.tensors & (1u << k)) && p.type->is_struct()) {
+            // A struct per call from a tensor: its fields' components in the last dimension, read
+            // (and for an out or inout one written back) at the thread's coordinate; through a
+            // DiffTensorView when a field carries a gradient (the others detached).
+            lang::ScalarKind scalar = lang::ScalarKind::Float;
+            struct_tensor_components(*fn.module, decl, k, &scalar);
+            const std::vector<ViewResultLeaf> leaves = view_struct_leaves(*fn.module, decl, k);
+            bool any_diff = false;
+            for (const ViewResultLeaf& leaf : leaves) any_diff |= leaf.diff;
+            param_type = std::string(any_diff ? "DiffTensorView<" : "TensorView<") + lang::scalar_name(scalar) + ">";
+            value = "v" + name;
+            setup += "    " + type + " " + value + ";\n";
+            int offset = 0;
+            for (const ViewResultLeaf& leaf : leaves) {
+                const int rows = leaf.type->is_vector() ? leaf.type->rows : 1;
+                const std::string ltype = lang::type_name(leaf.type), field = value + leaf.access;
+                auto index = [&](int c) { return at + ", " + std::to_string(offset + c); };
+                std::string read = rows > 1 ? ltype + "(" : "";
+                for (int c = 0; c < rows; ++c)
+                    read += (c ? ", " : "") + (any_diff ? name + ".load(" + index(c) + ")" : name + "[" + index(c) + "]");
+                if (rows > 1) read += ")";
+                if (any_diff && !leaf.diff) read = "detach(" + read + ")";
+                if (p.dir == lang::ParamDir::Out) read = ltype + "(0)";
+                setup += "    " + field + " = " + read + ";\n";
+                if (p.dir != lang::ParamDir::In)
+                    for (int c = 0; c < rows; ++c) {
+                        const std::string part = field + (rows > 1 ? std::string(".") + kXyzw[c] : "");
+                        write_back += any_diff ? "    " + name + ".store(" + index(c) + ", " + part + ");\n"
+                                               : "    " + name + "[" + index(c) + "] = " + part + ";\n";
+                    }
+                offset += rows;
+            }
+        } else if (form.tensors & (1u << k)) {
             // One element per call: read at the thread's coordinate (the view has the call's
             // extents); an out or inout one is written back there after the call.
             const bool read = p.dir != lang::ParamDir::Out;

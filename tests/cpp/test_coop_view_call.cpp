@@ -340,6 +340,42 @@ TEST(CoopViewCall, StructParameterFromFields) {
     }
 }
 
+TEST(CoopViewCall, StructPerCallFromATensor) {
+    // Ray's fields' components in a tensor's last dimension; id is no_diff (detached)
+    const std::string source = R"(
+struct Ray : IDifferentiable { float2 origin; float t; no_diff float id; };
+[Differentiable]
+float march(DiffTensorView<float> scale, inout Ray r) { float v = (r.origin.x + r.origin.y * r.t) * scale[0] + r.id; r.t = r.t * 2.0; return v; }
+)";
+    auto module = std::make_shared<call::UserModule>("ray", source);
+    call::FunctionState fn;
+    fn.name = "march";
+    fn.module = module;
+    const lang::FunctionDecl* decl = module->functions("march")[0];
+    for (call::CoopPass pass : {call::CoopPass::Primal, call::CoopPass::Backward}) {
+        const call::Glue glue = call::view_call_glue(fn, *decl, pass, call::ViewCallForm{0u, 2u, 1, {}});
+        auto k = build_coop(source + glue.source, glue.entry);
+        std::vector<float> scale = {2.0f}, gscale(1, 0.0f), rays = {1.0f, 2.0f, 3.0f, 10.0f}, grays(4, 0.0f);
+        std::vector<float> out(1, 0.0f), gout = {1.0f};
+        if (pass == call::CoopPass::Backward) grays[2] = 0.5f;  // the gradient of t after the call
+        EXPECT_EQ(k->launch({1, 1, 1}, {1, 1, 1},
+                            std::vector<CoopArg>{CoopArg::diff_view(scale, &gscale, {1}),
+                                                 CoopArg::diff_view(rays, &grays, {1, 4}),
+                                                 CoopArg::diff_view(out, &gout, {1})} +
+                                call_extents({1}))
+                      .code,
+                  0u);
+        if (pass == call::CoopPass::Primal) {
+            EXPECT_EQ(out[0], (1.0f + 2.0f * 3.0f) * 2.0f + 10.0f);
+            EXPECT_EQ(rays[2], 6.0f);  // t written back
+        } else {
+            EXPECT_FLOAT_EQ(gscale[0], 7.0f);
+            // origin.x: scale; origin.y: t * scale; t: origin.y * scale + 2 * 0.5; id: none
+            EXPECT_EQ(grays, (std::vector<float>{2.0f, 6.0f, 4.0f + 1.0f, 0.0f}));
+        }
+    }
+}
+
 TEST(CoopViewCall, OutParametersAndDerivativesOfResultsAreRefused) {
     const char* src = "float value(TensorView<float> v) { return v[0]; }\nvoid out_param(TensorView<float> v, out float r) { r = v[0]; }\n";
     call::FunctionState fn;

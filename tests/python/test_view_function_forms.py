@@ -353,7 +353,7 @@ def test_struct_dict_errors(ms):
     with pytest.raises(TypeError, match="lit\\(\\): parameter 'l' \\(Light\\): the dict names 'colour', which is no "
                                         "field of Light"):
         ms.lit(albedo, {"dir": [0.0, 0.0, 1.0], "power": 1.0, "id": 1, "colour": 2.0}, 0)
-    with pytest.raises(TypeError, match="lit\\(\\): parameter 'l' \\(Light\\) takes a dict of its fields beside views"):
+    with pytest.raises(TypeError, match="lit\\(\\): parameter 'l' \\(Light\\) takes a dict of its fields or a tensor of them beside views"):
         ms.lit(albedo, 1.0, 0)
 
 
@@ -443,3 +443,57 @@ def test_an_out_struct_field_that_is_no_tensor(mo):
                                         "struct and is given float"):
         mo.step(t([1.0]), 0, {"pos": t([[0.0, 0.0]]), "mass": t([1.0])},
                 {"pos": torch.zeros(1, 2, dtype=torch.float64, device=TEST_DEVICE), "mass": 1.0})
+
+
+# ---- a struct per call from a tensor of its fields (SlangPy's form)
+
+STRUCT_TENSOR = """
+struct Ray : IDifferentiable { float3 origin; float t; no_diff float id; };
+
+[Differentiable]
+float march(DiffTensorView<float> scale, Ray r) { return (r.origin.x + r.origin.y * r.t) * scale[0] + r.id; }
+
+[Differentiable]
+void advance(inout Ray r, DiffTensorView<float> speed) { r.t = r.t + speed[0] * r.origin.z; }
+
+struct Mixed { float a; int b; };
+float mixed(TensorView<float> x, Mixed m) { return x[0] + m.a; }
+"""
+
+
+@pytest.fixture(scope="module")
+def mt(device):
+    return sg.Module.load_from_source(device, "view_function_struct_tensor", STRUCT_TENSOR)
+
+
+def test_a_struct_per_call_from_a_tensor(mt):
+    rays = torch.tensor([[1.0, 2.0, 0.5, 3.0, 10.0], [0.0, -1.0, 2.0, 0.5, 20.0]], device=TEST_DEVICE)
+    scale = torch.tensor([2.0], device=TEST_DEVICE)
+    got = mt.march(scale, rays)
+    assert got.cpu().tolist() == [(1.0 + 2.0 * 3.0) * 2.0 + 10.0, (0.0 - 0.5) * 2.0 + 20.0]
+    mt.advance(rays, torch.tensor([4.0], device=TEST_DEVICE))
+    assert rays[:, 3].cpu().tolist() == [3.0 + 4.0 * 0.5, 0.5 + 4.0 * 2.0]
+
+
+def test_gradients_of_a_struct_from_a_tensor(mt):
+    rays = torch.tensor([[1.0, 2.0, 0.5, 3.0, 10.0], [0.0, -1.0, 2.0, 0.5, 20.0]], device=TEST_DEVICE,
+                        dtype=torch.float32).requires_grad_()
+    scale = torch.tensor([2.0], device=TEST_DEVICE).requires_grad_()
+    (mt.march(scale, rays) * torch.tensor([1.0, 3.0], device=TEST_DEVICE)).sum().backward()
+    r = rays.detach()
+    want = torch.zeros(2, 5)
+    for k, w in enumerate([1.0, 3.0]):
+        want[k, 0] = 2.0 * w
+        want[k, 1] = float(r[k, 3]) * 2.0 * w
+        want[k, 3] = float(r[k, 1]) * 2.0 * w  # the no_diff id gets none
+    torch.testing.assert_close(rays.grad.cpu(), want)
+    assert float(scale.grad) == (1.0 + 2.0 * 3.0) * 1.0 + (0.0 - 0.5) * 3.0
+
+
+def test_a_struct_from_a_tensor_errors(mt):
+    with pytest.raises(TypeError, match="mixed\\(\\): parameter 'm' \\(Mixed\\) is given a tensor, which holds a "
+                                        "struct's fields in its last dimension: its fields are not all of one scalar"):
+        mt.mixed(torch.ones(1, device=TEST_DEVICE), torch.ones(3, 2, device=TEST_DEVICE))
+    with pytest.raises(ValueError, match="march\\(\\): parameter 'r' \\(Ray\\) takes a tensor whose last dimension "
+                                         "holds the 5 components"):
+        mt.march(torch.ones(1, device=TEST_DEVICE), torch.ones(3, 4, device=TEST_DEVICE))
