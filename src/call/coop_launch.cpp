@@ -7,6 +7,7 @@
 
 #include <cstring>
 
+#include "call/call_group.h"
 #include "call/kernel_index.h"
 #include "call/errors.h"
 #include "call/global_bindings.h"
@@ -90,9 +91,14 @@ const CompiledKernel& kernel_for(FunctionState& fn, const lang::FunctionDecl& de
     const int64_t slot = ((device == DeviceType::CUDA ? (index < 0 ? 0 : index) + 1 : 0) * 4 + int(pass)) |
                          (view_function ? int64_t(1) << 12 : 0) | (int64_t(form.rank & 15) << 13) |
                          (int64_t(form.grids & 0xffff) << 17) | (int64_t(form.tensors & 0xffff) << 33);
-    // Struct parameters from dicts: which of their fields are tensors, in the key too.
+    // Struct parameters from dicts (which of their fields are tensors) and call groups (their
+    // extents), in the key too.
     std::string struct_key;
     for (const auto& [p, mask] : form.structs) struct_key += std::to_string(p) + ":" + std::to_string(mask) + ";";
+    if (!form.call_group.empty()) {
+        struct_key += "groups";
+        for (int g : form.call_group) struct_key += ":" + std::to_string(g);
+    }
     if (struct_key.empty()) {
         auto it = fn.coop_kernels.find(slot);
         if (it != fn.coop_kernels.end()) return *it->second;
@@ -105,7 +111,12 @@ const CompiledKernel& kernel_for(FunctionState& fn, const lang::FunctionDecl& de
     glue.entry = decl.name;
     if (view_function) glue = view_call_glue(fn, decl, pass, form);
     else if (pass != CoopPass::Primal) glue = coop_derivative_glue(fn, decl, pass);
-    auto k = std::make_shared<CompiledKernel>(cached_kernel(*fn.module, glue, codegen::CodegenOptions{}, device, index));
+    codegen::CodegenOptions options;
+    if (!form.call_group.empty()) {  // the glue runs as the blocks of the call's groups
+        options.call_group_rank = form.rank;
+        for (int d = 0; d < 8; ++d) options.call_group[d] = d < form.rank ? form.call_group[size_t(d)] : 1;
+    }
+    auto k = std::make_shared<CompiledKernel>(cached_kernel(*fn.module, glue, options, device, index));
     LaunchSite site;
     site.function = fn.name;
     const std::string& file = fn.module->name();
@@ -285,7 +296,7 @@ struct ResultTensors {
 }  // namespace
 
 void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape, CoopPass pass,
-                         bool* single, std::vector<void*>* more, const std::vector<std::vector<int>>* dim_maps) {
+                         bool* single, std::vector<void*>* more, const CallModifiers* mods) {
     const lang::FunctionDecl* decl = &require_kernel(fn);
     const bool view_function = !lang::find_attribute(decl->attrs, "CUDAKernel");
     const std::string name = fn.name + (view_function ? (pass == CoopPass::Primal ? "" : ".bwds")
@@ -360,7 +371,7 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
     // A function that takes views: sg.grid and tensor arguments give its threads (view_call.cpp).
     LaunchShape grid_shape = shape;
     ViewCallForm form;
-    if (view_function) form = view_call_form(*fn.module, name, *decl, values, a.args, shape, grid_shape, dim_maps);
+    if (view_function) form = view_call_form(*fn.module, name, *decl, values, a.args, shape, grid_shape, mods);
     else
         for (size_t p = 0; p < n; ++p)
             if (bound[p]->kind == ArgKind::Grid)
@@ -681,6 +692,18 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
     for (int d = 0; d < 3; ++d) {
         r.coop_block[d] = grid_shape.block[d];
         r.coop_grid[d] = grid_shape.grid[d];
+    }
+    if (!form.call_group.empty()) {
+        // In call groups the header holds the call's shape (the entry cuts it into groups), and
+        // the launch is the groups' blocks (call_group.cpp).
+        codegen::CallHeader grouped{};
+        for (int64_t& d : grouped.shape) d = 1;
+        for (int d = 0; d < form.rank; ++d) grouped.shape[d] = form.call_shape[size_t(d)];
+        grouped.rank = form.rank;
+        grouped.total = header.total;
+        call_group_launch(k, grouped, r);
+        grouped.total = r.total;
+        std::memcpy(block.data(), &grouped, sizeof grouped);
     }
     const runtime::LaunchResult result = backend.launch(r);
     if (result.origin != runtime::FaultOrigin::None) [[unlikely]]

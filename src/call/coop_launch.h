@@ -61,9 +61,11 @@ bool is_cooperative(const UserModule& module, const Callee& callee);
 /// call's shape, an owned reference; of shape (1,) for a single call, which sets `*single`),
 /// else nullptr. A struct result has a tensor per leaf (view_result_leaves): the first is
 /// returned, the others appended to `*more` (owned references).
+/// `mods`: a function that takes views, its function object's modifiers (fn.map's dimension
+/// maps, fn.call_group_shape).
 void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape,
                          CoopPass pass = CoopPass::Primal, bool* single = nullptr, std::vector<void*>* more = nullptr,
-                         const std::vector<std::vector<int>>* dim_maps = nullptr);
+                         const CallModifiers* mods = nullptr);
 
 /// The parameters of the [CUDAKernel] function `fn` names (TypeError when it is not one).
 std::vector<CoopParam> coop_params(const FunctionState& fn);
@@ -108,6 +110,10 @@ struct ViewCallForm {
     /// fn.map(): per parameter, the call dim of each of its tensor's dims (empty: right-aligned);
     /// applied to the tensor's view, not part of the kernel.
     std::vector<std::vector<int>> dim_maps;
+    /// fn.call_group_shape(): the group's extents padded with leading 1s to the call's rank
+    /// (empty: no call groups). The glue then reads its coordinate from SlangPy's call ids and
+    /// runs as the blocks of the groups (codegen: emit_call_group.cpp).
+    std::vector<int> call_group;
     const uint64_t* struct_tensors(size_t k) const {
         for (const auto& [p, mask] : structs)
             if (p == k) return &mask;
@@ -148,7 +154,7 @@ std::vector<ViewResultLeaf> view_result_leaves(const UserModule& module, const l
 std::vector<ViewResultLeaf> view_struct_leaves(const UserModule& module, const lang::FunctionDecl& decl, size_t k);
 ViewCallForm view_call_form(const UserModule& module, const std::string& name, const lang::FunctionDecl& decl,
                             const std::vector<const ArgInfo*>& bound, const ArgInfo* all, const LaunchShape& shape,
-                            LaunchShape& out, const std::vector<std::vector<int>>* dim_maps = nullptr);
+                            LaunchShape& out, const CallModifiers* mods = nullptr);
 /// The components of struct parameter k of `decl` read from a tensor's last dimension (its
 /// fields' scalars in declaration order, nested ones depth first), their one scalar type in
 /// `*scalar`; 0 (and why in `*why`) for a struct of other fields or of several scalar types.

@@ -130,9 +130,10 @@ std::vector<const ArgInfo*> struct_leaf_args(const UserModule& module, const std
 
 ViewCallForm view_call_form(const UserModule& module, const std::string& name, const lang::FunctionDecl& decl,
                             const std::vector<const ArgInfo*>& bound, const ArgInfo* all, const LaunchShape& shape,
-                            LaunchShape& out, const std::vector<std::vector<int>>* dim_maps) {
+                            LaunchShape& out, const CallModifiers* mods) {
     out = shape;
     ViewCallForm form;
+    const std::vector<std::vector<int>>* dim_maps = mods ? &mods->dim_maps : nullptr;
     // fn.map(): a per-element tensor's dims go to the named call dims (absolute, from the first),
     // not right-aligned; checked here, applied once the call's rank is known.
     auto map_of = [&](size_t p) -> const std::vector<int>* {
@@ -319,6 +320,22 @@ ViewCallForm view_call_form(const UserModule& module, const std::string& name, c
         std::vector<int64_t> placed(rank, 1);
         for (size_t i = 0; i < e.map->size(); ++i) placed[size_t((*e.map)[i])] = e.here[i];
         join(e.what, e.label, placed);
+    }
+    if (mods && mods->has_call_group) {
+        // SlangPy's call groups: the group's extents padded with leading 1s to the call's rank.
+        const std::vector<int>& g = mods->call_group;
+        std::string text = "(";
+        for (size_t d = 0; d < g.size(); ++d) text += (d ? ", " : "") + std::to_string(g[d]);
+        text += g.size() == 1 ? ",)" : ")";
+        if (g.size() > call_shape.size())
+            throw_value_error(name + "(): call_group_shape(): parameter 'shape' " + text + " has " +
+                              std::to_string(g.size()) + " dimensions, the call's shape " +
+                              std::to_string(call_shape.size()) + " (call_group_shape dimensionality (" +
+                              std::to_string(g.size()) + ") must be <= call_shape dimensionality (" +
+                              std::to_string(call_shape.size()) +
+                              "). call_group_shape cannot have more dimensions than call_shape.)");
+        form.call_group.assign(call_shape.size() - g.size(), 1);
+        form.call_group.insert(form.call_group.end(), g.begin(), g.end());
     }
     if (earlier.empty()) return form;
     if (dim_maps)

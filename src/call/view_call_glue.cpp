@@ -150,7 +150,11 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
 
     // The thread's coordinate in the call shape, dimension 0 first (the last varies fastest).
     std::string setup;
-    if (form.rank > 0) {
+    if (!form.call_group.empty()) {
+        // In call groups: SlangPy's call id of the running element.
+        for (int d = 0; d < form.rank; ++d)
+            setup += "    uint __sg_c" + std::to_string(d) + " = uint(__slangpy_call_id(" + std::to_string(d) + "));\n";
+    } else if (form.rank > 0) {
         setup += "    uint __sg_r = __sg_t;\n";
         for (int d = form.rank - 1; d >= 0; --d) {
             setup += "    uint __sg_c" + std::to_string(d) + " = __sg_r % " + extent(d) + ";\n";

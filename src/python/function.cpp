@@ -158,8 +158,7 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
         const call::CallModifiers& k = mods_.kernel.call();
         bool type_maps = false;
         for (const std::string& t : k.type_maps) type_maps |= !t.empty();
-        const char* which = k.has_call_group ? "call_group_shape()"
-                            : type_maps ? "map() to a type"
+        const char* which = type_maps ? "map() to a type"
                             : k.deterministic || k.fast_math ? "deterministic() and fast_math()" : nullptr;
         if (which)
             call::throw_type_error(state_->name + "() takes a TensorView: " + which +
@@ -252,7 +251,7 @@ nb::object Function::launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb
     std::vector<void*> more;
     void* result =
         call::launch_cooperative(torch_host(), *state_, described(s), shape, call::CoopPass(pass), &single, &more,
-                                 state_->view_function ? &mods_.kernel.call().dim_maps : nullptr);
+                                 state_->view_function ? &mods_.kernel.call() : nullptr);
     bool struct_result = false;
     if (state_->view_function)
         for (const call::CoopParam& p : call::coop_params(*state_))

@@ -7,6 +7,7 @@
 // DiffTensorView whose gradient the backward takes) and of a per-element vector read through a
 // broadcast DiffTensorView; out and inout parameters written per call, and a matrix result.
 #include "call/coop_launch.h"
+#include "call/compile_kernel.h"
 #include "call/errors.h"
 #include "call/user_module.h"
 #include "coop_harness.h"
@@ -372,6 +373,44 @@ float march(DiffTensorView<float> scale, inout Ray r) { float v = (r.origin.x + 
             EXPECT_FLOAT_EQ(gscale[0], 7.0f);
             // origin.x: scale; origin.y: t * scale; t: origin.y * scale + 2 * 0.5; id: none
             EXPECT_EQ(grays, (std::vector<float>{2.0f, 6.0f, 4.0f + 1.0f, 0.0f}));
+        }
+    }
+}
+
+TEST(CoopViewCall, CallGroupsGlueCompilesForCuda) {
+    // In call groups the glue reads SlangPy's call ids and runs as the blocks of the groups (the
+    // call-group entry); its CUDA compiles with NVRTC (the CPU runs: test_view_function_forms.py).
+    const std::string source = R"(
+import slangpy;
+groupshared float tile[4];
+[Differentiable]
+float rotate(int i, DiffTensorView<float> x)
+{
+    int t = CallShapeInfo::get_call_group_thread_id().shape[0];
+    tile[t] = detach(x[i]);
+    GroupMemoryBarrierWithGroupSync();
+    return tile[(t + 1) % 4] * x[i];
+}
+)";
+    auto module = std::make_shared<call::UserModule>("groups", source);
+    call::FunctionState fn;
+    fn.name = "rotate";
+    fn.module = module;
+    const lang::FunctionDecl* decl = module->functions("rotate")[0];
+    call::ViewCallForm form{1u, 0u, 1, {8}};
+    form.call_group = {4};
+    codegen::CodegenOptions options;
+    options.call_group_rank = 1;
+    options.call_group[0] = 4;
+    for (call::CoopPass pass : {call::CoopPass::Primal, call::CoopPass::Backward}) {
+        const call::Glue glue = call::view_call_glue(fn, *decl, pass, form);
+        EXPECT_NE(glue.source.find("__slangpy_call_id(0)"), std::string::npos) << glue.source;
+        for (DeviceType target : {DeviceType::CPU, DeviceType::CUDA}) {
+            call::CompiledKernel k = call::generate(*module, glue, target, options);
+            EXPECT_EQ(k.generated.call_group_block, 4);
+            if (target == DeviceType::CPU) continue;
+            bool skipped = false;
+            EXPECT_TRUE(cuda_compiles(k.generated.source, &skipped)) << k.generated.source;
         }
     }
 }

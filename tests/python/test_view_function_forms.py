@@ -126,7 +126,7 @@ def test_set_of_a_global_is_refused(m):
 
 @pytest.mark.parametrize("modifier,name", [
     (lambda f: f.map(x="float"), "map\\(\\) to a type"),
-    (lambda f: f.call_group_shape((2,)), "call_group_shape\\(\\)"),
+    (lambda f: f.fast_math(), "deterministic\\(\\) and fast_math\\(\\)"),
 ])
 def test_kernel_modifiers_are_refused(m, modifier, name):
     with pytest.raises(TypeError, match="scaled\\(\\) takes a TensorView: " + name + " is not supported for a function "
@@ -497,3 +497,84 @@ def test_a_struct_from_a_tensor_errors(mt):
     with pytest.raises(ValueError, match="march\\(\\): parameter 'r' \\(Ray\\) takes a tensor whose last dimension "
                                          "holds the 5 components"):
         mt.march(torch.ones(1, device=TEST_DEVICE), torch.ones(3, 4, device=TEST_DEVICE))
+
+
+# ---- call groups (SlangPy's fn.call_group_shape) on functions that take views
+
+GROUPS = """
+import slangpy;
+groupshared float tile[4];
+groupshared float block_sum[1];
+
+// each element reads its right neighbour's value within its group
+float rotate(int i, TensorView<float> x, int n)
+{
+    int g = CallShapeInfo::get_call_group_id().shape[0];
+    int t = CallShapeInfo::get_call_group_thread_id().shape[0];
+    tile[t] = x[i];
+    GroupMemoryBarrierWithGroupSync();
+    int live = min(4, n - g * 4);
+    return tile[(t + 1) % live];
+}
+
+// a 2-D group's sum, through an atomic on groupshared memory
+float group_total(int2 c, TensorView<float> image)
+{
+    int ty = CallShapeInfo::get_call_group_thread_id().shape[0];
+    int tx = CallShapeInfo::get_call_group_thread_id().shape[1];
+    if (tx == 0 && ty == 0) block_sum[0] = 0.0;
+    GroupMemoryBarrierWithGroupSync();
+    InterlockedAdd(block_sum[0], image[c.y, c.x]);
+    GroupMemoryBarrierWithGroupSync();
+    return block_sum[0];
+}
+
+[Differentiable]
+float weighted(int i, DiffTensorView<float> x)
+{
+    no_diff float t = float(CallShapeInfo::get_call_group_thread_id().shape[0]);
+    return x[i] * x[i] * (t + 1.0);
+}
+"""
+
+
+@pytest.fixture(scope="module")
+def mg(device):
+    return sg.Module.load_from_source(device, "view_function_groups", GROUPS)
+
+
+@pytest.mark.parametrize("n", [8, 10, 3])
+def test_call_groups_share_groupshared_memory(mg, n):
+    x = torch.arange(float(n), device=TEST_DEVICE)
+    got = mg.rotate.call_group_shape((4,))(sg.grid((n,)), x, n).cpu().tolist()
+    want = []
+    for g in range(0, n, 4):
+        part = list(range(g, min(n, g + 4)))
+        want += [float(part[(k + 1) % len(part)]) for k in range(len(part))]
+    assert got == want
+
+
+def test_two_dimensional_call_groups(mg):
+    image = torch.arange(24.0, device=TEST_DEVICE).reshape(4, 6) / 4  # exact sums
+    got = mg.group_total.call_group_shape((2, 3))(sg.grid((4, 6)), image)
+    want = image.reshape(2, 2, 2, 3).sum(dim=(1, 3))  # per 2 x 3 tile
+    torch.testing.assert_close(got, want.repeat_interleave(2, 0).repeat_interleave(3, 1))
+
+
+def test_call_group_gradients(mg):
+    x = torch.tensor([1.0, -2.0, 0.5, 3.0, 1.5], device=TEST_DEVICE).requires_grad_()
+    out = mg.weighted.call_group_shape((2,))(sg.grid((5,)), x)
+    rank = torch.tensor([1.0, 2.0, 1.0, 2.0, 1.0], device=TEST_DEVICE)  # thread id in the group, plus 1
+    torch.testing.assert_close(out.detach(), x.detach() ** 2 * rank)
+    out.sum().backward()
+    torch.testing.assert_close(x.grad, 2 * x.detach() * rank)
+    gx = torch.zeros(5, device=TEST_DEVICE)
+    mg.weighted.call_group_shape((2,)).bwds(sg.grid((5,)), sg.diff_pair(x.detach(), gx), torch.ones(5, device=TEST_DEVICE))
+    torch.testing.assert_close(gx, 2 * x.detach() * rank)
+
+
+def test_a_call_group_of_more_dimensions_than_the_call(mg):
+    with pytest.raises(ValueError, match="rotate\\(\\): call_group_shape\\(\\): parameter 'shape' \\(2, 2\\) has 2 "
+                                         "dimensions, the call's shape 1 \\(call_group_shape dimensionality \\(2\\) "
+                                         "must be <= call_shape dimensionality \\(1\\)"):
+        mg.rotate.call_group_shape((2, 2))(sg.grid((4,)), torch.zeros(4, device=TEST_DEVICE), 4)
