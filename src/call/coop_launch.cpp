@@ -99,6 +99,7 @@ const CompiledKernel& kernel_for(FunctionState& fn, const lang::FunctionDecl& de
         struct_key += "groups";
         for (int g : form.call_group) struct_key += ":" + std::to_string(g);
     }
+    if (form.fast_math) struct_key += ";fast";
     if (struct_key.empty()) {
         auto it = fn.coop_kernels.find(slot);
         if (it != fn.coop_kernels.end()) return *it->second;
@@ -112,6 +113,7 @@ const CompiledKernel& kernel_for(FunctionState& fn, const lang::FunctionDecl& de
     if (view_function) glue = view_call_glue(fn, decl, pass, form);
     else if (pass != CoopPass::Primal) glue = coop_derivative_glue(fn, decl, pass);
     codegen::CodegenOptions options;
+    options.fast_math = form.fast_math;
     if (!form.call_group.empty()) {  // the glue runs as the blocks of the call's groups
         options.call_group_rank = form.rank;
         for (int d = 0; d < 8; ++d) options.call_group[d] = d < form.rank ? form.call_group[size_t(d)] : 1;
@@ -371,14 +373,17 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
     // A function that takes views: sg.grid and tensor arguments give its threads (view_call.cpp).
     LaunchShape grid_shape = shape;
     ViewCallForm form;
-    if (view_function) form = view_call_form(*fn.module, name, *decl, values, a.args, shape, grid_shape, mods);
-    else
+    if (view_function) {
+        form = view_call_form(*fn.module, name, *decl, values, a.args, shape, grid_shape, mods);
+        form.fast_math = (mods && mods->fast_math) || fn.module_options.fast_math;
+    } else {
         for (size_t p = 0; p < n; ++p)
             if (bound[p]->kind == ArgKind::Grid)
                 throw_type_error(name + "(): parameter '" + decl->params[p]->name + "' (" +
                                  lang::type_name(decl->params[p]->type) +
                                  ") takes a number, got an sg.grid: a [CUDAKernel] function reads its thread's "
                                  "place from cudaThreadIdx() and cudaBlockIdx()");
+    }
     DeviceType device = DeviceType::CPU;
     int device_index = -1;
     bool have_device = false;

@@ -114,6 +114,8 @@ struct ViewCallForm {
     /// (empty: no call groups). The glue then reads its coordinate from SlangPy's call ids and
     /// runs as the blocks of the groups (codegen: emit_call_group.cpp).
     std::vector<int> call_group;
+    /// fn.fast_math() or the module option: approximate float intrinsics on CUDA (in the key).
+    bool fast_math = false;
     const uint64_t* struct_tensors(size_t k) const {
         for (const auto& [p, mask] : structs)
             if (p == k) return &mask;

@@ -159,7 +159,7 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
         bool type_maps = false;
         for (const std::string& t : k.type_maps) type_maps |= !t.empty();
         const char* which = type_maps ? "map() to a type"
-                            : k.deterministic || k.fast_math ? "deterministic() and fast_math()" : nullptr;
+                            : k.deterministic ? "deterministic()" : nullptr;
         if (which)
             call::throw_type_error(state_->name + "() takes a TensorView: " + which +
                                    " is not supported for a function that takes views yet (it runs as one launch)");
