@@ -341,7 +341,8 @@ const Type* Sema::check_coop_call(Expr* e) {
         diags_.unsupported(dest->loc, std::string(b->name) + " on anything but a local or groupshared variable (its "
                                                              "array elements, struct fields and vector components) or "
                                                              "an element of a TensorView, a writable tensor or an "
-                                                             "RWStructuredBuffer");
+                                                             "RWStructuredBuffer (or a struct field or vector "
+                                                             "component of one)");
         return types_.error_type();
     }
     // A TensorView's InterlockedAdd on a vector element adds componentwise (lower_coop.cpp).
