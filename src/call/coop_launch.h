@@ -140,8 +140,8 @@ bool view_element_is_differentiable(const lang::FunctionDecl& decl, size_t k);
 /// Whether the glue stores `decl`'s result through a DiffTensorView (its gradient view holds the
 /// result's gradient in a derivative pass).
 bool view_result_is_differentiable(const lang::FunctionDecl& decl);
-/// A part of the result of such a function with a view of its own: the whole value, or a field
-/// of a struct (nested fields depth first).
+/// A part of a value of such a function with a kernel parameter of its own: the whole value, or a
+/// field of a struct (nested fields depth first) — of its result, or of a struct parameter.
 struct ViewResultLeaf {
     std::string access;  ///< ".a.b" after the value ("" for the whole value)
     std::string name;    ///< "a.b" ("" for the whole value)

@@ -2,13 +2,17 @@
 // a [CUDAKernel] function (view_call.cpp decides the call's form; docs/calling.md, "Functions that
 // take views").
 //
-// The glue is two functions appended to the user module:
+// The glue is two functions appended to the user module (three for a struct method: a free
+// function that wraps it):
 //
-//   * a body, `__sg_view_body_<f>(params..., [result], uint __sg_t, [uint4 __sg_e0, uint4 __sg_e1])`,
+//   * a body, `__sg_view_body_<f>(params..., results..., uint __sg_t, [uint4 __sg_e0, uint4 __sg_e1])`,
 //     [Differentiable] when f is: it finds the thread's coordinate in the call shape (its extents
-//     in __sg_e0/__sg_e1, dimension 0 first), reads each per-element argument there (a tensor is
-//     a view packed with the call's extents, a broadcast dimension of stride 0: coop_launch.cpp),
-//     makes each grid's coordinate, calls f and stores its result at that coordinate;
+//     in __sg_e0/__sg_e1, dimension 0 first; in call groups SlangPy's call id), reads each
+//     per-element argument there (a tensor is a view packed with the call's extents, a broadcast
+//     dimension of stride 0: coop_launch.cpp), makes each grid's coordinate, builds each struct
+//     from its fields (a kernel parameter per field of a dict, or a view of a tensor of them),
+//     calls f, writes out and inout arguments back and stores its result at that coordinate (a
+//     view per leaf: the value, or each field of a struct);
 //   * a [CUDAKernel] entry that computes the thread's index and calls the body, bwd_diff of it
 //     or fwd_diff of it.
 //
