@@ -217,7 +217,8 @@ def test_per_element_gradient_against_finite_differences(m):
             def f(v):
                 r = rgb.detach().clone()
                 r[i, c] = v
-                return float((m.shade(gain, r, cam, 0.75) * gout).sum())
+                with torch.no_grad():
+                    return float((m.shade(gain, r, cam, 0.75) * gout).sum())
             assert abs(central(f, float(rgb.detach()[i, c])) - float(rgb.grad[i, c])) < 1e-7
 
 
@@ -311,3 +312,24 @@ def test_map_errors(m):
         m.mix.map(a=(0, 1))(t([1.0]), 1.0, w)
     with pytest.raises(TypeError, match="mix\\(\\) takes a TensorView: map\\(\\) to a type is not supported"):
         m.mix.map(a="float")(t([1.0]), 1.0, w)
+
+
+# ---- half per-element values: float32 gradients, handed to torch as float16
+
+HALF = """
+[Differentiable]
+half twice_sq(half v, DiffTensorView<half> w) { return v * v * w[0]; }
+"""
+
+
+def test_half_per_element_gradients(device):
+    mh = sg.Module.load_from_source(device, "view_function_half", HALF)
+    v = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float16, device=TEST_DEVICE).requires_grad_()
+    w = torch.tensor([3.0], dtype=torch.float16, device=TEST_DEVICE).requires_grad_()
+    out = mh.twice_sq(v, w)
+    assert out.dtype == torch.float16
+    torch.testing.assert_close(out.detach().float(), (v.detach().float() ** 2) * 3.0)
+    out.float().sum().backward()
+    assert v.grad.dtype == torch.float16 and w.grad.dtype == torch.float16
+    torch.testing.assert_close(v.grad.float(), 2 * v.detach().float() * 3.0)
+    torch.testing.assert_close(w.grad.float(), (v.detach().float() ** 2).sum().reshape(1))
