@@ -50,13 +50,13 @@ void write_scalar(uint8_t* out, lang::ScalarKind k, const ArgInfo& a) {
 }
 
 /// A per-element tensor of a function that takes views, as the view the glue reads: the call's
-/// extents (then the components of a vector, or of a struct's fields), its own strides where its
-/// extent is the call's, 0 where it is broadcast (view_call.cpp).
-TensorInfo expanded(const TensorInfo& t, int components, const std::vector<int64_t>& call_shape,
-                    const std::vector<int>* map = nullptr, bool component_dim = false) {
+/// extents, then its last `element_dims` dims as they are (a vector's components, a matrix's rows
+/// and columns, a struct's fields' components); its own strides where its extent is the call's,
+/// 0 where it is broadcast (view_call.cpp).
+TensorInfo expanded(const TensorInfo& t, int element_dims, const std::vector<int64_t>& call_shape,
+                    const std::vector<int>* map = nullptr) {
     TensorInfo e = t;
-    component_dim = component_dim || components > 1;  // a struct's always has one
-    const int rank = int(call_shape.size()), own = t.ndim - (component_dim ? 1 : 0);
+    const int rank = int(call_shape.size()), own = t.ndim - element_dims;
     for (int d = 0; d < rank; ++d) {
         // Its dim at call dim d: right-aligned, or (fn.map()) the one mapped there.
         int td = d - (rank - own);
@@ -68,16 +68,16 @@ TensorInfo expanded(const TensorInfo& t, int components, const std::vector<int64
         e.shape[d] = call_shape[size_t(d)];
         e.strides[d] = td >= 0 && t.shape[td] != 1 ? t.strides[td] : 0;
     }
-    e.ndim = rank;
-    if (component_dim) {
-        e.shape[rank] = components;
-        e.strides[rank] = t.strides[t.ndim - 1];
-        ++e.ndim;
+    for (int k = 0; k < element_dims; ++k) {
+        e.shape[rank + k] = t.shape[own + k];
+        e.strides[rank + k] = t.strides[own + k];
     }
+    e.ndim = rank + element_dims;
     return e;
 }
 
-int components_of(const lang::Type& t) { return t.is_vector() ? t.rows : 1; }
+/// The trailing dims of a value of type `t` in a tensor: a vector's 1, a matrix's 2.
+int element_dims_of(const lang::Type& t) { return t.is_vector() ? 1 : t.is_matrix() ? 2 : 0; }
 
 bool is_number(const ArgInfo& a) { return a.kind == ArgKind::Int || a.kind == ArgKind::Float || a.kind == ArgKind::Bool; }
 
@@ -432,16 +432,23 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
         if (arg.tensor.dtype != want)
             throw_type_error(what + " takes a " + dtype_name(want) + " tensor, got " + dtype_name(arg.tensor.dtype));
         const int components = e->is_vector() ? e->rows : 1;
-        const int rank = arg.tensor.ndim - (components > 1 ? 1 : 0);
+        const int rank = arg.tensor.ndim - (components > 1 ? 1 : 0) - (e->is_matrix() ? 2 : 0);
         if (components > 1 && (arg.tensor.ndim == 0 || arg.tensor.shape[arg.tensor.ndim - 1] != components))
             throw_value_error(what + " takes a tensor whose last dimension holds the " + std::to_string(components) +
                               " components of an element");
+        if (e->is_matrix() && (arg.tensor.ndim < 2 || arg.tensor.shape[arg.tensor.ndim - 2] != e->rows ||
+                               arg.tensor.shape[arg.tensor.ndim - 1] != e->cols))
+            throw_value_error(what + " takes a tensor whose last two dimensions hold the " + std::to_string(e->rows) +
+                              " x " + std::to_string(e->cols) + " components of an element");
         if (rank > lang::kMaxViewRank || rank < 0)
             throw_value_error(what + " takes a tensor of at most " + std::to_string(lang::kMaxViewRank) +
                               " dimensions (besides a vector element's), got " + std::to_string(arg.tensor.ndim));
-        if (per_element && components > 1 && form.rank + 1 > lang::kMaxViewRank)
-            throw_value_error(what + ": a vector read per element takes a call of at most " +
-                              std::to_string(lang::kMaxViewRank - 1) + " dimensions, got " + std::to_string(form.rank));
+        const int element_dims = e->is_matrix() ? 2 : components > 1 ? 1 : 0;
+        if (per_element && element_dims && form.rank + element_dims > lang::kMaxViewRank)
+            throw_value_error(what + ": a " + (element_dims == 2 ? "matrix" : "vector") +
+                              " read per element takes a call of at most " +
+                              std::to_string(lang::kMaxViewRank - element_dims) + " dimensions, got " +
+                              std::to_string(form.rank));
         if (arg.tensor.device_type != DeviceType::CPU && arg.tensor.device_type != DeviceType::CUDA)
             throw_value_error(what + ": tensors on this device are not supported");
         if (!have_device) {
@@ -494,8 +501,24 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
             !(arg.kind == ArgKind::List && arg.child_count == t->rows))
             throw_type_error(what + " takes a " + lang::type_name(t) + " value (" + std::to_string(t->rows) +
                              " numbers), got " + arg_kind_name(arg.kind));
+        if (t->is_matrix()) {
+            // An sg matrix value (its components row-major), or a list of rows of numbers.
+            bool ok = arg.kind == ArgKind::Value && arg.child_count == t->rows * t->cols;
+            if (arg.kind == ArgKind::List && arg.child_count == t->rows) {
+                ok = true;
+                for (int r = 0; r < t->rows && ok; ++r) {
+                    const ArgInfo& row = a.args[size_t(arg.first_child + r)];
+                    ok = row.kind == ArgKind::List && row.child_count == t->cols;
+                    for (int c = 0; c < t->cols && ok; ++c) ok = is_number(a.args[size_t(row.first_child + c)]);
+                }
+            }
+            if (!ok)
+                throw_type_error(what + " takes a " + lang::type_name(t) + " value (" + std::to_string(t->rows) + " rows of " +
+                                 std::to_string(t->cols) + " numbers), got " + arg_kind_name(arg.kind));
+            continue;
+        }
         if (!t->is_scalar() && !t->is_vector())
-            throw_type_error(what + ": only TensorView, scalar and vector parameters can be launched with yet");
+            throw_type_error(what + ": only TensorView, scalar, vector and matrix parameters can be launched with yet");
     }
     if (!have_device) {
         device = fn.device;
@@ -599,11 +622,22 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
     };
     // A number or value's components at a scalar or vector field.
     auto pack_value = [&](const codegen::ParamField& f, const ArgInfo& arg) {
-        if (f.shape.form == Form::Scalar) write_scalar(block.data() + f.offset, f.shape.scalar, arg);
-        else
+        const size_t bytes = size_t(lang::scalar_bits(f.shape.scalar) / 8);
+        if (f.shape.form == Form::Scalar) {
+            write_scalar(block.data() + f.offset, f.shape.scalar, arg);
+        } else if (f.shape.form == Form::Matrix) {
+            // Rows of scalars, row-major: an sg value's components, or a list of rows.
+            for (int r = 0; r < f.shape.rows; ++r)
+                for (int c = 0; c < f.shape.cols; ++c) {
+                    const ArgInfo& x = arg.kind == ArgKind::Value
+                                           ? a.args[size_t(arg.first_child + r * f.shape.cols + c)]
+                                           : a.args[size_t(a.args[size_t(arg.first_child + r)].first_child + c)];
+                    write_scalar(block.data() + f.offset + size_t(r * f.shape.cols + c) * bytes, f.shape.scalar, x);
+                }
+        } else {
             for (int c = 0; c < f.shape.rows; ++c)
-                write_scalar(block.data() + f.offset + size_t(c) * size_t(lang::scalar_bits(f.shape.scalar) / 8),
-                             f.shape.scalar, a.args[size_t(arg.first_child + c)]);
+                write_scalar(block.data() + f.offset + size_t(c) * bytes, f.shape.scalar, a.args[size_t(arg.first_child + c)]);
+        }
     };
     size_t next_field = 0;  // a struct from a dict has a field per leaf
     for (size_t p = 0; p < n; ++p) {
@@ -615,10 +649,10 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
                     pack_value(f, *st.args[j]);
                     continue;
                 }
-                const TensorInfo t = expanded(st.values[j]->tensor, components_of(*st.leaves[j].type), form.call_shape);
+                const TensorInfo t = expanded(st.values[j]->tensor, element_dims_of(*st.leaves[j].type), form.call_shape);
                 const int rank = pack_view(f, t);
                 if (f.tensor.grad_view && st.grads[j])
-                    pack_grad(f, t, expanded(st.grads[j]->tensor, components_of(*st.leaves[j].type), form.call_shape), rank);
+                    pack_grad(f, t, expanded(st.grads[j]->tensor, element_dims_of(*st.leaves[j].type), form.call_shape), rank);
             }
             continue;
         }
@@ -643,13 +677,11 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
         // dimension of stride 0.
         const bool per_element = form.tensors & (1u << p);
         const std::vector<int>* map = p < form.dim_maps.size() && !form.dim_maps[p].empty() ? &form.dim_maps[p] : nullptr;
-        const int components = struct_components[p] ? struct_components[p] : components_of(*decl->params[p]->type);
-        const TensorInfo t = per_element ? expanded(arg.tensor, components, form.call_shape, map, struct_components[p] > 0)
-                                         : arg.tensor;
+        const int element_dims = struct_components[p] ? 1 : element_dims_of(*decl->params[p]->type);
+        const TensorInfo t = per_element ? expanded(arg.tensor, element_dims, form.call_shape, map) : arg.tensor;
         const int rank = pack_view(f, t);
         if (f.tensor.grad_view && grads[p])  // the gradient's record, laid out as the values'
-            pack_grad(f, t, per_element ? expanded(grads[p]->tensor, components, form.call_shape, map,
-                                                   struct_components[p] > 0)
+            pack_grad(f, t, per_element ? expanded(grads[p]->tensor, element_dims, form.call_shape, map)
                                         : grads[p]->tensor, rank);
     }
     // A function that takes views and returns a value: its results, one view per leaf.

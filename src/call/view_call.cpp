@@ -170,15 +170,15 @@ ViewCallForm view_call_form(const UserModule& module, const std::string& name, c
         call_shape = joined;
         earlier.emplace_back(label, here);
     };
-    // A tensor's call dimensions against a value of type t (a vector's components last).
+    // A tensor's call dimensions against a value of type t (a vector's components last, a
+    // matrix's rows and columns).
     auto tensor_dims = [&](const std::string& what, const ArgInfo& arg, const lang::Type* t) {
-        const bool value = (t->is_scalar() || (t->is_vector() && t->scalar != lang::ScalarKind::Bool)) &&
+        const bool value = (t->is_scalar() || ((t->is_vector() || t->is_matrix()) && t->scalar != lang::ScalarKind::Bool)) &&
                            !t->enumeration;
         if (!value)
             throw_type_error(what + " is given a tensor: beside views, a tensor gives one element per call to a "
-                                    "scalar or vector only yet");
-        const int components = t->is_vector() ? t->rows : 1;
-        const int rank = arg.tensor.ndim - (components > 1 ? 1 : 0);
+                                    "scalar, vector or matrix (or a struct) only yet");
+        const int rank = arg.tensor.ndim - (t->is_vector() ? 1 : t->is_matrix() ? 2 : 0);
         if (rank < 1) throw_type_error(what + " is given a tensor of no call dimensions: pass the value as a number");
         return std::vector<int64_t>(arg.tensor.shape, arg.tensor.shape + rank);
     };

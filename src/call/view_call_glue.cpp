@@ -38,7 +38,7 @@ const char* kXyzw[] = {"x", "y", "z", "w"};
 
 /// Whether a per-element argument of parameter `p` of `decl` is read through a DiffTensorView.
 bool diff_element(const lang::FunctionDecl& decl, const lang::VarDecl& p) {
-    return decl.is_differentiable && is_differentiable_value(p) && !p.type->is_matrix();
+    return decl.is_differentiable && is_differentiable_value(p);
 }
 
 /// Whether `decl`'s result is stored through a DiffTensorView.
@@ -263,6 +263,28 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
                     }
                 offset += rows;
             }
+        } else if ((form.tensors & (1u << k)) && p.type->is_matrix()) {
+            // A matrix per call: a view of its scalar with the rows and columns last (a
+            // DiffTensorView when it carries a gradient), read and for out/inout written back.
+            const bool through_diff = diff_element(decl, p);
+            param_type = std::string(through_diff ? "DiffTensorView<" : "TensorView<") + lang::scalar_name(p.type->scalar) + ">";
+            value = "v" + name;
+            auto index = [&](int r, int c) { return at + ", " + std::to_string(r) + ", " + std::to_string(c); };
+            std::string read = type + "(";
+            for (int r = 0; r < p.type->rows; ++r)
+                for (int c = 0; c < p.type->cols; ++c)
+                    read += std::string(r || c ? ", " : "") +
+                            (through_diff ? name + ".load(" + index(r, c) + ")" : name + "[" + index(r, c) + "]");
+            read += ")";
+            if (p.dir == lang::ParamDir::Out) read = type + "(0)";
+            setup += "    " + type + " " + value + " = " + read + ";\n";
+            if (p.dir != lang::ParamDir::In)
+                for (int r = 0; r < p.type->rows; ++r)
+                    for (int c = 0; c < p.type->cols; ++c) {
+                        const std::string part = value + "[" + std::to_string(r) + "][" + std::to_string(c) + "]";
+                        write_back += through_diff ? "    " + name + ".store(" + index(r, c) + ", " + part + ");\n"
+                                                   : "    " + name + "[" + index(r, c) + "] = " + part + ";\n";
+                    }
         } else if (form.tensors & (1u << k)) {
             // One element per call: read at the thread's coordinate (the view has the call's
             // extents); an out or inout one is written back there after the call.

@@ -415,6 +415,31 @@ float rotate(int i, DiffTensorView<float> x)
     }
 }
 
+TEST(CoopViewCall, PerElementMatrixAndItsGradient) {
+    const char* src = R"(
+[Differentiable]
+float trace_scaled(DiffTensorView<float> s, float2x2 m) { return (m[0][0] + m[1][1] * m[0][1]) * s[0]; }
+)";
+    Declared d(src, "trace_scaled");
+    ASSERT_NE(d.decl, nullptr);
+    call::FunctionState fn;
+    fn.name = "trace_scaled";
+    EXPECT_TRUE(call::view_element_is_differentiable(*d.decl, 1));
+    const call::Glue glue = call::view_call_glue(fn, *d.decl, call::CoopPass::Backward, call::ViewCallForm{0u, 2u, 1, {}});
+    auto k = build_coop(std::string(src) + glue.source, glue.entry);
+    std::vector<float> s = {2.0f}, gs(1, 0.0f), m = {1.0f, 2.0f, 3.0f, 4.0f, 5.0f, 6.0f, 7.0f, 8.0f}, gm(8, 0.0f);
+    std::vector<float> out(2, 0.0f), gout = {1.0f, 10.0f};
+    EXPECT_EQ(k->launch({2, 1, 1}, {1, 1, 1},
+                        std::vector<CoopArg>{CoopArg::diff_view(s, &gs, {1}), CoopArg::diff_view(m, &gm, {2, 2, 2}),
+                                             CoopArg::diff_view(out, &gout, {2})} +
+                            call_extents({2}))
+                  .code,
+              0u);
+    // d/dm00 = s, d/dm11 = m01 s, d/dm01 = m11 s; per call times its result's gradient
+    EXPECT_EQ(gm, (std::vector<float>{2.0f, 4.0f * 2.0f, 0.0f, 2.0f * 2.0f, 20.0f, 8.0f * 20.0f, 0.0f, 6.0f * 20.0f}));
+    EXPECT_FLOAT_EQ(gs[0], (1.0f + 4.0f * 2.0f) + 10.0f * (5.0f + 8.0f * 6.0f));
+}
+
 TEST(CoopViewCall, OutParametersAndDerivativesOfResultsAreRefused) {
     const char* src = "float value(TensorView<float> v) { return v[0]; }\nvoid out_param(TensorView<float> v, out float r) { r = v[0]; }\n";
     call::FunctionState fn;

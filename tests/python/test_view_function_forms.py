@@ -584,3 +584,69 @@ def test_a_call_group_of_more_dimensions_than_the_call(mg):
                                          "dimensions, the call's shape 1 \\(call_group_shape dimensionality \\(2\\) "
                                          "must be <= call_shape dimensionality \\(1\\)"):
         mg.rotate.call_group_shape((2, 2))(sg.grid((4,)), torch.zeros(4, device=TEST_DEVICE), 4)
+
+
+# ---- matrices: per call from a tensor (rows and columns last), or one value for every call
+
+MATRICES = """
+[Differentiable]
+float2 apply(DiffTensorView<float> scale, float2x2 m, float2 v) { return mul(m, v) * scale[0]; }
+
+[Differentiable]
+void transpose_into(TensorView<float> unused, float2x3 m, out float3x2 t) { t = transpose(m); }
+"""
+
+
+@pytest.fixture(scope="module")
+def mm(device):
+    return sg.Module.load_from_source(device, "view_function_matrices", MATRICES)
+
+
+def test_matrices_per_call_and_uniform(mm):
+    scale = torch.tensor([2.0], device=TEST_DEVICE)
+    ms = torch.tensor([[[1.0, 2.0], [3.0, 4.0]], [[0.0, 1.0], [-1.0, 0.0]]], device=TEST_DEVICE)
+    got = mm.apply(scale, ms, sg.float2(1.0, 1.0))
+    torch.testing.assert_close(got, ms.sum(-1) * 2.0)
+    uniform = mm.apply(scale, sg.float2x2(1.0, 2.0, 3.0, 4.0), torch.eye(2, device=TEST_DEVICE))
+    torch.testing.assert_close(uniform, torch.tensor([[1.0, 3.0], [2.0, 4.0]], device=TEST_DEVICE) * 2.0)
+    rows = mm.apply(scale, [[1.0, 2.0], [3.0, 4.0]], torch.eye(2, device=TEST_DEVICE))
+    torch.testing.assert_close(rows, uniform)
+    m23 = torch.arange(12.0, device=TEST_DEVICE).reshape(2, 2, 3)
+    t = torch.zeros(2, 3, 2, device=TEST_DEVICE)
+    mm.transpose_into(torch.zeros(1, device=TEST_DEVICE), m23, t)
+    torch.testing.assert_close(t, m23.transpose(1, 2))
+
+
+def test_matrix_gradients_in_autograd(mm):
+    scale = torch.tensor([1.5], device=TEST_DEVICE).requires_grad_()
+    ms = torch.tensor([[[1.0, 2.0], [3.0, 4.0]], [[0.0, 1.0], [-1.0, 0.0]]], device=TEST_DEVICE).requires_grad_()
+    v = torch.tensor([[1.0, -1.0], [0.5, 2.0]], device=TEST_DEVICE).requires_grad_()
+    g = torch.tensor([[1.0, 2.0], [3.0, -1.0]], device=TEST_DEVICE)
+    (mm.apply(scale, ms, v) * g).sum().backward()
+    sr, mr, vr = (x.detach().clone().requires_grad_() for x in (scale, ms, v))
+    (torch.einsum("nij,nj->ni", mr, vr) * sr * g).sum().backward()
+    for got, want in ((scale.grad, sr.grad), (ms.grad, mr.grad), (v.grad, vr.grad)):
+        torch.testing.assert_close(got, want)
+
+
+def test_a_matrix_of_the_wrong_shape(mm):
+    with pytest.raises(ValueError, match="apply\\(\\): parameter 'm' \\(float2x2\\) takes a tensor whose last two "
+                                         "dimensions hold the 2 x 2 components"):
+        mm.apply(torch.ones(1, device=TEST_DEVICE), torch.ones(3, 2, 3, device=TEST_DEVICE), sg.float2(1.0, 1.0))
+    with pytest.raises(TypeError, match="apply\\(\\): parameter 'm' \\(float2x2\\) takes a float2x2 value \\(2 rows of 2 "
+                                        "numbers\\)"):
+        mm.apply(torch.ones(1, device=TEST_DEVICE), [1.0, 2.0], sg.float2(1.0, 1.0))
+
+
+def test_a_cuda_kernel_takes_a_matrix_value(device):
+    mk = sg.Module.load_from_source(device, "kernel_matrix", """
+[CUDAKernel]
+void pick(float2x3 m, TensorView<float> out)
+{
+    uint i = cudaThreadIdx().x;
+    if (i < 6) out[i] = m[i / 3][i % 3];
+}
+""")
+    out = torch.zeros(6, device=TEST_DEVICE)
+    mk.pick(sg.float2x3(1.0, 2.0, 3.0, 4.0, 5.0, 6.0), out, _thread_count=6)
+    assert out.cpu().tolist() == [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]
