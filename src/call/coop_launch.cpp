@@ -1,13 +1,16 @@
-// src/call/coop_launch.cpp — the launch of a [CUDAKernel] function: arguments checked against
-// its parameters (TensorView: a tensor of the element's dtype on the launch's device, at most
-// 8-D after a vector element's trailing dimension; scalars and vectors: numbers), the kernel
-// compiled once per device, the parameter block packed (codegen.h: ParamLayout; a TensorView
+// src/call/coop_launch.cpp — the launch of a [CUDAKernel] function, or of the glue of a function
+// that takes views (view_call.cpp, view_call_glue.cpp): arguments checked against its
+// parameters (TensorView: a tensor of the element's dtype on the launch's device, at most 8-D
+// after a vector element's trailing dimension; scalars, vectors and matrices: numbers; for a
+// function that takes views also per-element tensors, struct fields and results), the kernel
+// compiled once per device and form, the parameter block packed (coop_pack.h; a TensorView
 // field is a rank-8 view and its rank), and one launch through the device's backend.
 #include "call/coop_launch.h"
 
 #include <cstring>
 
 #include "call/call_group.h"
+#include "call/coop_pack.h"
 #include "call/kernel_index.h"
 #include "call/errors.h"
 #include "call/global_bindings.h"
@@ -15,7 +18,6 @@
 #include "call/resolve.h"
 #include "call/value_kind.h"
 #include "lang/coop.h"
-#include "lang/half_float.h"
 
 namespace sg::call {
 
@@ -26,58 +28,6 @@ const lang::FunctionDecl* kernel_decl(const UserModule& module, const Callee& ca
         if (lang::find_attribute(f->attrs, "CUDAKernel")) return f;
     return nullptr;
 }
-
-/// Writes number `a` as a value of scalar kind `k` at `out`.
-void write_scalar(uint8_t* out, lang::ScalarKind k, const ArgInfo& a) {
-    const bool integral = a.kind == ArgKind::Int;
-    const double d = a.kind == ArgKind::Bool ? a.number : integral ? double(a.integer) : a.number;
-    const int64_t i = integral ? a.integer : int64_t(d);
-    auto put = [&](auto v) { std::memcpy(out, &v, sizeof v); };
-    switch (k) {
-    case lang::ScalarKind::Bool: put(uint8_t(d != 0)); break;
-    case lang::ScalarKind::Int8: put(int8_t(i)); break;
-    case lang::ScalarKind::Int16: put(int16_t(i)); break;
-    case lang::ScalarKind::Int32: put(int32_t(i)); break;
-    case lang::ScalarKind::Int64: put(int64_t(i)); break;
-    case lang::ScalarKind::UInt8: put(uint8_t(i)); break;
-    case lang::ScalarKind::UInt16: put(uint16_t(i)); break;
-    case lang::ScalarKind::UInt32: put(uint32_t(i)); break;
-    case lang::ScalarKind::UInt64: put(uint64_t(i)); break;
-    case lang::ScalarKind::Half: put(lang::half_bits_from_double(d)); break;
-    case lang::ScalarKind::Float: put(float(d)); break;
-    case lang::ScalarKind::Double: put(d); break;
-    }
-}
-
-/// A per-element tensor of a function that takes views, as the view the glue reads: the call's
-/// extents, then its last `element_dims` dims as they are (a vector's components, a matrix's rows
-/// and columns, a struct's fields' components); its own strides where its extent is the call's,
-/// 0 where it is broadcast (view_call.cpp).
-TensorInfo expanded(const TensorInfo& t, int element_dims, const std::vector<int64_t>& call_shape,
-                    const std::vector<int>* map = nullptr) {
-    TensorInfo e = t;
-    const int rank = int(call_shape.size()), own = t.ndim - element_dims;
-    for (int d = 0; d < rank; ++d) {
-        // Its dim at call dim d: right-aligned, or (fn.map()) the one mapped there.
-        int td = d - (rank - own);
-        if (map) {
-            td = -1;
-            for (size_t i = 0; i < map->size(); ++i)
-                if ((*map)[i] == d) td = int(i);
-        }
-        e.shape[d] = call_shape[size_t(d)];
-        e.strides[d] = td >= 0 && t.shape[td] != 1 ? t.strides[td] : 0;
-    }
-    for (int k = 0; k < element_dims; ++k) {
-        e.shape[rank + k] = t.shape[own + k];
-        e.strides[rank + k] = t.strides[own + k];
-    }
-    e.ndim = rank + element_dims;
-    return e;
-}
-
-/// The trailing dims of a value of type `t` in a tensor: a vector's 1, a matrix's 2.
-int element_dims_of(const lang::Type& t) { return t.is_vector() ? 1 : t.is_matrix() ? 2 : 0; }
 
 bool is_number(const ArgInfo& a) { return a.kind == ArgKind::Int || a.kind == ArgKind::Float || a.kind == ArgKind::Bool; }
 
@@ -586,59 +536,7 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
     header.rank = 7;
     std::memcpy(block.data(), &header, sizeof header);
     using Form = codegen::FieldShape::Form;
-    // A view field from a tensor (its rank: a vector element's components are its last dimension).
-    auto pack_view = [&](const codegen::ParamField& f, const TensorInfo& t) {
-        const bool vector = f.shape.element == Form::Vector;
-        const int rank = t.ndim - (vector ? 1 : 0);
-        int64_t extents[8] = {}, strides[8] = {};
-        for (int d = 0; d < rank; ++d) {
-            extents[d] = t.shape[d];
-            strides[d] = t.strides[d];
-        }
-        const int64_t inner[2] = {vector ? t.strides[t.ndim - 1] : 1, 0};
-        const int64_t view_rank = rank;
-        std::memcpy(block.data() + f.tensor.data, &t.data, sizeof(void*));
-        std::memcpy(block.data() + f.tensor.shape, extents, sizeof extents);
-        std::memcpy(block.data() + f.tensor.strides, strides, sizeof strides);
-        std::memcpy(block.data() + f.tensor.inner, inner, sizeof inner);
-        std::memcpy(block.data() + f.tensor.view_rank, &view_rank, sizeof view_rank);
-        return rank;
-    };
-    // The gradient's record of a DiffTensorView field, laid out as the values' (rank: theirs).
-    auto pack_grad = [&](const codegen::ParamField& f, const TensorInfo& t, const TensorInfo& g, int rank) {
-        const size_t off = f.tensor.grad_view - f.tensor.data;
-        int64_t extents[8] = {}, grad_strides[8] = {};
-        for (int d = 0; d < rank; ++d) {
-            extents[d] = t.shape[d];
-            grad_strides[d] = g.strides[d];
-        }
-        const int64_t view_rank = rank;
-        const int64_t grad_inner[2] = {1, 0};
-        std::memcpy(block.data() + f.tensor.data + off, &g.data, sizeof(void*));
-        std::memcpy(block.data() + f.tensor.shape + off, extents, sizeof extents);
-        std::memcpy(block.data() + f.tensor.strides + off, grad_strides, sizeof grad_strides);
-        std::memcpy(block.data() + f.tensor.inner + off, grad_inner, sizeof grad_inner);
-        std::memcpy(block.data() + f.tensor.view_rank + off, &view_rank, sizeof view_rank);
-    };
-    // A number or value's components at a scalar or vector field.
-    auto pack_value = [&](const codegen::ParamField& f, const ArgInfo& arg) {
-        const size_t bytes = size_t(lang::scalar_bits(f.shape.scalar) / 8);
-        if (f.shape.form == Form::Scalar) {
-            write_scalar(block.data() + f.offset, f.shape.scalar, arg);
-        } else if (f.shape.form == Form::Matrix) {
-            // Rows of scalars, row-major: an sg value's components, or a list of rows.
-            for (int r = 0; r < f.shape.rows; ++r)
-                for (int c = 0; c < f.shape.cols; ++c) {
-                    const ArgInfo& x = arg.kind == ArgKind::Value
-                                           ? a.args[size_t(arg.first_child + r * f.shape.cols + c)]
-                                           : a.args[size_t(a.args[size_t(arg.first_child + r)].first_child + c)];
-                    write_scalar(block.data() + f.offset + size_t(r * f.shape.cols + c) * bytes, f.shape.scalar, x);
-                }
-        } else {
-            for (int c = 0; c < f.shape.rows; ++c)
-                write_scalar(block.data() + f.offset + size_t(c) * bytes, f.shape.scalar, a.args[size_t(arg.first_child + c)]);
-        }
-    };
+    ParamPacker pack{block, a.args};
     size_t next_field = 0;  // a struct from a dict has a field per leaf
     for (size_t p = 0; p < n; ++p) {
         if (!structs[p].leaves.empty()) {
@@ -646,13 +544,13 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
             for (size_t j = 0; j < st.leaves.size(); ++j) {
                 const codegen::ParamField& f = layout.fields[next_field++];
                 if (!st.values[j]) {
-                    pack_value(f, *st.args[j]);
+                    pack.value(f, *st.args[j]);
                     continue;
                 }
                 const TensorInfo t = expanded(st.values[j]->tensor, element_dims_of(*st.leaves[j].type), form.call_shape);
-                const int rank = pack_view(f, t);
+                const int rank = pack.view(f, t);
                 if (f.tensor.grad_view && st.grads[j])
-                    pack_grad(f, t, expanded(st.grads[j]->tensor, element_dims_of(*st.leaves[j].type), form.call_shape), rank);
+                    pack.grad(f, t, expanded(st.grads[j]->tensor, element_dims_of(*st.leaves[j].type), form.call_shape), rank);
             }
             continue;
         }
@@ -670,7 +568,7 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
             continue;
         }
         if (f.shape.form != Form::Tensor) {
-            pack_value(f, arg);
+            pack.value(f, arg);
             continue;
         }
         // A per-element tensor: a view with the call's extents (its components last), a broadcast
@@ -679,9 +577,9 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
         const std::vector<int>* map = p < form.dim_maps.size() && !form.dim_maps[p].empty() ? &form.dim_maps[p] : nullptr;
         const int element_dims = struct_components[p] ? 1 : element_dims_of(*decl->params[p]->type);
         const TensorInfo t = per_element ? expanded(arg.tensor, element_dims, form.call_shape, map) : arg.tensor;
-        const int rank = pack_view(f, t);
+        const int rank = pack.view(f, t);
         if (f.tensor.grad_view && grads[p])  // the gradient's record, laid out as the values'
-            pack_grad(f, t, per_element ? expanded(grads[p]->tensor, element_dims, form.call_shape, map)
+            pack.grad(f, t, per_element ? expanded(grads[p]->tensor, element_dims, form.call_shape, map)
                                         : grads[p]->tensor, rank);
     }
     // A function that takes views and returns a value: its results, one view per leaf.
@@ -702,7 +600,7 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
             info = result_infos[j];
         }
         const codegen::ParamField& f = layout.fields[next_field + j];
-        pack_view(f, info);
+        pack.view(f, info);
         if (f.tensor.grad_view && pass != CoopPass::Primal) {
             // A derivative pass: the given tensor is the results' gradient (the values are not read).
             const size_t off = f.tensor.grad_view - f.tensor.data;
