@@ -50,6 +50,8 @@ const CompiledKernel& kernel_for(FunctionState& fn, const lang::FunctionDecl& de
         for (int g : form.call_group) struct_key += ":" + std::to_string(g);
     }
     if (form.fast_math) struct_key += ";fast";
+    for (size_t p = 0; p < form.read_types.size(); ++p)
+        if (form.read_types[p]) struct_key += ";read" + std::to_string(p) + ":" + lang::type_name(form.read_types[p]);
     if (struct_key.empty()) {
         auto it = fn.coop_kernels.find(slot);
         if (it != fn.coop_kernels.end()) return *it->second;
@@ -440,7 +442,8 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
             continue;
         }
         if (param->type->is_tensor() || per_element) {
-            check_tensor(what, arg, per_element ? param->type : param->type->element, per_element);
+            const lang::Type* read = form.read_type(p) ? form.read_type(p) : param->type;  // fn.map(x="half3")
+            check_tensor(what, arg, per_element ? read : param->type->element, per_element);
             continue;
         }
         const lang::Type* t = param->type;

@@ -116,6 +116,10 @@ struct ViewCallForm {
     std::vector<int> call_group;
     /// fn.fast_math() or the module option: approximate float intrinsics on CUDA (in the key).
     bool fast_math = false;
+    /// fn.map(x="half3"): per parameter, the type its per-element tensor is read as (converted to
+    /// the parameter's; null: the parameter's own), in the key.
+    std::vector<const lang::Type*> read_types;
+    const lang::Type* read_type(size_t k) const { return k < read_types.size() ? read_types[k] : nullptr; }
     const uint64_t* struct_tensors(size_t k) const {
         for (const auto& [p, mask] : structs)
             if (p == k) return &mask;
@@ -154,7 +158,7 @@ std::vector<ViewResultLeaf> view_result_leaves(const UserModule& module, const l
 /// in the order of the glue's parameters for it; `diff`: a floating scalar or vector field that
 /// carries a gradient (read per element through a DiffTensorView).
 std::vector<ViewResultLeaf> view_struct_leaves(const UserModule& module, const lang::FunctionDecl& decl, size_t k);
-ViewCallForm view_call_form(const UserModule& module, const std::string& name, const lang::FunctionDecl& decl,
+ViewCallForm view_call_form(UserModule& module, const std::string& name, const lang::FunctionDecl& decl,
                             const std::vector<const ArgInfo*>& bound, const ArgInfo* all, const LaunchShape& shape,
                             LaunchShape& out, const CallModifiers* mods = nullptr);
 /// The components of struct parameter k of `decl` read from a tensor's last dimension (its

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 
+#include "call/binder.h"
 #include "call/errors.h"
 #include "call/resolve.h"
 #include "call/value_kind.h"
@@ -128,7 +129,7 @@ std::vector<const ArgInfo*> struct_leaf_args(const UserModule& module, const std
     return out;
 }
 
-ViewCallForm view_call_form(const UserModule& module, const std::string& name, const lang::FunctionDecl& decl,
+ViewCallForm view_call_form(UserModule& module, const std::string& name, const lang::FunctionDecl& decl,
                             const std::vector<const ArgInfo*>& bound, const ArgInfo* all, const LaunchShape& shape,
                             LaunchShape& out, const CallModifiers* mods) {
     out = shape;
@@ -186,6 +187,10 @@ ViewCallForm view_call_form(const UserModule& module, const std::string& name, c
         const lang::VarDecl& param = *decl.params[p];
         const ArgInfo& arg = *bound[p];
         const std::string what = name + "(): parameter '" + param.name + "' (" + lang::type_name(param.type) + ")";
+        if (mods && p < mods->type_maps.size() && !mods->type_maps[p].empty() &&
+            (arg.kind != ArgKind::Tensor || param.type->is_tensor() || param.type->is_struct()))
+            throw_type_error(what + ": map() to a type applies to a tensor read per element beside views, as a scalar "
+                                    "or vector");
         if (map_of(p) && arg.kind != ArgKind::Tensor)
             throw_type_error(what + ": map() applies to a tensor read per element beside views, not to " +
                              (param.type->is_tensor() ? std::string("a view (bound whole)") :
@@ -270,8 +275,28 @@ ViewCallForm view_call_form(const UserModule& module, const std::string& name, c
         if (p >= 16)
             throw_type_error(what + ": a call of a function that takes views vectorizes its first 16 parameters only");
         if (arg.kind == ArgKind::Tensor) {
-            // SlangPy's vectorization beside views: one element of the tensor per call.
-            std::vector<int64_t> here = tensor_dims(what, arg, param.type);
+            // SlangPy's vectorization beside views: one element of the tensor per call, read as
+            // the parameter's type or (fn.map(x="half3")) as another of its shape, converted.
+            const lang::Type* read = param.type;
+            if (mods && p < mods->type_maps.size() && !mods->type_maps[p].empty()) {
+                const std::string& type_name = mods->type_maps[p];
+                const lang::Type* m = mapped_type(module, type_name);
+                if (!m) throw_type_error(what + ": map() names '" + type_name + "', which is no type of the module");
+                const lang::Type* t = param.type;
+                const bool same_shape = (m->is_scalar() && t->is_scalar()) ||
+                                        (m->is_vector() && t->is_vector() && m->rows == t->rows);
+                if (!same_shape || m->enumeration || t->enumeration || m->scalar == lang::ScalarKind::Bool)
+                    throw_type_error(what + ": map() reads its tensor as " + lang::type_name(m) +
+                                     ", which converts to " + lang::type_name(t) +
+                                     " only as a scalar or vector of the same size beside views yet");
+                if (param.dir != lang::ParamDir::In)
+                    throw_type_error(what + ": map() to a type of a tensor the call writes is not supported beside "
+                                            "views yet");
+                read = m;
+                form.read_types.resize(decl.params.size(), nullptr);
+                form.read_types[p] = m;
+            }
+            std::vector<int64_t> here = tensor_dims(what, arg, read);
             if (const std::vector<int>* map = map_of(p)) {
                 if (map->size() != here.size())
                     throw_value_error(what + ": map() names " + std::to_string(map->size()) + " dimension" +

@@ -287,21 +287,25 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
                     }
         } else if (form.tensors & (1u << k)) {
             // One element per call: read at the thread's coordinate (the view has the call's
-            // extents); an out or inout one is written back there after the call.
+            // extents; fn.map(x="half3"): of that type, converted); an out or inout one is written
+            // back there after the call.
             const bool read = p.dir != lang::ParamDir::Out;
             const std::string v = "v" + name;
-            if (diff_element(decl, p)) {
-                const std::string scalar = lang::scalar_name(p.type->scalar);
+            const lang::Type* as = form.read_type(k) ? form.read_type(k) : p.type;
+            if (diff_element(decl, p) && lang::is_floating(as->scalar)) {
+                const std::string scalar = lang::scalar_name(as->scalar);
                 param_type = "DiffTensorView<" + scalar + ">";
                 if (!read) {
                     setup += "    " + type + " " + v + " = " + type + "(0);\n";
                 } else if (p.type->is_vector()) {
                     setup += "    " + type + " " + v + " = " + type + "(";
                     for (int c = 0; c < p.type->rows; ++c)
-                        setup += (c ? ", " : "") + name + ".load(" + at + ", " + std::to_string(c) + ")";
+                        setup += (c ? ", " : "") + (as == p.type ? std::string() : lang::scalar_name(p.type->scalar)) +
+                                 (as == p.type ? "" : "(") + name + ".load(" + at + ", " + std::to_string(c) + ")" +
+                                 (as == p.type ? "" : ")");
                     setup += ");\n";
                 } else {
-                    setup += "    " + type + " " + v + " = " + name + ".load(" + at + ");\n";
+                    setup += "    " + type + " " + v + " = " + type + "(" + name + ".load(" + at + "));\n";
                 }
                 if (p.dir != lang::ParamDir::In) {
                     if (p.type->is_vector())
@@ -312,8 +316,8 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
                         write_back += "    " + name + ".store(" + at + ", " + v + ");\n";
                 }
             } else {
-                param_type = "TensorView<" + type + ">";
-                setup += "    " + type + " " + v + (read ? " = " + name + "[" + at + "]" : " = " + type + "(0)") + ";\n";
+                param_type = "TensorView<" + lang::type_name(as) + ">";
+                setup += "    " + type + " " + v + " = " + type + "(" + (read ? name + "[" + at + "]" : "0") + ");\n";
                 if (p.dir != lang::ParamDir::In) write_back += "    " + name + "[" + at + "] = " + v + ";\n";
             }
             value = v;

@@ -156,10 +156,7 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
         // (describe() merges them); the modifiers that change the kernel of calls per element do
         // not apply yet.
         const call::CallModifiers& k = mods_.kernel.call();
-        bool type_maps = false;
-        for (const std::string& t : k.type_maps) type_maps |= !t.empty();
-        const char* which = type_maps ? "map() to a type"
-                            : k.deterministic ? "deterministic()" : nullptr;
+        const char* which = k.deterministic ? "deterministic()" : nullptr;
         if (which)
             call::throw_type_error(state_->name + "() takes a TensorView: " + which +
                                    " is not supported for a function that takes views yet (it runs as one launch)");

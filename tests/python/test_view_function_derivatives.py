@@ -310,8 +310,25 @@ def test_map_errors(m):
     with pytest.raises(ValueError, match="mix\\(\\): parameter 'a' \\(double\\): map\\(\\) names 2 dimensions but "
                                          "the argument has 1 call dimension"):
         m.mix.map(a=(0, 1))(t([1.0]), 1.0, w)
-    with pytest.raises(TypeError, match="mix\\(\\) takes a TensorView: map\\(\\) to a type is not supported"):
-        m.mix.map(a="float")(t([1.0]), 1.0, w)
+    with pytest.raises(TypeError, match="mix\\(\\): parameter 'w' \\(DiffTensorView<double>\\): map\\(\\) to a type "
+                                        "applies to a tensor read per element beside views"):
+        m.mix.map(w="float")(t([1.0]), 1.0, w)
+    with pytest.raises(TypeError, match="mix\\(\\): parameter 'a' \\(double\\): map\\(\\) reads its tensor as "
+                                        "float3, which converts to double only as a scalar or vector of the same size"):
+        m.mix.map(a="float3")(t([[1.0, 2.0, 3.0]]), 1.0, w)
+
+
+def test_map_to_a_type_reads_and_converts_with_gradients(m):
+    # a float32 tensor read into a double parameter: its gradient comes back as float32
+    a = torch.tensor([1.0, 2.0, 3.0], device=TEST_DEVICE).requires_grad_()
+    w = t([2.0, 3.0])
+    out = m.mix.map(a="float")(a, 0.5, w)
+    assert out.dtype == torch.float64
+    torch.testing.assert_close(out, a.detach().double() * 2.0 + 0.25 * 3.0)
+    out.sum().backward()
+    assert a.grad.dtype == torch.float32 and a.grad.cpu().tolist() == [2.0, 2.0, 2.0]
+    with pytest.raises(TypeError, match="mix\\(\\): parameter 'a' \\(double\\) takes a float64 tensor, got float32"):
+        m.mix(a.detach(), 0.5, w)
 
 
 # ---- half per-element values: float32 gradients, handed to torch as float16
