@@ -90,8 +90,6 @@ LaunchShape thread_count_shape(const FunctionState& fn, int64_t threads);
 /// DiffTensorView parameter (SlangPy binds such a view whole), or nullptr.
 const lang::FunctionDecl* view_function_decl(const UserModule& module, const Callee& callee);
 bool is_view_function(const UserModule& module, const Callee& callee);
-/// Whether such a function returns a value (its calls return a tensor of results).
-bool view_function_returns_value(const UserModule& module, const Callee& callee);
 /// Whether a parameter of type `t` of such a function may take an sg.grid(shape) argument (an
 /// int or uint, or a vector of 2 or 3 of them: the thread's coordinate in the grid).
 bool is_grid_parameter(const lang::Type* t);

@@ -41,11 +41,6 @@ bool is_view_function(const UserModule& module, const Callee& callee) {
     return view_function_decl(module, callee) != nullptr;
 }
 
-bool view_function_returns_value(const UserModule& module, const Callee& callee) {
-    const lang::FunctionDecl* f = view_function_decl(module, callee);
-    return f && f->result_type && !f->result_type->is_void();
-}
-
 bool is_grid_parameter(const lang::Type* t) {
     return (t->is_scalar() || (t->is_vector() && t->rows <= 3)) && !t->enumeration &&
            (t->scalar == lang::ScalarKind::Int32 || t->scalar == lang::ScalarKind::UInt32);
