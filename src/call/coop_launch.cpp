@@ -31,6 +31,20 @@ const lang::FunctionDecl* kernel_decl(const UserModule& module, const Callee& ca
 
 bool is_number(const ArgInfo& a) { return a.kind == ArgKind::Int || a.kind == ArgKind::Float || a.kind == ArgKind::Bool; }
 
+/// Whether `arg` is a value of matrix type `t`: an sg matrix value (its components row-major), or
+/// a list of rows of numbers.
+bool matrix_value(const ArgInfo* all, const ArgInfo& arg, const lang::Type* t) {
+    if (arg.kind == ArgKind::Value) return arg.child_count == t->rows * t->cols;
+    if (arg.kind != ArgKind::List || arg.child_count != t->rows) return false;
+    for (int r = 0; r < t->rows; ++r) {
+        const ArgInfo& row = all[arg.first_child + r];
+        if (row.kind != ArgKind::List || row.child_count != t->cols) return false;
+        for (int c = 0; c < t->cols; ++c)
+            if (!is_number(all[row.first_child + c])) return false;
+    }
+    return true;
+}
+
 /// The kernel of `fn` for a device and pass, compiled on first use.
 /// A function that takes views without being a [CUDAKernel] function runs through glue that
 /// calls it (view_call.cpp), in the form its call binds (grids, per-element tensors).
@@ -367,6 +381,10 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
                                         arg.child_count == t->rows))
                     throw_type_error(what + " takes a " + lang::type_name(t) + " value (" + std::to_string(t->rows) +
                                      " numbers) or a tensor, got " + arg_kind_name(arg.kind));
+                if (t->is_matrix() && !matrix_value(a.args, arg, t))
+                    throw_type_error(what + " takes a " + lang::type_name(t) + " value (" + std::to_string(t->rows) +
+                                     " rows of " + std::to_string(t->cols) + " numbers) or a tensor, got " +
+                                     arg_kind_name(arg.kind));
                 continue;
             }
             st.values[j] = tensor_or_pair(a.args, arg);
@@ -455,17 +473,7 @@ void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const
             throw_type_error(what + " takes a " + lang::type_name(t) + " value (" + std::to_string(t->rows) +
                              " numbers), got " + arg_kind_name(arg.kind));
         if (t->is_matrix()) {
-            // An sg matrix value (its components row-major), or a list of rows of numbers.
-            bool ok = arg.kind == ArgKind::Value && arg.child_count == t->rows * t->cols;
-            if (arg.kind == ArgKind::List && arg.child_count == t->rows) {
-                ok = true;
-                for (int r = 0; r < t->rows && ok; ++r) {
-                    const ArgInfo& row = a.args[size_t(arg.first_child + r)];
-                    ok = row.kind == ArgKind::List && row.child_count == t->cols;
-                    for (int c = 0; c < t->cols && ok; ++c) ok = is_number(a.args[size_t(row.first_child + c)]);
-                }
-            }
-            if (!ok)
+            if (!matrix_value(a.args, arg, t))
                 throw_type_error(what + " takes a " + lang::type_name(t) + " value (" + std::to_string(t->rows) + " rows of " +
                                  std::to_string(t->cols) + " numbers), got " + arg_kind_name(arg.kind));
             continue;

@@ -52,8 +52,10 @@ int struct_tensor_components(const UserModule& module, const lang::FunctionDecl&
     int count = 0;
     for (const ViewResultLeaf& leaf : leaves) {
         const lang::Type* t = leaf.type;
-        if (!(t->is_scalar() || (t->is_vector() && t->scalar != lang::ScalarKind::Bool)) || t->enumeration) {
-            if (why) *why = "its field '" + leaf.name + "' is a " + lang::type_name(t) + " (scalars and vectors only yet)";
+        if (!(t->is_scalar() || (t->is_numeric() && t->scalar != lang::ScalarKind::Bool)) || t->enumeration) {
+            if (why)
+                *why = "its field '" + leaf.name + "' is a " + lang::type_name(t) +
+                       " (scalars, vectors and matrices only yet)";
             return 0;
         }
         if (count && t->scalar != *scalar) {
@@ -63,7 +65,7 @@ int struct_tensor_components(const UserModule& module, const lang::FunctionDecl&
             return 0;
         }
         *scalar = t->scalar;
-        count += t->is_vector() ? t->rows : 1;
+        count += t->is_vector() ? t->rows : t->is_matrix() ? t->rows * t->cols : 1;
     }
     if (!count && why) *why = "it has no fields";
     return count;
@@ -239,8 +241,9 @@ ViewCallForm view_call_form(UserModule& module, const std::string& name, const l
                 const std::string field_what = what + ": field '" + leaves[j].name + "' (" +
                                                lang::type_name(leaves[j].type) + ")";
                 const lang::Type* t = leaves[j].type;
-                if (!t->is_scalar() && !t->is_vector())
-                    throw_type_error(field_what + ": beside views, a struct's fields are scalars and vectors only yet");
+                if (!t->is_numeric())
+                    throw_type_error(field_what + ": beside views, a struct's fields are scalars, vectors and matrices "
+                                                  "only yet");
                 if (const ArgInfo* tensor = tensor_or_pair(all, *fields[j])) {
                     if (!shape.implicit)
                         throw_value_error(name + "(): _thread_count is only valid for kernels with call dimensionality "

@@ -26,6 +26,7 @@
 
 #include <cctype>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "call/errors.h"
@@ -46,6 +47,24 @@ bool diff_result(const lang::FunctionDecl& decl) {
     const lang::Type* rt = decl.result_type;
     return decl.is_differentiable && rt && rt->is_numeric() && lang::is_floating(rt->scalar) &&
            !rt->enumeration;
+}
+
+/// The scalars of a value of type `t` in order (row-major for a matrix): each one's index
+/// suffix in a view of the scalar whose last dims hold the value (", c" for a vector, ", r, c"
+/// for a matrix, "" for a scalar) and its access in the value (".x", "[r][c]", "").
+std::vector<std::pair<std::string, std::string>> scalar_parts(const lang::Type* t) {
+    std::vector<std::pair<std::string, std::string>> out;
+    if (t->is_matrix()) {
+        for (int r = 0; r < t->rows; ++r)
+            for (int c = 0; c < t->cols; ++c)
+                out.emplace_back(", " + std::to_string(r) + ", " + std::to_string(c),
+                                 "[" + std::to_string(r) + "][" + std::to_string(c) + "]");
+    } else if (t->is_vector()) {
+        for (int c = 0; c < t->rows; ++c) out.emplace_back(", " + std::to_string(c), std::string(".") + kXyzw[c]);
+    } else {
+        out.emplace_back("", "");
+    }
+    return out;
 }
 
 /// The call shape's extent of dimension d.
@@ -117,7 +136,7 @@ std::vector<ViewResultLeaf> view_result_leaves(const UserModule& module, const l
 }
 
 std::vector<ViewResultLeaf> view_struct_leaves(const UserModule& module, const lang::FunctionDecl& decl, size_t k) {
-    return leaves_of(module, decl, decl.params[k]->type, decl.params[k]->is_no_diff, false);
+    return leaves_of(module, decl, decl.params[k]->type, decl.params[k]->is_no_diff, true);
 }
 
 bool view_element_is_differentiable(const lang::FunctionDecl& decl, size_t k) {
@@ -191,19 +210,21 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
                 const std::string field = value + leaf.access;
                 std::string read = lname;
                 if (*mask & (uint64_t(1) << j)) {
-                    const int rows = leaf.type->is_vector() ? leaf.type->rows : 1;
-                    if (leaf.diff) {
-                        params.push_back("DiffTensorView<" + std::string(lang::scalar_name(leaf.type->scalar)) + "> " + lname);
+                    if (leaf.diff || leaf.type->is_matrix()) {
+                        // A view of its scalar, the value's components in its last dims.
+                        params.push_back((leaf.diff ? "DiffTensorView<" : "TensorView<") +
+                                         std::string(lang::scalar_name(leaf.type->scalar)) + "> " + lname);
                         read = ltype + "(";
-                        for (int c = 0; c < rows; ++c)
-                            read += (c ? ", " : "") + lname + ".load(" + at +
-                                    (leaf.type->is_vector() ? ", " + std::to_string(c) : std::string()) + ")";
+                        bool first = true;
+                        for (const auto& [suffix, access] : scalar_parts(leaf.type)) {
+                            read += (first ? "" : ", ") + (leaf.diff ? lname + ".load(" + at + suffix + ")"
+                                                                     : lname + "[" + at + suffix + "]");
+                            first = false;
+                            if (written)
+                                write_back += leaf.diff ? "    " + lname + ".store(" + at + suffix + ", " + field + access + ");\n"
+                                                        : "    " + lname + "[" + at + suffix + "] = " + field + access + ";\n";
+                        }
                         read += ")";
-                        if (written)
-                            for (int c = 0; c < rows; ++c)
-                                write_back += "    " + lname + ".store(" + at +
-                                              (leaf.type->is_vector() ? ", " + std::to_string(c) : std::string()) + ", " +
-                                              field + (leaf.type->is_vector() ? std::string(".") + kXyzw[c] : "") + ");\n";
                     } else {
                         params.push_back("TensorView<" + ltype + "> " + lname);
                         read = lname + "[" + at + "]";
@@ -245,23 +266,23 @@ Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, Coo
             setup += "    " + type + " " + value + ";\n";
             int offset = 0;
             for (const ViewResultLeaf& leaf : leaves) {
-                const int rows = leaf.type->is_vector() ? leaf.type->rows : 1;
+                const std::vector<std::pair<std::string, std::string>> parts = scalar_parts(leaf.type);
                 const std::string ltype = lang::type_name(leaf.type), field = value + leaf.access;
-                auto index = [&](int c) { return at + ", " + std::to_string(offset + c); };
-                std::string read = rows > 1 ? ltype + "(" : "";
-                for (int c = 0; c < rows; ++c)
+                auto index = [&](size_t c) { return at + ", " + std::to_string(offset + int(c)); };
+                std::string read = parts.size() > 1 ? ltype + "(" : "";
+                for (size_t c = 0; c < parts.size(); ++c)
                     read += (c ? ", " : "") + (any_diff ? name + ".load(" + index(c) + ")" : name + "[" + index(c) + "]");
-                if (rows > 1) read += ")";
+                if (parts.size() > 1) read += ")";
                 if (any_diff && !leaf.diff) read = "detach(" + read + ")";
                 if (p.dir == lang::ParamDir::Out) read = ltype + "(0)";
                 setup += "    " + field + " = " + read + ";\n";
                 if (p.dir != lang::ParamDir::In)
-                    for (int c = 0; c < rows; ++c) {
-                        const std::string part = field + (rows > 1 ? std::string(".") + kXyzw[c] : "");
+                    for (size_t c = 0; c < parts.size(); ++c) {
+                        const std::string part = field + parts[c].second;
                         write_back += any_diff ? "    " + name + ".store(" + index(c) + ", " + part + ");\n"
                                                : "    " + name + "[" + index(c) + "] = " + part + ";\n";
                     }
-                offset += rows;
+                offset += int(parts.size());
             }
         } else if ((form.tensors & (1u << k)) && p.type->is_matrix()) {
             // A matrix per call: a view of its scalar with the rows and columns last (a

@@ -440,6 +440,32 @@ float trace_scaled(DiffTensorView<float> s, float2x2 m) { return (m[0][0] + m[1]
     EXPECT_FLOAT_EQ(gs[0], (1.0f + 4.0f * 2.0f) + 10.0f * (5.0f + 8.0f * 6.0f));
 }
 
+TEST(CoopViewCall, MatrixFieldsOfStructsCompileForCuda) {
+    // A struct with a matrix field from a dict (the matrix per call from a tensor, or one value)
+    // and from a tensor of its fields, each pass's CUDA compiled with NVRTC (values and gradients:
+    // test_view_function_forms.py).
+    const std::string source = R"(
+struct Xform : IDifferentiable { float2x2 m; float2 t; };
+[Differentiable]
+float2 place(DiffTensorView<float> s, inout Xform x, float2 p) { float2 r = (mul(x.m, p) + x.t) * s[0]; x.m = x.m * 2.0; return r; }
+)";
+    auto module = std::make_shared<call::UserModule>("xforms", source);
+    call::FunctionState fn;
+    fn.name = "place";
+    fn.module = module;
+    const lang::FunctionDecl* decl = module->functions("place")[0];
+    call::ViewCallForm from_tensor{0u, 2u, 1, {3}};
+    call::ViewCallForm from_dict{0u, 0u, 1, {3}};
+    from_dict.structs.emplace_back(1u, uint64_t(3));  // both fields tensors (an inout struct's are)
+    for (const call::ViewCallForm* form : {&from_tensor, &from_dict})
+        for (call::CoopPass pass : {call::CoopPass::Primal, call::CoopPass::Backward}) {
+            const call::Glue glue = call::view_call_glue(fn, *decl, pass, *form);
+            call::CompiledKernel k = call::generate(*module, glue, DeviceType::CUDA, codegen::CodegenOptions{});
+            bool skipped = false;
+            EXPECT_TRUE(cuda_compiles(k.generated.source, &skipped)) << glue.source;
+        }
+}
+
 TEST(CoopViewCall, OutParametersAndDerivativesOfResultsAreRefused) {
     const char* src = "float value(TensorView<float> v) { return v[0]; }\nvoid out_param(TensorView<float> v, out float r) { r = v[0]; }\n";
     call::FunctionState fn;

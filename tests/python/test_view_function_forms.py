@@ -654,3 +654,48 @@ def test_map_to_a_half_vector(mm):
     got = mm.apply.map(v="half2")(torch.tensor([1.0], device=TEST_DEVICE), sg.float2x2(1.0, 0.0, 0.0, 1.0), v)
     assert got.dtype == torch.float32
     torch.testing.assert_close(got, v.float())
+
+
+# ---- matrix fields of struct parameters
+
+XFORMS = """
+struct Xform : IDifferentiable { float2x2 m; float2 t; };
+
+[Differentiable]
+float2 place(DiffTensorView<float> s, Xform x, float2 p) { return (mul(x.m, p) + x.t) * s[0]; }
+"""
+
+
+@pytest.fixture(scope="module")
+def mx(device):
+    return sg.Module.load_from_source(device, "view_function_xforms", XFORMS)
+
+
+def place_torch(s, m, t, p):
+    return (torch.einsum("...ij,...j->...i", m, p) + t) * s[0]
+
+
+def test_matrix_fields_from_numbers_and_tensors(mx):
+    s = torch.tensor([2.0], device=TEST_DEVICE)
+    p = torch.tensor([[1.0, 0.0], [0.0, 1.0], [1.0, 1.0]], device=TEST_DEVICE)
+    got = mx.place(s, {"m": [[1.0, 2.0], [3.0, 4.0]], "t": sg.float2(0.5, -0.5)}, p)
+    m = torch.tensor([[1.0, 2.0], [3.0, 4.0]], device=TEST_DEVICE)
+    torch.testing.assert_close(got, place_torch(s, m, torch.tensor([0.5, -0.5], device=TEST_DEVICE), p))
+
+
+def test_matrix_field_gradients_from_a_dict_and_from_a_tensor(mx):
+    s = torch.tensor([1.5], device=TEST_DEVICE).requires_grad_()
+    m = torch.tensor([[[1.0, 2.0], [3.0, 4.0]], [[0.0, -1.0], [1.0, 0.5]]], device=TEST_DEVICE).requires_grad_()
+    p = torch.tensor([[1.0, -2.0], [0.5, 1.0]], device=TEST_DEVICE)
+    g = torch.tensor([[1.0, 2.0], [-1.0, 0.5]], device=TEST_DEVICE)
+    (mx.place(s, {"m": m, "t": sg.float2(0.25, 0.75)}, p) * g).sum().backward()
+    sr, mr = s.detach().clone().requires_grad_(), m.detach().clone().requires_grad_()
+    (place_torch(sr, mr, torch.tensor([0.25, 0.75], device=TEST_DEVICE), p) * g).sum().backward()
+    torch.testing.assert_close(s.grad, sr.grad)
+    torch.testing.assert_close(m.grad, mr.grad)
+    # one struct per call from a tensor: m row-major, then t
+    packed = torch.cat([m.detach().reshape(2, 4), torch.tensor([[0.25, 0.75]] * 2, device=TEST_DEVICE)], 1)
+    packed.requires_grad_()
+    (mx.place(s.detach(), packed, p) * g).sum().backward()
+    torch.testing.assert_close(packed.grad[:, :4].reshape(2, 2, 2), mr.grad / 1.0)
+    torch.testing.assert_close(packed.grad[:, 4:], g * 1.5)
