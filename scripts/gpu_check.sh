@@ -126,7 +126,8 @@ if true; then
         # racecheck (hazards) and memcheck (out-of-bounds, partial blocks and groups).
         coop_tests="tests/python/test_coop_launch.py tests/python/test_coop_diff.py tests/python/test_coop_waves.py
             tests/python/test_call_groups.py tests/python/test_slangpy_tensorview.py tests/python/test_tiled_splatting.py
-            tests/python/test_slangpy_view_functions.py tests/python/test_coop_view_methods.py"
+            tests/python/test_slangpy_view_functions.py tests/python/test_coop_view_methods.py
+            tests/python/test_view_function_derivatives.py tests/python/test_view_function_forms.py"
         for tool in racecheck memcheck; do
             # shellcheck disable=SC2086
             step "compute-sanitizer $tool (cooperative kernels, call groups)" "coop_$tool.log" \

@@ -33,12 +33,65 @@ class BwdsFunction:
         """SlangPy's `kernel.bwds(args..., _thread_count=N)` of a [Differentiable] [CUDAKernel]
         function: its backward kernel launched over N threads (1-D), as slangtorch's `.bwd`; a
         `diff_pair(values, grad)` binds a DiffTensorView to its values and gradient tensors."""
+        import torch
+
         kwargs = dict(kwargs)
         count = kwargs.pop("_thread_count", None)  # a function that takes views: once, or per sg.grid element
+        fn = self._fn
+        leaves = [(name, kind, dtype) for name, kind, dtype in fn._coop_params() if kind in (4, 5)]
+        result = (leaves[0][1], leaves[0][2]) if len(leaves) == 1 and leaves[0][0] == "_result" else None
+        if leaves and result is None:
+            # A struct result: the gradient of each field that carries one, as a dict of fields.
+            n_params = len([p for p in fn._coop_params() if p[1] not in (4, 5, 8)])
+            if "_result_grad" in kwargs:
+                dresult = kwargs.pop("_result_grad")
+            elif len(args) + len(kwargs) > n_params:
+                *args, dresult = args
+            else:
+                dresult = None
+            for name, kind, dtype in leaves:
+                if kind != 4:
+                    continue
+                g = dresult
+                for key in name[len("_result:"):].split("."):
+                    if not isinstance(g, dict) or key not in g:
+                        raise TypeError(f"{fn.name}.bwds(): the gradient of the result's field "
+                                        f"'{name[len('_result:'):]}' is missing (pass a dict of the fields' gradients "
+                                        "as the last argument)")
+                    g = g[key]
+                kwargs[name] = g.detach().clone() if isinstance(g, torch.Tensor) else \
+                    torch.tensor(g, dtype=getattr(torch, dtype), device=_values._device(fn.device_type, fn.device_index))
+        if result is not None:
+            # A function that takes views and returns a value: the gradient of its results, as the
+            # last positional argument, `_result_grad=`, or a `_result=` tensor's .grad (copied:
+            # the backward consumes it).
+            n_params = len([p for p in fn._coop_params() if p[1] not in (4, 5, 8)])
+            if "_result_grad" in kwargs:
+                dresult = kwargs.pop("_result_grad")
+            elif "_result" in kwargs:
+                dresult = getattr(kwargs.pop("_result"), "grad", None)
+                if dresult is None:
+                    raise TypeError(f"{fn.name}.bwds(): _result= must hold the result's gradient in .grad")
+            elif len(args) + len(kwargs) > n_params:
+                *args, dresult = args
+            else:
+                dresult = None
+            if result[0] == 4:
+                if dresult is None:
+                    raise TypeError(f"{fn.name}.bwds(): the gradient of the result is missing (pass it as the last "
+                                    "argument)")
+                if isinstance(dresult, torch.Tensor):
+                    dresult = dresult.detach().clone()
+                else:
+                    dresult = torch.tensor(dresult, dtype=getattr(torch, result[1]),
+                                           device=_values._device(fn.device_type, fn.device_index))
+                kwargs["_result"] = dresult
 
         def unpair(v):
             if isinstance(v, _values.DiffPair):
                 return (v.primal, v.grad) if v.grad is not None else v.primal
+            if isinstance(v, dict):  # a struct's fields
+                return {k: unpair(x) for k, x in v.items()}
             return v
 
         args = tuple(unpair(a) for a in args)

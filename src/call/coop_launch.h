@@ -40,7 +40,15 @@ enum class CoopPass : uint8_t { Primal = 0, Backward = 1, Forward = 2 };
 /// A parameter of a [CUDAKernel] function as the Python side needs it (autograd wiring).
 struct CoopParam {
     std::string name;
-    int kind = 0;  ///< 0: a value, 1: a TensorView, 2: a DiffTensorView
+    /// 0: a value, 1: a TensorView, 2: a DiffTensorView, 3: a value of a function that takes views
+    /// whose per-element tensor carries a gradient (a differentiable scalar or vector), 6: such an
+    /// out or inout value (its tensor is written per element), 7: a struct of such a function (a
+    /// dict of its fields; 9 when it is out or inout: its fields' tensors are written), 8: a field
+    /// of one that carries a gradient, named "param.field" (after the parameters); the result
+    /// of such a function that returns a value comes last, named "_result": 4 when it carries a
+    /// gradient, else 5.
+    int kind = 0;
+    std::string dtype;  ///< the result's: its torch dtype name ("float32")
 };
 
 /// Whether the function a state names is a [CUDAKernel] function (of its first declaration).
@@ -51,9 +59,13 @@ bool is_cooperative(const UserModule& module, const Callee& callee);
 /// RuntimeError of a fault the launch recorded.
 /// Returns the results of a function that takes views and returns a value (a new tensor of the
 /// call's shape, an owned reference; of shape (1,) for a single call, which sets `*single`),
-/// else nullptr.
+/// else nullptr. A struct result has a tensor per leaf (view_result_leaves): the first is
+/// returned, the others appended to `*more` (owned references).
+/// `mods`: a function that takes views, its function object's modifiers (fn.map's dimension
+/// maps, fn.call_group_shape).
 void* launch_cooperative(Host& host, FunctionState& fn, const CallArgs& a, const LaunchShape& shape,
-                         CoopPass pass = CoopPass::Primal, bool* single = nullptr);
+                         CoopPass pass = CoopPass::Primal, bool* single = nullptr, std::vector<void*>* more = nullptr,
+                         const CallModifiers* mods = nullptr);
 
 /// The parameters of the [CUDAKernel] function `fn` names (TypeError when it is not one).
 std::vector<CoopParam> coop_params(const FunctionState& fn);
@@ -78,8 +90,6 @@ LaunchShape thread_count_shape(const FunctionState& fn, int64_t threads);
 /// DiffTensorView parameter (SlangPy binds such a view whole), or nullptr.
 const lang::FunctionDecl* view_function_decl(const UserModule& module, const Callee& callee);
 bool is_view_function(const UserModule& module, const Callee& callee);
-/// Whether such a function returns a value (its calls return a tensor of results).
-bool view_function_returns_value(const UserModule& module, const Callee& callee);
 /// Whether a parameter of type `t` of such a function may take an sg.grid(shape) argument (an
 /// int or uint, or a vector of 2 or 3 of them: the thread's coordinate in the grid).
 bool is_grid_parameter(const lang::Type* t);
@@ -92,17 +102,75 @@ struct ViewCallForm {
     uint32_t tensors = 0;
     int rank = 0;
     std::vector<int64_t> call_shape;  ///< its extents (not part of the kernel)
+    /// The struct parameters given dicts: (parameter, bit j set where leaf j of its
+    /// view_struct_leaves is a tensor read per element; the others are numbers).
+    std::vector<std::pair<uint32_t, uint64_t>> structs;
+    /// fn.map(): per parameter, the call dim of each of its tensor's dims (empty: right-aligned);
+    /// applied to the tensor's view, not part of the kernel.
+    std::vector<std::vector<int>> dim_maps;
+    /// fn.call_group_shape(): the group's extents padded with leading 1s to the call's rank
+    /// (empty: no call groups). The glue then reads its coordinate from SlangPy's call ids and
+    /// runs as the blocks of the groups (codegen: emit_call_group.cpp).
+    std::vector<int> call_group;
+    /// fn.fast_math() or the module option: approximate float intrinsics on CUDA (in the key).
+    bool fast_math = false;
+    /// fn.map(x="half3"): per parameter, the type its per-element tensor is read as (converted to
+    /// the parameter's; null: the parameter's own), in the key.
+    std::vector<const lang::Type*> read_types;
+    const lang::Type* read_type(size_t k) const { return k < read_types.size() ? read_types[k] : nullptr; }
+    const uint64_t* struct_tensors(size_t k) const {
+        for (const auto& [p, mask] : structs)
+            if (p == k) return &mask;
+        return nullptr;
+    }
 };
 /// The [CUDAKernel] glue that calls such a function (pass: or bwd_diff / fwd_diff of it) once
-/// per thread. TypeError for a function that returns a value or has an out parameter, or (a
-/// derivative pass) is not differentiable.
+/// per thread (view_call_glue.cpp). TypeError for a result other than a scalar or vector, an out
+/// parameter, or (a derivative pass) a function that is not differentiable.
 Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, CoopPass pass, const ViewCallForm& form);
 /// Checks the arguments of such a call that are not views (numbers; sg.grid, every grid's rank
 /// its parameter's component count; tensors for scalar and vector parameters, one element per
-/// call) and returns the call's form; `out` is `shape`, or with grids or tensors one thread per
-/// element of their common call shape (grid[0] = 0 when it is empty). Errors name `name` and
+/// call; dicts for struct parameters, their fields numbers or such tensors) and returns the
+/// call's form; `out` is `shape`, or with grids or tensors one thread per
+/// element of their call shape, the right-aligned broadcast of theirs (grid[0] = 0 when it is
+/// empty; extents that are neither equal nor 1 are a ValueError naming both parameters). Errors name `name` and
 /// the parameter; `_thread_count` beside a grid or tensor is a ValueError (SlangPy's).
-ViewCallForm view_call_form(const std::string& name, const lang::FunctionDecl& decl,
-                            const std::vector<const ArgInfo*>& bound, const LaunchShape& shape, LaunchShape& out);
+/// Whether the glue reads a per-element tensor of parameter k of `decl` through a DiffTensorView
+/// of its scalar (a vector's components in a last dimension), whose gradient view receives the
+/// argument's gradient.
+bool view_element_is_differentiable(const lang::FunctionDecl& decl, size_t k);
+/// Whether the glue stores `decl`'s result through a DiffTensorView (its gradient view holds the
+/// result's gradient in a derivative pass).
+bool view_result_is_differentiable(const lang::FunctionDecl& decl);
+/// A part of a value of such a function with a kernel parameter of its own: the whole value, or a
+/// field of a struct (nested fields depth first) — of its result, or of a struct parameter.
+struct ViewResultLeaf {
+    std::string access;  ///< ".a.b" after the value ("" for the whole value)
+    std::string name;    ///< "a.b" ("" for the whole value)
+    const lang::Type* type = nullptr;
+    bool diff = false;   ///< stored through a DiffTensorView (it carries a gradient)
+};
+/// The leaves of `decl`'s result (none for void), in the order of the glue's result views.
+std::vector<ViewResultLeaf> view_result_leaves(const UserModule& module, const lang::FunctionDecl& decl);
+/// The leaves of struct parameter k of `decl` given a dict (its fields, nested ones depth first),
+/// in the order of the glue's parameters for it; `diff`: a floating scalar or vector field that
+/// carries a gradient (read per element through a DiffTensorView).
+std::vector<ViewResultLeaf> view_struct_leaves(const UserModule& module, const lang::FunctionDecl& decl, size_t k);
+ViewCallForm view_call_form(UserModule& module, const std::string& name, const lang::FunctionDecl& decl,
+                            const std::vector<const ArgInfo*>& bound, const ArgInfo* all, const LaunchShape& shape,
+                            LaunchShape& out, const CallModifiers* mods = nullptr);
+/// The components of struct parameter k of `decl` read from a tensor's last dimension (its
+/// fields' scalars in declaration order, nested ones depth first), their one scalar type in
+/// `*scalar`; 0 (and why in `*why`) for a struct of other fields or of several scalar types.
+int struct_tensor_components(const UserModule& module, const lang::FunctionDecl& decl, size_t k,
+                             lang::ScalarKind* scalar, std::string* why = nullptr);
+/// A tensor argument, or a (values, gradient) pair of tensors' values (a List of two); else nullptr.
+const ArgInfo* tensor_or_pair(const ArgInfo* all, const ArgInfo& arg);
+/// The argument of each leaf (view_struct_leaves) of struct parameter k from `dict` (its nodes
+/// in `all`); TypeError naming the parameter and field for a missing field or a key that is no
+/// field.
+std::vector<const ArgInfo*> struct_leaf_args(const UserModule& module, const std::string& name,
+                                             const lang::FunctionDecl& decl, size_t k, const ArgInfo* all,
+                                             const ArgInfo& dict);
 
 }  // namespace sg::call

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -46,6 +47,9 @@ struct FunctionState {
     bool view_function = false;
     /// Its kernel per device (CPU: -1, CUDA: the device index), compiled on the first launch.
     std::unordered_map<int64_t, std::shared_ptr<const CompiledKernel>> coop_kernels;
+    /// Those of a function that takes views called with struct parameters from dicts, by the slot
+    /// and which of their fields are tensors (view_call.cpp).
+    std::map<std::string, std::shared_ptr<const CompiledKernel>> view_struct_kernels;
 
     /// A new state (a fresh id and an empty plan cache).
     static std::shared_ptr<FunctionState> make(std::shared_ptr<UserModule> module, Callee callee, DeviceType device,

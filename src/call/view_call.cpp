@@ -4,10 +4,14 @@
 // times as its other arguments say: once for numbers alone, N times with `_thread_count=N`, or
 // once per element of an `sg.grid(shape)` argument. Here that call is a cooperative launch of a
 // small [CUDAKernel] glue that calls the function (or bwd_diff / fwd_diff of it) from each
-// thread: a view binds exactly as a kernel's does (coop_launch.cpp) and a grid parameter
-// receives the grid's extents, from which the glue computes the thread's coordinate.
+// thread (view_call_glue.cpp): a view binds exactly as a kernel's does (coop_launch.cpp), a grid
+// parameter receives the grid's extents and a per-element tensor is a view with the call's
+// extents (broadcast dimensions of stride 0), from which the glue reads the thread's element.
 #include "call/coop_launch.h"
 
+#include <algorithm>
+
+#include "call/binder.h"
 #include "call/errors.h"
 #include "call/resolve.h"
 #include "call/value_kind.h"
@@ -20,24 +24,6 @@ bool takes_view(const lang::FunctionDecl& f) {
     for (const lang::VarDecl* p : f.params)
         if (p->type && p->type->is_tensor() && p->type->tensor.view) return true;
     return false;
-}
-
-/// The coordinate of the thread in a grid whose extents parameter `p` holds (a vector's .x is
-/// the last, fastest dimension, as for sg.grid in calls per element: glue.cpp).
-std::string grid_coordinate(const lang::VarDecl& p, const std::string& name) {
-    const lang::Type* t = p.type;
-    const std::string comp = t->scalar == lang::ScalarKind::UInt32 ? "uint" : "int";
-    if (t->is_scalar()) return comp + "(__sg_t)";
-    static const char* kXyzw[] = {"x", "y", "z", "w"};
-    std::string s = lang::type_name(t) + "(", below = "1u";
-    for (int c = 0; c < t->rows; ++c) {
-        const std::string extent = "uint(" + name + "." + kXyzw[c] + ")";
-        std::string v = c == 0 ? "__sg_t" : "(__sg_t / (" + below + "))";
-        if (c + 1 < t->rows) v += " % " + extent;
-        s += (c ? ", " : "") + comp + "(" + v + ")";
-        below += " * " + extent;
-    }
-    return s + ")";
 }
 
 }  // namespace
@@ -55,111 +41,229 @@ bool is_view_function(const UserModule& module, const Callee& callee) {
     return view_function_decl(module, callee) != nullptr;
 }
 
-bool view_function_returns_value(const UserModule& module, const Callee& callee) {
-    const lang::FunctionDecl* f = view_function_decl(module, callee);
-    return f && f->result_type && !f->result_type->is_void();
-}
-
 bool is_grid_parameter(const lang::Type* t) {
     return (t->is_scalar() || (t->is_vector() && t->rows <= 3)) && !t->enumeration &&
            (t->scalar == lang::ScalarKind::Int32 || t->scalar == lang::ScalarKind::UInt32);
 }
 
-Glue view_call_glue(const FunctionState& fn, const lang::FunctionDecl& decl, CoopPass pass, const ViewCallForm& form) {
-    const char* what = pass == CoopPass::Backward ? "bwd" : pass == CoopPass::Forward ? "fwd" : "call";
-    if (pass != CoopPass::Primal && !decl.is_differentiable)
-        throw_type_error(fn.name + ".bwds(): " + fn.name +
-                         " is not [Differentiable]: mark it [Differentiable] to run its derivative");
-    const lang::Type* rt = decl.result_type;
-    const bool result = rt && !rt->is_void();
-    if (result && !((rt->is_scalar() || (rt->is_vector() && rt->scalar != lang::ScalarKind::Bool)) && !rt->enumeration))
-        throw_type_error(fn.name + "(): it takes a TensorView and returns a " + lang::type_name(rt) +
-                         ": a call of a function that takes views returns scalars and vectors only yet (write other "
-                         "results through a view)");
-    if (result && pass != CoopPass::Primal)
-        throw_type_error(fn.name + ".bwds(): it takes a TensorView and returns a " + lang::type_name(rt) +
-                         ": the derivative of such a function is not supported yet (return void and write the result "
-                         "through a DiffTensorView)");
-    if (result && form.rank + (rt->is_vector() ? 1 : 0) > 8)
-        throw_value_error(fn.name + "(): its results would have more than 8 dimensions");
-    Glue glue;
-    glue.entry = "__sg_view_" + std::string(what) + "_" + decl.name;
-    std::string params, setup, args;
-    for (size_t k = 0; k < decl.params.size(); ++k) {
-        const lang::VarDecl& p = *decl.params[k];
-        const std::string name = "p" + std::to_string(k);
-        const std::string type = lang::type_name(p.type);
-        if (p.dir != lang::ParamDir::In)
-            throw_type_error(fn.name + "(): parameter '" + p.name +
-                             "' is out or inout: a function that takes views is called with in parameters only yet");
-        std::string value = name;
-        if (form.tensors & (1u << k)) {
-            // One element per thread of a tensor bound to a value parameter: read through a view,
-            // at the thread's coordinate in the call shape (the last dimension fastest).
-            params += (k ? ", " : "") + std::string("TensorView<") + type + "> " + name;
-            setup += "    uint r" + name + " = __sg_t;\n";
-            std::string index;
-            for (int d = form.rank - 1; d >= 0; --d) {
-                const std::string c = "c" + name + "_" + std::to_string(d);
-                setup += "    uint " + c + " = r" + name + " % " + name + ".size(" + std::to_string(d) + ");\n";
-                if (d > 0) setup += "    r" + name + " /= " + name + ".size(" + std::to_string(d) + ");\n";
-                index = c + (index.empty() ? "" : ", ") + index;
-            }
-            setup += "    " + type + " v" + name + " = " + name + "[" + index + "];\n";
-            value = "v" + name;
-        } else {
-            params += (k ? ", " : "") + type + " " + name;
+int struct_tensor_components(const UserModule& module, const lang::FunctionDecl& decl, size_t k,
+                             lang::ScalarKind* scalar, std::string* why) {
+    const std::vector<ViewResultLeaf> leaves = view_struct_leaves(module, decl, k);
+    int count = 0;
+    for (const ViewResultLeaf& leaf : leaves) {
+        const lang::Type* t = leaf.type;
+        if (!(t->is_scalar() || (t->is_numeric() && t->scalar != lang::ScalarKind::Bool)) || t->enumeration) {
+            if (why)
+                *why = "its field '" + leaf.name + "' is a " + lang::type_name(t) +
+                       " (scalars, vectors and matrices only yet)";
+            return 0;
         }
-        if (form.grids & (1u << k)) {
-            setup += "    " + type + " g" + name + " = " + grid_coordinate(p, name) + ";\n";
-            value = "g" + name;
+        if (count && t->scalar != *scalar) {
+            if (why)
+                *why = "its fields are not all of one scalar type ('" + leaf.name + "' is " +
+                       lang::scalar_name(t->scalar) + ", an earlier one " + lang::scalar_name(*scalar) + ")";
+            return 0;
         }
-        if (pass != CoopPass::Primal && decl.is_differentiable && is_differentiable_value(p)) {
-            // bwd_diff takes an inout pair, fwd_diff a pair: its derivative starts at zero and is dropped.
-            setup += "    DifferentialPair<" + type + "> d" + name + " = diffPair(" + value + ", " + type + "(0));\n";
-            value = "d" + name;
-        }
-        args += (k ? ", " : "") + value;
+        *scalar = t->scalar;
+        count += t->is_vector() ? t->rows : t->is_matrix() ? t->rows * t->cols : 1;
     }
-    const std::string callee = pass == CoopPass::Primal ? decl.name : std::string(what) + "_diff(" + decl.name + ")";
-    std::string call = "    " + callee + "(" + args + ");\n";
-    if (result) {
-        // One result per call, at the thread's coordinate in the call shape (the result view's
-        // own extents); a single call writes element 0.
-        params += std::string(params.empty() ? "" : ", ") + "TensorView<" + lang::type_name(rt) + "> __sg_result";
-        std::string index = form.rank == 0 ? "0" : "", at;
-        if (form.rank > 0) at = "    uint __sg_rr = __sg_t;\n";
-        for (int d = form.rank - 1; d >= 0; --d) {
-            const std::string c = "__sg_rc" + std::to_string(d);
-            at += "    uint " + c + " = __sg_rr % __sg_result.size(" + std::to_string(d) + ");\n";
-            if (d > 0) at += "    __sg_rr /= __sg_result.size(" + std::to_string(d) + ");\n";
-            index = c + (index.empty() ? "" : ", ") + index;
-        }
-        call = at + "    __sg_result[" + index + "] = " + callee + "(" + args + ");\n";
-    }
-    const std::string thread = form.grids || form.tensors
-                                   ? "    uint __sg_t = cudaBlockIdx().x * cudaBlockDim().x + cudaThreadIdx().x;\n"
-                                   : "";
-    glue.source = "[CUDAKernel]\nvoid " + glue.entry + "(" + params + ")\n{\n" + thread + setup + call + "}\n";
-    return glue;
+    if (!count && why) *why = "it has no fields";
+    return count;
 }
 
-ViewCallForm view_call_form(const std::string& name, const lang::FunctionDecl& decl,
-                            const std::vector<const ArgInfo*>& bound, const LaunchShape& shape, LaunchShape& out) {
+const ArgInfo* tensor_or_pair(const ArgInfo* all, const ArgInfo& arg) {
+    if (arg.kind == ArgKind::Tensor) return &arg;
+    if (arg.kind == ArgKind::List && arg.child_count == 2 && all[arg.first_child].kind == ArgKind::Tensor &&
+        all[arg.first_child + 1].kind == ArgKind::Tensor)
+        return &all[arg.first_child];
+    return nullptr;
+}
+
+std::vector<const ArgInfo*> struct_leaf_args(const UserModule& module, const std::string& name,
+                                             const lang::FunctionDecl& decl, size_t k, const ArgInfo* all,
+                                             const ArgInfo& dict) {
+    const lang::VarDecl& param = *decl.params[k];
+    const std::string what = name + "(): parameter '" + param.name + "' (" + lang::type_name(param.type) + ")";
+    // Every key a field of its struct (nested dicts for nested structs).
+    auto check = [&](auto& self, const ArgInfo& d, const lang::Type* t, const std::string& at) -> void {
+        for (int32_t c = 0; c < d.child_count; ++c) {
+            const ArgInfo& child = all[d.first_child + c];
+            const std::string key(child.name ? child.name : "", child.name_size);
+            const lang::Type* field = nullptr;
+            for (const lang::FieldInfo& f : module.types().fields(t))
+                if (f.name == key) field = f.type;
+            if (!field)
+                throw_type_error(what + ": the dict names '" + at + key + "', which is no field of " +
+                                 lang::type_name(t));
+            if (field->is_struct()) {
+                if (child.kind != ArgKind::Dict)
+                    throw_type_error(what + ": field '" + at + key + "' (" + lang::type_name(field) +
+                                     ") takes a dict of its fields, got " + arg_kind_name(child.kind));
+                self(self, child, field, at + key + ".");
+            }
+        }
+    };
+    check(check, dict, param.type, "");
+    std::vector<const ArgInfo*> out;
+    for (const ViewResultLeaf& leaf : view_struct_leaves(module, decl, k)) {
+        const ArgInfo* d = &dict;
+        size_t start = 0;
+        while (d) {
+            const size_t dot = leaf.name.find('.', start);
+            const std::string key = leaf.name.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+            const ArgInfo* found = nullptr;
+            for (int32_t c = 0; c < d->child_count && !found; ++c) {
+                const ArgInfo& child = all[d->first_child + c];
+                if (std::string(child.name ? child.name : "", child.name_size) == key) found = &child;
+            }
+            d = found;
+            if (dot == std::string::npos || !d) break;
+            start = dot + 1;
+        }
+        if (!d) throw_type_error(what + ": the dict has no field '" + leaf.name + "'");
+        out.push_back(d);
+    }
+    return out;
+}
+
+ViewCallForm view_call_form(UserModule& module, const std::string& name, const lang::FunctionDecl& decl,
+                            const std::vector<const ArgInfo*>& bound, const ArgInfo* all, const LaunchShape& shape,
+                            LaunchShape& out, const CallModifiers* mods) {
     out = shape;
     ViewCallForm form;
-    // The call shape: every grid's and every per-element tensor's (one shape for all of them).
+    const std::vector<std::vector<int>>* dim_maps = mods ? &mods->dim_maps : nullptr;
+    // fn.map(): a per-element tensor's dims go to the named call dims (absolute, from the first),
+    // not right-aligned; checked here, applied once the call's rank is known.
+    auto map_of = [&](size_t p) -> const std::vector<int>* {
+        return dim_maps && p < dim_maps->size() && !(*dim_maps)[p].empty() ? &(*dim_maps)[p] : nullptr;
+    };
+    struct Pending {
+        std::string what, label;
+        std::vector<int64_t> here;
+        const std::vector<int>* map;
+    };
+    std::vector<Pending> pending;
+    // The call shape: the broadcast of every grid's and every per-element tensor's.
     std::vector<int64_t> call_shape;
-    const char* shape_from = nullptr;
+    std::vector<std::pair<std::string, std::vector<int64_t>>> earlier;  // each argument's call shape
+    // SlangPy's broadcasting: right-aligned, extents equal or 1 (docs/calling.md, "Vectorization").
+    auto join = [&](const std::string& what, const std::string& label, const std::vector<int64_t>& here) {
+        std::vector<int64_t> joined(std::max(here.size(), call_shape.size()), 1);
+        for (size_t i = 0; i < joined.size(); ++i) {
+            const size_t d = joined.size() - 1 - i;
+            const int64_t x = i < here.size() ? here[here.size() - 1 - i] : 1;
+            const int64_t y = i < call_shape.size() ? call_shape[call_shape.size() - 1 - i] : 1;
+            if (x != y && x != 1 && y != 1) {
+                // The earlier argument whose extent there is y.
+                for (const auto& [other, extents] : earlier)
+                    if (i < extents.size() && extents[extents.size() - 1 - i] == y)
+                        throw_value_error(what + ": its call shape " + shape_text(here.data(), int(here.size())) +
+                                          " does not broadcast with " +
+                                          shape_text(extents.data(), int(extents.size())) + " of parameter '" + other +
+                                          "' (dimension " + std::to_string(d) + " of the call: " + std::to_string(x) +
+                                          " against " + std::to_string(y) + ")");
+            }
+            joined[d] = x == 1 ? y : x;
+        }
+        call_shape = joined;
+        earlier.emplace_back(label, here);
+    };
+    // A tensor's call dimensions against a value of type t (a vector's components last, a
+    // matrix's rows and columns).
+    auto tensor_dims = [&](const std::string& what, const ArgInfo& arg, const lang::Type* t) {
+        const bool value = (t->is_scalar() || ((t->is_vector() || t->is_matrix()) && t->scalar != lang::ScalarKind::Bool)) &&
+                           !t->enumeration;
+        if (!value)
+            throw_type_error(what + " is given a tensor: beside views, a tensor gives one element per call to a "
+                                    "scalar, vector or matrix (or a struct) only yet");
+        const int rank = arg.tensor.ndim - (t->is_vector() ? 1 : t->is_matrix() ? 2 : 0);
+        if (rank < 1) throw_type_error(what + " is given a tensor of no call dimensions: pass the value as a number");
+        return std::vector<int64_t>(arg.tensor.shape, arg.tensor.shape + rank);
+    };
     for (size_t p = 0; p < decl.params.size(); ++p) {
         const lang::VarDecl& param = *decl.params[p];
         const ArgInfo& arg = *bound[p];
         const std::string what = name + "(): parameter '" + param.name + "' (" + lang::type_name(param.type) + ")";
-        if (param.type->is_tensor()) continue;  // a view: coop_launch.cpp checks it
+        if (mods && p < mods->type_maps.size() && !mods->type_maps[p].empty() &&
+            (arg.kind != ArgKind::Tensor || param.type->is_tensor() || param.type->is_struct()))
+            throw_type_error(what + ": map() to a type applies to a tensor read per element beside views, as a scalar "
+                                    "or vector");
+        if (map_of(p) && arg.kind != ArgKind::Tensor)
+            throw_type_error(what + ": map() applies to a tensor read per element beside views, not to " +
+                             (param.type->is_tensor() ? std::string("a view (bound whole)") :
+                                                        std::string(arg_kind_name(arg.kind))));
+        if (param.type->is_tensor()) {
+            if (map_of(p))
+                throw_type_error(what + ": map() applies to a tensor read per element beside views, not to a view "
+                                        "(bound whole)");
+            continue;  // a view: coop_launch.cpp checks it
+        }
         if (arg.kind == ArgKind::Tensor && !shape.implicit)
             throw_value_error(name + "(): _thread_count is only valid for kernels with call dimensionality 0, and "
                               "parameter '" + param.name + "' (" + lang::type_name(param.type) +
                               ") is given a tensor, which gives the call dimensions of its own");
+        if (param.dir != lang::ParamDir::In && arg.kind != ArgKind::Tensor && !(param.type->is_struct() && arg.kind == ArgKind::Dict))
+            throw_type_error(what + " is " + (param.dir == lang::ParamDir::Out ? "out" : "inout") + " and is given " +
+                             arg_kind_name(arg.kind) + ": beside views it takes a tensor, one element per call, "
+                             "which the call writes");
+        if (param.type->is_struct() && arg.kind == ArgKind::Tensor) {
+            // A struct from a tensor: its fields' components (in declaration order) in the last
+            // dimension, one struct per call (SlangPy's form).
+            lang::ScalarKind scalar = lang::ScalarKind::Float;
+            std::string why;
+            const int components = struct_tensor_components(module, decl, p, &scalar, &why);
+            if (!components)
+                throw_type_error(what + " is given a tensor, which holds a struct's fields in its last dimension: " +
+                                 why);
+            if (arg.tensor.ndim < 2 || arg.tensor.shape[arg.tensor.ndim - 1] != components)
+                throw_value_error(what + " takes a tensor whose last dimension holds the " + std::to_string(components) +
+                                  " components of its fields, and a call dimension before it");
+            if (p >= 16)
+                throw_type_error(what + ": a call of a function that takes views vectorizes its first 16 parameters only");
+            if (map_of(p))
+                throw_type_error(what + ": map() of a struct's tensor is not supported beside views yet");
+            pending.push_back({what, param.name, std::vector<int64_t>(arg.tensor.shape, arg.tensor.shape + arg.tensor.ndim - 1),
+                               nullptr});
+            form.tensors |= 1u << p;
+            continue;
+        }
+        if (param.type->is_struct()) {
+            // A struct: a dict of its fields, each a number (or value) or a tensor read per element.
+            if (arg.kind != ArgKind::Dict)
+                throw_type_error(what + " takes a dict of its fields or a tensor of them beside views, got " +
+                                 arg_kind_name(arg.kind));
+            const std::vector<ViewResultLeaf> leaves = view_struct_leaves(module, decl, p);
+            if (leaves.size() > 64)
+                throw_type_error(what + ": a struct of more than 64 fields is not supported beside views yet");
+            const std::vector<const ArgInfo*> fields = struct_leaf_args(module, name, decl, p, all, arg);
+            uint64_t mask = 0;
+            for (size_t j = 0; j < leaves.size(); ++j) {
+                const std::string field_what = what + ": field '" + leaves[j].name + "' (" +
+                                               lang::type_name(leaves[j].type) + ")";
+                const lang::Type* t = leaves[j].type;
+                if (!t->is_numeric())
+                    throw_type_error(field_what + ": beside views, a struct's fields are scalars, vectors and matrices "
+                                                  "only yet");
+                if (const ArgInfo* tensor = tensor_or_pair(all, *fields[j])) {
+                    if (!shape.implicit)
+                        throw_value_error(name + "(): _thread_count is only valid for kernels with call dimensionality "
+                                                 "0, and parameter '" + param.name + "' is given a tensor in field '" +
+                                          leaves[j].name + "'");
+                    pending.push_back({field_what, param.name + "." + leaves[j].name, tensor_dims(field_what, *tensor, t),
+                                       nullptr});
+                    mask |= uint64_t(1) << j;
+                } else if (param.dir != lang::ParamDir::In) {
+                    throw_type_error(field_what + " is in an " + (param.dir == lang::ParamDir::Out ? "out" : "inout") +
+                                     " struct and is given " + arg_kind_name(fields[j]->kind) +
+                                     ": it takes a tensor, one element per call, which the call writes");
+                } else if (fields[j]->kind >= ArgKind::Grid && fields[j]->kind <= ArgKind::RandFloat) {
+                    throw_type_error(field_what + " is given " + arg_kind_name(fields[j]->kind) +
+                                     ": a struct's field beside views takes a number or a tensor yet");
+                }
+            }
+            form.structs.emplace_back(uint32_t(p), mask);
+            continue;
+        }
         if (arg.kind != ArgKind::Grid && arg.kind != ArgKind::Tensor) {
             if (arg.kind >= ArgKind::CallId && arg.kind <= ArgKind::RandFloat)
                 throw_type_error(what + " is given " + arg_kind_name(arg.kind) + ": a call of a function that takes "
@@ -168,24 +272,43 @@ ViewCallForm view_call_form(const std::string& name, const lang::FunctionDecl& d
         }
         if (p >= 16)
             throw_type_error(what + ": a call of a function that takes views vectorizes its first 16 parameters only");
-        std::vector<int64_t> here;
         if (arg.kind == ArgKind::Tensor) {
-            // SlangPy's vectorization beside views: one element of the tensor per call.
-            const lang::Type* t = param.type;
-            const bool value = (t->is_scalar() || (t->is_vector() && t->scalar != lang::ScalarKind::Bool)) &&
-                               !t->enumeration;
-            if (!value)
-                throw_type_error(what + " is given a tensor: beside views, a tensor gives one element per call to a "
-                                        "scalar or vector parameter only yet");
-            const int components = t->is_vector() ? t->rows : 1;
-            const int rank = arg.tensor.ndim - (components > 1 ? 1 : 0);
-            if (rank < 1)
-                throw_type_error(what + " is given a tensor of no call dimensions: pass the value as a number");
-            if (arg.tensor.requires_grad && is_differentiable_value(param))
-                throw_type_error(what + " is given a tensor that requires grad: beside views, gradients of per-element "
-                                        "arguments are not computed yet (pass it detached, or read it through a "
-                                        "DiffTensorView parameter)");
-            here.assign(arg.tensor.shape, arg.tensor.shape + rank);
+            // SlangPy's vectorization beside views: one element of the tensor per call, read as
+            // the parameter's type or (fn.map(x="half3")) as another of its shape, converted.
+            const lang::Type* read = param.type;
+            if (mods && p < mods->type_maps.size() && !mods->type_maps[p].empty()) {
+                const std::string& type_name = mods->type_maps[p];
+                const lang::Type* m = mapped_type(module, type_name);
+                if (!m) throw_type_error(what + ": map() names '" + type_name + "', which is no type of the module");
+                const lang::Type* t = param.type;
+                const bool same_shape = (m->is_scalar() && t->is_scalar()) ||
+                                        (m->is_vector() && t->is_vector() && m->rows == t->rows);
+                if (!same_shape || m->enumeration || t->enumeration || m->scalar == lang::ScalarKind::Bool)
+                    throw_type_error(what + ": map() reads its tensor as " + lang::type_name(m) +
+                                     ", which converts to " + lang::type_name(t) +
+                                     " only as a scalar or vector of the same size beside views yet");
+                if (param.dir != lang::ParamDir::In)
+                    throw_type_error(what + ": map() to a type of a tensor the call writes is not supported beside "
+                                            "views yet");
+                read = m;
+                form.read_types.resize(decl.params.size(), nullptr);
+                form.read_types[p] = m;
+            }
+            std::vector<int64_t> here = tensor_dims(what, arg, read);
+            if (const std::vector<int>* map = map_of(p)) {
+                if (map->size() != here.size())
+                    throw_value_error(what + ": map() names " + std::to_string(map->size()) + " dimension" +
+                                      (map->size() == 1 ? "" : "s") + " but the argument has " +
+                                      std::to_string(here.size()) + " call dimension" + (here.size() == 1 ? "" : "s"));
+                for (size_t i = 0; i < map->size(); ++i) {
+                    if ((*map)[i] < 0 || (*map)[i] >= 8) throw_value_error(what + ": map() dimension out of range");
+                    for (size_t j = 0; j < i; ++j)
+                        if ((*map)[j] == (*map)[i]) throw_value_error(what + ": map() names a call dimension twice");
+                }
+                if (param.dir != lang::ParamDir::In)
+                    throw_type_error(what + ": map() of a tensor the call writes is not supported beside views yet");
+            }
+            pending.push_back({what, param.name, std::move(here), map_of(p)});
             form.tensors |= 1u << p;
         } else {
             if (!is_grid_parameter(param.type))
@@ -200,17 +323,63 @@ ViewCallForm view_call_form(const std::string& name, const lang::FunctionDecl& d
                                  std::to_string(arg.tensor.ndim) + "-D sg.grid");
             for (int d = 0; d < arg.tensor.ndim; ++d)
                 if (arg.tensor.shape[d] < 0) throw_value_error(what + ": an sg.grid extent is negative");
-            here.assign(arg.tensor.shape, arg.tensor.shape + arg.tensor.ndim);
+            pending.push_back({what, param.name, std::vector<int64_t>(arg.tensor.shape, arg.tensor.shape + arg.tensor.ndim),
+                               nullptr});
             form.grids |= 1u << p;
         }
-        if (shape_from && here != call_shape)
-            throw_value_error(what + ": its call shape " + shape_text(here.data(), int(here.size())) + " differs from " +
-                              shape_text(call_shape.data(), int(call_shape.size())) + " of an earlier argument (" +
-                              shape_from + "); beside views, the shapes are not broadcast yet");
-        call_shape = here;
-        shape_from = arg.kind == ArgKind::Grid ? "an sg.grid" : "a tensor";
     }
-    if (!shape_from) return form;
+    // The call's rank, then every shape joined: a mapped tensor's extents at its call dims.
+    size_t rank = 0;
+    for (const Pending& e : pending) {
+        size_t r = e.here.size();
+        if (e.map) r = size_t(*std::max_element(e.map->begin(), e.map->end()) + 1);
+        rank = std::max(rank, r);
+    }
+    for (const Pending& e : pending) {
+        if (!e.map) {
+            join(e.what, e.label, e.here);
+            continue;
+        }
+        std::vector<int64_t> placed(rank, 1);
+        for (size_t i = 0; i < e.map->size(); ++i) placed[size_t((*e.map)[i])] = e.here[i];
+        join(e.what, e.label, placed);
+    }
+    if (mods && mods->has_call_group) {
+        // SlangPy's call groups: the group's extents padded with leading 1s to the call's rank.
+        const std::vector<int>& g = mods->call_group;
+        std::string text = "(";
+        for (size_t d = 0; d < g.size(); ++d) text += (d ? ", " : "") + std::to_string(g[d]);
+        text += g.size() == 1 ? ",)" : ")";
+        if (g.size() > call_shape.size())
+            throw_value_error(name + "(): call_group_shape(): parameter 'shape' " + text + " has " +
+                              std::to_string(g.size()) + " dimensions, the call's shape " +
+                              std::to_string(call_shape.size()) + " (call_group_shape dimensionality (" +
+                              std::to_string(g.size()) + ") must be <= call_shape dimensionality (" +
+                              std::to_string(call_shape.size()) +
+                              "). call_group_shape cannot have more dimensions than call_shape.)");
+        form.call_group.assign(call_shape.size() - g.size(), 1);
+        form.call_group.insert(form.call_group.end(), g.begin(), g.end());
+    }
+    if (earlier.empty()) return form;
+    if (dim_maps)
+        for (size_t p = 0; p < decl.params.size(); ++p)
+            if (map_of(p)) {
+                form.dim_maps.resize(decl.params.size());
+                form.dim_maps[p] = *map_of(p);
+            }
+    // A tensor the call writes (an out or inout parameter's) has one element per call: none is
+    // broadcast, which would have several calls write it.
+    for (const auto& [label, extents] : earlier) {
+        size_t p = 0;  // the parameter (a struct's field: "param.field")
+        while (p < decl.params.size() && decl.params[p]->name != label.substr(0, label.find('.'))) ++p;
+        if (p == decl.params.size() || decl.params[p]->dir == lang::ParamDir::In || extents == call_shape) continue;
+        throw_value_error(name + "(): parameter '" + label + "' (" + lang::type_name(decl.params[p]->type) + ")" +
+                          (label.find('.') == std::string::npos ? "" : " field") + " is " +
+                          (decl.params[p]->dir == lang::ParamDir::Out ? "out" : "inout") + ": its tensor's call shape " +
+                          shape_text(extents.data(), int(extents.size())) + " is not the call's " +
+                          shape_text(call_shape.data(), int(call_shape.size())) +
+                          ", so several calls would write one element (pass a tensor of the call's shape)");
+    }
     if (!shape.implicit)
         throw_value_error(name + "(): _thread_count is only valid for kernels with call dimensionality 0: the sg.grid "
                                  "argument gives the call its threads (one per grid element); pass one or the other");

@@ -60,15 +60,16 @@ std::string Emitter::coop_element_pointer(const Inst& inst, size_t index_end, bo
     // A DiffTensorView's element is its primal's, or its gradient's.
     const std::string t = ref(tensor) + (tt->tensor.has_grad && tt->tensor.view ? (grad ? ".diff" : ".primal") : "");
     if (!tt->tensor.view) {
-        // A tensor or RWStructuredBuffer parameter (Interlocked on its element): a scalar element
-        // at its strides (in scalar elements), each index checked.
+        // A tensor or RWStructuredBuffer parameter (Interlocked on its element, or a field or
+        // component of it): the element at its strides (in scalars: stride units), each index
+        // checked.
         if (k == 0) {
             line(elem + "* " + p + " = (" + elem + "*)" + t + ".data;");
             return p;
         }
         line("const int64_t sg_ix" + n + "[" + std::to_string(k) + "] = {" + indices + "};");
-        line(elem + "* " + p + " = (" + elem + "*)sg_strided_ptr(sg_faults, " + t + ".data, (int64_t)sizeof(" + elem +
-             "), " + t + ".shape, " + t + ".strides, sg_ix" + n + ", " + std::to_string(k) + ", " + param_index + ", " +
+        line(elem + "* " + p + " = (" + elem + "*)sg_strided_ptr(sg_faults, " + t + ".data, (int64_t)sizeof(typename sg_stride_unit<" + elem +
+             ">::type), " + t + ".shape, " + t + ".strides, sg_ix" + n + ", " + std::to_string(k) + ", " + param_index + ", " +
              fault_location(inst) + ");");
         return p;
     }
@@ -157,9 +158,33 @@ void Emitter::emit_coop(const Inst& inst) {
         const bool cas = op == lang::AtomicOp::CompareExchange;
         const size_t values = cas ? 2 : 1;
         std::string p = coop_element_pointer(inst, inst.operands.size() - values);
-        if (!inst.imm_list.empty()) {
-            // A field or component of the element (a groupshared struct's, a vector's).
-            const Type* c = inst.operands[0]->type->element;
+        const Type* tt = inst.operands[0]->type;
+        if (!inst.imm_list.empty() && !tt->tensor.shared) {
+            // A field or component of a tensor's, view's or buffer's element: its scalars lie
+            // flattened (struct fields in order, a vector's components), scalar k at k * inner[0]
+            // stride units from the element's first.
+            const Type* c = tt->element;
+            int64_t flat = 0;
+            for (int k : inst.imm_list) {
+                if (c->is_vector()) {
+                    flat += k;
+                    break;  // a scalar: the path ends
+                } else {
+                    const auto& fields = names_.types().fields(c);
+                    for (int j = 0; j < k; ++j) flat += lang::flat_components(names_.types(), fields[size_t(j)].type);
+                    c = fields.at(size_t(k)).type;
+                }
+            }
+            const std::string unit = "typename sg_stride_unit<" + type(tt->element) + ">::type";
+            const std::string inner = ref(inst.operands[0]) + (tt->tensor.has_grad && tt->tensor.view ? ".primal" : "") +
+                                      ".inner[0]";
+            const std::string q = "sg_pf" + std::to_string(coop_temps_++);
+            line(type(r->type) + "* " + q + " = " + p + " ? (" + type(r->type) + "*)((" + unit + "*)" + p + " + (int64_t)" +
+                 std::to_string(flat) + " * " + inner + ") : (" + type(r->type) + "*)0;");
+            p = q;
+        } else if (!inst.imm_list.empty()) {
+            // A field or component of a groupshared element (a struct's, a vector's).
+            const Type* c = tt->element;
             std::string access = "(*" + p + ")";
             for (int k : inst.imm_list) {
                 if (c->is_vector()) {

@@ -523,7 +523,9 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
     if (scan) options.reduced_params = options.privatized_params = options.ordered_params = 0;
     // SlangPy's call groups (emit_call_group.cpp): blocks of whole groups of call elements, one
     // thread per element, so none of the block-wide gradient machinery either.
-    const bool grouped = !kernel.cooperative && (options.call_group_rank >= 0 || detail::reads_call_shape_ids(*kernel.body));
+    // A cooperative kernel with a call group shape (a function that takes views, called in call
+    // groups) runs as the blocks of its groups too.
+    const bool grouped = options.call_group_rank >= 0 || (!kernel.cooperative && detail::reads_call_shape_ids(*kernel.body));
     if (kernel.cooperative || grouped) {
         // One invocation per thread of an explicit launch: nothing of the call machinery applies.
         options.reduced_params = options.privatized_params = options.ordered_params = options.fixed_params = 0;
@@ -663,7 +665,7 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
     const std::string decompose = options.call_rank >= 0 && options.call_rank <= 8
                                       ? "sg_call_index_fixed<" + std::to_string(options.call_rank) + ">"
                                       : std::string("sg_call_index");
-    if (kernel.cooperative) {
+    if (kernel.cooperative && !grouped) {
         entry = cooperative_entry(out, kernel, target, params, thread);
     } else if (grouped) {
         entry = detail::call_group_entry({out, options, target, params, thread, idx, has_group_sync(*kernel.body),

@@ -166,6 +166,9 @@ const ir::Inst* call_shape_inst(const ir::Block& block, std::set<const ir::Funct
 void check_not_cooperative(const ir::Program& program, const ir::Function& kernel, const codegen::CodegenOptions& options,
                            lang::Diagnostics& diags) {
     if (kernel.cooperative) {
+        // A function that takes views called in call groups (call/view_call.cpp): its glue is a
+        // [CUDAKernel] entry run as the blocks of the groups, whose ids it reads.
+        if (options.call_group_rank >= 0) return;
         std::set<const ir::Function*> seen;
         if (const ir::Inst* inst = call_shape_inst(*kernel.body, seen))
             diags.error(inst->loc, "CallShapeInfo (SlangPy's call ids) is only available in a function called per "

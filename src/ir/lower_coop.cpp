@@ -134,7 +134,20 @@ Value* Lower::lower_coop_call(Expr* e) {
         Value* compare = cas ? lower_expr_as(arg(1), t) : nullptr;
         Value* value = lower_expr_as(arg(cas ? 2 : 1), t);
         b_.set_loc(e->loc);
-        Value* original = b_.tensor_atomic(op, target, index, compare, value, path);
+        Value* original = nullptr;
+        if (t->is_vector()) {
+            // A TensorView's InterlockedAdd on a vector element (sema allowed only that): one
+            // atomic per component; the original is the vector of their originals.
+            std::vector<Value*> parts;
+            for (int c = 0; c < t->rows; ++c) {
+                std::vector<int> at = path;
+                at.push_back(c);
+                parts.push_back(b_.tensor_atomic(op, target, index, nullptr, b_.extract(value, c), at));
+            }
+            original = b_.construct(t, parts);
+        } else {
+            original = b_.tensor_atomic(op, target, index, compare, value, path);
+        }
         const size_t out = cas ? 3 : 2;
         if (e->operands.size() > out + 1) assign(arg(out), convert(original, arg(out)->type));
         return nullptr;

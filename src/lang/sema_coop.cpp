@@ -212,12 +212,17 @@ const Type* Sema::check_view_method(Expr* e, const Type* view, const std::string
         const bool cas = op == AtomicOp::CompareExchange;
         const Type* el = view->element;
         const bool integer = el->is_scalar() && is_integer(el->scalar) && scalar_bits(el->scalar) >= 32 && !el->enumeration;
-        const bool has = integer || (el->is_scalar() && ((el->scalar == ScalarKind::Float && (op == AtomicOp::Add ||
-                                                              op == AtomicOp::Exchange || cas)) ||
-                                                         (el->scalar == ScalarKind::Double && op == AtomicOp::Add)));
+        // A vector element has InterlockedAdd only (componentwise, as Slang's TensorView<T>).
+        const bool vector_add = el->is_vector() && op == AtomicOp::Add &&
+                                is_atomic_scalar(types_.scalar(el->scalar), op, true);
+        const bool has = integer || vector_add ||
+                         (el->is_scalar() && ((el->scalar == ScalarKind::Float && (op == AtomicOp::Add ||
+                                                                                  op == AtomicOp::Exchange || cas)) ||
+                                              (el->scalar == ScalarKind::Double && op == AtomicOp::Add)));
         if (!has) {
             if (el->is_vector() && op == AtomicOp::Add)
-                diags_.unsupported(e->loc, type_name(view) + "." + method + " on a vector element");
+                diags_.unsupported(e->loc, type_name(view) + "." + method + " on a vector of " +
+                                               scalar_name(el->scalar));
             else
                 diags_.error(e->operands[0]->loc, type_name(view) + " has no member '" + method + "'", 30027);
             return types_.error_type();
@@ -310,7 +315,8 @@ const Type* Sema::check_coop_call(Expr* e) {
     // The destination is one element of shared memory: a groupshared variable (or an element of
     // one) or an element of a TensorView / RWStructuredBuffer.
     // A field of a struct or one component of a vector, of a groupshared element (`tiles[t].count`,
-    // `pair.x`): the path lowering gives the atomic (lower_coop.cpp).
+    // `pair.x`) or of a TensorView's or writable buffer's element (`bins[i].count`, `v[i].y`): the
+    // path lowering gives the atomic (lower_coop.cpp).
     const Expr* root = dest;
     bool path = false;
     while (root->kind == ExprKind::Member && !root->operands.empty() && root->operands[0]->type &&
@@ -323,8 +329,9 @@ const Type* Sema::check_coop_call(Expr* e) {
     while (root->kind == ExprKind::Index && !root->operands[0]->type->is_tensor()) root = root->operands[0];
     if (root->kind == ExprKind::Index && root->operands[0]->type->is_tensor()) {
         // A TensorView's, or a writable tensor's or RWStructuredBuffer's, whole element.
+        // Also a field of its struct element or a component of its vector element (the path).
         const TensorKind& k = root->operands[0]->type->tensor;
-        element = root == dest && !path && (k.view || k.access != TensorAccess::Read);
+        element = (root == dest || path) && (k.view || k.access != TensorAccess::Read);
     }
     else if (root->kind == ExprKind::Name && root->var_ref && root->var_ref->is_groupshared) element = true;
     // A local variable or parameter (or a field, component or element of one), which slangc
@@ -334,10 +341,13 @@ const Type* Sema::check_coop_call(Expr* e) {
         diags_.unsupported(dest->loc, std::string(b->name) + " on anything but a local or groupshared variable (its "
                                                              "array elements, struct fields and vector components) or "
                                                              "an element of a TensorView, a writable tensor or an "
-                                                             "RWStructuredBuffer");
+                                                             "RWStructuredBuffer (or a struct field or vector "
+                                                             "component of one)");
         return types_.error_type();
     }
-    if (!is_atomic_scalar(dest->type, op, method)) {
+    // A TensorView's InterlockedAdd on a vector element adds componentwise (lower_coop.cpp).
+    const Type* leaf = method && dest->type->is_vector() ? types_.scalar(dest->type->scalar) : dest->type;
+    if (!is_atomic_scalar(leaf, op, method)) {
         diags_.error(dest->loc, std::string(b->name) + " takes an int, uint, int64_t or uint64_t destination" +
                                     (op == AtomicOp::Add || op == AtomicOp::Exchange ? std::string(" (or float)") : "") +
                                     ", got " + type_name(dest->type), 39999);

@@ -152,10 +152,14 @@ nb::object Function::call(nb::args args, nb::kwargs kwargs) {
         return launch(nb::tuple(args), rest, nb::tuple(), nb::tuple(), kwargs["_thread_count"]);
     }
     if (state_->view_function) [[unlikely]] {  // takes views: one launch, as SlangPy calls it (view_call.cpp)
-        if (!mods_.kernel.empty() || mods_.bound_this.is_valid() ||
-            (mods_.set_values.is_valid() && !mods_.set_values.is_none()))
-            call::throw_type_error(state_->name + "() takes a TensorView: map(), set(), bind() and the other "
-                                   "modifiers of calls per element are not supported for it yet");
+        // set() of parameter values and bind() of a method's `this` work as for calls per element
+        // (describe() merges them); the modifiers that change the kernel of calls per element do
+        // not apply yet.
+        const call::CallModifiers& k = mods_.kernel.call();
+        const char* which = k.deterministic ? "deterministic()" : nullptr;
+        if (which)
+            call::throw_type_error(state_->name + "() takes a TensorView: " + which +
+                                   " is not supported for a function that takes views yet (it runs as one launch)");
         return launch(nb::tuple(args), nb::dict(kwargs), nb::tuple(), nb::tuple(), nb::none());
     }
     CallScratch& s = t_scratch;
@@ -193,7 +197,7 @@ bool Function::by_components(const CallScratch& s, const nb::args& args, const n
 
 nb::list Function::coop_params() const {
     nb::list out;
-    for (const call::CoopParam& p : call::coop_params(*state_)) out.append(nb::make_tuple(p.name, p.kind));
+    for (const call::CoopParam& p : call::coop_params(*state_)) out.append(nb::make_tuple(p.name, p.kind, p.dtype));
     return out;
 }
 
@@ -237,20 +241,52 @@ nb::object Function::launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb
     if (pass == 0 && (!thread_count.is_none() || state_->view_function) && grad_mode &&
         call::coop_needs_autograd(*state_, described(s))) {
         // SlangPy's form with tensors that require grad: the launch joins torch autograd.
-        if (state_->view_function && call::view_function_returns_value(*state_->module, state_->callee))
-            call::throw_type_error(state_->name + "() takes a DiffTensorView bound to a tensor that requires grad and "
-                                   "returns a value: such a call in torch autograd is not supported yet (return void "
-                                   "and write the result through a DiffTensorView)");
         nb::object self = nb::find(this);
         return nb::module_::import_("shadegrad._coop_autograd").attr("launch")(self, args, kwargs, thread_count);
     }
     bool single = false;
-    void* result = call::launch_cooperative(torch_host(), *state_, described(s), shape, call::CoopPass(pass), &single);
-    if (!result) return nb::none();
-    // A function that takes views and returns a value: its results (one call: a 0-d tensor, or
-    // the value's components).
-    nb::object out = nb::steal(static_cast<PyObject*>(result));
-    return single ? out.attr("squeeze")(0) : out;
+    std::vector<void*> more;
+    void* result =
+        call::launch_cooperative(torch_host(), *state_, described(s), shape, call::CoopPass(pass), &single, &more,
+                                 state_->view_function ? &mods_.kernel.call() : nullptr);
+    bool struct_result = false;
+    if (state_->view_function)
+        for (const call::CoopParam& p : call::coop_params(*state_))
+            struct_result |= (p.kind == 4 || p.kind == 5) && p.name.size() > 8;
+    if (!struct_result) {
+        if (!result) {
+            // `_result=` of a function that takes views: the tensor it wrote.
+            if (pass == 0 && state_->view_function && kwargs.contains("_result")) return kwargs["_result"];
+            return nb::none();
+        }
+        // A function that takes views and returns a value: its results (one call: a 0-d tensor,
+        // or the value's components).
+        nb::object out = nb::steal(static_cast<PyObject*>(result));
+        return single ? out.attr("squeeze")(0) : out;
+    }
+    // A struct result: a dict of its fields' tensors (nested structs nested), as for calls per
+    // element; a field given as `_result:<field>=` is that tensor.
+    std::vector<nb::object> leaves;
+    leaves.push_back(result ? nb::steal(static_cast<PyObject*>(result)) : nb::object());
+    for (void* o : more) leaves.push_back(o ? nb::steal(static_cast<PyObject*>(o)) : nb::object());
+    nb::dict out;
+    size_t j = 0;
+    for (const call::CoopParam& p : call::coop_params(*state_)) {
+        if (p.kind != 4 && p.kind != 5) continue;
+        const std::string field = p.name.substr(8);  // after "_result:"
+        nb::object v = leaves.at(j++);
+        if (!v.is_valid()) v = kwargs[p.name.c_str()];
+        else if (single) v = v.attr("squeeze")(0);
+        nb::dict at = out;
+        size_t start = 0;
+        for (size_t dot = field.find('.'); dot != std::string::npos; start = dot + 1, dot = field.find('.', start)) {
+            nb::str key(field.substr(start, dot - start).c_str());
+            if (!at.contains(key)) at[key] = nb::dict();
+            at = nb::borrow<nb::dict>(at[key]);
+        }
+        at[nb::str(field.substr(start).c_str())] = v;
+    }
+    return out;
 }
 
 nb::object Function::finish(CallScratch& s) {

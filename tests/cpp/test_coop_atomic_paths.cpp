@@ -1,7 +1,9 @@
 // tests/cpp/test_coop_atomic_paths.cpp — Interlocked operations on a field of a groupshared
 // struct (also inside an array of them) and on one component of a groupshared vector, which
 // slangc accepts: every thread of a block hits the same few scalars, and the block's totals are
-// written out after a barrier. CPU runs (fibers) and NVRTC compiles.
+// written out after a barrier; on one component of a TensorView's vector element, and a
+// TensorView's InterlockedAdd on vector elements (componentwise). CPU runs (fibers) and NVRTC
+// compiles. A field of a buffer's element: tests/lang/interlocked/buffer_element_paths.slang.
 #include "coop_harness.h"
 
 namespace sg::test {
@@ -82,6 +84,56 @@ void histogram(TensorView<int> values, TensorView<int> counts, TensorView<uint> 
         EXPECT_EQ(pairs[size_t(b * 3)], max_x) << b;
         EXPECT_EQ(pairs[size_t(b * 3 + 1)], min_y) << b;
         EXPECT_EQ(pairs[size_t(b * 3 + 2)], uint32_t(2 * live)) << b;
+    }
+}
+
+TEST(CoopAtomicPaths, ComponentsOfViewElementsAndVectorMethods) {
+    // Every thread of several blocks (the last partial) adds into the same few vector elements of
+    // TensorViews: one component through the free form (`InterlockedAdd(v[i].y, 1)`), all of them
+    // through the method (`v.InterlockedAdd(i, vec, out original)`); a view whose elements are apart.
+    auto k = build_coop(R"(
+[CUDAKernel]
+void scatter(TensorView<int> at, TensorView<int2> hits, TensorView<float2> sums, TensorView<uint3> wide,
+             TensorView<int> firsts)
+{
+    uint i = cudaBlockIdx().x * cudaBlockDim().x + cudaThreadIdx().x;
+    if (i >= at.size(0)) return;
+    uint j = uint(at[i]);
+    InterlockedAdd(hits[j].y, 1);
+    InterlockedMax(hits[j].x, int(i));
+    float2 before;
+    sums.InterlockedAdd(j, float2(0.5, 2.0), before);
+    uint3 old;
+    wide.InterlockedAdd(uint(j), uint3(1u, 2u, 3u), old);
+    if (old.x == 0u) firsts[j] = int(old.y + old.z) + 1;   // the one thread that came first
+}
+)", "scatter");
+    const int n = 150, block = 64, blocks = 3;
+    std::vector<int32_t> at(n), hits(3 * 2, 0), firsts(3, 0);
+    for (int i = 0; i < n; ++i) at[size_t(i)] = (i * 5 + i / 7) % 3;
+    std::vector<float> sums(3 * 4, -7.0f);  // elements 4 apart: (x, y, pad, pad)
+    for (int e = 0; e < 3; ++e) sums[size_t(4 * e)] = sums[size_t(4 * e + 1)] = 0.0f;
+    std::vector<uint32_t> wide(3 * 3, 0u);
+    CoopArg s = CoopArg::view(sums, {3}, 2);
+    s.strides = {4};
+    const auto fault = k->launch({block, 1, 1}, {blocks, 1, 1},
+                                 {CoopArg::view(at, {n}), CoopArg::view(hits, {3}, 2), s, CoopArg::view(wide, {3}, 3),
+                                  CoopArg::view(firsts, {3})});
+    EXPECT_EQ(fault.code, 0u);
+    for (int e = 0; e < 3; ++e) {
+        int count = 0, last = -1;
+        for (int i = 0; i < n; ++i)
+            if (at[size_t(i)] == e) ++count, last = i;
+        EXPECT_EQ(hits[size_t(2 * e + 1)], count) << e;
+        EXPECT_EQ(hits[size_t(2 * e)], last) << e;
+        EXPECT_EQ(sums[size_t(4 * e)], 0.5f * float(count)) << e;
+        EXPECT_EQ(sums[size_t(4 * e + 1)], 2.0f * float(count)) << e;
+        EXPECT_EQ(sums[size_t(4 * e + 2)], -7.0f) << e;  // the padding is not written
+        EXPECT_EQ(sums[size_t(4 * e + 3)], -7.0f) << e;
+        EXPECT_EQ(wide[size_t(3 * e)], uint32_t(count)) << e;
+        EXPECT_EQ(wide[size_t(3 * e + 1)], uint32_t(2 * count)) << e;
+        EXPECT_EQ(wide[size_t(3 * e + 2)], uint32_t(3 * count)) << e;
+        EXPECT_EQ(firsts[size_t(e)], 1) << e;
     }
 }
 
