@@ -93,6 +93,10 @@ if true; then
     if [ -f scripts/first_call_profile.py ] && want first_call; then
         step "first-call split (CUDA)" first_call.log python3 scripts/first_call_profile.py --reps 3 --device cuda
     fi
+    # What the warm first call's fault record would cost made another way (row 5b).
+    if [ -f scripts/probe_fault_record_alloc.py ] && want first_call; then
+        step "fault-record allocation kinds" fault_record_alloc.log python3 scripts/probe_fault_record_alloc.py --reps 5
+    fi
     # Forward + backward host time with each side in a process of its own (and interleaved).
     if [ -f bench/bench_fwd_bwd_host.py ] && want fwd_bwd_host; then
         step "forward + backward host time, own processes" fwd_bwd_host.log \
