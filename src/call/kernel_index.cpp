@@ -263,6 +263,7 @@ CompiledKernel cached_kernel(const UserModule& module, const Glue& glue, const c
         }
     }
     add_plan_stats(PlanStats{.index_misses = 1, .index_ms = runtime::ms_since(start)});
+    backend.prepare_compiler();  // opening the compiler overlaps the front end and codegen
     CompiledKernel k = compile_kernel(module, glue, options, device, device_index);
     start = std::chrono::steady_clock::now();
     // A failed store costs only a front end and codegen run in a later process.

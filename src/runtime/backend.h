@@ -142,6 +142,11 @@ public:
     /// with their sizes and times, the options). A kernel cached under a key that holds it is
     /// rebuilt when the compiler changes. Memoized per process.
     virtual std::string compiler_fingerprint(int device, bool debug, bool fast_math) const = 0;
+    /// Called when a compile will follow (a kernel index miss), before the front end and codegen
+    /// run: starts opening the compiler load() will use, in the background, so that the two
+    /// overlap (CUDA: finding and opening NVRTC). Never throws: load() reports a compiler that
+    /// cannot be opened. The CPU's compiler is a process started per compile: nothing to do.
+    virtual void prepare_compiler() const {}
     /// Runs (CPU: the threads on the pool, or in order) or enqueues (CUDA: on the stream) the
     /// request's entries. Throws BackendError when the driver refuses a launch.
     virtual LaunchResult launch(const LaunchRequest& request) const = 0;

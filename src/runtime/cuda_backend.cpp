@@ -18,6 +18,7 @@
 #include "runtime/cuda_capture.h"
 #include "runtime/cuda_mapped_memory.h"
 #include "runtime/cuda_module.h"
+#include "runtime/cuda_nvrtc.h"  // nvrtc_prefetch
 #include "runtime/module_cache.h"  // load stats
 
 namespace sg::runtime {
@@ -145,6 +146,8 @@ public:
         spec.fast_math = fast_math;
         return cuda_compiler_fingerprint(options_of(spec));
     }
+
+    void prepare_compiler() const override { nvrtc_prefetch(); }
 
     static CudaCompileOptions options_of(const KernelSpec& spec) {
         CudaCompileOptions options;

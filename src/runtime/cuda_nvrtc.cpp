@@ -12,6 +12,8 @@
 #include <dlfcn.h>
 #include <filesystem>
 #include <mutex>
+#include <system_error>
+#include <thread>
 #include <sys/stat.h>
 #include <type_traits>
 #include <unistd.h>
@@ -300,6 +302,24 @@ const Nvrtc& nvrtc() {
     if (!state.searched) search(state);
     if (const Nvrtc* loaded = state.loaded.load(std::memory_order_relaxed)) return *loaded;
     throw_not_found(state.error);
+}
+
+bool nvrtc_loaded() noexcept { return nvrtc_state().loaded.load(std::memory_order_acquire) != nullptr; }
+
+void nvrtc_prefetch() {
+    if (nvrtc_loaded()) return;
+    static std::once_flag started;
+    std::call_once(started, [] {
+        try {
+            std::thread([] {
+                try {
+                    (void)nvrtc();
+                } catch (...) {  // reported by the nvrtc() of the compile that needs it
+                }
+            }).detach();
+        } catch (const std::system_error&) {  // no thread: the compile opens NVRTC itself
+        }
+    });
 }
 
 std::string nvrtc_status() {

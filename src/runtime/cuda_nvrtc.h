@@ -73,6 +73,13 @@ std::shared_ptr<const Nvrtc> load_nvrtc_library(const std::string& path_or_name,
 /// present. Thread-safe; loaded once. Throws BackendError "NVRTC not found: ..." naming what was
 /// tried and what to install.
 const Nvrtc& nvrtc();
+/// Starts nvrtc()'s search and load on a thread of its own, once per process, and returns at
+/// once; a later nvrtc() waits for it (or finds the library loaded). A failure is left for
+/// nvrtc() to report. Used before a compile's front end runs, so that opening NVRTC and its
+/// builtins (several ms) overlaps it.
+void nvrtc_prefetch();
+/// Whether NVRTC is loaded in this process (one atomic load; never starts a search).
+bool nvrtc_loaded() noexcept;
 
 /// What decides which NVRTC nvrtc() loads and what it produces, without loading it: the driver's
 /// version and every candidate (nvrtc_candidates) with its size and modification time (a bare

@@ -201,6 +201,25 @@ TEST_F(NvrtcSearch, UnloadableLibrariesAreReported) {
     EXPECT_NE(error.find("not a usable NVRTC"), std::string::npos) << error;
 }
 
+TEST_F(NvrtcSearch, PrefetchOpensNvrtcOnAThreadOfItsOwn) {
+    // Knowing that NVRTC is there without opening it takes CI's promise (SG_REQUIRE_NVRTC=1).
+    if (!sg::test::nvrtc_required()) GTEST_SKIP() << "needs SG_REQUIRE_NVRTC=1 (NVRTC installed)";
+    set_nvrtc_search_dirs(sg::test::python_sys_path());
+    // ctest runs each test in a process of its own: nothing has opened NVRTC here yet.
+    ASSERT_FALSE(nvrtc_loaded());
+    nvrtc_prefetch();
+    nvrtc_prefetch();  // started once per process; returns at once
+    // Nothing on this thread calls nvrtc(): only the prefetch's thread can load it.
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!nvrtc_loaded() && std::chrono::steady_clock::now() < until)
+        std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    ASSERT_TRUE(nvrtc_loaded()) << nvrtc_status();
+    const Nvrtc& n = nvrtc();  // the library the prefetch loaded, without a second search
+    EXPECT_GE(n.major, 11);
+    EXPECT_EQ(&nvrtc(), &n);
+    nvrtc_prefetch();  // loaded: nothing to start
+}
+
 // ---- compiling ------------------------------------------------------------------------------
 
 TEST_F(CudaCompileTest, CompilesACubinForSm90) {
