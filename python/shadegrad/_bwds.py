@@ -14,6 +14,7 @@
 from __future__ import annotations
 
 from . import _tensor, _values
+from ._coop_autograd import KIND, RESULTS
 
 
 # Tensor parameter types a call writes (a diff_pair for one holds the incoming gradient).
@@ -38,11 +39,11 @@ class BwdsFunction:
         kwargs = dict(kwargs)
         count = kwargs.pop("_thread_count", None)  # a function that takes views: once, or per sg.grid element
         fn = self._fn
-        leaves = [(name, kind, dtype) for name, kind, dtype in fn._coop_params() if kind in (4, 5)]
+        leaves = [(name, kind, dtype) for name, kind, dtype in fn._coop_params() if kind in RESULTS]
         result = (leaves[0][1], leaves[0][2]) if len(leaves) == 1 and leaves[0][0] == "_result" else None
         if leaves and result is None:
             # A struct result: the gradient of each field that carries one, as a dict of fields.
-            n_params = len([p for p in fn._coop_params() if p[1] not in (4, 5, 8)])
+            n_params = len([p for p in fn._coop_params() if p[1] not in (*RESULTS, KIND.struct_field)])
             if "_result_grad" in kwargs:
                 dresult = kwargs.pop("_result_grad")
             elif len(args) + len(kwargs) > n_params:
@@ -50,7 +51,7 @@ class BwdsFunction:
             else:
                 dresult = None
             for name, kind, dtype in leaves:
-                if kind != 4:
+                if kind != KIND.diff_result:
                     continue
                 g = dresult
                 for key in name[len("_result:"):].split("."):
@@ -65,7 +66,7 @@ class BwdsFunction:
             # A function that takes views and returns a value: the gradient of its results, as the
             # last positional argument, `_result_grad=`, or a `_result=` tensor's .grad (copied:
             # the backward consumes it).
-            n_params = len([p for p in fn._coop_params() if p[1] not in (4, 5, 8)])
+            n_params = len([p for p in fn._coop_params() if p[1] not in (*RESULTS, KIND.struct_field)])
             if "_result_grad" in kwargs:
                 dresult = kwargs.pop("_result_grad")
             elif "_result" in kwargs:
@@ -76,7 +77,7 @@ class BwdsFunction:
                 *args, dresult = args
             else:
                 dresult = None
-            if result[0] == 4:
+            if result[0] == KIND.diff_result:
                 if dresult is None:
                     raise TypeError(f"{fn.name}.bwds(): the gradient of the result is missing (pass it as the last "
                                     "argument)")

@@ -21,9 +21,17 @@ Every other argument (TensorView tensors, numbers) is passed through unchanged.
 """
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import torch
 
+from . import _core
+
 __all__ = ["launch"]
+
+# The kinds of Function._coop_params() entries, by name (call/coop_launch.h: CoopParamKind).
+KIND = SimpleNamespace(**_core._coop_param_kinds())
+RESULTS = (KIND.diff_result, KIND.result)
 
 
 def _bind(fn, args: tuple, kwargs: dict) -> tuple:
@@ -31,8 +39,8 @@ def _bind(fn, args: tuple, kwargs: dict) -> tuple:
     result's leaves ((name, kind) pairs of a function that takes views and returns a value:
     "_result", or "_result:<field>" per field of a struct; else None)."""
     params = fn._coop_params()
-    result = [(name, kind) for name, kind, _ in params if kind in (4, 5)] or None
-    params = [(name, kind) for name, kind, _ in params if kind not in (4, 5, 8)]
+    result = [(name, kind) for name, kind, _ in params if kind in RESULTS] or None
+    params = [(name, kind) for name, kind, _ in params if kind not in (*RESULTS, KIND.struct_field)]
     if len(args) > len(params):
         raise TypeError(f"{fn.name}() takes {len(params)} arguments, got {len(args)}")
     values = dict(zip((p[0] for p in params), args))
@@ -88,15 +96,15 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
     def role(kind, value):
         if not isinstance(value, torch.Tensor):
             return None
-        if kind == 2:
+        if kind == KIND.diff_tensor_view:
             return "in" if value.requires_grad else "out"
-        if kind == 3:
+        if kind == KIND.diff_element:
             return "in" if value.requires_grad else None
-        if kind == 6:
+        if kind == KIND.diff_element_out:
             return "inout"
-        if kind == 7:  # a struct from a tensor of its fields
+        if kind == KIND.struct:  # a struct from a tensor of its fields
             return "in" if value.requires_grad else None
-        if kind == 9:
+        if kind == KIND.struct_out:
             return "inout"
         return None
 
@@ -106,10 +114,10 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
     outs = [(k, ()) for k, r in enumerate(roles) if r == "out"]
     inouts = [(k, ()) for k, r in enumerate(roles) if r == "inout"]
     # A struct's fields that carry a gradient, from tensors that require grad, are inputs too; an
-    # out or inout struct's (kind 9) are written in place.
-    fields = [name for name, kind, _ in fn._coop_params() if kind == 8]
+    # out or inout struct's are written in place.
+    fields = [name for name, kind, _ in fn._coop_params() if kind == KIND.struct_field]
     for k, (pname, kind, value) in enumerate(bound):
-        if kind not in (7, 9) or not isinstance(value, dict):
+        if kind not in (KIND.struct, KIND.struct_out) or not isinstance(value, dict):
             continue
         for field in fields:
             if not field.startswith(pname + "."):
@@ -121,14 +129,14 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
                 continue  # the launch reports a missing field
             if not isinstance(part, torch.Tensor):
                 continue
-            if kind == 9:
+            if kind == KIND.struct_out:
                 inouts.append((k, path))
             elif part.requires_grad:
                 ins.append((k, path))
     names = [name for name, _, _ in bound]
     returns = result is not None
     leaves = result or []
-    diff_result = any(kind == 4 for _, kind in leaves)
+    diff_result = any(kind == KIND.diff_result for _, kind in leaves)
     struct_result = returns and leaves[0][0] != "_result"
 
     def leaf_values(out):
@@ -190,7 +198,7 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
             if not returns:
                 return written
             outs_ = leaf_values(out)
-            plain = [v for v, (_, kind) in zip(outs_, leaves) if kind != 4]
+            plain = [v for v, (_, kind) in zip(outs_, leaves) if kind != KIND.diff_result]
             if plain:
                 ctx.mark_non_differentiable(*plain)
             ctx.result_like = [torch.empty((), dtype=v.dtype, device=v.device).expand(v.shape) for v in outs_]
@@ -226,7 +234,7 @@ def launch(fn, args: tuple, kwargs: dict, thread_count):
                 _put(values, slot, (b, gb))
                 inout_grads.append(gb)
             result_grads = {name: incoming(g, like) for (name, kind), g, like in
-                            zip(leaves, grad_outputs, getattr(ctx, "result_like", [])) if kind == 4}
+                            zip(leaves, grad_outputs, getattr(ctx, "result_like", [])) if kind == KIND.diff_result}
             run(values, 1, result_grads or None)
             return (tuple(g.to(t.dtype) for g, t in zip(in_grads, inputs)) + (None,) * len(outs) +
                     tuple(g.to(t.dtype) if need else None for g, t, need in zip(inout_grads, before, inout_needs)) +

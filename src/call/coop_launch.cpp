@@ -169,20 +169,23 @@ std::vector<CoopParam> coop_params(const FunctionState& fn) {
     const bool view_function = !lang::find_attribute(decl.attrs, "CUDAKernel");
     for (size_t k = 0; k < decl.params.size(); ++k) {
         const lang::VarDecl* p = decl.params[k];
-        const int value = view_function && p->type->is_struct()                         ? (p->dir == lang::ParamDir::In ? 7 : 9)
-                          : !(view_function && view_element_is_differentiable(decl, k)) ? 0
-                          : p->dir == lang::ParamDir::In                                 ? 3
-                                                                                         : 6;
-        out.push_back({p->name, !p->type->is_tensor() ? value : is_diff_view(p->type) ? 2 : 1, ""});
+        using K = CoopParamKind;
+        const bool in = p->dir == lang::ParamDir::In;
+        const K value = view_function && p->type->is_struct()                         ? (in ? K::Struct : K::StructOut)
+                        : !(view_function && view_element_is_differentiable(decl, k)) ? K::Value
+                        : in                                                           ? K::DiffElement
+                                                                                       : K::DiffElementOut;
+        out.push_back({p->name, !p->type->is_tensor() ? value : is_diff_view(p->type) ? K::DiffTensorView : K::TensorView,
+                       ""});
     }
     // A struct parameter's fields that carry a gradient (read per element from a tensor).
     for (size_t k = 0; view_function && k < decl.params.size(); ++k)
         if (decl.params[k]->type->is_struct())
             for (const ViewResultLeaf& leaf : view_struct_leaves(*fn.module, decl, k))
-                if (leaf.diff) out.push_back({decl.params[k]->name + "." + leaf.name, 8, ""});
+                if (leaf.diff) out.push_back({decl.params[k]->name + "." + leaf.name, CoopParamKind::StructField, ""});
     if (view_function)
         for (const ViewResultLeaf& leaf : view_result_leaves(*fn.module, decl))
-            out.push_back({leaf.name.empty() ? "_result" : "_result:" + leaf.name, leaf.diff ? 4 : 5,
+            out.push_back({leaf.name.empty() ? "_result" : "_result:" + leaf.name, leaf.diff ? CoopParamKind::DiffResult : CoopParamKind::Result,
                            leaf.type->is_numeric() ? dtype_name(dtype_of(leaf.type->scalar)) : ""});
     return out;
 }

@@ -37,18 +37,34 @@ struct LaunchShape {
 /// (`.fwd`: fwd_diff). A derivative launch binds a DiffTensorView to a (values, gradient) pair.
 enum class CoopPass : uint8_t { Primal = 0, Backward = 1, Forward = 2 };
 
-/// A parameter of a [CUDAKernel] function as the Python side needs it (autograd wiring).
+/// What a CoopParam is to the Python side's autograd wiring (python/shadegrad/_coop_autograd.py
+/// reads the names through `_core._coop_param_kinds()`).
+enum class CoopParamKind : int {
+    Value = 0,           ///< a value (no gradient)
+    TensorView = 1,      ///< a TensorView
+    DiffTensorView = 2,  ///< a DiffTensorView
+    /// a value of a function that takes views whose per-element tensor carries a gradient (a
+    /// differentiable scalar or vector)
+    DiffElement = 3,
+    DiffResult = 4,      ///< the result (or a field of it) of such a function: carries a gradient
+    Result = 5,          ///< the same without a gradient
+    DiffElementOut = 6,  ///< a DiffElement that is out or inout (its tensor is written per element)
+    Struct = 7,          ///< a struct of such a function (a dict of its fields)
+    StructField = 8,     ///< a field of a Struct that carries a gradient, named "param.field"
+    StructOut = 9,       ///< an out or inout Struct: its fields' tensors are written
+};
+
+/// A parameter of a [CUDAKernel] function as the Python side needs it (autograd wiring). The
+/// parameters come first, then the StructField entries, then the result's leaves of a function
+/// that takes views and returns a value: "_result", or "_result:<field>" per field of a struct.
 struct CoopParam {
     std::string name;
-    /// 0: a value, 1: a TensorView, 2: a DiffTensorView, 3: a value of a function that takes views
-    /// whose per-element tensor carries a gradient (a differentiable scalar or vector), 6: such an
-    /// out or inout value (its tensor is written per element), 7: a struct of such a function (a
-    /// dict of its fields; 9 when it is out or inout: its fields' tensors are written), 8: a field
-    /// of one that carries a gradient, named "param.field" (after the parameters); the result
-    /// of such a function that returns a value comes last, named "_result": 4 when it carries a
-    /// gradient, else 5.
-    int kind = 0;
+    CoopParamKind kind = CoopParamKind::Value;
     std::string dtype;  ///< the result's: its torch dtype name ("float32")
+
+    bool is_result() const { return kind == CoopParamKind::DiffResult || kind == CoopParamKind::Result; }
+    /// A field of a struct result ("_result:<field>").
+    bool is_result_field() const { return is_result() && name.rfind("_result:", 0) == 0; }
 };
 
 /// Whether the function a state names is a [CUDAKernel] function (of its first declaration).

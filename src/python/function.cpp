@@ -197,7 +197,7 @@ bool Function::by_components(const CallScratch& s, const nb::args& args, const n
 
 nb::list Function::coop_params() const {
     nb::list out;
-    for (const call::CoopParam& p : call::coop_params(*state_)) out.append(nb::make_tuple(p.name, p.kind, p.dtype));
+    for (const call::CoopParam& p : call::coop_params(*state_)) out.append(nb::make_tuple(p.name, int(p.kind), p.dtype));
     return out;
 }
 
@@ -252,7 +252,7 @@ nb::object Function::launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb
     bool struct_result = false;
     if (state_->view_function)
         for (const call::CoopParam& p : call::coop_params(*state_))
-            struct_result |= (p.kind == 4 || p.kind == 5) && p.name.size() > 8;
+            struct_result |= p.is_result_field();
     if (!struct_result) {
         if (!result) {
             // `_result=` of a function that takes views: the tensor it wrote.
@@ -272,8 +272,8 @@ nb::object Function::launch(nb::tuple args, nb::dict kwargs, nb::tuple block, nb
     nb::dict out;
     size_t j = 0;
     for (const call::CoopParam& p : call::coop_params(*state_)) {
-        if (p.kind != 4 && p.kind != 5) continue;
-        const std::string field = p.name.substr(8);  // after "_result:"
+        if (!p.is_result()) continue;
+        const std::string field = p.name.substr(std::string_view("_result:").size());
         nb::object v = leaves.at(j++);
         if (!v.is_valid()) v = kwargs[p.name.c_str()];
         else if (single) v = v.attr("squeeze")(0);

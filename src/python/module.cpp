@@ -423,6 +423,17 @@ NB_MODULE(_core, m) {
 
     m.def("_register_value_kind", &register_value_kind, nb::arg("name"), nb::arg("classes"), nb::arg("helpers"));
     m.def("_value_kinds", &value_kinds);
+    m.def("_coop_param_kinds", []() {  // the names of Function._coop_params()'s kinds (call/coop_launch.h)
+        using K = call::CoopParamKind;
+        nb::dict d;
+        for (auto [name, kind] : {std::pair{"value", K::Value}, {"tensor_view", K::TensorView},
+                                  {"diff_tensor_view", K::DiffTensorView}, {"diff_element", K::DiffElement},
+                                  {"diff_result", K::DiffResult}, {"result", K::Result},
+                                  {"diff_element_out", K::DiffElementOut}, {"struct", K::Struct},
+                                  {"struct_field", K::StructField}, {"struct_out", K::StructOut}})
+            d[name] = int(kind);
+        return d;
+    });
     bind_autograd_handle(m);
 
     m.def("_init_torch", &init_torch, nb::arg("native_path"), nb::arg("fallback"), nb::arg("force_fallback"));
