@@ -73,14 +73,7 @@ const Type* Sema::check_builtin_type_member(Expr* e, bool called) {
     for (size_t k = 1; k < e->operands.size(); ++k)
         if (e->operands[k]->kind != ExprKind::InitList && check_expr(e->operands[k])->is_error())
             return types_.error_type();
-    auto* name = ast_.make<Expr>();
-    name->kind = ExprKind::Name;
-    name->loc = member->loc;
-    name->name = statics.front()->name;
-    name->ref = RefKind::Function;
-    name->type = types_.void_type();
-    e->operands[0] = name;
-    return check_user_call(e, statics);
+    return check_static_method_call(e, member->loc, statics);
 }
 
 }  // namespace sg::lang

@@ -387,6 +387,9 @@ private:
     const Type* check_index(Expr* e);
     const Type* check_member(Expr* e);
     const Type* check_user_call(Expr* e, const std::vector<FunctionDecl*>& candidates);
+    /// A call `T.f(args)` of a type's static methods: the callee becomes a plain name of them
+    /// (located at `loc`) and the call is checked against them as a free function's overloads.
+    const Type* check_static_method_call(Expr* e, SourceLoc loc, const std::vector<FunctionDecl*>& statics);
     /// Checks `e`, a copy of parameter `p`'s default, as a global constant's initializer is: at
     /// module scope, with `f`'s generic arguments, converted to p's type (for defaults_).
     void check_default_value(FunctionDecl* f, VarDecl* p, Expr* e);

@@ -220,14 +220,7 @@ const Type* Sema::check_member_call(Expr* e) {
         }
         for (size_t k = 1; k < e->operands.size(); ++k)
             if (e->operands[k]->type && e->operands[k]->type->is_error()) return types_.error_type();
-        auto* name = ast_.make<Expr>();
-        name->kind = ExprKind::Name;
-        name->loc = callee->loc;
-        name->name = statics.front()->name;
-        name->ref = RefKind::Function;
-        name->type = types_.void_type();
-        e->operands[0] = name;
-        return check_user_call(e, statics);
+        return check_static_method_call(e, callee->loc, statics);
     }
     const Type* bt = check_expr(base);
     check_args();
@@ -381,6 +374,17 @@ void Sema::prepare_init_body(FunctionDecl* f) {
     ret->expr = this_name(f->loc);
     f->body->body.insert(f->body->body.begin(), decl);
     f->body->body.push_back(ret);
+}
+
+const Type* Sema::check_static_method_call(Expr* e, SourceLoc loc, const std::vector<FunctionDecl*>& statics) {
+    auto* name = ast_.make<Expr>();
+    name->kind = ExprKind::Name;
+    name->loc = loc;
+    name->name = statics.front()->name;
+    name->ref = RefKind::Function;
+    name->type = types_.void_type();
+    e->operands[0] = name;
+    return check_user_call(e, statics);
 }
 
 }  // namespace sg::lang
