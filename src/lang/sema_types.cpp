@@ -113,8 +113,18 @@ const Type* Sema::resolve_named_type(const std::string& name, SourceLoc loc, boo
         if (name.size() <= n || name.compare(0, n, s.name) != 0) continue;
         std::string rest = name.substr(n);
         if (rest.size() == 1 && rest[0] >= '1' && rest[0] <= '4') return types_.vector(s.kind, rest[0] - '0');
-        if (rest.size() == 3 && rest[1] == 'x' && rest[0] >= '1' && rest[0] <= '4' && rest[2] >= '1' && rest[2] <= '4')
+        if (rest.size() == 3 && rest[1] == 'x' && rest[0] >= '1' && rest[0] <= '4' && rest[2] >= '1' && rest[2] <= '4') {
+            // A matrix of one row or one column (float1x3, float2x1) would have rows or
+            // components of one element, which are scalars here (float1 is float); the IR and
+            // the generated code do not model them yet. As matrix<T, R, C> says: sizes 2..4.
+            if (rest[0] == '1' || rest[2] == '1') {
+                if (!report) return nullptr;
+                diags_.error(loc, "'" + name + "': a matrix of one row or one column is not supported yet "
+                                  "(use a vector; matrix sizes are 2..4)");
+                return types_.error_type();
+            }
             return types_.matrix(s.kind, rest[0] - '0', rest[2] - '0');
+        }
     }
     if (TypeAliasDecl* a = scopes_.lookup_alias(name)) return resolve_alias(a);
     if (auto a = module_.aliases.find(name); a != module_.aliases.end()) return resolve_alias(a->second);
