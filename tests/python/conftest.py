@@ -13,6 +13,15 @@ import pytest
 # the suite again with SHADEGRAD_TEST_DEVICE=cuda).
 TEST_DEVICE = os.environ.get("SHADEGRAD_TEST_DEVICE", "cpu")
 
+
+
+def device_tensor(values, dtype=None, **kw):
+    """A tensor of `values` on the test device (float32 unless `dtype` says otherwise)."""
+    import torch
+
+    return torch.tensor(values, dtype=dtype or torch.float32, device=TEST_DEVICE, **kw)
+
+
 _REPO = Path(__file__).resolve().parents[2]
 # bench/mul2_kernels.py holds the kernel source and frame counter shared with the benchmarks.
 sys.path.insert(0, str(_REPO / "bench"))

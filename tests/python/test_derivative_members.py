@@ -5,7 +5,7 @@
 import pytest
 import torch
 
-from conftest import TEST_DEVICE
+from conftest import TEST_DEVICE, device_tensor as t
 from finite_differences import central
 
 SOURCE = """
@@ -27,11 +27,6 @@ struct V : IDifferentiable
 @pytest.fixture(scope="module")
 def m(sg, device):
     return sg.Module.load_from_source(device, "derivative_members", SOURCE)
-
-
-def t(values):
-    return torch.tensor(values, dtype=torch.float32, device=TEST_DEVICE)
-
 
 
 XS, YS = [1.0, -2.0, 0.5], [2.0, 0.25, -1.5]

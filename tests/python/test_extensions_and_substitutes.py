@@ -10,7 +10,7 @@ import math
 import pytest
 import torch
 
-from conftest import TEST_DEVICE
+from conftest import TEST_DEVICE, device_tensor as t
 from finite_differences import central
 
 SOURCE = """
@@ -54,10 +54,6 @@ float gained(float x) { return g_gain * x * x; }
 @pytest.fixture(scope="module")
 def m(sg, device):
     return sg.Module.load_from_source(device, "extensions_and_substitutes", SOURCE)
-
-
-def t(values):
-    return torch.tensor(values, dtype=torch.float32, device=TEST_DEVICE)
 
 
 XS = [-1.25, 0.3, 0.9, 2.0]

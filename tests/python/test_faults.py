@@ -5,7 +5,7 @@
 import pytest
 import torch
 
-from conftest import TEST_DEVICE
+from conftest import TEST_DEVICE, device_tensor as t
 
 # Line numbers below are part of the expected messages (faults.slang:L:C).
 SOURCE = """import slangpy;
@@ -72,10 +72,6 @@ def debug(sg):
     sg.set_debug_mode(True)
     yield
     sg.set_debug_mode(was)
-
-
-def t(values, dtype=torch.float32):
-    return torch.tensor(values, dtype=dtype, device=TEST_DEVICE)
 
 
 def lut():

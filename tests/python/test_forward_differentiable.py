@@ -5,7 +5,7 @@
 import pytest
 import torch
 
-from conftest import TEST_DEVICE
+from conftest import TEST_DEVICE, device_tensor as t
 
 SOURCE = """
 [ForwardDifferentiable]
@@ -20,10 +20,6 @@ float d2cube(float x) { return fwd_diff(dcube_fwd)(diffPair(x, 1.0)).d; }
 @pytest.fixture(scope="module")
 def m(sg, device):
     return sg.Module.load_from_source(device, "forward_differentiable", SOURCE)
-
-
-def t(values, **kw):
-    return torch.tensor(values, dtype=torch.float32, device=TEST_DEVICE, **kw)
 
 
 def test_values_and_forward_derivatives(m):

@@ -6,7 +6,7 @@
 # call key; and every mistake as an exception naming the function and the global.
 import pytest
 import torch
-from conftest import TEST_DEVICE
+from conftest import TEST_DEVICE, device_tensor as t
 
 SOURCE = """
 RWStructuredBuffer<float> g_table;
@@ -43,10 +43,6 @@ float plain(float x) { return x + 1.0; }
 @pytest.fixture
 def m(sg, device):
     return sg.Module.load_from_source(device, "globals_from_python", SOURCE)
-
-
-def t(values, dtype=torch.float32):
-    return torch.tensor(values, dtype=dtype, device=TEST_DEVICE)
 
 
 # ---------------------------------------------------------------- global buffers

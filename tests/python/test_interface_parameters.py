@@ -6,7 +6,7 @@
 import pytest
 import torch
 
-from conftest import TEST_DEVICE
+from conftest import TEST_DEVICE, device_tensor as t
 
 SOURCE = """
 import slangpy;
@@ -28,10 +28,6 @@ float scaled(IScale s, float x) { return s.scale(x); }
 @pytest.fixture(scope="module")
 def m(sg, device):
     return sg.Module.load_from_source(device, "interface_parameters", SOURCE)
-
-
-def t(values):
-    return torch.tensor(values, dtype=torch.float32, device=TEST_DEVICE)
 
 
 def test_struct_named_by_dict_type(m):

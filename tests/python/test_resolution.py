@@ -8,7 +8,7 @@ import re
 import pytest
 import torch
 
-from conftest import TEST_DEVICE
+from conftest import TEST_DEVICE, device_tensor as t
 
 OVERLOADS = """
 [Differentiable]
@@ -109,10 +109,6 @@ def ov(sg, device):
 @pytest.fixture(scope="module")
 def gm(sg, device):
     return sg.Module.load_from_source(device, "generics", GENERICS)
-
-
-def t(values, dtype=torch.float32):
-    return torch.tensor(values, dtype=dtype, device=TEST_DEVICE)
 
 
 # ---------------------------------------------------------------- overloads

@@ -12,7 +12,7 @@ import pytest
 import torch
 
 import shadegrad as sg
-from conftest import TEST_DEVICE
+from conftest import TEST_DEVICE, device_tensor as t
 
 TENSORVIEW = """
 // Each of these runs as one thread (_thread_count=1) that walks the whole view, or as one
@@ -132,10 +132,6 @@ def tv(device):
 @pytest.fixture(scope="module")
 def dtv(device):
     return sg.Module.load_from_source(device, "slangpy_difftensorview", DIFFTENSORVIEW)
-
-
-def t(values, dtype=torch.float32):
-    return torch.tensor(values, dtype=dtype, device=TEST_DEVICE)
 
 
 # ---- test_tensorview.py

@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import shadegrad as sg
-from conftest import TEST_DEVICE
+from conftest import TEST_DEVICE, device_tensor as t
 
 # The kinds of functions SlangPy's test_tensorview.slang declares (views taken by functions that
 # are no kernels, a coordinate beside a view, vector and bool elements, one [CUDAKernel]), in our
@@ -187,10 +187,6 @@ def tv(device):
 @pytest.fixture(scope="module")
 def dtv(device):
     return sg.Module.load_from_source(device, "slangpy_diff_view_functions", DIFFTENSORVIEW)
-
-
-def t(values, dtype=torch.float32):
-    return torch.tensor(values, dtype=dtype, device=TEST_DEVICE)
 
 
 # ---- test_tensorview.py, as SlangPy calls it
