@@ -14,7 +14,7 @@
 #include "call/errors.h"
 #include "call/kernel_faults.h"
 #include "call/kernel_index.h"
-#include "lang/half_float.h"
+#include "call/scalar_store.h"
 #include "runtime/backend.h"
 #include "runtime/module_cache.h"  // ms_since
 
@@ -241,20 +241,7 @@ void put_uniform(std::vector<uint8_t>& block, size_t offset, const codegen::Fiel
         v = double(i = a.tensor.strides[component - kUniformGridStride]);
     if (component >= kUniformGridOffset && component < kUniformGridOffset + kMaxTensorRank)
         v = double(i = a.offset[component - kUniformGridOffset]);
-    switch (t->scalar) {
-    case lang::ScalarKind::Float: put<float>(block, offset, float(v)); break;
-    case lang::ScalarKind::Double: put<double>(block, offset, v); break;
-    case lang::ScalarKind::Bool: put<uint8_t>(block, offset, v != 0); break;
-    case lang::ScalarKind::Int8: put<int8_t>(block, offset, int8_t(i)); break;
-    case lang::ScalarKind::Int16: put<int16_t>(block, offset, int16_t(i)); break;
-    case lang::ScalarKind::Int32: put<int32_t>(block, offset, int32_t(i)); break;
-    case lang::ScalarKind::Int64: put<int64_t>(block, offset, i); break;
-    case lang::ScalarKind::UInt8: put<uint8_t>(block, offset, uint8_t(i)); break;
-    case lang::ScalarKind::UInt16: put<uint16_t>(block, offset, uint16_t(i)); break;
-    case lang::ScalarKind::UInt32: put<uint32_t>(block, offset, uint32_t(i)); break;
-    case lang::ScalarKind::UInt64: put<uint64_t>(block, offset, uint64_t(i)); break;
-    case lang::ScalarKind::Half: put<uint16_t>(block, offset, lang::half_bits_from_double(v)); break;  // rounded once
-    }
+    store_scalar(block.data() + offset, t->scalar, v, i);
 }
 
 /// A tensor view over the call dims for an argument mapped by fn.map(): call dim d of the view

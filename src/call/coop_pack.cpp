@@ -3,29 +3,14 @@
 
 #include <cstring>
 
-#include "lang/half_float.h"
+#include "call/scalar_store.h"
 
 namespace sg::call {
 
 void write_scalar(uint8_t* out, lang::ScalarKind k, const ArgInfo& a) {
     const bool integral = a.kind == ArgKind::Int;
     const double d = a.kind == ArgKind::Bool ? a.number : integral ? double(a.integer) : a.number;
-    const int64_t i = integral ? a.integer : int64_t(d);
-    auto put = [&](auto v) { std::memcpy(out, &v, sizeof v); };
-    switch (k) {
-    case lang::ScalarKind::Bool: put(uint8_t(d != 0)); break;
-    case lang::ScalarKind::Int8: put(int8_t(i)); break;
-    case lang::ScalarKind::Int16: put(int16_t(i)); break;
-    case lang::ScalarKind::Int32: put(int32_t(i)); break;
-    case lang::ScalarKind::Int64: put(int64_t(i)); break;
-    case lang::ScalarKind::UInt8: put(uint8_t(i)); break;
-    case lang::ScalarKind::UInt16: put(uint16_t(i)); break;
-    case lang::ScalarKind::UInt32: put(uint32_t(i)); break;
-    case lang::ScalarKind::UInt64: put(uint64_t(i)); break;
-    case lang::ScalarKind::Half: put(lang::half_bits_from_double(d)); break;
-    case lang::ScalarKind::Float: put(float(d)); break;
-    case lang::ScalarKind::Double: put(d); break;
-    }
+    store_scalar(out, k, d, integral ? a.integer : int64_t(d));
 }
 
 TensorInfo expanded(const TensorInfo& t, int element_dims, const std::vector<int64_t>& call_shape,
