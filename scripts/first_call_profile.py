@@ -113,7 +113,7 @@ def main() -> None:
               f"{med('warm', lambda r: r['stats']['ms'][key]):9.2f}")
     print(f"{'module load (before the call; not in the row)':48s} {med('cold', lambda r: r['load_ms']):9.2f} "
           f"{med('warm', lambda r: r['load_ms']):9.2f}")
-    counts = ["plans", "index_hits", "index_misses", "front_end_runs", "codegen_runs", "memory_hits", "disk_hits",
+    counts = ["plans", "index_hits", "index_misses", "quick_kernels", "upgrades", "front_end_runs", "codegen_runs", "memory_hits", "disk_hits",
               "compiles"]
     for kind in ("cold", "warm"):
         print(kind + ": " + ", ".join(f"{k} {runs[kind][0]['stats'][k]}" for k in counts))

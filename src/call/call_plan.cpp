@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstring>
+#include <optional>
 
 #include "call/errors.h"
 #include "call/kernel_faults.h"
@@ -124,7 +125,8 @@ int32_t register_site(const UserModule& module, const Binding& b, const Glue& gl
 
 }  // namespace
 
-CallPlan::CallPlan(const UserModule& module, Binding binding, const CallKey& key, const codegen::CodegenOptions& options)
+CallPlan::CallPlan(const UserModule& module, Binding binding, const CallKey& key, const codegen::CodegenOptions& options,
+                   std::shared_ptr<const UserModule> owner)
     : module_(module), binding_(std::move(binding)), options_(options), key_text_(render_call_key(key)) {
     options_.call_rank = binding_.call_rank;  // fixed by the key
     options_.deterministic = binding_.deterministic;
@@ -135,8 +137,19 @@ CallPlan::CallPlan(const UserModule& module, Binding binding, const CallKey& key
     const auto glue_start = std::chrono::steady_clock::now();
     forward_glue_ = make_forward_glue(binding_, options_.index_64bit);
     add_plan_stats(PlanStats{.glue_ms = runtime::ms_since(glue_start)});
-    forward_ = cached_kernel(module_, forward_glue_, kernel_options(options_, forward_glue_), binding_.device,
-                              binding_.device_index);
+    const codegen::CodegenOptions full = kernel_options(options_, forward_glue_);
+    const DeviceType device = binding_.device;
+    const int index = binding_.device_index;
+    if (owner == nullptr || !quick_first_kernel(device, full)) {
+        forward_ = cached_kernel(module_, forward_glue_, full, device, index);
+    } else if (std::optional<CompiledKernel> k = indexed_kernel(module_, forward_glue_, full, device, index)) {
+        forward_ = *std::move(k);  // a later process: the full kernel is on disk
+    } else {
+        forward_ = cached_kernel(module_, forward_glue_, quick_kernel_options(full), device, index);
+        forward_.site = register_site(module_, binding_, forward_glue_, false);
+        upgrade_ = KernelUpgrade::start(std::move(owner), forward_glue_, full, device, index, forward_);
+        return;
+    }
     forward_.site = register_site(module_, binding_, forward_glue_, false);
 }
 

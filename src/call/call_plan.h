@@ -14,6 +14,7 @@
 #include "call/call_key.h"
 #include "call/compile_kernel.h"
 #include "call/glue.h"
+#include "call/kernel_upgrade.h"
 
 namespace sg::call {
 
@@ -52,11 +53,22 @@ uint64_t fixed_point_params(const UserModule& module, const Glue& glue, codegen:
 
 class CallPlan {
 public:
-    CallPlan(const UserModule& module, Binding binding, const CallKey& key, const codegen::CodegenOptions& options);
+    /// `owner` (the module's owner, when the caller has one) lets a cold plan start with a kernel
+    /// quick to compile and take its full kernel from the background (kernel_upgrade.h).
+    CallPlan(const UserModule& module, Binding binding, const CallKey& key, const codegen::CodegenOptions& options,
+             std::shared_ptr<const UserModule> owner = nullptr);
 
     const Binding& binding() const { return binding_; }
     const Glue& forward_glue() const { return forward_glue_; }
-    const CompiledKernel& forward() const { return forward_; }
+    /// The forward kernel: the full one once a background compile has loaded it (kernel_upgrade.h).
+    /// Both take the same parameter block, so one packed for either launches either.
+    const CompiledKernel& forward() const {
+        if (upgrade_ != nullptr) [[unlikely]]
+            if (const CompiledKernel* full = upgrade_->ready()) return *full;
+        return forward_;
+    }
+    /// The background compile of the full forward kernel; null when the plan started with it.
+    const KernelUpgrade* forward_upgrade() const { return upgrade_.get(); }
     /// The grad mask of this plan: bit i set when binding i requires grad.
     uint64_t grad_mask() const { return grad_mask_; }
     struct Backward {
@@ -94,6 +106,7 @@ private:
     std::string key_text_;
     Glue forward_glue_;
     CompiledKernel forward_;
+    std::shared_ptr<KernelUpgrade> upgrade_;
     uint64_t grad_mask_ = 0;
     std::mutex backward_mutex_;
     std::map<uint64_t, std::unique_ptr<Backward>> backwards_;

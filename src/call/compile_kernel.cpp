@@ -26,6 +26,8 @@ void add_plan_stats(const PlanStats& d) {
     g_stats.plans += d.plans;
     g_stats.index_hits += d.index_hits;
     g_stats.index_misses += d.index_misses;
+    g_stats.quick_kernels += d.quick_kernels;
+    g_stats.upgrades += d.upgrades;
     g_stats.bind_ms += d.bind_ms;
     g_stats.glue_ms += d.glue_ms;
     g_stats.module_parse_ms += d.module_parse_ms;

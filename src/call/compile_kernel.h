@@ -51,6 +51,8 @@ struct CompiledKernel {
 /// and the kernel index's lookups (kernel_index.h). The first-call profile reads them.
 struct PlanStats {
     uint64_t plans = 0, index_hits = 0, index_misses = 0;
+    /// Plans started with a quick kernel, and full kernels taken from the background (kernel_upgrade.h).
+    uint64_t quick_kernels = 0, upgrades = 0;
     double bind_ms = 0, glue_ms = 0, module_parse_ms = 0, generate_ms = 0, index_ms = 0, backend_load_ms = 0;
 };
 PlanStats plan_stats();

@@ -241,7 +241,7 @@ const std::shared_ptr<CallPlan>& plan_in(ThreadScratch& t, Host& host, FunctionS
                               host.current_stream(binding.device, binding.device_index));
     codegen::CodegenOptions codegen = codegen_options(options, fn.device, debug_mode());
     if (modifiers.has_call_group) apply_call_group(binding, modifiers, codegen);  // call_group.cpp
-    auto plan = std::make_shared<CallPlan>(*fn.module, std::move(binding), t.key, codegen);
+    auto plan = std::make_shared<CallPlan>(*fn.module, std::move(binding), t.key, codegen, fn.module);
     if (it == fn.plans.end()) return fn.plans.emplace(t.key, std::move(plan)).first->second;
     t.uncached = std::move(plan);
     return t.uncached;

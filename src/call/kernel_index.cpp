@@ -242,10 +242,11 @@ std::string kernel_index_key(const UserModule& module, const Glue& glue, const c
     return runtime::content_hash(material);
 }
 
-CompiledKernel cached_kernel(const UserModule& module, const Glue& glue, const codegen::CodegenOptions& options,
-                             DeviceType device, int device_index) {
+std::optional<CompiledKernel> indexed_kernel(const UserModule& module, const Glue& glue,
+                                             const codegen::CodegenOptions& options, DeviceType device,
+                                             int device_index) {
     const runtime::Backend& backend = runtime::backend(device);
-    auto start = std::chrono::steady_clock::now();
+    const auto start = std::chrono::steady_clock::now();
     const std::string key = kernel_index_key(module, glue, options, device, device_index);
     if (std::optional<std::string> payload = runtime::disk_cache_load(kIndexKind, key)) {
         CompiledKernel k;
@@ -263,13 +264,26 @@ CompiledKernel cached_kernel(const UserModule& module, const Glue& glue, const c
         }
     }
     add_plan_stats(PlanStats{.index_misses = 1, .index_ms = runtime::ms_since(start)});
+    return std::nullopt;
+}
+
+CompiledKernel compile_and_index(const UserModule& module, const Glue& glue, const codegen::CodegenOptions& options,
+                                 DeviceType device, int device_index) {
+    const runtime::Backend& backend = runtime::backend(device);
     backend.prepare_compiler();  // opening the compiler overlaps the front end and codegen
     CompiledKernel k = compile_kernel(module, glue, options, device, device_index);
-    start = std::chrono::steady_clock::now();
+    const auto start = std::chrono::steady_clock::now();
     // A failed store costs only a front end and codegen run in a later process.
-    (void)runtime::disk_cache_store(kIndexKind, key, encode(k.generated, k.loaded->module_key()));
+    (void)runtime::disk_cache_store(kIndexKind, kernel_index_key(module, glue, options, device, device_index),
+                                    encode(k.generated, k.loaded->module_key()));
     add_plan_stats(PlanStats{.index_ms = runtime::ms_since(start)});
     return k;
+}
+
+CompiledKernel cached_kernel(const UserModule& module, const Glue& glue, const codegen::CodegenOptions& options,
+                             DeviceType device, int device_index) {
+    if (std::optional<CompiledKernel> k = indexed_kernel(module, glue, options, device, device_index)) return *std::move(k);
+    return compile_and_index(module, glue, options, device, device_index);
 }
 
 std::string kernel_body(const UserModule& module, const Glue& glue, const CompiledKernel& k) {

@@ -16,6 +16,7 @@
 // runs the whole compile (compile_kernel) and writes the entry again.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "call/compile_kernel.h"
@@ -26,6 +27,14 @@ namespace sg::call {
 /// has the kernel (then neither the front end nor codegen runs: CompiledKernel::from_index).
 CompiledKernel cached_kernel(const UserModule& module, const Glue& glue, const codegen::CodegenOptions& options,
                              DeviceType device, int device_index);
+
+/// The kernel from the index, or nullopt when the index does not have it (cached_kernel's first half).
+std::optional<CompiledKernel> indexed_kernel(const UserModule& module, const Glue& glue,
+                                             const codegen::CodegenOptions& options, DeviceType device,
+                                             int device_index);
+/// The whole compile (compile_kernel), its index entry written (cached_kernel's second half).
+CompiledKernel compile_and_index(const UserModule& module, const Glue& glue, const codegen::CodegenOptions& options,
+                                 DeviceType device, int device_index);
 
 /// The kernel's own code, after the device prelude, for debug output: generated again (front end
 /// and codegen) when `k` came from the index.

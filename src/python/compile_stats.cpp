@@ -6,6 +6,7 @@
 
 #include "call/autograd_node.h"
 #include "call/compile_kernel.h"
+#include "call/kernel_upgrade.h"
 #include "driver/driver.h"
 #include "python/compile_stats.h"
 #include "runtime/module_cache.h"
@@ -24,6 +25,8 @@ nb::dict compile_stats() {
     out["plans"] = p.plans;
     out["index_hits"] = p.index_hits;
     out["index_misses"] = p.index_misses;
+    out["quick_kernels"] = p.quick_kernels;  // plans started with a quick kernel (kernel_upgrade.h)
+    out["upgrades"] = p.upgrades;            // full kernels taken from the background
     out["front_end_runs"] = d.front_end_runs;
     out["codegen_runs"] = d.codegen_runs;
     out["memory_hits"] = l.memory_hits;
@@ -63,6 +66,14 @@ void bind_compile_stats(nb::module_& m) {
           "What the compile path did in this process so far: counts (plans, kernel-index hits and misses, "
           "front-end and codegen runs, kernel-cache memory and disk hits, compiles) and 'ms', the wall time "
           "of each step summed (tests and scripts/first_call_profile.py).");
+    m.def(
+        "_wait_for_kernel_upgrades",
+        [] {
+            nb::gil_scoped_release unlocked;
+            call::wait_for_kernel_upgrades();
+        },
+        "Blocks until every full kernel compiling in the background (a cold plan's first call launched a "
+        "quick one) has been compiled, loaded and indexed (tests, benchmarks).");
 }
 
 }  // namespace sg::py
