@@ -15,6 +15,7 @@
 
 #include "call/kernel_index.h"
 #include "call/user_module.h"
+#include "runtime/backend.h"
 
 namespace sg::call {
 
@@ -122,6 +123,7 @@ std::shared_ptr<KernelUpgrade> KernelUpgrade::start(std::shared_ptr<const UserMo
 void KernelUpgrade::run(std::shared_ptr<const UserModule> module, Glue glue, codegen::CodegenOptions options,
                         DeviceType device, int device_index, codegen::ParamLayout layout, int32_t site) {
     try {
+        runtime::backend(device).enter_background_thread();
         auto full = std::make_unique<CompiledKernel>(compile_and_index(*module, glue, options, device, device_index));
         failure_ = block_mismatch(layout, full->generated);
         if (failure_.empty()) {

@@ -147,6 +147,11 @@ public:
     /// overlap (CUDA: finding and opening NVRTC). Never throws: load() reports a compiler that
     /// cannot be opened. The CPU's compiler is a process started per compile: nothing to do.
     virtual void prepare_compiler() const {}
+    /// Called once on a thread of the call layer's own (a background compile, call/kernel_upgrade.h)
+    /// before it loads kernels: CUDA puts the thread in relaxed stream capture mode, so that a
+    /// module load there neither fails nor breaks a graph the user captures meanwhile on another
+    /// thread. Never throws.
+    virtual void enter_background_thread() const {}
     /// Runs (CPU: the threads on the pool, or in order) or enqueues (CUDA: on the stream) the
     /// request's entries. Throws BackendError when the driver refuses a launch.
     virtual LaunchResult launch(const LaunchRequest& request) const = 0;

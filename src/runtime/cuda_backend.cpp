@@ -149,6 +149,14 @@ public:
 
     void prepare_compiler() const override { nvrtc_prefetch(); }
 
+    void enter_background_thread() const override {
+        if (!cuda_available()) return;  // the quick kernel loaded: the driver is up
+        const CudaDriver& d = cuda_driver();
+        if (d.cuThreadExchangeStreamCaptureMode == nullptr) return;
+        int mode = kCuStreamCaptureModeRelaxed;
+        (void)d.cuThreadExchangeStreamCaptureMode(&mode);
+    }
+
     static CudaCompileOptions options_of(const KernelSpec& spec) {
         CudaCompileOptions options;
         options.arch = cuda_device_arch(spec.device);

@@ -144,6 +144,8 @@ const char* resolve_entry_points(SymbolResolver& resolver, CudaDriver& d) {
     SG_REQUIRE(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2")
 #undef SG_REQUIRE
     resolver.resolve(d.cuFuncGetParamInfo, "cuFuncGetParamInfo", "", kFuncGetParamInfoVersion);
+    resolver.resolve(d.cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode",
+                     "cuThreadExchangeStreamCaptureMode");
     return nullptr;
 }
 

@@ -43,6 +43,8 @@ inline constexpr int kCuFuncAttrMaxThreadsPerBlock = 0;
 inline constexpr int kCuFuncAttrNumRegs = 4;
 // CUstreamCaptureStatus values.
 inline constexpr int kCuStreamCaptureNone = 0;
+/// CUstreamCaptureMode: a thread in relaxed mode may make calls that a global capture elsewhere forbids.
+inline constexpr int kCuStreamCaptureModeRelaxed = 2;
 inline constexpr int kCuStreamCaptureActive = 1;
 inline constexpr int kCuStreamCaptureInvalidated = 2;
 // cuMemHostAlloc flags.
@@ -88,6 +90,8 @@ struct CudaDriver {
     CuResult (*cuStreamSynchronize)(CuStream) = nullptr;
     /// Whether a stream is capturing a CUDA graph (CUstreamCaptureStatus: kCuStreamCapture*).
     CuResult (*cuStreamIsCapturing)(CuStream, int*) = nullptr;
+    /// Optional: the calling thread's stream capture mode (kCuStreamCaptureMode*), exchanged.
+    CuResult (*cuThreadExchangeStreamCaptureMode)(int*) = nullptr;
     CuResult (*cuMemsetD8Async)(CuDevicePtr, unsigned char, size_t, CuStream) = nullptr;
     CuResult (*cuMemsetD32Async)(CuDevicePtr, unsigned, size_t, CuStream) = nullptr;
     // Memory: only tests and tools use these (the call layer gets memory from torch).

@@ -113,3 +113,41 @@ def test_cuda_cold_plan_starts_quick_by_default(tmp_path):
     assert out["after_wait"]["upgrades"] == 1, out
     warm = run(tmp_path, wait=False, setting=None, device="cuda")["first"]
     assert warm["quick_kernels"] == 0 and warm["front_end_runs"] == 0 and warm["index_misses"] == 0, warm
+
+
+GRAPH_CHILD = textwrap.dedent(
+    r'''
+    import torch
+    import shadegrad as sg
+    from shadegrad import _core
+
+    m = sg.Module.load_from_source(sg.create_torch_device(type=sg.DeviceType.cuda), "quick_graph",
+                                   "float g(float x) { return x * x + 1; }")
+    x = torch.rand(1 << 20, device="cuda")
+    y = m.g(x)  # the quick kernel; the full one compiles and loads on its own thread meanwhile
+    assert _core._compile_stats()["quick_kernels"] == 1
+    torch.cuda.synchronize()
+    for _ in range(5):  # captures while the full kernel is loaded
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out = m.g(x)
+        graph.replay()
+        torch.cuda.synchronize()
+        assert torch.equal(out, x * x + 1)
+    _core._wait_for_kernel_upgrades()
+    assert _core._compile_stats()["upgrades"] == 1
+    graph.replay()
+    out2 = m.g(x)
+    torch.cuda.synchronize()
+    assert torch.equal(out, x * x + 1) and torch.equal(out2, out)
+    print("ok")
+    '''
+)
+
+
+@pytest.mark.skipif(TEST_DEVICE != "cuda", reason="the GPU check (SHADEGRAD_TEST_DEVICE=cuda)")
+def test_cuda_graph_capture_while_the_full_kernel_loads(tmp_path):
+    env = dict(os.environ, SHADEGRAD_CACHE_DIR=str(tmp_path / "cache"))
+    env.pop("SHADEGRAD_QUICK_FIRST_KERNEL", None)
+    proc = subprocess.run([sys.executable, "-c", GRAPH_CHILD], env=env, capture_output=True, text=True, timeout=600)
+    assert proc.returncode == 0 and proc.stdout.strip().endswith("ok"), proc.stdout + proc.stderr[-3000:]
