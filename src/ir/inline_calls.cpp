@@ -35,12 +35,20 @@ private:
             std::vector<Value*> results = clone_block_into(fn_, scratch, *callee->body, args);
             SG_INTERNAL_ASSERT(results.size() == inst->results.size(), "inline: result count of @" + callee->name);
             for (size_t k = 0; k < results.size(); ++k) replace_[inst->results[k]] = results[k];
+            if (fn_.differentiable && !callee->differentiable) mark_primal_only(scratch);
             for (auto& moved : scratch.insts) {
                 moved->parent = &block;
                 out.push_back(std::move(moved));
             }
         }
         block.insts = std::move(out);
+    }
+
+    static void mark_primal_only(Block& block) {
+        for (auto& inst : block.insts) {
+            inst->primal_only = true;
+            for (auto& region : inst->regions) mark_primal_only(*region);
+        }
     }
 
     Value* get(Value* v) {

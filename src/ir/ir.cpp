@@ -83,6 +83,7 @@ Inst* clone_inst(Function& dst_fn, Block& dst, const Inst& src, const CloneMap& 
     inst->imm_float = src.imm_float;
     inst->imm_list = src.imm_list;
     inst->callee = src.callee;
+    inst->primal_only = src.primal_only;
     inst->parent = &dst;
     for (Value* o : src.operands) inst->operands.push_back(map.operand(o));
     Inst* raw = inst.get();

@@ -65,6 +65,10 @@ struct Inst {
     std::vector<int> imm_list;       ///< Swizzle component indices
     Function* callee = nullptr;      ///< Call
     Block* parent = nullptr;
+    /// Inlined from a function that is not differentiable into one that is (inline_calls.cpp): as
+    /// in Slang no derivative flows through it, so reverse mode neither differentiates nor tapes
+    /// it (its DiffTensorView reads add nothing to gradients; its loops need no MaxIters).
+    bool primal_only = false;
 
     Value* result() const { return results.empty() ? nullptr : results[0]; }
     lang::IntrinsicId intrinsic() const { return lang::IntrinsicId(imm_int); }

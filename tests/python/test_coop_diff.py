@@ -174,3 +174,40 @@ def test_derivative_launch_errors_name_the_function_and_parameter():
         m.square(x, y, "a").launchRaw(blockSize=(8, 1, 1))
     with pytest.raises(TypeError, match=r"square\.bwd\(\): parameter 'y' has no argument"):
         m.square.bwd(x=(x, y)).launchRaw(blockSize=(8, 1, 1))
+
+
+HELPER_SOURCE = """
+float row_product(DiffTensorView<float> a, uint r)
+{
+    float t = 1.0;
+    for (uint j = 0; j < a.size(1); j++)  // no [MaxIters]: the helper is not differentiable
+        t *= 1.0 - a[r, j];
+    return t;
+}
+
+[Differentiable]
+[CUDAKernel]
+void weigh(DiffTensorView<float> a, DiffTensorView<float> x, DiffTensorView<float> out)
+{
+    uint r = cudaBlockIdx().x * cudaBlockDim().x + cudaThreadIdx().x;
+    if (r >= out.size(0)) return;
+    out.storeOnce(r, row_product(a, r) * x[r]);
+}
+"""
+
+
+def test_a_helper_that_is_not_differentiable_passes_no_derivative():
+    # As in Slang, a call of a function without [Differentiable] from a differentiable kernel
+    # carries no derivative: its DiffTensorView reads add nothing to a's gradient, and its loop
+    # needs no [MaxIters] (it was an internal compiler error, found by the fuzzer).
+    m = slangtorch.loadModuleFromSource(HELPER_SOURCE, moduleName="coop_helper_no_diff")
+    a = torch.rand(5, 3, device=TEST_DEVICE) * 0.5
+    x = torch.rand(5, device=TEST_DEVICE)
+    out = torch.zeros(5, device=TEST_DEVICE)
+    m.weigh(a=a, x=x, out=out).launchRaw(blockSize=(4, 1, 1), gridSize=(2, 1, 1))
+    weight = torch.prod(1.0 - a, dim=1)
+    torch.testing.assert_close(out, weight * x)
+    ga, gx, g_out = torch.zeros_like(a), torch.zeros_like(x), torch.rand(5, device=TEST_DEVICE)
+    m.weigh.bwd(a=(a, ga), x=(x, gx), out=(out, g_out)).launchRaw(blockSize=(4, 1, 1), gridSize=(2, 1, 1))
+    torch.testing.assert_close(gx, weight * g_out)
+    assert torch.count_nonzero(ga) == 0
