@@ -35,7 +35,7 @@ private:
             std::vector<Value*> results = clone_block_into(fn_, scratch, *callee->body, args);
             SG_INTERNAL_ASSERT(results.size() == inst->results.size(), "inline: result count of @" + callee->name);
             for (size_t k = 0; k < results.size(); ++k) replace_[inst->results[k]] = results[k];
-            if (fn_.differentiable && !callee->differentiable) mark_primal_only(scratch);
+            if (inst->primal_only) mark_primal_only(scratch);  // a call that carries no derivative (lower_call.cpp)
             for (auto& moved : scratch.insts) {
                 moved->parent = &block;
                 out.push_back(std::move(moved));

@@ -65,9 +65,10 @@ struct Inst {
     std::vector<int> imm_list;       ///< Swizzle component indices
     Function* callee = nullptr;      ///< Call
     Block* parent = nullptr;
-    /// Inlined from a function that is not differentiable into one that is (inline_calls.cpp): as
-    /// in Slang no derivative flows through it, so reverse mode neither differentiates nor tapes
-    /// it (its DiffTensorView reads add nothing to gradients; its loops need no MaxIters).
+    /// A call of a function that is not differentiable from one that is (lower_call.cpp), and what
+    /// inlining it leaves (inline_calls.cpp): as in Slang no derivative flows through it, so
+    /// reverse mode neither differentiates nor tapes it (its DiffTensorView reads add nothing to
+    /// gradients; its loops need no MaxIters).
     bool primal_only = false;
 
     Value* result() const { return results.empty() ? nullptr : results[0]; }

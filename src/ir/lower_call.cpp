@@ -157,6 +157,8 @@ Value* Lower::lower_user_call(Expr* e, lang::FunctionDecl* callee, bool derivati
     // result and out arguments have a zero derivative; as in Slang, an inout argument keeps the
     // derivative it had before the call (the callee is taken as the identity for derivatives).
     bool detach = !derivative && fn_.differentiable && !callee->is_differentiable;
+    // Nor does anything inside it: once inlined, reverse mode leaves its body alone (Inst::primal_only).
+    if (detach) b_.insert_block()->insts.back()->primal_only = true;
     size_t r = target->return_type && !target->return_type->is_void() ? 1 : 0;
     for (size_t i = 0, k = 0; i < target->params.size(); ++i) {
         const VarDecl* g = global_of(i);
