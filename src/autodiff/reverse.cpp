@@ -92,7 +92,7 @@ bool passes_diff_view(const Inst& inst) {
 }
 
 bool Reverse::active_inst(const Inst& inst) const {
-    if (inst.primal_only) return false;  // inlined from a function that is not differentiable
+    if (inst.primal_only) return false;  // a non-differentiable callee: its call or its inlined body
     if (passes_diff_view(inst)) return true;
     for (const Value* r : inst.results)
         if (types_.is_differentiable(r->type)) return true;

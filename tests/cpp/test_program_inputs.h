@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-#include "lang/half_float.h"
+#include "call/scalar_store.h"
 #include "lang/types.h"
 
 namespace sg::test {
@@ -33,24 +33,9 @@ struct BufferInput {
 
 inline size_t scalar_bytes(lang::ScalarKind k) { return size_t(lang::scalar_bits(k) / 8); }
 
-/// Stores `v` as one scalar of kind `k` at `p`.
-inline void store_scalar(uint8_t* p, lang::ScalarKind k, double v) {
-    auto put = [&](auto x) { std::memcpy(p, &x, sizeof x); };
-    switch (k) {
-    case lang::ScalarKind::Bool: put(uint8_t(v != 0)); break;
-    case lang::ScalarKind::Int8: put(int8_t(v)); break;
-    case lang::ScalarKind::Int16: put(int16_t(v)); break;
-    case lang::ScalarKind::Int32: put(int32_t(v)); break;
-    case lang::ScalarKind::Int64: put(int64_t(v)); break;
-    case lang::ScalarKind::UInt8: put(uint8_t(v)); break;
-    case lang::ScalarKind::UInt16: put(uint16_t(v)); break;
-    case lang::ScalarKind::UInt32: put(uint32_t(v)); break;
-    case lang::ScalarKind::UInt64: put(uint64_t(v)); break;
-    case lang::ScalarKind::Half: put(lang::half_bits_from_double(v)); break;
-    case lang::ScalarKind::Float: put(float(v)); break;
-    case lang::ScalarKind::Double: put(double(v)); break;
-    }
-}
+/// Stores `v` as one scalar of kind `k` at `p` (the call layer's writer: integers from `v`
+/// truncated toward zero).
+inline void store_scalar(uint8_t* p, lang::ScalarKind k, double v) { call::store_scalar(p, k, v, int64_t(v)); }
 
 /// The values of the `// input: NAME = VALUES` header named `name` into `values` (`parse`
 /// flattens VALUES); false when there is none.
