@@ -144,6 +144,7 @@ const char* resolve_entry_points(SymbolResolver& resolver, CudaDriver& d) {
     SG_REQUIRE(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2")
 #undef SG_REQUIRE
     resolver.resolve(d.cuFuncGetParamInfo, "cuFuncGetParamInfo", "", kFuncGetParamInfoVersion);
+    resolver.resolve(d.cuMemHostRegister, "cuMemHostRegister", "cuMemHostRegister_v2");
     resolver.resolve(d.cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode",
                      "cuThreadExchangeStreamCaptureMode");
     return nullptr;
@@ -152,7 +153,7 @@ const char* resolve_entry_points(SymbolResolver& resolver, CudaDriver& d) {
 DriverState* load_driver() {
     auto* state = new DriverState;
     CudaDriver& d = state->driver;
-    void* handle = ::dlopen(kDriverLibrary, RTLD_NOW | RTLD_LOCAL);
+    void* handle = ::dlopen(kDriverLibrary, RTLD_LAZY | RTLD_LOCAL);
     if (!handle) {
         state->error = "CUDA driver not found: " + dl_error_message();
         return state;
@@ -240,9 +241,11 @@ std::string cuda_driver_status() {
 }
 
 int cuda_driver_version_without_init() noexcept {
+    // RTLD_LAZY, here and in load_driver: torch has usually opened it already, and asking for
+    // RTLD_NOW would bind every one of its symbols at this point; we call a few dozen.
     // Opening the library is harmless (torch does it at import); only cuInit is avoided. The
     // handle is kept: the library stays loaded for the process either way.
-    void* handle = ::dlopen(kDriverLibrary, RTLD_NOW | RTLD_LOCAL);
+    void* handle = ::dlopen(kDriverLibrary, RTLD_LAZY | RTLD_LOCAL);
     if (!handle) return 0;
     auto get_version = reinterpret_cast<CuResult (*)(int*)>(::dlsym(handle, "cuDriverGetVersion"));
     int version = 0;

@@ -50,6 +50,9 @@ inline constexpr int kCuStreamCaptureInvalidated = 2;
 // cuMemHostAlloc flags.
 inline constexpr unsigned kCuMemHostAllocPortable = 0x01;
 inline constexpr unsigned kCuMemHostAllocDeviceMap = 0x02;
+// cuMemHostRegister flags.
+inline constexpr unsigned kCuMemHostRegisterPortable = 0x01;
+inline constexpr unsigned kCuMemHostRegisterDeviceMap = 0x02;
 // CUjit_option values for cuModuleLoadDataEx's error log.
 inline constexpr int kCuJitErrorLogBuffer = 5;
 inline constexpr int kCuJitErrorLogBufferSizeBytes = 6;
@@ -103,6 +106,8 @@ struct CudaDriver {
     // Pinned host memory mapped into the device (kernel fault records, cuda_mapped_memory.h).
     CuResult (*cuMemHostAlloc)(void**, size_t, unsigned) = nullptr;
     CuResult (*cuMemHostGetDevicePointer)(CuDevicePtr*, void*, unsigned) = nullptr;
+    // Optional: pins memory the process already has (cheaper on first use than cuMemHostAlloc).
+    CuResult (*cuMemHostRegister)(void*, size_t, unsigned) = nullptr;
 
     int device_count = 0;  ///< devices visible to this process (after CUDA_VISIBLE_DEVICES)
 };

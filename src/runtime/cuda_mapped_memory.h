@@ -19,8 +19,9 @@ struct MappedHostMemory {
     CuDevicePtr device = 0;  ///< the address kernels on the device use
 };
 
-/// Allocates `bytes` of mapped pinned host memory for `device` (cuMemHostAlloc with DEVICEMAP,
-/// in the device's primary context). Throws BackendError when the driver refuses.
+/// Gives `bytes` of mapped pinned host memory for `device`, in the device's primary context:
+/// pages of the process's own pinned with cuMemHostRegister (DEVICEMAP), else cuMemHostAlloc.
+/// Throws BackendError when the driver refuses both.
 MappedHostMemory cuda_alloc_mapped(int device, size_t bytes);
 
 /// Waits for all work on `device` (cuCtxSynchronize in its primary context). Throws BackendError
