@@ -33,6 +33,7 @@ void add_plan_stats(const PlanStats& d) {
     g_stats.module_parse_ms += d.module_parse_ms;
     g_stats.generate_ms += d.generate_ms;
     g_stats.index_ms += d.index_ms;
+    g_stats.index_key_ms += d.index_key_ms;
     g_stats.backend_load_ms += d.backend_load_ms;
 }
 

@@ -54,6 +54,8 @@ struct PlanStats {
     /// Plans started with a quick kernel, and full kernels taken from the background (kernel_upgrade.h).
     uint64_t quick_kernels = 0, upgrades = 0;
     double bind_ms = 0, glue_ms = 0, module_parse_ms = 0, generate_ms = 0, index_ms = 0, backend_load_ms = 0;
+    /// Of index_ms: computing the index key (the compiler's identity, hashing) on a lookup.
+    double index_key_ms = 0;
 };
 PlanStats plan_stats();
 /// Adds `delta` to the totals.

@@ -248,6 +248,7 @@ std::optional<CompiledKernel> indexed_kernel(const UserModule& module, const Glu
     const runtime::Backend& backend = runtime::backend(device);
     const auto start = std::chrono::steady_clock::now();
     const std::string key = kernel_index_key(module, glue, options, device, device_index);
+    add_plan_stats(PlanStats{.index_key_ms = runtime::ms_since(start)});
     if (std::optional<std::string> payload = runtime::disk_cache_load(kIndexKind, key)) {
         CompiledKernel k;
         std::string module_key;

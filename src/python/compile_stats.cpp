@@ -37,6 +37,7 @@ nb::dict compile_stats() {
     ms["bind"] = p.bind_ms;
     ms["glue"] = p.glue_ms;
     ms["index"] = p.index_ms;
+    ms["index_key"] = p.index_key_ms;
     ms["module_parse"] = p.module_parse_ms;
     ms["generate"] = p.generate_ms;
     ms["glue_parse"] = d.times.parse_ms;
