@@ -29,6 +29,7 @@
 #include <vector>
 
 #include <ATen/FuncTorchTLS.h>
+#include <ATen/core/LegacyTypeDispatch.h>
 #include <ATen/ops/empty.h>
 #include <c10/core/DeviceGuard.h>
 #include <c10/core/GradMode.h>
@@ -140,6 +141,10 @@ void allocate_gradient_buffers(const bool* needs, const variable_list& saved,
         return;
     }
     const at::Tensor flat = at::empty({total}, options_of(saved[needed.front()]));
+    // Plain aliases of `flat`, made below autograd and ADInplaceOrView: nothing differentiates
+    // through them, and torch's view tracking (view metadata, a shared version counter) costs more
+    // than the allocation it saves. AccumulateGrad takes them over as it takes any fresh gradient.
+    at::AutoDispatchBelowADInplaceOrView no_view_tracking;
     int64_t offset = 0;
     for (std::size_t i : needed) {
         const at::Tensor& input = saved[i];
