@@ -2,9 +2,16 @@
 # row 2), next to torch's (a * b).backward(g): per-phase host times and torch.profiler's table of
 # the operators and launches each runs. A diagnostic for bench_gpu.py's row 2, not a benchmark.
 #
-#   python bench/profile_fwd_bwd.py [--device cuda|cpu] [--shape 64]
+#   python bench/profile_fwd_bwd.py [--device cuda|cpu] [--shape 64] [--timeline]
+#
+# --timeline also prints one iteration of each side as a timeline (every profiled event with its
+# thread, start and duration), from torch.profiler's trace: it shows which thread runs what, and
+# the gaps between, which the operator table does not.
 import argparse
+import json
+import os
 import statistics
+import tempfile
 import time
 
 import torch
@@ -28,6 +35,7 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--device", default="cuda" if torch.cuda.is_available() else "cpu")
     p.add_argument("--shape", type=int, default=64)
+    p.add_argument("--timeline", action="store_true", help="print one iteration of each side as a timeline")
     args = p.parse_args()
     dev = args.device
     kind = sg.DeviceType.cuda if dev == "cuda" else sg.DeviceType.cpu
@@ -82,6 +90,37 @@ def main():
                 fn()
         print(f"\n== {name}: 200 iterations")
         print(prof.key_averages().table(sort_by="cpu_time_total", row_limit=25))
+    if args.timeline:
+        for name, fn in (("shadegrad", sg_both), ("torch", torch_both)):
+            print_timeline(name, fn, acts, dev)
+
+
+def print_timeline(name, fn, acts, dev):
+    """One iteration (the 10th of 12, each marked with record_function) as a list of events."""
+    from torch.profiler import profile, record_function
+
+    for _ in range(50):
+        fn()
+    with profile(activities=acts) as prof:
+        for i in range(12):
+            with record_function(f"iteration {i}"):
+                fn()
+            if dev == "cuda":
+                torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "trace.json")
+        prof.export_chrome_trace(path)
+        with open(path) as f:
+            events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
+    marks = sorted((e for e in events if e["name"].startswith("iteration ")), key=lambda e: e["ts"])
+    mark = marks[9]
+    t0, t1 = mark["ts"], mark["ts"] + mark["dur"]
+    inside = sorted((e for e in events if t0 <= e["ts"] < t1), key=lambda e: e["ts"])
+    threads = {}
+    print(f"\n== {name}: one iteration, {mark['dur']:.1f} us wall (start offset, duration, thread)")
+    for e in inside:
+        tid = threads.setdefault((e.get("pid"), e.get("tid")), f"T{len(threads)}")
+        print(f"  {e['ts'] - t0:8.1f} {e['dur']:8.1f}  {tid:4s} {e.get('cat', ''):12.12s} {e['name'][:70]}")
 
 
 if __name__ == "__main__":
