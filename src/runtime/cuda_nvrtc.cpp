@@ -197,16 +197,42 @@ std::string nvrtc_fingerprint() {
     NvrtcState& state = nvrtc_state();
     std::lock_guard<std::mutex> lock(state.mutex);
     if (!state.fingerprint.empty()) return state.fingerprint;
+    const auto start = std::chrono::steady_clock::now();
     std::string out = "driver " + std::to_string(cuda_driver_version_without_init()) + "\n";
-    for (const std::string& candidate : nvrtc_candidates(state.search_dirs)) {
+    // Without listing a directory (a toolkit's lib64 holds hundreds of files, and this runs on a
+    // warm first call): each directory nvrtc_candidates would list, by identity and modification
+    // time (adding, removing or renaming a library changes it), and the sonames it would find
+    // there, by size and modification time (a file overwritten in place changes those).
+    auto stamp = [&out](const std::string& path) {
         struct stat file {};
-        out += candidate;
-        if (::stat(candidate.c_str(), &file) == 0)
-            out += " " + std::to_string(file.st_size) + " " + std::to_string(file.st_mtim.tv_sec) + "." +
-                   std::to_string(file.st_mtim.tv_nsec);
-        out += "\n";
+        if (::stat(path.c_str(), &file) != 0) return false;
+        out += path + " " + std::to_string(file.st_ino) + " " + std::to_string(file.st_size) + " " +
+               std::to_string(file.st_mtim.tv_sec) + "." + std::to_string(file.st_mtim.tv_nsec) + "\n";
+        return true;
+    };
+    if (std::string explicit_path = getenv_string("SHADEGRAD_NVRTC"); !explicit_path.empty()) {
+        if (!stamp(explicit_path)) out += explicit_path + "\n";
+    } else {
+        for (const std::string& dir : nvrtc_search_locations(state.search_dirs)) {
+            if (!stamp(dir)) continue;
+            for (const char* name : kLoaderNames) stamp(dir + "/" + name);
+        }
+        // The loader's own search: by name, and what steers it.
+        for (const char* name : kLoaderNames) out += std::string(name) + "\n";
+        out += "LD_LIBRARY_PATH=" + getenv_string("LD_LIBRARY_PATH") + "\n";
     }
+    add_load_stats(LoadStats{.identity_ms = ms_since(start)});
     state.fingerprint = out;
+    return out;
+}
+
+std::vector<std::string> nvrtc_search_locations(const std::vector<std::string>& extra_dirs) {
+    std::vector<std::string> out;
+    for (const std::string& dir : extra_dirs)
+        for (const char* lib_dir : kWheelLibDirs) out.push_back(dir + "/" + lib_dir);
+    if (std::string cuda_home = getenv_string("CUDA_HOME"); !cuda_home.empty()) out.push_back(cuda_home + "/lib64");
+    out.push_back("/usr/local/cuda/lib64");
+    for (const std::string& toolkit : versioned_toolkits()) out.push_back(toolkit + "/lib64");
     return out;
 }
 
@@ -214,13 +240,7 @@ std::vector<std::string> nvrtc_candidates(const std::vector<std::string>& extra_
     if (std::string explicit_path = getenv_string("SHADEGRAD_NVRTC"); !explicit_path.empty())
         return {explicit_path};
     std::vector<std::string> out;
-    for (const std::string& dir : extra_dirs)
-        for (const char* lib_dir : kWheelLibDirs) append_libraries_in(dir + "/" + lib_dir, out);
-    if (std::string cuda_home = getenv_string("CUDA_HOME"); !cuda_home.empty())
-        append_libraries_in(cuda_home + "/lib64", out);
-    append_libraries_in("/usr/local/cuda/lib64", out);
-    for (const std::string& toolkit : versioned_toolkits())
-        append_libraries_in(toolkit + "/lib64", out);
+    for (const std::string& dir : nvrtc_search_locations(extra_dirs)) append_libraries_in(dir, out);
     for (const char* name : kLoaderNames) out.push_back(name);
     // The same file can be reached twice (CUDA_HOME=/usr/local/cuda); try it once.
     std::vector<std::string> unique;

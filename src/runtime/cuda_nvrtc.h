@@ -81,10 +81,15 @@ void nvrtc_prefetch();
 /// Whether NVRTC is loaded in this process (one atomic load; never starts a search).
 bool nvrtc_loaded() noexcept;
 
-/// What decides which NVRTC nvrtc() loads and what it produces, without loading it: the driver's
-/// version and every candidate (nvrtc_candidates) with its size and modification time (a bare
-/// loader name as it is). For keys computed before anything is compiled; memoized until the
-/// search directories change.
+/// The directories nvrtc_candidates lists, in its order (existing or not; not $SHADEGRAD_NVRTC).
+std::vector<std::string> nvrtc_search_locations(const std::vector<std::string>& extra_dirs);
+
+/// What decides which NVRTC nvrtc() loads and what it produces, without loading it and without
+/// listing a directory: the driver's version; each search location (nvrtc_search_locations) that
+/// exists, by inode and modification time, with the usual sonames in it by size and modification
+/// time; the loader names and LD_LIBRARY_PATH ($SHADEGRAD_NVRTC alone, by its file, when set).
+/// Installing, removing, renaming or overwriting a library changes it. For keys computed before
+/// anything is compiled; memoized until the search directories change.
 std::string nvrtc_fingerprint();
 
 /// One line for diagnostics: the loaded NVRTC's path and version, or why none loaded (this may

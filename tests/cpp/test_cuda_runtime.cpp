@@ -193,6 +193,42 @@ TEST_F(NvrtcSearch, CandidatesFollowTheSearchOrder) {
               std::vector<std::string>{"/opt/my/libnvrtc.so.13"});
 }
 
+TEST_F(NvrtcSearch, FingerprintChangesWithTheLibrariesItCouldLoad) {
+    ScopedEnv no_override("SHADEGRAD_NVRTC", nullptr);
+    ScopedEnv no_cuda_home("CUDA_HOME", nullptr);
+    const std::string lib = dir_ + "/site/nvidia/cu13/lib";
+    fs::create_directories(lib);
+    std::ofstream(lib + "/libnvrtc.so.13") << "x";
+    // Memoized per set of search directories: setting them again computes it anew.
+    auto fingerprint = [&]() {
+        set_nvrtc_search_dirs({dir_ + "/site", dir_ + "/missing"});
+        return nvrtc_fingerprint();
+    };
+    const std::string first = fingerprint();
+    EXPECT_NE(first.find(lib + "/libnvrtc.so.13 "), std::string::npos) << first;
+    EXPECT_EQ(first.find(dir_ + "/missing"), std::string::npos) << first;  // absent: not stamped
+    EXPECT_EQ(fingerprint(), first);  // nothing changed
+
+    std::ofstream(lib + "/libnvrtc.so.13") << "xyz";  // overwritten in place: size changes
+    const std::string overwritten = fingerprint();
+    EXPECT_NE(overwritten, first);
+
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));  // a later directory mtime
+    std::ofstream(lib + "/libnvrtc.so.13.1.5") << "x";  // a soname it would list first
+    const std::string added = fingerprint();
+    EXPECT_NE(added, overwritten);
+
+    fs::remove(lib + "/libnvrtc.so.13.1.5");
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::ofstream(lib + "/unrelated.txt") << "x";  // the directory changed again
+    EXPECT_NE(fingerprint(), added);
+
+    ScopedEnv explicit_path("SHADEGRAD_NVRTC", (lib + "/libnvrtc.so.13").c_str());
+    const std::string chosen = fingerprint();
+    EXPECT_NE(chosen.find(lib + "/libnvrtc.so.13 "), std::string::npos) << chosen;
+    EXPECT_EQ(chosen.find("/usr/local/cuda"), std::string::npos) << chosen;  // nothing else searched
+}
+
 TEST_F(NvrtcSearch, UnloadableLibrariesAreReported) {
     std::string error;
     EXPECT_EQ(load_nvrtc_library(dir_ + "/nowhere/libnvrtc.so.13", error), nullptr);
