@@ -18,6 +18,7 @@
 """2D Gaussian splatting fitted to an image, with a differentiable rasterizer kernel."""
 
 import argparse
+import functools
 import math
 import pathlib
 import sys
@@ -154,6 +155,7 @@ def time_step(render, params, target, device, repeats: int) -> float:
     return (time.perf_counter() - start) / repeats
 
 
+@functools.cache
 def opaque_cumprod():
     """torch.cumprod as an operator torch.compile does not look into (torch.library.custom_op),
     with its gradient in torch ops: the compiled model keeps torch's own scan kernel for it.
@@ -187,8 +189,10 @@ def compiled_torch_render(size):
     """The plain-torch model under torch.compile (its cumprod kept as torch's own kernel:
     opaque_cumprod), or (None, why) where torch.compile cannot work here (no torch.compile, no
     compiler for its backend, a Python it does not support)."""
-    if not hasattr(torch, "compile") or not hasattr(torch, "library") or not hasattr(torch.library, "custom_op"):
-        return None, "this torch has no torch.compile or torch.library.custom_op"
+    if not hasattr(torch, "compile"):
+        return None, "this torch has no torch.compile"
+    if not hasattr(torch.library, "custom_op"):
+        return None, "this torch has no torch.library.custom_op"
     try:
         cumprod = opaque_cumprod()
         compiled = torch.compile(lambda p: torch_render(p, size, cumprod))
