@@ -12,6 +12,8 @@
 #include <atomic>
 #include <cstring>
 #include <mutex>
+#include <new>
+#include <pthread.h>
 
 #include "codegen/call_header.h"
 #include "runtime/backend.h"
@@ -63,6 +65,16 @@ DeviceRecords& device_records() {
     return *records;
 }
 
+/// A fork()ed child does not have the records' pinned pages (they are not inherited:
+/// cuda_mapped_memory.cpp), nor a usable CUDA context: it forgets the records, so that a fault
+/// check there finds none instead of reading an unmapped page, and a lock a parent thread held at
+/// the fork does not stay held.
+void forget_records_in_child() {
+    DeviceRecords& all = device_records();
+    for (auto& slot : all.records) slot.store(nullptr, std::memory_order_relaxed);
+    new (&all.mutex) std::mutex();
+}
+
 /// The record of `device`, allocated on first use (BackendError when the driver refuses).
 const DeviceFaultRecord& device_fault_record(int device) {
     if (device < 0 || device >= kMaxDevices) [[unlikely]]
@@ -73,6 +85,8 @@ const DeviceFaultRecord& device_fault_record(int device) {
         return *r;
     std::lock_guard<std::mutex> lock(all.mutex);
     if (const DeviceFaultRecord* r = slot.load(std::memory_order_relaxed)) return *r;
+    static const bool forget_at_fork = ::pthread_atfork(nullptr, nullptr, &forget_records_in_child) == 0;
+    (void)forget_at_fork;
     const auto start = std::chrono::steady_clock::now();
     const MappedHostMemory memory = cuda_alloc_mapped(device, sizeof(FaultRecord));
     add_load_stats(LoadStats{.fault_record_ms = ms_since(start)});

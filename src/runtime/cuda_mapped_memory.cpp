@@ -20,7 +20,8 @@ bool register_mapped(const CudaDriver& d, size_t bytes, MappedHostMemory& out) {
     const size_t length = (bytes + size_t(page) - 1) / size_t(page) * size_t(page);
     void* host = ::mmap(nullptr, length, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (host == MAP_FAILED) return false;
-    // An anonymous mapping is zero-filled; a fork()ed child must not share the pinned page.
+    // An anonymous mapping is zero-filled. Not inherited by a fork()ed child: the parent keeps
+    // the pinned page the device writes, on any kernel (cuda_backend.cpp forgets it in the child).
     (void)::madvise(host, length, MADV_DONTFORK);
     if (d.cuMemHostRegister(host, length, kCuMemHostRegisterPortable | kCuMemHostRegisterDeviceMap) != kCudaSuccess) {
         ::munmap(host, length);

@@ -399,3 +399,35 @@ def test_torch_compile_fullgraph_matches_eager(sg, m, dynamic):
         for eager, got in zip(*results):
             torch.testing.assert_close(got, eager, rtol=1e-5, atol=1e-6)
     torch._dynamo.reset()
+
+
+def test_a_forked_child_gets_an_error_not_a_crash():
+    # The fault record's pinned page is not inherited by a fork()ed child (MADV_DONTFORK, so that
+    # the parent keeps the page the device writes); the child forgets the record, so a call there
+    # fails with an exception rather than reading an unmapped page. The parent goes on working.
+    code = textwrap.dedent(
+        f"""
+        import os, torch
+        import shadegrad as sg
+        m = sg.Module.load_from_source(sg.create_torch_device(type=sg.DeviceType.cuda), 'f', {SRC!r})
+        x = torch.rand(1000, device='cuda')
+        out = torch.empty_like(x)
+        m.add1(x, _result=out)
+        torch.cuda.synchronize()
+        pid = os.fork()
+        if pid == 0:
+            try:
+                m.add1(x, _result=out)
+            except Exception:
+                os._exit(0)
+            os._exit(0)
+        _, status = os.waitpid(pid, 0)
+        print(os.WIFSIGNALED(status), os.WTERMSIG(status) if os.WIFSIGNALED(status) else 0)
+        m.add1(x, _result=out)
+        torch.cuda.synchronize()
+        assert torch.equal(out, x + 1)
+        """
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "0"], result.stdout
