@@ -57,6 +57,14 @@ def test_cpu_first_call_has_no_cuda_steps(tmp_path):
         assert split[step] == 0.0, split
 
 
+def test_a_warm_first_call_splits_out_the_index_key(tmp_path):
+    # The kernel index's key (the compiler's identity, hashing) is a part of the index's own time.
+    cache = str(tmp_path / "cache")
+    first_call_split(TEST_DEVICE, cache)
+    warm = first_call_split(TEST_DEVICE, cache)
+    assert 0.0 < warm["index_key"] <= warm["index"], warm
+
+
 @pytest.mark.skipif(TEST_DEVICE != "cuda", reason="the GPU check (SHADEGRAD_TEST_DEVICE=cuda)")
 def test_warm_cuda_first_call_records_each_step(tmp_path):
     cache = str(tmp_path / "cache")
