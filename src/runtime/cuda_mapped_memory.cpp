@@ -12,8 +12,9 @@ namespace {
 
 /// Pins pages of the process's own (an anonymous mapping) and maps them into the device. On first
 /// use in a process this costs a fraction of cuMemHostAlloc, which sets up the driver's pinned
-/// allocator first (measured on an H100 host: 0.25 ms against 1.48 ms). False, with nothing held,
-/// when the driver lacks cuMemHostRegister or refuses it; the caller then allocates.
+/// allocator first (measured on an H100 host: 0.25 ms against 1.48 ms). False when the driver
+/// lacks cuMemHostRegister, refuses it (nothing is held then) or cannot map the registered page
+/// (the page stays pinned, unused); the caller then allocates.
 bool register_mapped(const CudaDriver& d, size_t bytes, MappedHostMemory& out) {
     if (d.cuMemHostRegister == nullptr) return false;
     const long page = ::sysconf(_SC_PAGESIZE);
