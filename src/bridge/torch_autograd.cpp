@@ -22,6 +22,7 @@
 #include <Python.h>
 
 #include <cstring>
+#include <typeinfo>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -113,6 +114,30 @@ using ShadegradNodeBase = NodeBase<NodePtr>;
 
 // ---------------------------------------------------------------------------------------------
 
+/// A contiguous tensor of `sizes` over `flat`'s storage from element `offset` on, with no view
+/// metadata. For a plain dense tensor (what at::empty gives outside any mode) it is a TensorImpl
+/// made directly, as as_strided makes its result, without the dispatcher round trip (about a
+/// quarter of the backward node's own host work on the CPU backend); any other kind of tensor
+/// (a subclass, a wrapper of functorch or a dispatch mode) gets as_strided below autograd and
+/// ADInplaceOrView, which keeps its kind.
+at::Tensor alias_of(const at::Tensor& flat, at::IntArrayRef sizes, int64_t offset) {
+    const c10::TensorImpl* impl = flat.unsafeGetTensorImpl();
+    const c10::DispatchKeySet keys = flat.key_set();
+    const bool plain = typeid(*impl) == typeid(c10::TensorImpl) && flat.layout() == c10::kStrided &&
+                       (flat.is_cpu() || flat.is_cuda()) && !keys.has(c10::DispatchKey::Python) &&
+                       !keys.has(c10::DispatchKey::PythonTLSSnapshot) && !keys.has(c10::DispatchKey::Conjugate) &&
+                       !keys.has(c10::DispatchKey::Negative) && !keys.has(c10::DispatchKey::Functionalize);
+    if (!plain) {
+        at::AutoDispatchBelowADInplaceOrView no_view_tracking;
+        return flat.as_strided(sizes, c10::contiguous_strides(sizes), offset);
+    }
+    auto alias = c10::make_intrusive<c10::TensorImpl>(c10::TensorImpl::VIEW, c10::Storage(flat.storage()),
+                                                      keys, flat.dtype());
+    alias->set_sizes_contiguous(sizes);
+    alias->set_storage_offset(offset);
+    return at::Tensor(std::move(alias));
+}
+
 /// The gradient buffers of the inputs that need one: contiguous, uninitialized (the core
 /// zero-fills them before its kernel accumulates into them, bridge_abi.h); broadcast inputs get
 /// their full expanded shape and torch's expand backward does the reduction. When all share a
@@ -141,15 +166,13 @@ void allocate_gradient_buffers(const bool* needs, const variable_list& saved,
         return;
     }
     const at::Tensor flat = at::empty({total}, options_of(saved[needed.front()]));
-    // Plain aliases of `flat`, made below autograd and ADInplaceOrView: nothing differentiates
-    // through them, and torch's view tracking (view metadata, a shared version counter) costs more
-    // than the allocation it saves. AccumulateGrad takes them over as it takes any fresh gradient.
-    at::AutoDispatchBelowADInplaceOrView no_view_tracking;
+    // Plain aliases of `flat`: nothing differentiates through them, and torch's view tracking
+    // (view metadata, a shared version counter) costs more than the allocation it saves.
+    // AccumulateGrad takes them over as it takes any fresh gradient.
     int64_t offset = 0;
     for (std::size_t i : needed) {
-        const at::Tensor& input = saved[i];
-        grads[i] = flat.as_strided(input.sizes(), c10::contiguous_strides(input.sizes()), offset);
-        offset += input.numel();
+        grads[i] = alias_of(flat, saved[i].sizes(), offset);
+        offset += saved[i].numel();
     }
 }
 
