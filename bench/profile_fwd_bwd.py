@@ -112,7 +112,10 @@ def print_timeline(name, fn, acts, dev):
         prof.export_chrome_trace(path)
         with open(path) as f:
             events = [e for e in json.load(f)["traceEvents"] if e.get("ph") == "X"]
-    marks = sorted((e for e in events if e["name"].startswith("iteration ")), key=lambda e: e["ts"])
+    # The host's marks: on CUDA each iteration also has a gpu_user_annotation, spanning only the
+    # kernels it launched.
+    marks = sorted((e for e in events if e["name"].startswith("iteration ") and e.get("cat") == "user_annotation"),
+                   key=lambda e: e["ts"])
     mark = marks[9]
     t0, t1 = mark["ts"], mark["ts"] + mark["dur"]
     inside = sorted((e for e in events if t0 <= e["ts"] < t1), key=lambda e: e["ts"])
