@@ -22,10 +22,10 @@
 #include <Python.h>
 
 #include <cstring>
-#include <typeinfo>
 #include <memory>
 #include <mutex>
 #include <string>
+#include <typeinfo>
 #include <utility>
 #include <vector>
 
