@@ -9,6 +9,7 @@
 #include "call/kernel_upgrade.h"
 #include "driver/driver.h"
 #include "python/compile_stats.h"
+#include "runtime/cuda_launch.h"
 #include "runtime/module_cache.h"
 
 namespace nb = nanobind;
@@ -33,6 +34,11 @@ nb::dict compile_stats() {
     out["disk_hits"] = l.disk_hits;
     out["compiles"] = l.compiles;
     out["gradient_fills"] = call::gradient_fills();  // zero fills of backward gradient buffers
+    // CUDA launches that found no context current (a bind, once per thread) or another one (a
+    // push and a pop, each time; runtime/cuda_launch.h).
+    const runtime::CudaContextSwitches switches = runtime::cuda_context_switches();
+    out["cuda_context_binds"] = switches.binds;
+    out["cuda_context_pushes"] = switches.pushes;
     nb::dict ms;
     ms["bind"] = p.bind_ms;
     ms["glue"] = p.glue_ms;
@@ -65,8 +71,9 @@ nb::dict compile_stats() {
 void bind_compile_stats(nb::module_& m) {
     m.def("_compile_stats", &compile_stats,
           "What the compile path did in this process so far: counts (plans, kernel-index hits and misses, "
-          "front-end and codegen runs, kernel-cache memory and disk hits, compiles) and 'ms', the wall time "
-          "of each step summed (tests and scripts/first_call_profile.py).");
+          "front-end and codegen runs, kernel-cache memory and disk hits, compiles; CUDA launches that bound "
+          "or pushed their context) and 'ms', the wall time of each step summed (tests and "
+          "scripts/first_call_profile.py).");
     m.def(
         "_wait_for_kernel_upgrades",
         [] {

@@ -49,18 +49,42 @@ CuResult launch_raw(const CudaFunction& function, void* params, int64_t blocks, 
                                            static_cast<CuStream>(stream), arguments, nullptr);
 }
 
-// Another context (or none) is current on this thread: torch sets the device before its own
-// kernels, so this happens for calls from threads that never touched CUDA, or when the caller
-// targets another device than the current one.
-[[gnu::noinline]] CuResult launch_in_context(const CudaFunction& function, void* params,
-                                             int64_t blocks, void* stream) {
+std::atomic<uint64_t> g_context_binds{0};
+std::atomic<uint64_t> g_context_pushes{0};
+
+/// Makes `function`'s context current on this thread for a launch; true when it was pushed and
+/// the caller must pop it after. Another context (or none) is current for calls from threads
+/// that never touched CUDA, or when the caller targets another device than the current one.
+///
+/// A thread with no context at all whose runtime device is still the default one (0) gets the
+/// primary context of device 0 bound for good, as the CUDA runtime binds it at that thread's
+/// first runtime call: torch's autograd thread for cuda:0 is such a thread (c10 skips
+/// cudaSetDevice(0), already the thread's device), and when every node of a backward is ours it
+/// never makes a runtime call, so every backward launch would otherwise pay a push and a pop.
+/// Other devices' threads have their context bound (cudaSetDevice binds it), so nothing else
+/// changes any thread's current device.
+bool enter_context(const CudaFunction& function) {
     const CudaDriver& d = *function.driver;
+    CuContext current = nullptr;
+    if (const CuResult result = d.cuCtxGetCurrent(&current); result != kCudaSuccess) [[unlikely]]
+        throw_cuda_error(result, "cuCtxGetCurrent");
+    if (current == function.context) [[likely]]
+        return false;
+    if (current == nullptr && function.device == 0) {
+        check_cuda(d.cuCtxSetCurrent(function.context), "cuCtxSetCurrent");
+        g_context_binds.fetch_add(1, std::memory_order_relaxed);
+        return false;
+    }
     check_cuda(d.cuCtxPushCurrent(function.context), "cuCtxPushCurrent");
-    const CuResult result = launch_raw(function, params, blocks, stream);
+    g_context_pushes.fetch_add(1, std::memory_order_relaxed);
+    return true;
+}
+
+/// Pops what enter_context pushed; a failed pop is an error only when the work itself succeeded.
+void leave_context(const CudaFunction& function, CuResult work) {
     CuContext popped = nullptr;
-    const CuResult pop = d.cuCtxPopCurrent(&popped);
-    if (result == kCudaSuccess) check_cuda(pop, "cuCtxPopCurrent");
-    return result;
+    const CuResult pop = function.driver->cuCtxPopCurrent(&popped);
+    if (work == kCudaSuccess) check_cuda(pop, "cuCtxPopCurrent");
 }
 
 }  // namespace
@@ -71,19 +95,12 @@ void cuda_launch_shaped(const CudaFunction& function, const void* params, size_t
         (function.param_size != 0 && params_size != function.param_size)) [[unlikely]]
         throw_invalid_launch(function, params_size, 0, params);
     const CudaDriver& d = *function.driver;
-    CuContext current = nullptr;
-    check_cuda(d.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
-    const bool push = current != function.context;
-    if (push) check_cuda(d.cuCtxPushCurrent(function.context), "cuCtxPushCurrent");
+    const bool pushed = enter_context(function);
     void* arguments[1] = {const_cast<void*>(params)};
     const CuResult result =
         d.cuLaunchKernel(function.handle, unsigned(grid[0]), unsigned(grid[1]), unsigned(grid[2]), unsigned(block[0]),
                          unsigned(block[1]), unsigned(block[2]), 0, static_cast<CuStream>(stream), arguments, nullptr);
-    if (push) {
-        CuContext popped = nullptr;
-        const CuResult pop = d.cuCtxPopCurrent(&popped);
-        if (result == kCudaSuccess) check_cuda(pop, "cuCtxPopCurrent");
-    }
+    if (pushed) leave_context(function, result);
     if (result != kCudaSuccess) [[unlikely]]
         throw BackendError("cuLaunchKernel of '" + function.name + "' on device " + std::to_string(function.device) +
                            " (grid " + std::to_string(grid[0]) + "x" + std::to_string(grid[1]) + "x" +
@@ -102,18 +119,9 @@ void cuda_zero_async(const CudaFunction& function, void* data, size_t bytes, voi
         return address % 4 == 0 && bytes % 4 == 0 ? d.cuMemsetD32Async(address, 0u, bytes / 4, cu_stream)
                                                   : d.cuMemsetD8Async(address, 0, bytes, cu_stream);
     };
-    CuContext current = nullptr;
-    check_cuda(d.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
-    CuResult result;
-    if (current == function.context) {
-        result = zero();
-    } else {
-        check_cuda(d.cuCtxPushCurrent(function.context), "cuCtxPushCurrent");
-        result = zero();
-        CuContext popped = nullptr;
-        const CuResult pop = d.cuCtxPopCurrent(&popped);
-        if (result == kCudaSuccess) check_cuda(pop, "cuCtxPopCurrent");
-    }
+    const bool pushed = enter_context(function);
+    const CuResult result = zero();
+    if (pushed) leave_context(function, result);
     check_cuda(result, "cuMemsetAsync of a gradient buffer");
 }
 
@@ -129,22 +137,22 @@ void cuda_launch(const CudaFunction& function, const void* params, size_t params
         throw_invalid_launch(function, params_size, total_threads, params);
     if (blocks == 0) return;  // an empty call: nothing to run, and a 0-block launch is an error
 
-    const CudaDriver& d = *function.driver;
-    CuContext current = nullptr;
-    if (const CuResult result = d.cuCtxGetCurrent(&current); result != kCudaSuccess) [[unlikely]]
-        throw_cuda_error(result, "cuCtxGetCurrent");
+    const bool pushed = enter_context(function);
     void* block_pointer = const_cast<void*>(params);  // the driver only reads it
     const bool first = !function.launched.load(std::memory_order_relaxed);
     const auto start = first ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point{};
-    const CuResult result = current == function.context
-                                ? launch_raw(function, block_pointer, blocks, stream)
-                                : launch_in_context(function, block_pointer, blocks, stream);
+    const CuResult result = launch_raw(function, block_pointer, blocks, stream);
+    if (pushed) leave_context(function, result);
     if (first) [[unlikely]] {
         function.launched.store(true, std::memory_order_relaxed);
         add_load_stats(LoadStats{.first_launch_ms = ms_since(start)});
     }
     if (result != kCudaSuccess) [[unlikely]]
         throw_launch_error(function, result, blocks);
+}
+
+CudaContextSwitches cuda_context_switches() {
+    return {g_context_binds.load(std::memory_order_relaxed), g_context_pushes.load(std::memory_order_relaxed)};
 }
 
 }  // namespace sg::runtime

@@ -39,7 +39,8 @@ struct CudaFunction {
 /// points at the kernel's single by-value parameter (the Params struct), `params_size` bytes;
 /// the driver copies it, so it may live on the caller's stack. total_threads == 0 launches
 /// nothing. The function's context is made current for the launch when it is not already, and
-/// the previous one restored. Throws BackendError naming the kernel and the CUDA error when the
+/// the previous one restored; a thread with no context at all gets device 0's bound for good, as
+/// the CUDA runtime's first call on it would (cuda_launch.cpp). Throws BackendError naming the kernel and the CUDA error when the
 /// arguments are invalid (negative count, more blocks than the grid allows, a parameter size
 /// that differs from the kernel's) or the driver refuses the launch. Errors the kernel itself
 /// raises surface at the next synchronization, as with any asynchronous CUDA work.
@@ -56,5 +57,13 @@ void cuda_launch_shaped(const CudaFunction& function, const void* params, size_t
 /// `function` (the device the memory lives on). 32-bit stores when address and size allow.
 /// Throws BackendError when the driver refuses.
 void cuda_zero_async(const CudaFunction& function, void* data, size_t bytes, void* stream);
+
+/// How often launches found another context current on their thread: `binds`, a thread with none
+/// got device 0's primary context bound (once per such thread); `pushes`, a launch pushed its
+/// context and popped it after (each time). Diagnostics (`_core._compile_stats()`, tests).
+struct CudaContextSwitches {
+    uint64_t binds = 0, pushes = 0;
+};
+CudaContextSwitches cuda_context_switches();
 
 }  // namespace sg::runtime

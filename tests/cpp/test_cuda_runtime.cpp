@@ -458,7 +458,7 @@ TEST_F(CudaGpuTest, LaunchesOverEveryElement) {
     for (int64_t n : {1, 255, 256, 257, 1000003, 1 << 24}) expect_axpy_works(function, n);
 }
 
-TEST_F(CudaGpuTest, LaunchesFromAThreadWithoutAContext) {
+TEST_F(CudaGpuTest, LaunchesFromAThreadWithoutAContextBindDevice0s) {
     auto module = load_cuda_module(kKernelSource, opts(arch_));
     const CudaFunction& function = module->function(0, "sg_test_axpy");
     std::thread([&] {
@@ -469,9 +469,17 @@ TEST_F(CudaGpuTest, LaunchesFromAThreadWithoutAContext) {
         DeviceBuffer dx(n * 4), dy(n * 4);
         KernelParams params{n, 2.0f, reinterpret_cast<const float*>(dx.pointer),
                             reinterpret_cast<float*>(dy.pointer)};
+        const uint64_t binds = cuda_context_switches().binds;
         cuda_launch(function, &params, sizeof params, n, nullptr);
+        // Bound for good, as the CUDA runtime's first call on this thread would bind it: later
+        // launches here find it current (torch's autograd thread for cuda:0 is such a thread).
         check_cuda(cuda_driver().cuCtxGetCurrent(&current), "cuCtxGetCurrent");
-        EXPECT_EQ(current, nullptr);  // restored
+        EXPECT_EQ(current, function.context);
+        EXPECT_EQ(cuda_context_switches().binds, binds + 1);
+        const uint64_t pushes = cuda_context_switches().pushes;
+        cuda_launch(function, &params, sizeof params, n, nullptr);
+        EXPECT_EQ(cuda_context_switches().binds, binds + 1);
+        EXPECT_EQ(cuda_context_switches().pushes, pushes);
         CudaContextGuard guard(function.context);
         check_cuda(cuda_driver().cuCtxSynchronize(), "cuCtxSynchronize");
     }).join();

@@ -431,3 +431,45 @@ def test_a_forked_child_gets_an_error_not_a_crash():
     result = run_python(code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["False", "0"], result.stdout
+
+
+def test_launch_threads_without_a_context_bind_it_once():
+    # torch's autograd thread for cuda:0 has no CUDA context until its first runtime call, and a
+    # backward made only of shadegrad nodes makes none: the first launch there binds device 0's
+    # primary context (as the runtime's first call would) and every later one finds it current,
+    # instead of pushing and popping it around each launch. A fresh Python thread is the same.
+    code = textwrap.dedent(
+        f"""
+        import threading, torch
+        import shadegrad as sg
+        from shadegrad import _core
+        m = sg.Module.load_from_source(sg.create_torch_device(type=sg.DeviceType.cuda), 'f', {SRC!r})
+        a = torch.rand(64, 64, device='cuda', requires_grad=True)
+        b = torch.rand(64, 64, device='cuda', requires_grad=True)
+        g = torch.rand(64, 64, device='cuda')
+        grid = sg.grid((64, 64))
+        def counts():
+            s = _core._compile_stats()
+            return s['cuda_context_binds'], s['cuda_context_pushes']
+        for _ in range(20):
+            a.grad = None
+            b.grad = None
+            m.mul2(grid, a, b).backward(g)
+        torch.cuda.synchronize()
+        assert torch.allclose(a.grad, b * g) and torch.allclose(b.grad, a * g)
+        after_backward = counts()
+        out = []
+        t = threading.Thread(target=lambda: out.extend(m.add1(a.detach()) for _ in range(5)))
+        t.start()
+        t.join()
+        torch.cuda.synchronize()
+        assert all(torch.equal(o, a.detach() + 1) for o in out)
+        print(*after_backward, *counts())
+        """
+    )
+    result = run_python(code)
+    assert result.returncode == 0, result.stderr
+    binds, pushes, binds_after_thread, pushes_after_thread = map(int, result.stdout.split())
+    # At most one bind per thread that had no context; never a push: every context is device 0's.
+    assert binds <= 1 and pushes == 0, result.stdout
+    assert binds_after_thread == binds + 1 and pushes_after_thread == 0, result.stdout
