@@ -470,6 +470,8 @@ def test_launch_threads_without_a_context_bind_it_once():
     result = run_python(code)
     assert result.returncode == 0, result.stderr
     binds, pushes, binds_after_thread, pushes_after_thread = map(int, result.stdout.split())
-    # At most one bind per thread that had no context; never a push: every context is device 0's.
+    # At most one bind per thread that had no context (none where a torch runtime call bound it
+    # first); never a push: every context here is device 0's. Before, each of the 20 backward
+    # launches pushed and popped.
     assert binds <= 1 and pushes == 0, result.stdout
-    assert binds_after_thread == binds + 1 and pushes_after_thread == 0, result.stdout
+    assert binds <= binds_after_thread <= binds + 1 and pushes_after_thread == 0, result.stdout
