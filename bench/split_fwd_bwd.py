@@ -8,9 +8,6 @@
 #   python bench/split_fwd_bwd.py [--device cuda|cpu] [--shape 64] [--number 2000] [--frozen-a]
 #
 # --frozen-a: a does not require grad (bench_fwd_bwd_host.py's mixed case, with --shape 256).
-# The last row is the floor both sides share: a.clone().backward(g), one allocation and one launch
-# forward and a backward node that launches nothing (the engine, its threads and Python's
-# backward() call).
 #
 # Each row: both sides in turn, 7 blocks of --number iterations each, median µs per iteration.
 import argparse
@@ -81,11 +78,6 @@ def main():
             finally:
                 gc.enable()
 
-        def floor(k):
-            for _ in range(k):
-                b.grad = None
-                b.clone().backward(g)
-
         def alloc_free(k):
             for _ in range(k):
                 make()
@@ -99,7 +91,6 @@ def main():
             "forward + backward, gc off": step_no_gc,
             "forward + autograd.grad": grad_only,
             "forward + 2 empty": alloc_free,
-            "floor: b.clone().backward(g)": floor,
         }
 
     table = {side: rows_for(make) for side, make in sides.items()}
