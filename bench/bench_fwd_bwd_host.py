@@ -14,8 +14,8 @@
 # Cases (issue: forward + backward overhead):
 #   both   mul2(grid, a, b) on 64x64, a and b require grad       vs (a * b).backward(g)
 #   mixed  mul2(grid, a, b) on 256x256, a frozen, b requires grad vs (a * b).backward(g)
-# Each measurement: warm-up, then 7 blocks of N iterations (one synchronize per block), median
-# µs per iteration. Each side runs in --processes fresh processes; the table lists every process
+# Each measurement: its side's gradients checked, warm-up, then 7 blocks of N iterations (one
+# synchronize per block), median µs per iteration. Each side runs in --processes fresh processes; the table lists every process
 # and the ratio of the medians.
 """Forward + backward host time, each side in its own process, and interleaved."""
 
@@ -48,7 +48,7 @@ def _spec(case: str, size) -> dict:
     return spec
 
 
-def _setup(case: str, device: str, size=None):
+def _setup(case: str, device: str, size=None, sides=("sg", "torch")):
     import torch
 
     import shadegrad as sg
@@ -76,15 +76,19 @@ def _setup(case: str, device: str, size=None):
                 t.grad = None
             (a * b).backward(g)
 
-    # Both sides give the same gradients before anything is timed.
-    sg_iters(1)
-    got = [t.grad.clone() for t in leaves]
-    torch_iters(1)
-    for x, y in zip(got, (t.grad for t in leaves)):
-        if not torch.allclose(x, y):
-            raise SystemExit(f"{case}: shadegrad's gradient differs from torch's")
+    # Each side's gradients are checked before anything is timed, against g * b and g * a made by
+    # plain operations on this thread: a side's process runs nothing of the other side, not even
+    # the check (a torch backward would, among other things, bind the CUDA context of the
+    # autograd thread that a shadegrad-only backward must bind itself).
+    expected = {id(a): g * b.detach(), id(b): g * a.detach()}
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
-    return {"sg": sg_iters, "torch": torch_iters}, sync
+    runs = {"sg": sg_iters, "torch": torch_iters}
+    for side in sides:
+        runs[side](1)
+        for t in leaves:
+            if not torch.allclose(t.grad, expected[id(t)]):
+                raise SystemExit(f"{case}: {side}'s gradient differs from g * (the other input)")
+    return {side: runs[side] for side in sides}, sync
 
 
 def _block_us(run, sync, number: int) -> float:
@@ -96,7 +100,7 @@ def _block_us(run, sync, number: int) -> float:
 
 
 def worker(case: str, side: str, device: str, number: int, size=None) -> float:
-    runs, sync = _setup(case, device, size)
+    runs, sync = _setup(case, device, size, sides=(side,))
     run = runs[side]
     run(max(number // 2, 10))  # warm-up: plans, caching allocator, autograd engine threads
     return statistics.median(_block_us(run, sync, number) for _ in range(BLOCKS))
