@@ -40,10 +40,11 @@ struct CudaFunction {
 /// the driver copies it, so it may live on the caller's stack. total_threads == 0 launches
 /// nothing. The function's context is made current for the launch when it is not already, and
 /// the previous one restored; a thread with no context at all gets device 0's bound for good, as
-/// the CUDA runtime's first call on it would (cuda_launch.cpp). Throws BackendError naming the kernel and the CUDA error when the
-/// arguments are invalid (negative count, more blocks than the grid allows, a parameter size
-/// that differs from the kernel's) or the driver refuses the launch. Errors the kernel itself
-/// raises surface at the next synchronization, as with any asynchronous CUDA work.
+/// the CUDA runtime's first call on it would (cuda_launch.cpp). Throws BackendError naming the
+/// kernel and the CUDA error when the arguments are invalid (negative count, more blocks than the
+/// grid allows, a parameter size that differs from the kernel's) or the driver refuses the launch.
+/// Errors the kernel itself raises surface at the next synchronization, as with any asynchronous
+/// CUDA work.
 void cuda_launch(const CudaFunction& function, const void* params, size_t params_size,
                  int64_t total_threads, void* stream);
 
