@@ -15,8 +15,8 @@
 #   both   mul2(grid, a, b) on 64x64, a and b require grad       vs (a * b).backward(g)
 #   mixed  mul2(grid, a, b) on 256x256, a frozen, b requires grad vs (a * b).backward(g)
 # Each measurement: its side's gradients checked, warm-up, then 7 blocks of N iterations (one
-# synchronize per block), median µs per iteration. Each side runs in --processes fresh processes; the table lists every process
-# and the ratio of the medians.
+# synchronize per block), median µs per iteration. Each side runs in --processes fresh
+# processes; the table lists every process and the ratio of the medians.
 """Forward + backward host time, each side in its own process, and interleaved."""
 
 from __future__ import annotations
