@@ -145,6 +145,9 @@ const char* resolve_entry_points(SymbolResolver& resolver, CudaDriver& d) {
 #undef SG_REQUIRE
     resolver.resolve(d.cuFuncGetParamInfo, "cuFuncGetParamInfo", "", kFuncGetParamInfoVersion);
     resolver.resolve(d.cuMemHostRegister, "cuMemHostRegister", "cuMemHostRegister_v2");
+    resolver.resolve(d.cuMemHostUnregister, "cuMemHostUnregister", "cuMemHostUnregister");
+    // Registering is only used when the pages can be unpinned again.
+    if (d.cuMemHostUnregister == nullptr) d.cuMemHostRegister = nullptr;
     resolver.resolve(d.cuThreadExchangeStreamCaptureMode, "cuThreadExchangeStreamCaptureMode",
                      "cuThreadExchangeStreamCaptureMode");
     return nullptr;
@@ -295,21 +298,33 @@ CuContext cuda_primary_context(int device) {
     return context;
 }
 
-CudaContextGuard::CudaContextGuard(CuContext context) {
-    const CudaDriver& d = cuda_driver();
+ContextEntry cuda_enter_context(const CudaDriver& d, CuContext context, int bind_device) {
     CuContext current = nullptr;
-    check_cuda(d.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
-    if (current == context) return;
+    if (const CuResult result = d.cuCtxGetCurrent(&current); result != kCudaSuccess) [[unlikely]]
+        throw_cuda_error(result, "cuCtxGetCurrent");
+    if (current == context) [[likely]]
+        return ContextEntry::kCurrent;
+    if (current == nullptr && bind_device == 0) {
+        check_cuda(d.cuCtxSetCurrent(context), "cuCtxSetCurrent");
+        return ContextEntry::kBound;
+    }
     check_cuda(d.cuCtxPushCurrent(context), "cuCtxPushCurrent");
-    pushed_ = true;
+    return ContextEntry::kPushed;
+}
+
+CuResult cuda_leave_context(const CudaDriver& d) noexcept {
+    CuContext popped = nullptr;
+    return d.cuCtxPopCurrent(&popped);
+}
+
+CudaContextGuard::CudaContextGuard(CuContext context) {
+    pushed_ = cuda_enter_context(cuda_driver(), context, -1) == ContextEntry::kPushed;
 }
 
 CudaContextGuard::~CudaContextGuard() {
-    if (!pushed_) return;
-    CuContext popped = nullptr;
     // Nothing useful can be done about a failure in a destructor; the driver only fails here
     // when it is already shutting down.
-    (void)driver_state().driver.cuCtxPopCurrent(&popped);
+    if (pushed_) (void)cuda_leave_context(driver_state().driver);
 }
 
 std::string cuda_error_text(CuResult result) {

@@ -108,6 +108,8 @@ struct CudaDriver {
     CuResult (*cuMemHostGetDevicePointer)(CuDevicePtr*, void*, unsigned) = nullptr;
     // Optional: pins memory the process already has (cheaper on first use than cuMemHostAlloc).
     CuResult (*cuMemHostRegister)(void*, size_t, unsigned) = nullptr;
+    /// Optional, resolved with cuMemHostRegister: unpins what it pinned.
+    CuResult (*cuMemHostUnregister)(void*) = nullptr;
 
     int device_count = 0;  ///< devices visible to this process (after CUDA_VISIBLE_DEVICES)
 };
@@ -147,9 +149,31 @@ int cuda_device_attribute(int device, int attribute);
 /// the process, like torch's use of it, so nothing we cache can outlive it. Throws BackendError.
 CuContext cuda_primary_context(int device);
 
+/// How cuda_enter_context found the calling thread's context.
+enum class ContextEntry {
+    kCurrent,  ///< `context` was already current: nothing was done
+    kBound,    ///< the thread had none; `context` is bound for good (no pop)
+    kPushed,   ///< another was current; `context` was pushed and the caller must pop it
+};
+
+/// Makes `context` current on the calling thread, for a launch or any other driver work.
+///
+/// A thread with no context at all gets `context` bound for good when `bind_device` is 0 and
+/// `context` is that device's primary context: the CUDA runtime binds the same one at such a
+/// thread's first runtime call. Torch's autograd thread for cuda:0 is such a thread (c10 skips
+/// cudaSetDevice(0), already the thread's device); when every node of a backward is ours it never
+/// makes a runtime call, so binding spares every later launch there a push and a pop. Other
+/// devices' threads have their context bound by cudaSetDevice, so no thread's current device
+/// changes. Pass -1 to never bind. Throws BackendError when the driver refuses.
+ContextEntry cuda_enter_context(const CudaDriver& d, CuContext context, int bind_device);
+
+/// Pops what cuda_enter_context pushed (call it only for kPushed); returns the driver's result.
+CuResult cuda_leave_context(const CudaDriver& d) noexcept;
+
 /// Makes `context` current on this thread for the guard's lifetime, and restores the previous
 /// one after. Costs one cuCtxGetCurrent when it is already current (the usual case under torch,
-/// which sets the device before calling us). Throws BackendError when the driver refuses.
+/// which sets the device before calling us). Never binds: off the launch path the push is cheap
+/// and leaves every thread as it found it. Throws BackendError when the driver refuses.
 class CudaContextGuard {
 public:
     explicit CudaContextGuard(CuContext context);

@@ -52,38 +52,26 @@ CuResult launch_raw(const CudaFunction& function, void* params, int64_t blocks, 
 std::atomic<uint64_t> g_context_binds{0};
 std::atomic<uint64_t> g_context_pushes{0};
 
-/// Makes `function`'s context current on this thread for a launch; true when it was pushed and
-/// the caller must pop it after. Another context (or none) is current for calls from threads
-/// that never touched CUDA, or when the caller targets another device than the current one.
-///
-/// A thread with no context at all whose runtime device is still the default one (0) gets the
-/// primary context of device 0 bound for good, as the CUDA runtime binds it at that thread's
-/// first runtime call: torch's autograd thread for cuda:0 is such a thread (c10 skips
-/// cudaSetDevice(0), already the thread's device), and when every node of a backward is ours it
-/// never makes a runtime call, so every backward launch would otherwise pay a push and a pop.
-/// Other devices' threads have their context bound (cudaSetDevice binds it), so nothing else
-/// changes any thread's current device.
+/// Makes `function`'s context current on this thread for a launch (cuda_enter_context: a thread
+/// with none gets device 0's primary context bound); true when it was pushed and the caller must
+/// pop it after. Counts binds and pushes for cuda_context_switches().
 bool enter_context(const CudaFunction& function) {
-    const CudaDriver& d = *function.driver;
-    CuContext current = nullptr;
-    if (const CuResult result = d.cuCtxGetCurrent(&current); result != kCudaSuccess) [[unlikely]]
-        throw_cuda_error(result, "cuCtxGetCurrent");
-    if (current == function.context) [[likely]]
-        return false;
-    if (current == nullptr && function.device == 0) {
-        check_cuda(d.cuCtxSetCurrent(function.context), "cuCtxSetCurrent");
-        g_context_binds.fetch_add(1, std::memory_order_relaxed);
-        return false;
+    switch (cuda_enter_context(*function.driver, function.context, function.device)) {
+        case ContextEntry::kCurrent:
+            return false;
+        case ContextEntry::kBound:
+            g_context_binds.fetch_add(1, std::memory_order_relaxed);
+            return false;
+        case ContextEntry::kPushed:
+            break;
     }
-    check_cuda(d.cuCtxPushCurrent(function.context), "cuCtxPushCurrent");
     g_context_pushes.fetch_add(1, std::memory_order_relaxed);
     return true;
 }
 
 /// Pops what enter_context pushed; a failed pop is an error only when the work itself succeeded.
 void leave_context(const CudaFunction& function, CuResult work) {
-    CuContext popped = nullptr;
-    const CuResult pop = function.driver->cuCtxPopCurrent(&popped);
+    const CuResult pop = cuda_leave_context(*function.driver);
     if (work == kCudaSuccess) check_cuda(pop, "cuCtxPopCurrent");
 }
 

@@ -30,8 +30,10 @@ bool register_mapped(const CudaDriver& d, size_t bytes, MappedHostMemory& out) {
     }
     CuDevicePtr device_address = 0;
     if (d.cuMemHostGetDevicePointer(&device_address, host, 0) != kCudaSuccess) {
-        // Registered but not mapped (a device without mapped memory): keep the pages pinned and
-        // let the caller allocate; the page is leaked, like the record it would have held.
+        // Registered but not mapped (a device without mapped memory): give the pages back and
+        // let the caller allocate. Should the driver refuse to unpin them, they stay mapped: one
+        // leaked page is better than unmapping pages the driver still holds.
+        if (d.cuMemHostUnregister(host) == kCudaSuccess) ::munmap(host, length);
         return false;
     }
     out.host = host;

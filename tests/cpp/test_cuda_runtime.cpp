@@ -485,6 +485,32 @@ TEST_F(CudaGpuTest, LaunchesFromAThreadWithoutAContextBindDevice0s) {
     }).join();
 }
 
+TEST_F(CudaGpuTest, AGuardOnAThreadWithoutAContextLeavesItWithout) {
+    const CuContext primary = cuda_primary_context(0);
+    std::thread([&] {
+        const CudaDriver& d = cuda_driver();
+        CuContext current = reinterpret_cast<CuContext>(1);
+        check_cuda(d.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+        ASSERT_EQ(current, nullptr);
+        {
+            CudaContextGuard guard(primary);  // pushes: guards never bind
+            check_cuda(d.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+            EXPECT_EQ(current, primary);
+        }
+        check_cuda(d.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+        EXPECT_EQ(current, nullptr);
+        // The launch path's entry binds device 0's primary context instead, and then finds it.
+        EXPECT_EQ(cuda_enter_context(d, primary, 0), ContextEntry::kBound);
+        EXPECT_EQ(cuda_enter_context(d, primary, 0), ContextEntry::kCurrent);
+        check_cuda(d.cuCtxSetCurrent(nullptr), "cuCtxSetCurrent");
+        // A caller naming another device than 0 gets a push, never a bind.
+        EXPECT_EQ(cuda_enter_context(d, primary, 1), ContextEntry::kPushed);
+        EXPECT_EQ(cuda_leave_context(d), kCudaSuccess);
+        check_cuda(d.cuCtxGetCurrent(&current), "cuCtxGetCurrent");
+        EXPECT_EQ(current, nullptr);
+    }).join();
+}
+
 TEST_F(CudaGpuTest, PtxModulesLoadAndRun) {
     auto module = load_cuda_module(kKernelSource, opts(arch_, false, true));
     ASSERT_TRUE(module->image().is_ptx);
