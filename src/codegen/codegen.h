@@ -329,8 +329,9 @@ GeneratedKernel generate_kernel(const ir::Program& program, const ir::Function& 
 const char* device_prelude();
 
 /// The parts of the device prelude that `code` (a kernel's own text) needs, in prelude order:
-/// the core parts always, each optional one (cooperative kernels, waves, gradient reductions
-/// and tables) when `code` or a needed part names what it defines. What generated kernels carry.
+/// the core and tensor parts always, each optional one (half, atomics, math, cooperative
+/// kernels, waves, gradient reductions and tables) when `code` or a needed part names what it
+/// defines. What generated kernels carry.
 std::string device_prelude_for(std::string_view code);
 
 /// Emits a non-kernel function (for `shadegradc --emit cpp|cuda` on a plain function): the

@@ -2,15 +2,20 @@
 // disk at run time). Its parts live in prelude_*.inc as raw string literals so that they read
 // like the C++ they are; adjacent literals concatenate into one string per part.
 //
-// A generated kernel carries only the parts its code needs: the core, half and tensor parts
-// always, each other one when the kernel (or a part it needs) names something that part defines
-// (the math part's intrinsics too: a kernel that multiplies two tensors parses none of them).
-// Which part defines a name is read off the texts themselves (the first part whose code,
-// comments aside, names it), once per process, so a new prelude function needs no list kept by
-// hand; a part that completes another one's declarations for the CPU says so (`completes`).
+// A generated kernel carries only the parts its code needs: the core and tensor parts always,
+// each other one when the kernel (or a part it needs) names something that part defines (the
+// math part's intrinsics, the half type, the atomics: a kernel that multiplies two float tensors
+// parses none of them). Which part defines a name is read off the texts themselves (the first
+// part whose code, comments aside, names it), once per process, so a new prelude function needs
+// no list kept by hand. Three things are said by hand, per part: that it completes another one's
+// declarations for the CPU (`completes`), that it brings another one its templates call
+// (`brings`), and the names it calls only from templates that another part instantiates
+// (`deferred`: they neither make it own those names nor need their part).
 // NVRTC's time grows with the prelude it parses (about 5 ms of a first call's compile on the
-// H200's host for the cooperative, reduction and table parts a plain call never uses).
+// H200's host for the cooperative, reduction and table parts a plain call never uses; 2.2 ms of
+// 25 on the development machine for the half type and the atomics).
 #include <array>
+#include <cstdlib>
 #include <mutex>
 #include <string_view>
 #include <unordered_map>
@@ -25,10 +30,16 @@ namespace {
 struct Part {
     const char* name;
     const char* text;
-    bool always;  ///< in every kernel (the core: vectors, half, tensor access)
+    bool always;  ///< in every kernel (the core: vectors, tensor access)
     /// A part that defines, for the CPU, names an earlier part declares for both targets (the
     /// fiber scheduler's ids and barriers of cooperative kernels): it comes with that part.
     const char* completes = nullptr;
+    /// A part this one brings although it names nothing of it: its templates call that part's
+    /// functions through another part's templates (tensor atomics through the element accessors).
+    const char* brings = nullptr;
+    /// Names, space-separated, that this part calls only from templates which another part
+    /// instantiates (the element accessors' sg_atomic_add): they make no need and no owner here.
+    const char* deferred = nullptr;
 };
 
 const Part kParts[] = {
@@ -37,13 +48,19 @@ const Part kParts[] = {
      , true},
     {"half",
 #include "codegen/prelude_half.inc"
-     , true},
+     , false},
     {"math",
 #include "codegen/prelude_math.inc"
      , false},
+    {"atomic",
+#include "codegen/prelude_atomic.inc"
+     , false},
     {"tensor",
 #include "codegen/prelude_tensor.inc"
-     , true},
+     , true, nullptr, nullptr, "sg_atomic_add"},
+    {"tensor_atomic",
+#include "codegen/prelude_tensor_atomic.inc"
+     , false, nullptr, "atomic"},
     {"column_major",
 #include "codegen/prelude_column_major.inc"
      , false},
@@ -75,8 +92,9 @@ using PartSet = std::array<bool, kPartCount>;
 bool ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool ident_char(char c) { return ident_start(c) || (c >= '0' && c <= '9'); }
 
-/// Calls `f(name)` for every identifier of `text` spelled sg_... or SG_..., outside // and /* */
-/// comments (string and character literals are rare in the prelude and harmless here).
+/// Calls `f(name)` for every identifier of `text` spelled sg_... or SG_..., and for the type
+/// `half` (generated code spells half values and vectors with it: half, sg_vec<half, 3>), outside
+/// // and /* */ comments (string and character literals are rare in the prelude and harmless here).
 template <class F>
 void for_each_prelude_name(std::string_view text, F&& f) {
     size_t i = 0;
@@ -91,9 +109,11 @@ void for_each_prelude_name(std::string_view text, F&& f) {
         } else if (ident_start(c)) {
             const size_t b = i;
             while (i < n && ident_char(text[i])) ++i;
-            if (i - b > 3 && (text[b] == 's' || text[b] == 'S') && (text[b + 1] == 'g' || text[b + 1] == 'G') &&
-                text[b + 2] == '_')
-                f(text.substr(b, i - b));
+            const std::string_view name = text.substr(b, i - b);
+            if ((name.size() > 3 && (name[0] == 's' || name[0] == 'S') && (name[1] == 'g' || name[1] == 'G') &&
+                 name[2] == '_') ||
+                name == "half")
+                f(name);
         } else {
             ++i;
         }
@@ -108,13 +128,12 @@ struct PartIndex {
 
     PartIndex() {
         for (size_t p = 0; p < kPartCount; ++p)
-            for_each_prelude_name(kParts[p].text, [&](std::string_view name) { owner.emplace(name, p); });
+            for_each_part_name(p, [&](std::string_view name) { owner.emplace(name, p); });
         for (size_t p = 0; p < kPartCount; ++p) {
             always[p] = kParts[p].always;
-            if (kParts[p].completes != nullptr)
-                for (size_t q = 0; q < kPartCount; ++q)
-                    if (std::string_view(kParts[q].name) == kParts[p].completes) needs[q][p] = true;
-            for_each_prelude_name(kParts[p].text, [&](std::string_view name) {
+            if (kParts[p].completes != nullptr) needs[part_named(kParts[p].completes)][p] = true;
+            if (kParts[p].brings != nullptr) needs[p][part_named(kParts[p].brings)] = true;
+            for_each_part_name(p, [&](std::string_view name) {
                 const size_t q = owner.at(name);
                 if (q != p) needs[p][q] = true;
             });
@@ -122,6 +141,27 @@ struct PartIndex {
         // A part the core itself names is part of every kernel too.
         for (size_t p = 0; p < kPartCount; ++p)
             if (always[p]) close_over(p, always);
+    }
+
+    /// The names part `p` mentions, its deferred ones aside.
+    template <class F>
+    static void for_each_part_name(size_t p, F&& f) {
+        const std::string_view deferred = kParts[p].deferred ? kParts[p].deferred : "";
+        for_each_prelude_name(kParts[p].text, [&](std::string_view name) {
+            for (size_t b = 0; b < deferred.size();) {
+                size_t e = deferred.find(' ', b);
+                if (e == std::string_view::npos) e = deferred.size();
+                if (deferred.substr(b, e - b) == name) return;
+                b = e + 1;
+            }
+            f(name);
+        });
+    }
+
+    static size_t part_named(std::string_view name) {
+        for (size_t q = 0; q < kPartCount; ++q)
+            if (name == kParts[q].name) return q;
+        std::abort();  // a misspelled part name in kParts: caught by every test on first use
     }
 
     void close_over(size_t p, PartSet& set) const {

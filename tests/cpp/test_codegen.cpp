@@ -85,12 +85,30 @@ TEST(Literals, RoundTripAndSpecialValues) {
 TEST(Prelude, AKernelCarriesOnlyThePartsItsCodeNames) {
     const std::string whole = codegen::device_prelude();
     const std::string plain = codegen::device_prelude_for("float f(float x) { return x; }");
-    for (const char* part : {"==== calls, faults, tensors, atomics ====", "==== half ===="})
-        EXPECT_NE(plain.find(part), std::string::npos) << part;
-    for (const char* part : {"==== intrinsics ====", "==== cooperative kernels ====", "==== wave intrinsics ====",
+    EXPECT_NE(plain.find("==== calls, faults, tensors ===="), std::string::npos);
+    for (const char* part : {"==== half ====", "==== atomics ====", "==== tensor atomics ====", "==== intrinsics ====",
+                             "==== cooperative kernels ====", "==== wave intrinsics ====",
                              "==== gradient reductions ====", "==== ordered gradient tables ====",
                              "==== fixed-point gradient tables ===="})
         EXPECT_EQ(plain.find(part), std::string::npos) << part;
+    // The half type comes with a kernel that spells it, and with every part that does.
+    for (const char* code : {"half f(half x) { return x; }", "void f(sg_vec<half, 3> v) {}",
+                             "float f(float x) { return sg_sin(x); }"})
+        EXPECT_NE(codegen::device_prelude_for(code).find("==== half ===="), std::string::npos) << code;
+    EXPECT_EQ(codegen::device_prelude_for("float f(float x) { return x; } // half").find("==== half ===="),
+              std::string::npos);
+    // Adding into a tensor brings the tensor atomics, and they the scalar atomics (and half, which
+    // they handle): the element accessors' own call of sg_atomic_add brings nothing.
+    for (const char* code : {"void k(sg_tensor<float, 1> t) { sg_tensor_atomic_add(t, 0, 1.0f); }",
+                             "void k(sg_diff_tensor<float, 1> t) { sg_grad_add(t, 0, 1.0f); }"}) {
+        const std::string adds = codegen::device_prelude_for(code);
+        for (const char* part : {"==== atomics ====", "==== tensor atomics ====", "==== half ===="})
+            EXPECT_NE(adds.find(part), std::string::npos) << code << ": " << part;
+        EXPECT_LT(adds.find("==== atomics ===="), adds.find("==== calls, faults, tensors ===="));
+    }
+    const std::string scalar_add = codegen::device_prelude_for("void k(float* p) { sg_atomic_add(p, 1.0f); }");
+    EXPECT_NE(scalar_add.find("==== atomics ===="), std::string::npos);
+    EXPECT_EQ(scalar_add.find("==== tensor atomics ===="), std::string::npos);
     // The math intrinsics come with a kernel that calls one of them.
     const std::string math = codegen::device_prelude_for("float f(float x) { return sg_sqrt(x); }");
     EXPECT_NE(math.find("==== intrinsics ===="), std::string::npos);
@@ -113,6 +131,15 @@ TEST(Prelude, AKernelCarriesOnlyThePartsItsCodeNames) {
     auto [status, output] = run_command("g++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror " + cpu.string());
     EXPECT_EQ(status, 0) << output;
     EXPECT_TRUE(nvrtc_compiles("#define SG_TARGET_CUDA 1\n" + plain + "extern \"C\" __global__ void probe() {}\n"));
+    // A kernel that adds into a tensor gets what it needs on both targets.
+    const std::string add_code = "void k(sg_diff_tensor<half, 1> h, sg_tensor<sg_float3, 1> t, int i) {\n"
+                                 "    sg_grad_add(h, i, half(1.0f));\n"
+                                 "    sg_tensor_atomic_add(t, i, sg_tensor_load(t, i));\n}\n";
+    const std::string adds = codegen::device_prelude_for(add_code);
+    auto cpu_adds = write_source(adds + add_code + "int main() { return 0; }\n", ".cpp");
+    auto [astatus, aoutput] = run_command("g++ -std=c++17 -fsyntax-only -Wall -Wextra -Werror " + cpu_adds.string());
+    EXPECT_EQ(astatus, 0) << aoutput;
+    EXPECT_TRUE(nvrtc_compiles("#define SG_TARGET_CUDA 1\n" + adds + "extern \"C\" __global__ " + add_code));
     EXPECT_TRUE(nvrtc_compiles("#define SG_TARGET_CUDA 1\n" + math +
                                "extern \"C\" __global__ void probe(float* o, sg_tensor<sg_float3, 1> t) {\n"
                                "    sg_float3 v = sg_tensor_load(t, (int)threadIdx.x);\n"
