@@ -15,13 +15,13 @@
 // H200's host for the cooperative, reduction and table parts a plain call never uses; 2.2 ms of
 // 25 on the development machine for the half type and the atomics).
 #include <array>
-#include <cstdlib>
 #include <mutex>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
 #include "codegen/codegen.h"
+#include "syntax/diagnostics.h"  // SG_INTERNAL_ASSERT
 
 namespace sg::codegen {
 
@@ -161,7 +161,8 @@ struct PartIndex {
     static size_t part_named(std::string_view name) {
         for (size_t q = 0; q < kPartCount; ++q)
             if (name == kParts[q].name) return q;
-        std::abort();  // a misspelled part name in kParts: caught by every test on first use
+        SG_INTERNAL_ASSERT(false, "prelude: kParts names no part '" + std::string(name) + "'");
+        return 0;
     }
 
     void close_over(size_t p, PartSet& set) const {
