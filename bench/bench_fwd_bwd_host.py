@@ -27,9 +27,8 @@ import os
 import statistics
 import subprocess
 import sys
-import time
 
-from bench_rows import spawn_worker
+from bench_rows import block_us, spawn_worker
 from mul2_kernels import MUL2_SOURCE
 
 CASES = {
@@ -91,19 +90,11 @@ def _setup(case: str, device: str, size=None, sides=("sg", "torch")):
     return {side: runs[side] for side in sides}, sync
 
 
-def _block_us(run, sync, number: int) -> float:
-    sync()
-    t0 = time.perf_counter()
-    run(number)
-    sync()
-    return (time.perf_counter() - t0) / number * 1e6
-
-
 def worker(case: str, side: str, device: str, number: int, size=None) -> float:
     runs, sync = _setup(case, device, size, sides=(side,))
     run = runs[side]
     run(max(number // 2, 10))  # warm-up: plans, caching allocator, autograd engine threads
-    return statistics.median(_block_us(run, sync, number) for _ in range(BLOCKS))
+    return statistics.median(block_us(run, sync, number) for _ in range(BLOCKS))
 
 
 def interleaved(case: str, device: str, number: int, size=None) -> dict:
@@ -113,7 +104,7 @@ def interleaved(case: str, device: str, number: int, size=None) -> dict:
     samples = {side: [] for side in runs}
     for _ in range(BLOCKS):
         for side, run in runs.items():
-            samples[side].append(_block_us(run, sync, number))
+            samples[side].append(block_us(run, sync, number))
     return {side: statistics.median(v) for side, v in samples.items()}
 
 

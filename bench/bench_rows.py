@@ -1,6 +1,8 @@
 # bench/bench_rows.py — what bench/bench_gpu.py and bench/bench_steps.py share: the correctness
 # check and relative error every benchmark runs before it is timed, and the report rows they
 # return. A module of its own so that bench_steps need not import bench_gpu, which imports it.
+# The host-time scripts (bench_fwd_bwd_host, bench_train_step, split_fwd_bwd) take their worker
+# processes and their timed blocks from here too.
 """Result rows and correctness checks shared by the GPU benchmark suite."""
 
 from __future__ import annotations
@@ -8,6 +10,7 @@ from __future__ import annotations
 import math
 import subprocess
 import sys
+import time
 
 
 def rel_err(x, ref) -> float:
@@ -49,3 +52,13 @@ def spawn_worker(script: str, args: list, timeout: float) -> float:
     if proc.returncode != 0:
         raise SystemExit(f"worker {args} failed:\n{proc.stdout}\n{proc.stderr}")
     return float(proc.stdout.strip().splitlines()[-1])
+
+
+def block_us(run, sync, number: int) -> float:
+    """µs per iteration of `run(number)` (which runs `number` iterations), timed between two
+    `sync()` calls so that the device's queue is empty at both ends."""
+    sync()
+    t0 = time.perf_counter()
+    run(number)
+    sync()
+    return (time.perf_counter() - t0) / number * 1e6

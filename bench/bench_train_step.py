@@ -32,9 +32,8 @@ import json
 import os
 import statistics
 import sys
-import time
 
-from bench_rows import spawn_worker
+from bench_rows import block_us, spawn_worker
 
 KERNELS = """
 [Differentiable]
@@ -163,14 +162,7 @@ def worker(side: str, device: str, size: tuple, number: int) -> float:
     step = Step(device, size)
     run = _graph_runner(step) if side == "sg_graph" else _eager_runner(step, side)
     run(max(number // 2, 5))  # warm-up: kernels, caching allocator, autograd engine threads
-    samples = []
-    for _ in range(BLOCKS):
-        step.sync()
-        t0 = time.perf_counter()
-        run(number)
-        step.sync()
-        samples.append((time.perf_counter() - t0) / number * 1e6)
-    return statistics.median(samples)
+    return statistics.median(block_us(run, step.sync, number) for _ in range(BLOCKS))
 
 
 def _spawn(args: list) -> float:

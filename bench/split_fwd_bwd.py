@@ -13,11 +13,11 @@
 import argparse
 import gc
 import statistics
-import time
 
 import torch
 
 import shadegrad as sg
+from bench_rows import block_us
 from mul2_kernels import MUL2_SOURCE
 
 
@@ -38,13 +38,6 @@ def main():
     grid = sg.grid((n, n))
     f = m.mul2
     sides = {"sg": lambda: f(grid, a, b), "torch": lambda: a * b}
-
-    def block(fn, number):
-        sync()
-        t0 = time.perf_counter()
-        fn(number)
-        sync()
-        return (time.perf_counter() - t0) / number * 1e6
 
     def rows_for(make):
         def forward(k):
@@ -102,7 +95,7 @@ def main():
         samples = {side: [] for side in table}
         for _ in range(7):
             for side in table:
-                samples[side].append(block(table[side][row], args.number))
+                samples[side].append(block_us(table[side][row], sync, args.number))
         s, t = (statistics.median(samples[k]) for k in ("sg", "torch"))
         print(f"{row:36s} {s:9.2f} {t:9.2f} {s - t:+8.2f}")
     stats = sg._core._compile_stats()
