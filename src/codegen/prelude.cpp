@@ -7,10 +7,9 @@
 // math part's intrinsics, the half type, the atomics: a kernel that multiplies two float tensors
 // parses none of them). Which part defines a name is read off the texts themselves (the first
 // part whose code, comments aside, names it), once per process, so a new prelude function needs
-// no list kept by hand. Three things are said by hand, per part: that it completes another one's
-// declarations for the CPU (`completes`), that it brings another one its templates call
-// (`brings`), and the names it calls only from templates that another part instantiates
-// (`deferred`: they neither make it own those names nor need their part).
+// no list kept by hand. Two things are said by hand, per part: another part it brings although
+// it names nothing of it (`brings`), and the names it calls only from templates that another
+// part instantiates (`deferred`: they neither make it own those names nor need their part).
 // NVRTC's time grows with the prelude it parses (about 5 ms of a first call's compile on the
 // H200's host for the cooperative, reduction and table parts a plain call never uses; 2.2 ms of
 // 25 on the development machine for the half type and the atomics).
@@ -31,11 +30,10 @@ struct Part {
     const char* name;
     const char* text;
     bool always;  ///< in every kernel (the core: vectors, tensor access)
-    /// A part that defines, for the CPU, names an earlier part declares for both targets (the
-    /// fiber scheduler's ids and barriers of cooperative kernels): it comes with that part.
-    const char* completes = nullptr;
-    /// A part this one brings although it names nothing of it: its templates call that part's
-    /// functions through another part's templates (tensor atomics through the element accessors).
+    /// A part this one brings although it names nothing of it: one that defines, for the
+    /// CPU, what this one declares for both targets (the cooperative part's ids and barriers, in
+    /// the fiber part), or one whose functions this one's templates reach through another part's
+    /// templates (the tensor atomics reach the atomics through the element accessors).
     const char* brings = nullptr;
     /// Names, space-separated, that this part calls only from templates which another part
     /// instantiates (the element accessors' sg_atomic_add): they make no need and no owner here.
@@ -57,19 +55,19 @@ const Part kParts[] = {
      , false},
     {"tensor",
 #include "codegen/prelude_tensor.inc"
-     , true, nullptr, nullptr, "sg_atomic_add"},
+     , true, nullptr, "sg_atomic_add"},
     {"tensor_atomic",
 #include "codegen/prelude_tensor_atomic.inc"
-     , false, nullptr, "atomic"},
+     , false, "atomic"},
     {"column_major",
 #include "codegen/prelude_column_major.inc"
      , false},
     {"coop",
 #include "codegen/prelude_coop.inc"
-     , false},
+     , false, "fiber"},
     {"fiber",
 #include "codegen/prelude_fiber.inc"
-     , false, "coop"},
+     , false},
     {"call_group",
 #include "codegen/prelude_call_group.inc"
      , false},
@@ -131,7 +129,6 @@ struct PartIndex {
             for_each_part_name(p, [&](std::string_view name) { owner.emplace(name, p); });
         for (size_t p = 0; p < kPartCount; ++p) {
             always[p] = kParts[p].always;
-            if (kParts[p].completes != nullptr) needs[part_named(kParts[p].completes)][p] = true;
             if (kParts[p].brings != nullptr) needs[p][part_named(kParts[p].brings)] = true;
             for_each_part_name(p, [&](std::string_view name) {
                 const size_t q = owner.at(name);
